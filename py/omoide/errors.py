@@ -1,0 +1,50 @@
+"""Every error Omoide raises, with its message, in one table (the Orama way).
+
+Raise with ``raise OmoideError.of("CODE", **fields)``; callers (and the browser UI) can switch
+on ``err.code`` and show ``str(err)``. Add new codes to ``MESSAGES``; never inline a message.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, str] = {
+    "EMPTY_TEXT": "Memory text is empty; write at least one visible character.",
+    "TEXT_TOO_LONG": "Memory text is {length} characters; the limit is {limit}.",
+    "UNKNOWN_CHARACTER": "No character with id {character!r}.",
+    "INVALID_CHARACTER_ID": "Character id {character!r} is not valid: {reason}.",
+    "UNKNOWN_MEMORY": "No memory with id {memory_id!r} for character {character!r}.",
+    "INVALID_ARGUMENT": "Invalid {name}: {reason}.",
+    "MODEL_MISMATCH": (
+        "The index of {character!r} was built with {stored}, but the selected model is "
+        "{selected}. Re-vectorize from the maintenance tab before recalling; vectors of two "
+        "models are never mixed."
+    ),
+    "DIMENSION_MISMATCH": "The model {model!r} returned {got}-d vectors; {expected}-d expected.",
+    "CORRUPT_SNAPSHOT": "The snapshot is corrupt or truncated: {reason}.",
+    "UNSUPPORTED_SNAPSHOT": "Snapshot format version {version} is not supported (max {max}).",
+    "UNKNOWN_MODEL": "No embedding model with id {model!r}; known: {known}.",
+    "EMBEDDING_FAILED": "The embedding provider {provider!r} failed: {reason}.",
+    "REMOTE_AUTH": "The embedding endpoint {url} refused the API key (HTTP {status}).",
+    "REMOTE_RATE_LIMITED": "The endpoint {url} is rate limited; retry after {retry_after} s.",
+    "REMOTE_TIMEOUT": "The endpoint {url} did not answer within {timeout} s.",
+    "REMOTE_ERROR": "The endpoint {url} answered HTTP {status}: {body}.",
+    "CANCELLED": "{operation} was cancelled; it can be resumed.",
+    "QUOTA_EXCEEDED": "The browser's storage quota is full; nothing was written. {detail}",
+    "MALFORMED_IMPORT": "The import file is not valid: {reason}.",
+}
+
+
+class OmoideError(Exception):
+    """An expected failure with a stable ``code`` and a message from ``MESSAGES``."""
+
+    def __init__(self, code: str, message: str, fields: dict[str, object]) -> None:
+        super().__init__(message)
+        self.code = code
+        self.fields = fields
+
+    @classmethod
+    def of(cls, code: str, **fields: object) -> OmoideError:
+        return cls(code, MESSAGES[code].format(**fields), fields)
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain data for the RPC boundary (the page shows ``message``, switches on ``code``)."""
+        return {"code": self.code, "message": str(self), "fields": dict(self.fields)}
