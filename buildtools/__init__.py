@@ -1,0 +1,1 @@
+"""Build stages of Omoide, run inside the project virtualenv by build.py."""

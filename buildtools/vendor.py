@@ -1,0 +1,61 @@
+"""Copy the pinned runtime assets from node_modules into dist/vendor.
+
+Everything the browser loads comes from here, served from our own origin: nothing is ever
+fetched from a CDN. The list is explicit so an upgrade that moves a file fails the build.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .files import copy_if_changed
+from .paths import DIST, NODE_MODULES
+
+# (package folder in node_modules, file inside it, destination under dist/vendor)
+ASSETS: list[tuple[str, str, str]] = [
+    ("pyodide", "pyodide.mjs", "pyodide/pyodide.mjs"),
+    ("pyodide", "pyodide.asm.mjs", "pyodide/pyodide.asm.mjs"),
+    ("pyodide", "pyodide.asm.wasm", "pyodide/pyodide.asm.wasm"),
+    ("pyodide", "python_stdlib.zip", "pyodide/python_stdlib.zip"),
+    ("pyodide", "pyodide-lock.json", "pyodide/pyodide-lock.json"),
+    ("comlink", "dist/esm/comlink.mjs", "comlink/comlink.mjs"),
+    ("dexie", "dist/dexie.mjs", "dexie/dexie.mjs"),
+    ("@huggingface/transformers", "dist/transformers.js", "transformers/transformers.js"),
+    # The exact onnxruntime-web build that this Transformers.js release pins.
+    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.jsep.mjs",
+     "ort/ort-wasm-simd-threaded.jsep.mjs"),
+    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.jsep.wasm",
+     "ort/ort-wasm-simd-threaded.jsep.wasm"),
+]
+
+
+def package_version(package: str) -> str:
+    return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
+
+
+def check_ort_pin() -> None:
+    """Transformers.js only works with the onnxruntime-web build it was released with."""
+    tjs = json.loads((NODE_MODULES / "@huggingface/transformers/package.json").read_text())
+    wanted = tjs["dependencies"]["onnxruntime-web"]
+    have = package_version("onnxruntime-web")
+    if wanted != have:
+        raise SystemExit(f"onnxruntime-web {have} installed, Transformers.js wants {wanted}")
+
+
+def vendor_assets(log=print) -> dict[str, str]:
+    """Copy every asset; return {package: version} for the build info."""
+    check_ort_pin()
+    copied = 0
+    for package, src, dst in ASSETS:
+        source = NODE_MODULES / package / src
+        if not source.exists():
+            raise SystemExit(f"missing {source}: run npm ci (the lock file pins it)")
+        copied += copy_if_changed(source, DIST / "vendor" / dst)
+    log(f"vendor: {copied} file(s) copied, {len(ASSETS) - copied} unchanged")
+    packages = sorted({p for p, _, _ in ASSETS})
+    return {p: package_version(p) for p in packages}
+
+
+def vendored_paths() -> list[Path]:
+    return [DIST / "vendor" / dst for _, _, dst in ASSETS]

@@ -1,0 +1,85 @@
+"""Fixtures for end-to-end tests: the built app served on loopback, Debian Chromium.
+
+Chromium is Debian's /usr/bin/chromium driven by Playwright (pytest-playwright's
+``browser_type``); ``playwright install`` is never run. Each test server uses a fixed, unusual
+port: IndexedDB, caches and service workers belong to the origin, and the port is part of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, BrowserType, Page
+
+from buildtools.serve import AppServer
+
+DIST = Path(os.environ.get("OMOIDE_DIST", Path(__file__).resolve().parents[2] / "dist"))
+CHROMIUM = os.environ.get("OMOIDE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+BOOT_TIMEOUT_MS = 120_000
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/browser" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def built_app() -> Path:
+    if not (DIST / "build-info.json").exists():
+        pytest.fail(f"{DIST} holds no build: run `python3 build.py test`, which builds first")
+    return DIST
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    server = AppServer(DIST, port=47613).start()
+    yield server.url
+    server.stop()
+
+
+LaunchFn = Callable[[Path], BrowserContext]
+
+
+@pytest.fixture
+def launch(browser_type: BrowserType) -> Iterator[LaunchFn]:
+    """Start Chromium on a persistent profile (a real disk cache, IndexedDB, service worker)."""
+    contexts: list[BrowserContext] = []
+
+    def start(profile: Path) -> BrowserContext:
+        context = browser_type.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        contexts.append(context)
+        return context
+
+    yield start
+    for context in contexts:
+        try:
+            context.close()
+        except Exception:  # noqa: BLE001 - already closed by the test
+            pass
+
+
+def wait_ready(page: Page) -> None:
+    """Wait until the engine worker reports ready (or fail fast on a boot error)."""
+    page.wait_for_selector("#boot[data-boot-state='ready'], #boot[data-boot-state='failed']",
+                           timeout=BOOT_TIMEOUT_MS)
+    state = page.get_attribute("#boot", "data-boot-state")
+    assert state == "ready", page.text_content("#boot-detail")
+
+
+def engine_call(page: Page, method: str, params: dict | None = None):
+    return page.evaluate("([m, p]) => window.omoide.call(m, p)", [method, params or {}])
