@@ -22,11 +22,12 @@ ASSETS: list[tuple[str, str, str]] = [
     ("comlink", "dist/esm/comlink.mjs", "comlink/comlink.mjs"),
     ("dexie", "dist/dexie.mjs", "dexie/dexie.mjs"),
     ("@huggingface/transformers", "dist/transformers.js", "transformers/transformers.js"),
-    # The exact onnxruntime-web build that this Transformers.js release pins.
-    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.jsep.mjs",
-     "ort/ort-wasm-simd-threaded.jsep.mjs"),
-    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.jsep.wasm",
-     "ort/ort-wasm-simd-threaded.jsep.wasm"),
+    # The exact onnxruntime-web build that this Transformers.js release pins; 4.3 loads the
+    # asyncify variant (WASM and WebGPU in one binary).
+    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.mjs",
+     "ort/ort-wasm-simd-threaded.asyncify.mjs"),
+    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.wasm",
+     "ort/ort-wasm-simd-threaded.asyncify.wasm"),
 ]
 
 
