@@ -1,0 +1,256 @@
+"""``MemoryEngine``: the public object. It owns the per-character stores and the selected
+embedding model, and delegates every verb to its own module."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from omoide.engine import forget as forget_module
+from omoide.engine import recall as recall_module
+from omoide.engine import remember as remember_module
+from omoide.engine import revectorize as revectorize_module
+from omoide.engine import snapshot as snapshot_module
+from omoide.engine import update as update_module
+from omoide.engine import validate
+from omoide.engine.analyzer import analyze
+from omoide.engine.embedding import Embedder
+from omoide.engine.listener import Change, ChangeListener
+from omoide.engine.memory import Hit, Memory, TrashEntry
+from omoide.engine.revectorize import Progress, RevectorizeJob, RevectorizeReport
+from omoide.engine.store import CharacterStore
+from omoide.errors import OmoideError
+from omoide.kernels import KernelFactory, default_kernel
+
+DEFAULT_MAX_TEXT_LENGTH = 8_000
+
+
+class MemoryEngine:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        kernel: KernelFactory | None = None,
+        clock: Callable[[], float] | None = None,
+        max_text_length: int = DEFAULT_MAX_TEXT_LENGTH,
+        bm25_k1: float = 1.2,
+        bm25_b: float = 0.75,
+        analyzer: Callable[[str], list[str]] = analyze,
+        listeners: Iterable[ChangeListener] = (),
+    ) -> None:
+        self.embedder = embedder
+        self.kernel_factory: KernelFactory = kernel or default_kernel()
+        self.clock = clock or time.time
+        self.max_text_length = max_text_length
+        self.bm25_k1 = bm25_k1
+        self.bm25_b = bm25_b
+        self.analyzer = analyzer
+        self.listeners: list[ChangeListener] = list(listeners)
+        self.stores: dict[str, CharacterStore] = {}
+        self.revectorize_jobs: dict[str, RevectorizeJob] = {}
+
+    # -- plumbing shared by the verb modules -----------------------------------------------
+
+    def now(self) -> float:
+        return float(self.clock())
+
+    def new_store(
+        self, character: str, *, stamp: str, model_id: str, dimension: int
+    ) -> CharacterStore:
+        return CharacterStore(
+            character, stamp=stamp, model_id=model_id, dimension=dimension,
+            kernel_factory=self.kernel_factory, analyzer=self.analyzer,
+            bm25_k1=self.bm25_k1, bm25_b=self.bm25_b, listeners=self.listeners,
+        )
+
+    def existing_store(self, character: str) -> CharacterStore:
+        store = self.stores.get(validate.character_id(character))
+        if store is None:
+            raise OmoideError.of("UNKNOWN_CHARACTER", character=character)
+        return store
+
+    def writable_store(self, character: str) -> CharacterStore:
+        store = self.stores.get(character)
+        if store is None:
+            e = self.embedder
+            store = self.new_store(character, stamp=e.stamp, model_id=e.model_id,
+                                   dimension=e.dimension)
+            self.stores[character] = store
+        self.check_model(store)
+        return store
+
+    def check_model(self, store: CharacterStore) -> None:
+        """Vectors of two models never meet: the store must be stamped with the selected
+        model. An empty store (no live or trashed memory) is simply re-stamped."""
+        e = self.embedder
+        if store.stamp == e.stamp and store.dimension == e.dimension:
+            return
+        if store.is_empty():
+            store.stamp, store.model_id, store.dimension = e.stamp, e.model_id, e.dimension
+            store.kernel = store.kernel_factory(e.dimension)
+            return
+        raise OmoideError.of(
+            "MODEL_MISMATCH", character=store.character_id, stored=store.stamp, selected=e.stamp
+        )
+
+    def select_embedder(self, embedder: Embedder) -> None:
+        """Switch the selected model; characters on another one are blocked until
+        re-vectorized (see ``mismatched_characters``)."""
+        self.embedder = embedder
+
+    def mismatched_characters(self) -> list[str]:
+        return sorted(c for c, s in self.stores.items()
+                      if s.stamp != self.embedder.stamp and not s.is_empty())
+
+    def add_listener(self, listener: ChangeListener) -> None:
+        self.listeners.append(listener)
+
+    def remove_listener(self, listener: ChangeListener) -> None:
+        self.listeners.remove(listener)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def remember(
+        self,
+        character: str,
+        text: str,
+        *,
+        kind: str = "fact",
+        importance: float = 0.5,
+        at: Any = None,
+        meta: dict | None = None,
+        key: str | None = None,
+    ) -> Memory:
+        return remember_module.remember(
+            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key
+        )
+
+    def remember_many(
+        self, character: str, items: Sequence[str | Mapping[str, Any]]
+    ) -> list[Memory]:
+        return remember_module.remember_many(self, character, items)
+
+    def update(self, character: str, memory_id: str, **fields: Any) -> Memory:
+        return update_module.update(self, character, memory_id, **fields)
+
+    def forget(self, character: str, memory_id: str) -> TrashEntry:
+        return forget_module.forget(self, character, memory_id)
+
+    def restore(self, character: str, memory_id: str) -> Memory:
+        return forget_module.restore(self, character, memory_id)
+
+    def trash(self, character: str) -> list[TrashEntry]:
+        return forget_module.trash(self, character)
+
+    def purge_trash(self, character: str, *, trashed_before: float | None = None) -> list[str]:
+        return forget_module.purge_trash(self, character, trashed_before=trashed_before)
+
+    def revectorize(
+        self,
+        character: str | None,
+        new_embedder: Embedder,
+        *,
+        batch_size: int = 64,
+        progress: Progress | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> RevectorizeReport:
+        return revectorize_module.revectorize(
+            self, character, new_embedder, batch_size=batch_size, progress=progress,
+            cancel=cancel,
+        )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        character: str,
+        query: str,
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        threshold: float | None = None,
+        rrf_k: float = 60,
+        kinds: Iterable[str] | None = None,
+        fusion: str = "zscore",
+        touch: bool = True,
+    ) -> list[Hit]:
+        return recall_module.recall(
+            self, character, query, k=k, mode=mode, threshold=threshold, rrf_k=rrf_k,
+            kinds=kinds, fusion=fusion, touch=touch,
+        )
+
+    def get(self, character: str, memory_id: str) -> Memory:
+        store = self.existing_store(character)
+        memory = store.records.get(memory_id)
+        if memory is None:
+            raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
+        return memory
+
+    def memories(self, character: str) -> list[Memory]:
+        """Live memories of a character, oldest first."""
+        store = self.existing_store(character)
+        return sorted(store.records.values(), key=lambda m: (m.created_at, m.id))
+
+    def find_by_key(self, character: str, key: str) -> list[Memory]:
+        store = self.existing_store(character)
+        return [store.records[i] for i in store.ids_with_key(key)]
+
+    def characters(self) -> list[str]:
+        return sorted(self.stores)
+
+    def stats(self, character: str) -> dict[str, Any]:
+        store = self.existing_store(character)
+        return {
+            "character_id": store.character_id,
+            "memories": len(store.records),
+            "trashed": len(store.trash),
+            "by_kind": dict(sorted(Counter(m.kind for m in store.records.values()).items())),
+            "model": store.stamp,
+            "dimension": store.dimension,
+            "model_mismatch": store.stamp != self.embedder.stamp and not store.is_empty(),
+            "indexed_terms": len(store.text_index._postings),
+        }
+
+    # -- snapshots and persistence ------------------------------------------------------------
+
+    def snapshot(self, character: str) -> tuple[bytes, str]:
+        """(binary index snapshot, records JSON) of one character; see ``engine.snapshot``."""
+        return snapshot_module.dump_character(self, character)
+
+    def load_snapshot(
+        self, character: str, index: bytes, records_json: str, *, emit: bool = False
+    ) -> None:
+        snapshot_module.load_character(self, character, index, records_json, emit=emit)
+
+    def apply_change(self, change: Change) -> None:
+        """Re-apply a change recorded by a listener (boot from a journal); never embeds and
+        never re-announces the change."""
+        store = self.stores.get(change.character_id)
+        if change.op == "put":
+            if store is None:
+                store = self.new_store(
+                    change.character_id, stamp=change.stamp or self.embedder.stamp,
+                    model_id=change.model_id or "", dimension=change.dimension or 0,
+                )
+                self.stores[change.character_id] = store
+            store.put(change.memory, change.vector, emit=False)
+            return
+        if store is None:
+            raise OmoideError.of("UNKNOWN_CHARACTER", character=change.character_id)
+        if change.op == "trash":
+            store.move_to_trash(change.memory_id, change.at or self.now(), emit=False)
+        elif change.op == "restore":
+            store.restore(change.memory_id, emit=False)
+        elif change.op == "purge":
+            store.purge(change.memory_id, emit=False)
+        elif change.op == "swap":
+            kernel = store.kernel_factory(change.dimension)
+            live = sorted(store.records)
+            kernel.add(live, [change.vectors[i] for i in live])
+            trash_vectors = {i: change.vectors[i] for i in store.trash}
+            store.swap_index(change.stamp, change.model_id or "", change.dimension, kernel,
+                             trash_vectors, emit=False)
+        else:
+            raise OmoideError.of("INVALID_ARGUMENT", name="change.op", reason=repr(change.op))

@@ -1,0 +1,50 @@
+"""Calling the embedder (duck-typed, see ``omoide.embeddings``) and checking what it returns.
+
+An embedder has ``model_id``, ``dtype``, ``dimension``, ``stamp`` and ``embed_passages`` /
+``embed_queries`` returning L2-normalized rows (lists, or a 2-D numpy array under CPython).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from omoide.errors import OmoideError
+
+
+class Embedder(Protocol):
+    model_id: str
+    dtype: str
+    dimension: int
+    stamp: str
+
+    def embed_passages(self, texts: list[str]) -> Any: ...
+
+    def embed_queries(self, texts: list[str]) -> Any: ...
+
+
+def _checked(embedder: Embedder, texts: list[str], rows: Any) -> list[Sequence[float]]:
+    rows = list(rows)
+    if len(rows) != len(texts):
+        raise OmoideError.of(
+            "EMBEDDING_FAILED",
+            provider=embedder.model_id,
+            reason=f"{len(rows)} vectors for {len(texts)} texts",
+        )
+    for row in rows:
+        if len(row) != embedder.dimension:
+            raise OmoideError.of(
+                "DIMENSION_MISMATCH", model=embedder.model_id, got=len(row),
+                expected=embedder.dimension,
+            )
+    return rows
+
+
+def embed_passages(embedder: Embedder, texts: list[str]) -> list[Sequence[float]]:
+    if not texts:
+        return []
+    return _checked(embedder, texts, embedder.embed_passages(list(texts)))
+
+
+def embed_query(embedder: Embedder, text: str) -> Sequence[float]:
+    return _checked(embedder, [text], embedder.embed_queries([text]))[0]

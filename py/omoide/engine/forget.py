@@ -1,0 +1,51 @@
+"""``forget`` (soft delete into the character's trash), ``restore``, ``purge_trash``.
+
+A forgotten memory leaves recall at once but keeps its vector in the trash, so ``restore``
+needs no embedder call. Governance (grace periods, revive on recall) builds on these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from omoide.engine import validate
+from omoide.engine.memory import Memory, TrashEntry
+from omoide.errors import OmoideError
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+
+
+def forget(engine: MemoryEngine, character: str, memory_id: str) -> TrashEntry:
+    store = engine.existing_store(character)
+    if memory_id not in store.records:
+        raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
+    return store.move_to_trash(memory_id, engine.now())
+
+
+def restore(engine: MemoryEngine, character: str, memory_id: str) -> Memory:
+    store = engine.existing_store(character)
+    if memory_id not in store.trash:
+        raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
+    engine.check_model(store)  # a trashed vector must match the live space it rejoins
+    return store.restore(memory_id)
+
+
+def trash(engine: MemoryEngine, character: str) -> list[TrashEntry]:
+    """Trashed memories, oldest deletion first."""
+    store = engine.existing_store(character)
+    return sorted(store.trash.values(), key=lambda e: (e.trashed_at, e.memory.id))
+
+
+def purge_trash(
+    engine: MemoryEngine, character: str, *, trashed_before: float | None = None
+) -> list[str]:
+    """Delete trashed memories for good (all, or those trashed before a time); returns ids."""
+    store = engine.existing_store(character)
+    cutoff = None if trashed_before is None else validate.timestamp(trashed_before, "before")
+    doomed = [
+        e.memory.id for e in trash(engine, character) if cutoff is None or e.trashed_at < cutoff
+    ]
+    for memory_id in doomed:
+        store.purge(memory_id)
+    return doomed

@@ -1,0 +1,78 @@
+"""The records the engine stores and returns: ``Memory``, ``Hit``, ``TrashEntry``."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+KIND_TYPES: dict[str, str] = {
+    # Lasting truths about the character or user are factual; things that happened are episodic.
+    "preference": "factual",
+    "pattern": "factual",
+    "fact": "factual",
+    "decision": "episodic",
+    "diary": "episodic",
+    "summary": "episodic",
+}
+KINDS = tuple(KIND_TYPES)
+TYPES = ("factual", "episodic")
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_memory_id(at_seconds: float) -> str:
+    """A 26-character ULID: 48-bit millisecond time + 80 random bits, sortable by creation."""
+    value = (int(at_seconds * 1000) & ((1 << 48) - 1)) << 80 | secrets.randbits(80)
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+@dataclass
+class Memory:
+    id: str
+    character_id: str
+    text: str
+    kind: str
+    type: str
+    key: str | None
+    importance: float
+    created_at: float  # seconds since the Unix epoch
+    updated_at: float
+    last_recalled_at: float | None = None
+    recall_count: int = 0
+    model: str = ""  # stamp of the vector space its vector lives in
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Memory:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recall result. ``score`` is the fused score in hybrid mode, the cosine in vector
+    mode, the BM25 score in fulltext mode. Components are None where not computed; ranks are
+    1-based positions in that ranker's own candidate list (None: outside it)."""
+
+    memory: Memory
+    score: float
+    vector_cosine: float | None
+    bm25: float | None
+    vector_rank: int | None
+    fulltext_rank: int | None
+
+
+@dataclass
+class TrashEntry:
+    """A forgotten memory, kept with its vector so it can be restored without re-embedding."""
+
+    memory: Memory
+    vector: list[float]
+    trashed_at: float

@@ -1,0 +1,78 @@
+"""``remember`` / ``remember_many``: validate, embed (one batched call), store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from omoide.engine import validate
+from omoide.engine.embedding import embed_passages
+from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
+from omoide.errors import OmoideError
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+
+ITEM_FIELDS = frozenset({"text", "kind", "importance", "at", "meta", "key"})
+
+
+def build_memory(
+    engine: MemoryEngine,
+    character: str,
+    text: str,
+    *,
+    kind: str = "fact",
+    importance: float = 0.5,
+    at: Any = None,
+    meta: Any = None,
+    key: Any = None,
+) -> Memory:
+    """A validated, not yet stored memory (its vector comes from the caller)."""
+    text = validate.text(text, engine.max_text_length)
+    kind = validate.kind(kind)
+    when = engine.now() if at is None else validate.timestamp(at)
+    return Memory(
+        id=new_memory_id(when),
+        character_id=character,
+        text=text,
+        kind=kind,
+        type=KIND_TYPES[kind],
+        key=validate.key(key),
+        importance=validate.unit_interval("importance", importance),
+        created_at=when,
+        updated_at=when,
+        model=engine.embedder.stamp,
+        meta=validate.meta(meta),
+    )
+
+
+def _item_arguments(item: str | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"text": item}
+    if not isinstance(item, Mapping) or "text" not in item:
+        raise OmoideError.of("INVALID_ARGUMENT", name="item", reason="needs a 'text' field")
+    unknown = set(item) - ITEM_FIELDS
+    if unknown:
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name="item", reason=f"unknown fields {sorted(unknown)}"
+        )
+    return dict(item)
+
+
+def remember_many(
+    engine: MemoryEngine, character: str, items: Sequence[str | Mapping[str, Any]]
+) -> list[Memory]:
+    """Store several memories with ONE embedding call; all are validated before any write."""
+    character = validate.character_id(character)
+    memories = [build_memory(engine, character, **_item_arguments(i)) for i in items]
+    if not memories:
+        return []
+    store = engine.writable_store(character)
+    vectors = embed_passages(engine.embedder, [m.text for m in memories])
+    for memory, vector in zip(memories, vectors, strict=True):
+        store.put(memory, vector)
+    return memories
+
+
+def remember(engine: MemoryEngine, character: str, text: str, **fields: Any) -> Memory:
+    return remember_many(engine, character, [{"text": text, **fields}])[0]

@@ -1,0 +1,134 @@
+"""``revectorize``: move characters to a new embedding model without a gap in recall.
+
+The new vectors are staged beside the live index (a ``RevectorizeJob`` per target model), in
+batches of ``batch_size`` texts per embedder call. Recall keeps using the old index and the
+selected model throughout. ``cancel()`` is polled before every batch; when it returns True
+the call raises CANCELLED and the job (everything staged so far) stays in
+``engine.revectorize_jobs``, so calling ``revectorize`` again with the same model resumes.
+Writes that happen between calls are caught up at the end: a staged vector whose text has
+changed since it was embedded is embedded again, deleted memories are dropped.
+
+The swap is synchronous (no await point, no embedder call inside it): every target store gets
+its new kernel and stamp, then the engine selects the new model. The engine has ONE selected
+model, so characters that were not re-vectorized are blocked (MODEL_MISMATCH) until they are;
+``revectorize(None, ...)`` does every character in one job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from omoide.engine import validate
+from omoide.engine.embedding import Embedder, embed_passages
+from omoide.errors import OmoideError
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+    from omoide.engine.store import CharacterStore
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class RevectorizeJob:
+    """Vectors of the new model staged so far: character -> memory id -> (text, vector)."""
+
+    embedder: Embedder
+    staged: dict[str, dict[str, tuple[str, list[float]]]] = field(default_factory=dict)
+
+    @property
+    def stamp(self) -> str:
+        return self.embedder.stamp
+
+
+@dataclass(frozen=True)
+class RevectorizeReport:
+    stamp: str
+    characters: list[str]
+    embedded: int  # texts embedded by this call (resumed work is not counted twice)
+    still_mismatched: list[str]  # characters left on another model
+
+
+def _texts(store: CharacterStore) -> dict[str, str]:
+    texts = {i: m.text for i, m in store.records.items()}
+    texts.update({i: e.memory.text for i, e in store.trash.items()})
+    return texts
+
+
+def _pending(job: RevectorizeJob, stores: list[CharacterStore]) -> list[tuple[str, str, str]]:
+    """(character, memory id, text) still to embed, in a stable order."""
+    pending = []
+    for store in stores:
+        staged = job.staged.get(store.character_id, {})
+        for memory_id, text in sorted(_texts(store).items()):
+            if memory_id not in staged or staged[memory_id][0] != text:
+                pending.append((store.character_id, memory_id, text))
+    return pending
+
+
+def _targets(engine: MemoryEngine, character: str | None) -> list[CharacterStore]:
+    if character is None:
+        return [engine.stores[c] for c in sorted(engine.stores)]
+    return [engine.existing_store(validate.character_id(character))]
+
+
+def revectorize(
+    engine: MemoryEngine,
+    character: str | None,
+    new_embedder: Embedder,
+    *,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> RevectorizeReport:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise OmoideError.of("INVALID_ARGUMENT", name="batch_size", reason="must be >= 1")
+    job = engine.revectorize_jobs.setdefault(new_embedder.stamp, RevectorizeJob(new_embedder))
+    job.embedder = new_embedder
+    embedded = 0
+    while True:  # the second pass only catches up writes made during progress callbacks
+        stores = _targets(engine, character)
+        pending = _pending(job, stores)
+        if not pending:
+            break
+        total = sum(len(_texts(s)) for s in stores)
+        done = total - len(pending)
+        if progress:
+            progress(done, total)
+        for start in range(0, len(pending), batch_size):
+            if cancel is not None and cancel():
+                raise OmoideError.of("CANCELLED", operation="Re-vectorization")
+            batch = pending[start : start + batch_size]
+            vectors = embed_passages(new_embedder, [text for _, _, text in batch])
+            for (char, memory_id, text), vector in zip(batch, vectors, strict=True):
+                row = vector.tolist() if hasattr(vector, "tolist") else list(vector)
+                job.staged.setdefault(char, {})[memory_id] = (text, row)
+            embedded += len(batch)
+            done += len(batch)
+            if progress:
+                progress(done, total)
+    _swap(engine, job, stores)
+    return RevectorizeReport(
+        stamp=job.stamp,
+        characters=[s.character_id for s in stores],
+        embedded=embedded,
+        still_mismatched=sorted(
+            c for c, s in engine.stores.items() if s.stamp != job.stamp and not s.is_empty()
+        ),
+    )
+
+
+def _swap(engine: MemoryEngine, job: RevectorizeJob, stores: list[CharacterStore]) -> None:
+    """Install the staged vectors (no embedder call, no yield point: atomic for readers)."""
+    dimension = job.embedder.dimension
+    for store in stores:
+        staged = job.staged.get(store.character_id, {})
+        live = sorted(store.records)
+        kernel = store.kernel_factory(dimension)
+        kernel.add(live, [staged[i][1] for i in live])
+        trash_vectors = {i: staged[i][1] for i in store.trash}
+        store.swap_index(job.stamp, job.embedder.model_id, dimension, kernel, trash_vectors)
+    engine.select_embedder(job.embedder)
+    del engine.revectorize_jobs[job.stamp]

@@ -1,0 +1,170 @@
+"""One character's memories: records, trash, a vector kernel and a BM25 index of its own.
+
+Isolation is structural: the engine keeps one ``CharacterStore`` per character, and every
+index lives inside it, so no query ever touches (or scores) another character's rows.
+Every mutation goes through ``_commit``: listeners see the change first (write-ahead), then
+it is applied; a listener that raises leaves the store untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from omoide.engine.bm25 import BM25Index
+from omoide.engine.listener import Change, ChangeListener
+from omoide.engine.memory import Memory, TrashEntry
+from omoide.kernels.base import KernelFactory, VectorKernel
+
+
+def as_float_list(vector: Sequence[float]) -> list[float]:
+    tolist = getattr(vector, "tolist", None)
+    return [float(x) for x in (tolist() if tolist else vector)]
+
+
+class CharacterStore:
+    def __init__(
+        self,
+        character_id: str,
+        *,
+        stamp: str,
+        model_id: str,
+        dimension: int,
+        kernel_factory: KernelFactory,
+        analyzer: Callable[[str], list[str]],
+        bm25_k1: float,
+        bm25_b: float,
+        listeners: list[ChangeListener],
+    ) -> None:
+        self.character_id = character_id
+        self.stamp = stamp
+        self.model_id = model_id
+        self.dimension = dimension
+        self.kernel_factory = kernel_factory
+        self.kernel: VectorKernel = kernel_factory(dimension)
+        self.analyzer = analyzer
+        self.text_index = BM25Index(k1=bm25_k1, b=bm25_b)
+        self.records: dict[str, Memory] = {}
+        self.trash: dict[str, TrashEntry] = {}
+        self._ids_by_key: dict[str, set[str]] = {}
+        self._listeners = listeners
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def is_empty(self) -> bool:
+        return not self.records and not self.trash
+
+    def ids_with_key(self, key: str) -> list[str]:
+        return sorted(self._ids_by_key.get(key, ()))
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def _commit(self, change: Change, apply: Callable[[], None], emit: bool) -> None:
+        if emit:
+            for listener in self._listeners:
+                listener.on_change(change)
+        apply()
+
+    def put(self, memory: Memory, vector: Sequence[float] | None, *, emit: bool = True) -> None:
+        """Insert or replace a live record; ``vector=None`` keeps the stored vector."""
+        if vector is None and memory.id not in self.records:
+            raise KeyError(memory.id)
+        row = as_float_list(vector) if vector is not None else None
+        if row is not None and len(row) != self.dimension:
+            raise ValueError(f"vector has {len(row)} dimensions, index has {self.dimension}")
+        change = Change(
+            "put", self.character_id, memory.id, memory, row,
+            stamp=self.stamp, model_id=self.model_id, dimension=self.dimension,
+        )
+
+        def apply() -> None:
+            old = self.records.get(memory.id)
+            if row is not None:
+                self.kernel.add([memory.id], [row])
+            if old is None or old.text != memory.text:
+                self.text_index.add(memory.id, self.analyzer(memory.text))
+            if old is not None and old.key is not None:
+                self._drop_key(old.key, memory.id)
+            if memory.key is not None:
+                self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+            self.records[memory.id] = memory
+
+        self._commit(change, apply, emit)
+
+    def move_to_trash(self, memory_id: str, at: float, *, emit: bool = True) -> TrashEntry:
+        memory = self.records[memory_id]
+        entry = TrashEntry(memory, self.kernel.vector(memory_id), at)
+
+        def apply() -> None:
+            self.kernel.remove([memory_id])
+            self.text_index.remove(memory_id)
+            if memory.key is not None:
+                self._drop_key(memory.key, memory_id)
+            del self.records[memory_id]
+            self.trash[memory_id] = entry
+
+        self._commit(Change("trash", self.character_id, memory_id, at=at), apply, emit)
+        return entry
+
+    def restore(self, memory_id: str, *, emit: bool = True) -> Memory:
+        entry = self.trash[memory_id]
+
+        def apply() -> None:
+            del self.trash[memory_id]
+            self.kernel.add([memory_id], [entry.vector])
+            self.text_index.add(memory_id, self.analyzer(entry.memory.text))
+            if entry.memory.key is not None:
+                self._ids_by_key.setdefault(entry.memory.key, set()).add(memory_id)
+            self.records[memory_id] = entry.memory
+
+        self._commit(Change("restore", self.character_id, memory_id), apply, emit)
+        return entry.memory
+
+    def purge(self, memory_id: str, *, emit: bool = True) -> None:
+        if memory_id not in self.trash:
+            raise KeyError(memory_id)
+        self._commit(
+            Change("purge", self.character_id, memory_id),
+            lambda: self.trash.pop(memory_id),
+            emit,
+        )
+
+    def swap_index(
+        self,
+        stamp: str,
+        model_id: str,
+        dimension: int,
+        kernel: VectorKernel,
+        trash_vectors: dict[str, list[float]],
+        *,
+        emit: bool = True,
+    ) -> None:
+        """Replace the vector space in one step (re-vectorization). ``kernel`` must hold
+        exactly the live ids; ``trash_vectors`` exactly the trashed ids."""
+        live = set(self.records)
+        if set(kernel.ids()) != live or set(trash_vectors) != set(self.trash):
+            raise ValueError("the new index does not cover exactly this store's memories")
+        vectors = {i: kernel.vector(i) for i in live} | dict(trash_vectors)
+        change = Change(
+            "swap", self.character_id, stamp=stamp, model_id=model_id, dimension=dimension,
+            vectors=vectors,
+        )
+
+        def apply() -> None:
+            self.kernel = kernel
+            self.stamp = stamp
+            self.model_id = model_id
+            self.dimension = dimension
+            for memory in self.records.values():
+                memory.model = stamp
+            for memory_id, entry in self.trash.items():
+                entry.vector = trash_vectors[memory_id]
+                entry.memory.model = stamp
+
+        self._commit(change, apply, emit)
+
+    def _drop_key(self, key: str, memory_id: str) -> None:
+        ids = self._ids_by_key.get(key)
+        if ids is not None:
+            ids.discard(memory_id)
+            if not ids:
+                del self._ids_by_key[key]

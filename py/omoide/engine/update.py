@@ -1,0 +1,52 @@
+"""``update``: change fields of a live memory; a new text is re-embedded and re-indexed."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from omoide.engine import validate
+from omoide.engine.embedding import embed_passages
+from omoide.engine.memory import KIND_TYPES, Memory
+from omoide.errors import OmoideError
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+
+_UNSET: Any = object()
+
+
+def update(
+    engine: MemoryEngine,
+    character: str,
+    memory_id: str,
+    *,
+    text: str | None = None,
+    kind: str | None = None,
+    importance: float | None = None,
+    key: Any = _UNSET,
+    meta: dict | None = None,
+) -> Memory:
+    store = engine.existing_store(character)
+    old = store.records.get(memory_id)
+    if old is None:
+        raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
+    changes: dict[str, Any] = {"updated_at": engine.now()}
+    if text is not None:
+        changes["text"] = validate.text(text, engine.max_text_length)
+    if kind is not None:
+        changes["kind"] = validate.kind(kind)
+        changes["type"] = KIND_TYPES[kind]
+    if importance is not None:
+        changes["importance"] = validate.unit_interval("importance", importance)
+    if key is not _UNSET:
+        changes["key"] = validate.key(key)
+    if meta is not None:
+        changes["meta"] = validate.meta(meta)
+    new = dataclasses.replace(old, **changes)
+    vector = None
+    if new.text != old.text:
+        engine.check_model(store)
+        vector = embed_passages(engine.embedder, [new.text])[0]
+    store.put(new, vector)
+    return new

@@ -1,0 +1,23 @@
+"""Vector kernels: exact / int8-prefiltered top-k over one character's vectors.
+
+``default_kernel()`` returns the factory the engine uses when none is given: numpy under
+CPython when it is installed, the pure-Python kernel otherwise. In Pyodide the browser's
+WebAssembly kernel is passed in explicitly by ``omoide.browser`` (any ``KernelFactory``).
+"""
+
+from __future__ import annotations
+
+from omoide._compat import has_numpy
+from omoide.kernels.base import KernelFactory, KernelResult, VectorKernel
+from omoide.kernels.pure_kernel import PureKernel
+
+__all__ = ["KernelFactory", "KernelResult", "PureKernel", "VectorKernel", "default_kernel"]
+
+
+def default_kernel() -> KernelFactory:
+    """The best kernel factory this runtime offers without JavaScript help."""
+    if has_numpy():
+        from omoide.kernels.numpy_kernel import NumpyKernel
+
+        return NumpyKernel
+    return PureKernel
