@@ -1,8 +1,8 @@
 """Lay out the app in dist/: our web files, build-info.json and the service worker.
 
 The service worker precaches every app asset under a cache named after a hash of all their
-contents, so a new build gets a new cache and the old one is deleted on activate. Model files
-are not precached (hundreds of MB): the service worker caches them the first time they load.
+contents, so a new build gets a new cache and the old one is deleted on activate. Model
+weights are not precached (hundreds of MB): the embedding worker caches them at first use.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from pathlib import Path
 from .files import copy_if_changed, sha256_file, write_if_changed
 from .paths import DIST, WEB
 
-# Not precached: the worker script itself and the model folder (cached at first use).
+# Not precached: the worker script itself and the model weights (the embedding worker caches
+# them at first use); the small models/manifest.json and models/registry.json are precached.
 NOT_PRECACHED = {"sw.js"}
-RUNTIME_CACHED_DIRS = ("models/",)
+RUNTIME_CACHED_DIRS = ("models/omoide/",)
 
 
 def copy_web(log=print) -> None:
@@ -66,7 +67,7 @@ def write_service_worker(log=print) -> str:
     template = (WEB / "sw.js").read_text()
     source = template.replace("__VERSION__", version).replace(
         "__PRECACHE__", json.dumps(["./", *sorted(hashes)], indent=1)
-    ).replace("__RUNTIME_DIRS__", json.dumps(list(RUNTIME_CACHED_DIRS)))
+    )
     write_if_changed(DIST / "sw.js", source.encode())
     log(f"service worker: {len(hashes)} assets precached, version {version}")
     return version

@@ -49,13 +49,45 @@ async function showDiagnostics(engine) {
   document.getElementById("about").hidden = false;
 }
 
+// The floating download indicator: visible only while model files come from the network.
+function showDownload(state) {
+  const box = document.getElementById("downloads");
+  box.hidden = !state.downloading && !state.error;
+  const pct = state.bytesTotal ? Math.floor((100 * state.bytesDone) / state.bytesTotal) : 0;
+  box.querySelector("progress").value = pct;
+  box.querySelector(".what").textContent = state.error
+    ? t("download.error", { model: state.model, reason: state.error })
+    : t("download.progress", {
+      model: state.model, pct, done: mb(state.bytesDone), total: mb(state.bytesTotal),
+    });
+}
+
+const mb = (bytes) => (bytes / 1e6).toFixed(1);
+
+function startEmbedder() {
+  const worker = new Worker(new URL("./embed-worker.js", import.meta.url), { type: "module" });
+  const embedder = Comlink.wrap(worker);
+  const progressLog = [];
+  const onProgress = Comlink.proxy((state) => {
+    progressLog.push(state);
+    showDownload(state);
+  });
+  return {
+    embedder,
+    progressLog,
+    loadModel: (options) => embedder.load(options, onProgress),
+    embed: (texts, options) => embedder.embed(texts, options),
+  };
+}
+
 async function start() {
   registerServiceWorker();
   navigator.storage?.persist?.().catch(() => {});
   const worker = new Worker(new URL("./engine-worker.js", import.meta.url), { type: "module" });
   const engine = Comlink.wrap(worker);
   // Exposed for embedding apps and tests: omoide.call(method, params) -> plain data.
-  window.omoide = { call: (method, params) => engine.call(method, params), engine };
+  window.omoide = { call: (method, params) => engine.call(method, params), engine,
+    ...startEmbedder() };
   try {
     await engine.boot(Comlink.proxy(showStage));
     await showDiagnostics(engine);

@@ -14,6 +14,8 @@ export const CATALOGUES = {
     "about.offline": "Works offline",
     yes: "yes",
     no: "not yet (first visit still caching)",
+    "download.progress": "Downloading {model}: {pct}% ({done} / {total} MB)",
+    "download.error": "Download of {model} failed: {reason}",
   },
   ja: {
     tagline: "キャラクターの長期記憶を、この端末の中だけで。",
@@ -29,6 +31,8 @@ export const CATALOGUES = {
     "about.offline": "オフラインで動作",
     yes: "はい",
     no: "まだです（初回のキャッシュ中）",
+    "download.progress": "{model} をダウンロード中: {pct}%（{done} / {total} MB）",
+    "download.error": "{model} のダウンロードに失敗しました: {reason}",
   },
 };
 

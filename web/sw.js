@@ -1,10 +1,11 @@
-// Omoide service worker: precache the app shell, cache model files on first use.
-// build.py fills in VERSION (a hash of every precached file) and the lists below.
+// Omoide service worker: precache the app shell and serve it cache-first.
+// build.py fills in VERSION (a hash of every precached file) and the list below.
+// Model weights are not precached (hundreds of MB): the embedding worker stores each file in
+// the "omoide-models-v1" cache the first time it loads it (Transformers.js custom cache), so
+// they pass through here untouched and are never stored twice.
 const VERSION = "__VERSION__";
 const SHELL_CACHE = `omoide-shell-${VERSION}`;
-const MODEL_CACHE = "omoide-models-v1";
 const PRECACHE = __PRECACHE__;
-const RUNTIME_DIRS = __RUNTIME_DIRS__;
 
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
@@ -35,26 +36,12 @@ async function fromShell(request) {
   return hit ?? fetch(request);
 }
 
-// Model files are large: stored the first time they are fetched, then served from the cache.
-async function fromModelCache(request) {
-  const cache = await caches.open(MODEL_CACHE);
-  const hit = await cache.match(request, { ignoreSearch: true });
-  if (hit) return hit;
-  const response = await fetch(request);
-  if (response.ok && response.status === 200) await cache.put(request, response.clone());
-  return response;
-}
-
 self.addEventListener("fetch", (event) => {
   const url = new URL(event.request.url);
   if (event.request.method !== "GET" || url.origin !== self.location.origin) return;
   const path = scopePath(url);
-  if (path === "sw.js") return;
-  if (RUNTIME_DIRS.some((dir) => path.startsWith(dir))) {
-    event.respondWith(fromModelCache(event.request));
-  } else {
-    event.respondWith(fromShell(event.request));
-  }
+  if (path === "sw.js" || path.startsWith("models/omoide/")) return;
+  event.respondWith(fromShell(event.request));
 });
 
 self.addEventListener("message", (event) => {

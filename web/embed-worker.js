@@ -1,0 +1,142 @@
+// The embedding worker: Transformers.js on our own converted models, WebGPU when it works,
+// WebAssembly otherwise. Called by the page (and the engine) through Comlink.
+import * as Comlink from "./vendor/comlink/comlink.mjs";
+import { env, pipeline } from "./vendor/transformers/transformers.js";
+import { ModelProgress, recordingCache } from "./embed/progress.js";
+
+const base = new URL("./", import.meta.url);
+export const MODEL_CACHE = "omoide-models-v1";
+
+// Never reach for a hub or CDN: models and the onnxruntime-web wasm come from our origin.
+env.allowRemoteModels = false;
+env.allowLocalModels = true;
+env.localModelPath = new URL("models/", base).href;
+env.useWasmCache = false;
+env.backends.onnx.wasm.wasmPaths = {
+  mjs: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.mjs", base).href,
+  wasm: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.wasm", base).href,
+};
+// Multi-threaded WASM needs SharedArrayBuffer, which cross-origin isolation provides.
+env.backends.onnx.wasm.numThreads = self.crossOriginIsolated
+  ? Math.max(1, Math.min(4, (navigator.hardwareConcurrency || 2) - 1))
+  : 1;
+
+let registry = null;
+let manifest = null;
+let current = null; // {extractor, model, dtype, device, reason, info}
+
+async function fetchJson(path) {
+  const response = await fetch(new URL(path, base));
+  if (!response.ok) throw new Error(`cannot read ${path}: HTTP ${response.status}`);
+  return response.json();
+}
+
+async function catalogue() {
+  registry ??= await fetchJson("models/registry.json");
+  manifest ??= await fetchJson("models/manifest.json");
+  return { registry, manifest };
+}
+
+function modelInfo(modelId) {
+  const info = registry.models.find((m) => m.id === modelId);
+  if (!info) throw new Error(`unknown model ${modelId}`);
+  return info;
+}
+
+// The files Transformers.js will load for this dtype, with their sizes from the manifest.
+function expectedFiles(modelId, dtype) {
+  const files = manifest.models[modelId]?.files ?? {};
+  const onnx = modelInfo(modelId).onnx_files[dtype];
+  const wanted = ["config.json", "tokenizer.json", "tokenizer_config.json", onnx];
+  return Object.fromEntries(wanted.filter((f) => f in files).map((f) => [f, files[f].size]));
+}
+
+async function pickDevice(requested) {
+  if (requested === "wasm") return { device: "wasm", reason: "WebAssembly was requested" };
+  if (!("gpu" in navigator)) return { device: "wasm", reason: "WebGPU is not available here" };
+  const adapter = await navigator.gpu.requestAdapter().catch(() => null);
+  if (!adapter) return { device: "wasm", reason: "no WebGPU adapter was found" };
+  return { device: "webgpu", reason: "WebGPU adapter found" };
+}
+
+async function createExtractor(modelId, dtype, device, progress, onProgress) {
+  const prefix = `${env.localModelPath}${modelId}/`;
+  const cache = await caches.open(MODEL_CACHE);
+  env.useCustomCache = true;
+  env.customCache = recordingCache(cache, (url) => {
+    if (url.startsWith(prefix)) progress.markCacheHit(url.slice(prefix.length));
+  });
+  return pipeline("feature-extraction", modelId, {
+    dtype,
+    device,
+    progress_callback: (event) => {
+      if (progress.apply(event)) onProgress?.(progress.snapshot());
+    },
+  });
+}
+
+async function load({ model, dtype = "q8", device = "auto" } = {}, onProgress) {
+  await catalogue();
+  const info = modelInfo(model);
+  if (!info.dtypes.includes(dtype)) throw new Error(`${model} has no ${dtype} build`);
+  const started = performance.now();
+  const picked = await pickDevice(device);
+  const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
+  let extractor;
+  try {
+    extractor = await createExtractor(model, dtype, picked.device, progress, onProgress);
+  } catch (err) {
+    if (picked.device !== "webgpu") {
+      progress.fail(err);
+      onProgress?.(progress.snapshot());
+      throw err;
+    }
+    picked.device = "wasm";
+    picked.reason = `WebGPU failed to start (${err.message}); using WebAssembly`;
+    extractor = await createExtractor(model, dtype, "wasm", progress, onProgress);
+  }
+  progress.ready = true;
+  onProgress?.(progress.snapshot());
+  current = { extractor, model, dtype, info, ...picked };
+  return {
+    model, dtype, device: current.device, reason: current.reason,
+    dimension: info.dimension, threads: env.backends.onnx.wasm.numThreads,
+    loadMs: Math.round(performance.now() - started), progress: progress.snapshot(),
+  };
+}
+
+async function runBatch(texts) {
+  const output = await current.extractor(texts, { pooling: "mean", normalize: true });
+  return output.data;
+}
+
+// Embed texts in batches; kind "query" or "passage" picks the model's prefix (e5 needs them).
+async function embed(texts, { kind = "passage", batchSize = 16 } = {}) {
+  if (!current) throw new Error("no embedding model is loaded");
+  const prefix = kind === "query" ? current.info.query_prefix : current.info.passage_prefix;
+  const dim = current.info.dimension;
+  const out = new Float32Array(texts.length * dim);
+  for (let i = 0; i < texts.length; i += batchSize) {
+    const batch = texts.slice(i, i + batchSize).map((t) => prefix + t);
+    let data;
+    try {
+      data = await runBatch(batch);
+    } catch (err) {
+      if (current.device !== "webgpu") throw err;
+      // A lost GPU device: reload on WebAssembly and carry on, with the reason surfaced.
+      await load({ model: current.model, dtype: current.dtype, device: "wasm" });
+      current.reason = `WebGPU device lost (${err.message}); using WebAssembly`;
+      data = await runBatch(batch);
+    }
+    out.set(data, i * dim);
+  }
+  return Comlink.transfer({ dims: [texts.length, dim], data: out }, [out.buffer]);
+}
+
+function status() {
+  if (!current) return { loaded: false };
+  const { model, dtype, device, reason } = current;
+  return { loaded: true, model, dtype, device, reason, threads: env.backends.onnx.wasm.numThreads };
+}
+
+Comlink.expose({ catalogue, load, embed, status });
