@@ -1,0 +1,69 @@
+import pytest
+
+from omoide.engine import MemoryEngine
+from omoide.errors import OmoideError
+from tests.test_engine_embedder import HashingEmbedder
+
+
+@pytest.fixture
+def engine():
+    now = iter(range(1000, 10**6, 10))
+    e = MemoryEngine(HashingEmbedder(32), clock=lambda: float(next(now)))
+    e.remember_many("alice", ["green tea every morning", "hates loud music", "lives in Osaka"])
+    return e
+
+
+def ids_of(hits):
+    return {h.memory.id for h in hits}
+
+
+def test_forget_removes_from_every_mode_at_once(engine):
+    tea = engine.recall("alice", "green tea", mode="fulltext")[0].memory
+    entry = engine.forget("alice", tea.id)
+    assert entry.memory.id == tea.id and len(entry.vector) == 32
+    for mode in ("hybrid", "vector", "fulltext"):
+        assert tea.id not in ids_of(engine.recall("alice", "green tea", mode=mode))
+    assert engine.stats("alice")["trashed"] == 1 and engine.stats("alice")["memories"] == 2
+    with pytest.raises(OmoideError):
+        engine.get("alice", tea.id)
+
+
+def test_restore_brings_it_back_without_reembedding(engine):
+    tea = engine.recall("alice", "green tea", mode="fulltext")[0].memory
+    engine.forget("alice", tea.id)
+    calls = list(engine.embedder.calls)
+    restored = engine.restore("alice", tea.id)
+    assert engine.embedder.calls == calls
+    assert restored.id == tea.id
+    vector_hit = engine.recall("alice", tea.text, mode="vector")[0]
+    assert vector_hit.memory.id == tea.id and vector_hit.vector_cosine > 0.99
+
+
+def test_trash_listing_and_purge(engine):
+    ids = [m.id for m in engine.memories("alice")]
+    first = engine.forget("alice", ids[0])
+    engine.forget("alice", ids[1])
+    assert [e.memory.id for e in engine.trash("alice")] == ids[:2]
+    assert engine.purge_trash("alice", trashed_before=first.trashed_at + 1) == [ids[0]]
+    assert [e.memory.id for e in engine.trash("alice")] == [ids[1]]
+    assert engine.purge_trash("alice") == [ids[1]] and engine.trash("alice") == []
+    with pytest.raises(OmoideError) as info:
+        engine.restore("alice", ids[0])
+    assert info.value.code == "UNKNOWN_MEMORY"
+
+
+def test_forget_errors(engine):
+    with pytest.raises(OmoideError) as info:
+        engine.forget("alice", "missing")
+    assert info.value.code == "UNKNOWN_MEMORY"
+    with pytest.raises(OmoideError) as info:
+        engine.forget("bob", "missing")
+    assert info.value.code == "UNKNOWN_CHARACTER"
+
+
+def test_forgotten_key_is_no_longer_found(engine):
+    m = engine.remember("alice", "likes TypeScript", key="preference:typescript")
+    engine.forget("alice", m.id)
+    assert engine.find_by_key("alice", "preference:typescript") == []
+    engine.restore("alice", m.id)
+    assert [x.id for x in engine.find_by_key("alice", "preference:typescript")] == [m.id]
