@@ -1,0 +1,45 @@
+"""The ``Embedder`` protocol every provider implements (pure Python: imports in Pyodide).
+
+Contract, shared by all providers (local ONNX, remote HTTP, the cache wrapper and the
+browser's Transformers.js bridge):
+
+* ``embed_passages(texts)`` / ``embed_queries(texts)`` take a list of strings and return a
+  ``list[list[float]]`` with one L2-normalised row of ``dimension`` floats per text, in order.
+  Always plain lists, on every runtime: the engine can store, JSON-encode or hand them to
+  ``numpy.asarray`` without caring who produced them; converting a batch of 384-d float32
+  rows to lists costs microseconds next to the milliseconds of inference. CPython callers
+  that want the raw float32 matrix use ``OnnxEmbedder.embed_*_array`` instead.
+* The provider adds the model's prefixes (``query: ``/``passage: `` for e5); callers pass raw
+  text. An empty list gives an empty list.
+* ``stamp`` names the vector space (``"<model id>@<dtype>#<dimension>"``): vectors are only
+  comparable with vectors of the same stamp, so the engine stores it with every index.
+* Failures raise ``OmoideError`` (codes ``EMBEDDING_FAILED``, ``REMOTE_*``,
+  ``DIMENSION_MISMATCH``) and never return partial results.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    model_id: str
+    dtype: str
+    dimension: int
+    stamp: str
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts to be stored (memories)."""
+        ...
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Embed search queries."""
+        ...
+
+
+def check_texts(texts: list[str]) -> list[str]:
+    """Reject a bare string (a classic bug: it would embed each character)."""
+    if isinstance(texts, str):
+        raise TypeError("embed_* take a list of strings, not a str")
+    return list(texts)
