@@ -30,6 +30,14 @@ MESSAGES: dict[str, str] = {
     "CANCELLED": "{operation} was cancelled; it can be resumed.",
     "QUOTA_EXCEEDED": "The browser's storage quota is full; nothing was written. {detail}",
     "MALFORMED_IMPORT": "The import file is not valid: {reason}.",
+    "UNSUPPORTED_DIMENSION": (
+        "The model {model!r} cannot produce {dim}-d vectors; supported: {supported}.{hint}"
+    ),
+    "MODEL_NOT_BUILT": (
+        "The files of {model!r} ({dtype}) were not found in {searched}; run `python3 build.py` "
+        "or set OMOIDE_MODELS to a folder holding the built models."
+    ),
+    "NO_EMBEDDER": "No embedding provider is available: {reasons}.",
 }
 
 
