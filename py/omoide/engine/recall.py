@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 from omoide.engine import validate
 from omoide.engine.embedding import embed_query
-from omoide.engine.fusion import FUSIONS, reciprocal_rank_fusion, standard_score_fusion
+from omoide.engine.fusion import (
+    FUSIONS,
+    head_spread,
+    reciprocal_rank_fusion,
+    standard_score_fusion,
+)
 from omoide.engine.memory import Hit, Memory
 from omoide.engine.store import CharacterStore
 from omoide.errors import OmoideError
@@ -24,6 +29,8 @@ if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
 MIN_CANDIDATES = 50  # per ranker in hybrid mode; fusion looks deeper than k
+SPREAD_DEPTH = 10  # adaptive fusion: head spread measured from rank 1 to rank 10
+SPREAD_FLOOR = 1.0  # adaptive fusion: every informative ranker keeps at least this weight
 
 
 def recall(
@@ -36,7 +43,7 @@ def recall(
     threshold: float | None = None,
     rrf_k: float = 60,
     kinds: Iterable[str] | None = None,
-    fusion: str = "zscore",
+    fusion: str = "adaptive",
     touch: bool = True,
 ) -> list[Hit]:
     character = validate.character_id(character)
@@ -100,15 +107,24 @@ def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k) -> list
     vector_rank = {i: r for r, i in enumerate(by_vector.ids, 1)}
     text_rank = {i: r for r, i in enumerate(by_text.ids, 1)}
     if fusion == "rrf":
+        kept = set(candidates)
         fused = reciprocal_rank_fusion(
-            [[i for i in by_vector.ids if i in cosines and i in candidates],
-             [i for i in by_text.ids if i in candidates]],
+            [[i for i in by_vector.ids if i in kept], [i for i in by_text.ids if i in kept]],
             rrf_k,
         )
     else:
+        weights = None
+        if fusion == "adaptive":
+            weights = [
+                SPREAD_FLOOR + head_spread(by_vector.scores, by_vector.mean, by_vector.std,
+                                           SPREAD_DEPTH),
+                SPREAD_FLOOR + head_spread(by_text.scores, by_text.mean, by_text.std,
+                                           SPREAD_DEPTH),
+            ]
         fused = standard_score_fusion(
             [{i: cosines[i] for i in candidates}, {i: bm25[i] for i in candidates}],
             [(by_vector.mean, by_vector.std), (by_text.mean, by_text.std)],
+            weights,
         )
     best = sorted(candidates, key=lambda i: (-fused.get(i, 0.0), i))[:k]
     return [
