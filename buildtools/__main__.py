@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from . import site, vendor, wheel
+from . import kernel, site, vendor, wheel
 from .paths import CACHE, DEFAULT_PORT, DIST, ROOT
 
 
@@ -25,6 +25,7 @@ def build(log=print) -> dict:
     versions = vendor.vendor_assets(log)
     whl = wheel.build_wheel(log)
     models = build_models(log)
+    kernel.build_kernel(log)
     site.copy_web(log)
     info = {
         "omoide": wheel.version(),
