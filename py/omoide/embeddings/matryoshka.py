@@ -19,13 +19,11 @@ from .registry import ModelInfo
 def check_dimension(model: ModelInfo, dim: int) -> int:
     if dim not in model.supported_dims():
         raise OmoideError.of(
-            "INVALID_ARGUMENT",
-            name="dimension",
-            reason=(
-                f"{model.id} produces {model.dimension}-d vectors and supports "
-                f"{', '.join(map(str, model.supported_dims()))} only"
-                + ("" if model.matryoshka_dims else " (it is not a Matryoshka model)")
-            ),
+            "UNSUPPORTED_DIMENSION",
+            model=model.id,
+            dim=dim,
+            supported=", ".join(map(str, model.supported_dims())),
+            hint="" if model.matryoshka_dims else " It is not a Matryoshka model.",
         )
     return dim
 
