@@ -1,0 +1,135 @@
+"""LRU + TTL embedding cache: hits, misses, expiry, eviction, keys that can never go stale."""
+
+from __future__ import annotations
+
+import pytest
+
+from omoide.embeddings.base import Embedder
+from omoide.embeddings.cache import CachedEmbedder, EmbeddingCache
+from omoide.errors import OmoideError
+
+
+class CountingEmbedder:
+    """Deterministic vectors that depend on model, kind and text; records every call."""
+
+    def __init__(self, model_id: str = "test/a", dtype: str = "q8") -> None:
+        self.model_id, self.dtype, self.dimension = model_id, dtype, 3
+        self.stamp = f"{model_id}@{dtype}#3"
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def _vec(self, kind: str, t: str) -> list[float]:
+        return [float(len(t)), float(kind == "query"), float(sum(map(ord, self.stamp)) % 97)]
+
+    def embed_passages(self, texts):
+        self.calls.append(("passage", list(texts)))
+        return [self._vec("passage", t) for t in texts]
+
+    def embed_queries(self, texts):
+        self.calls.append(("query", list(texts)))
+        return [self._vec("query", t) for t in texts]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_defaults_and_protocol():
+    c = CachedEmbedder(CountingEmbedder())
+    assert isinstance(c, Embedder)
+    assert (c.cache.max_entries, c.cache.ttl_seconds) == (1000, 300.0)
+    assert (c.model_id, c.dtype, c.dimension, c.stamp) == ("test/a", "q8", 3, "test/a@q8#3")
+
+
+def test_hits_return_identical_vectors_without_calling_the_model():
+    inner = CountingEmbedder()
+    c = CachedEmbedder(inner)
+    first = c.embed_queries(["hello", "world"])
+    second = c.embed_queries(["world", "hello"])
+    assert second == [first[1], first[0]]
+    assert inner.calls == [("query", ["hello", "world"])]
+    assert (c.stats.hits, c.stats.misses) == (2, 2)
+
+
+def test_one_inner_call_for_the_misses_of_a_batch_each_text_once():
+    inner = CountingEmbedder()
+    c = CachedEmbedder(inner)
+    c.embed_passages(["a"])
+    out = c.embed_passages(["a", "bb", "bb", "ccc"])
+    assert inner.calls[-1] == ("passage", ["bb", "ccc"])
+    assert [v[0] for v in out] == [1.0, 2.0, 2.0, 3.0]
+
+
+def test_query_and_passage_are_different_keys():
+    inner = CountingEmbedder()
+    c = CachedEmbedder(inner)
+    q = c.embed_queries(["same"])
+    p = c.embed_passages(["same"])
+    assert q != p and len(inner.calls) == 2
+
+
+def test_a_shared_cache_never_returns_another_models_vector():
+    shared = EmbeddingCache()
+    a, b = CountingEmbedder("test/a"), CountingEmbedder("test/b")
+    b_q8 = CountingEmbedder("test/a", dtype="fp32")
+    va = CachedEmbedder(a, shared).embed_queries(["x"])
+    vb = CachedEmbedder(b, shared).embed_queries(["x"])
+    vc = CachedEmbedder(b_q8, shared).embed_queries(["x"])
+    assert len(a.calls) == len(b.calls) == len(b_q8.calls) == 1
+    assert va != vb and va != vc
+    assert len(shared) == 3
+
+
+def test_entries_expire_after_the_ttl():
+    clock = Clock()
+    inner = CountingEmbedder()
+    c = CachedEmbedder(inner, EmbeddingCache(ttl_seconds=10, clock=clock))
+    c.embed_queries(["t"])
+    clock.t += 9.9
+    c.embed_queries(["t"])
+    assert len(inner.calls) == 1
+    clock.t += 0.2  # 10.1 s after it was stored
+    c.embed_queries(["t"])
+    assert len(inner.calls) == 2
+    assert c.stats.expirations == 1 and c.stats.hits == 1 and c.stats.misses == 2
+
+
+def test_least_recently_used_is_evicted_first():
+    inner = CountingEmbedder()
+    c = CachedEmbedder(inner, EmbeddingCache(max_entries=2))
+    c.embed_queries(["a", "b"])
+    c.embed_queries(["a"])  # a is now more recent than b
+    c.embed_queries(["c"])  # evicts b
+    assert c.stats.evictions == 1 and len(c.cache) == 2
+    n = len(inner.calls)
+    c.embed_queries(["a", "c"])
+    assert len(inner.calls) == n
+    c.embed_queries(["b"])
+    assert inner.calls[-1] == ("query", ["b"])
+
+
+def test_mutating_a_result_does_not_corrupt_the_cache():
+    c = CachedEmbedder(CountingEmbedder())
+    v = c.embed_queries(["abc"])[0]
+    v[0] = -1.0
+    assert c.embed_queries(["abc"])[0][0] == 3.0
+
+
+def test_invalid_settings_and_bad_inner_answers():
+    with pytest.raises(OmoideError):
+        EmbeddingCache(max_entries=0)
+    with pytest.raises(OmoideError):
+        EmbeddingCache(ttl_seconds=0)
+
+    class Short(CountingEmbedder):
+        def embed_queries(self, texts):
+            return super().embed_queries(texts)[:-1]
+
+    with pytest.raises(OmoideError) as e:
+        CachedEmbedder(Short()).embed_queries(["a", "b"])
+    assert e.value.code == "EMBEDDING_FAILED"
+    with pytest.raises(TypeError):
+        CachedEmbedder(CountingEmbedder()).embed_queries("a string")
