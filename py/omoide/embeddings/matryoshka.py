@@ -38,6 +38,10 @@ def truncate_renormalize(vectors: Any, dim: int) -> Any:
             raise OmoideError.of(
                 "DIMENSION_MISMATCH", model="(input)", got=vectors.shape[1], expected=f">= {dim}"
             )
+        # Scale by the largest component first: squares of tiny values underflow to 0.
+        scale = abs(cut).max(axis=1, keepdims=True)
+        scale[scale == 0] = 1.0
+        cut = cut / scale
         norms = (cut * cut).sum(axis=1, keepdims=True) ** 0.5
         norms[norms == 0] = 1.0
         return cut / norms
@@ -48,6 +52,8 @@ def truncate_renormalize(vectors: Any, dim: int) -> Any:
                 "DIMENSION_MISMATCH", model="(input)", got=len(row), expected=f">= {dim}"
             )
         cut = [float(x) for x in row[:dim]]
+        big = max(map(abs, cut), default=0.0) or 1.0
+        cut = [x / big for x in cut]  # avoids underflow of tiny squares
         n = math.sqrt(math.fsum(x * x for x in cut)) or 1.0
         out.append([x / n for x in cut])
     return out
