@@ -2,6 +2,7 @@
 // It is a module worker because Pyodide's ES module build refuses classic workers.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
+import * as vectors from "./kernel/vectors.js";
 
 const base = new URL("./", import.meta.url);
 let booting = null;
@@ -18,9 +19,15 @@ async function boot(onProgress) {
   const report = (stage, detail = "") => onProgress?.({ stage, detail });
   const info = await (await fetch(new URL("build-info.json", base))).json();
   report("runtime", `Pyodide ${info.vendor.pyodide}`);
+  const kernelLoading = vectors.loadKernel("auto"); // compiles while Pyodide boots
   const pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   report("python", pyodide.runPython("import sys; sys.version.split()[0]"));
   await loadWheel(pyodide, new URL(info.wheel, base).href);
+  // The vector kernel (WebAssembly SIMD, scalar WebAssembly or JS): Python reaches it as the
+  // module omoide_vectors through omoide.browser.wasm_kernel, which registers its rpc verbs.
+  await kernelLoading;
+  pyodide.registerJsModule("omoide_vectors", vectors);
+  pyodide.runPython("import omoide.browser.wasm_kernel");
   report("engine", `omoide ${info.omoide}`);
   dispatch = pyodide.pyimport("omoide.browser.rpc").dispatch;
   report("ready");
