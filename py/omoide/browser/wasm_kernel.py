@@ -306,3 +306,36 @@ def kernel_probe(implementation: str | None = None, mode: str = "exact",
     result = run_probe(factory, **spec)
     result["implementation"] = WasmKernel(4, implementation=implementation).implementation
     return result
+
+
+@handler("kernel_bench")
+def kernel_bench(rows: int = 10_000, dimension: int = 384, queries: int = 30, k: int = 10,
+                 mode: str = "exact", seed: int = 1) -> dict[str, Any]:
+    """Time ``WasmKernel.top_k`` called from Python (the engine's real path), in ms/query.
+
+    Rows are random (not normalized: timing only), added in batches of 10,000.
+    """
+    import time
+
+    rng = random.Random(seed)
+    kernel = WasmKernel(dimension, mode=mode)
+    started = time.perf_counter()
+    batch = 10_000
+    for at in range(0, rows, batch):
+        n = min(batch, rows - at)
+        block = array("f", array("b", rng.randbytes(n * dimension)))
+        kernel.add([f"m{at + i}" for i in range(n)],
+                   [block[i * dimension : (i + 1) * dimension] for i in range(n)])
+    load_ms = (time.perf_counter() - started) * 1000
+    probes = [array("f", array("b", rng.randbytes(dimension))) for _ in range(queries)]
+    kernel.top_k(probes[0], k)  # warm up
+    times = []
+    for q in probes:
+        t = time.perf_counter()
+        kernel.top_k(q, k)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return {"implementation": kernel.implementation, "rows": rows, "mode": mode,
+            "load_ms": load_ms, "p50_ms": times[len(times) // 2],
+            "p95_ms": times[min(len(times) - 1, int(len(times) * 0.95))],
+            "memory_bytes": kernel.memory_bytes}
