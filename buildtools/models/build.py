@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import logging
 import shutil
 import sys
 import tempfile
@@ -231,12 +232,19 @@ def _build_one(info: Any, src: dict[str, Any], model_dir: Path, log: Log) -> dic
     gc.collect()
     log(f"models: {info.id}: fp32 graph written ({fp32.stat().st_size / 1e6:.1f} MB)")
     # Per-channel: per-tensor int8 loses visibly on this model family (min cosine ~0.85).
-    quantize_dynamic(
-        fp32,
-        model_dir / "onnx" / "model_quantized.onnx",
-        per_channel=True,
-        nodes_to_exclude=src["q8_keep_fp32"],
-    )
+    # quantize_dynamic logs a "consider pre-processing" warning on the root logger every time.
+    root_logger = logging.getLogger()
+    level = root_logger.level
+    root_logger.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(
+            fp32,
+            model_dir / "onnx" / "model_quantized.onnx",
+            per_channel=True,
+            nodes_to_exclude=src["q8_keep_fp32"],
+        )
+    finally:
+        root_logger.setLevel(level)
     log(
         f"models: {info.id}: q8 written "
         f"({(model_dir / 'onnx' / 'model_quantized.onnx').stat().st_size / 1e6:.1f} MB)"
