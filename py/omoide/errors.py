@@ -38,6 +38,9 @@ MESSAGES: dict[str, str] = {
         "or set OMOIDE_MODELS to a folder holding the built models."
     ),
     "NO_EMBEDDER": "No embedding provider is available: {reasons}.",
+    "LLM_AUTH": "The chat endpoint {url} refused the API key (HTTP {status}).",
+    "LLM_UNREACHABLE": "Cannot reach the chat endpoint {url}: {reason}.",
+    "LLM_BAD_ANSWER": "The chat endpoint {url} gave an unusable answer: {reason}.",
 }
 
 

@@ -1,0 +1,214 @@
+"""``ingest``: conversation -> extracted candidates -> write-time dedup -> store (or preview).
+
+Path: with an ``llm`` (``MemoryLLM``), the memory judge decides what is worth keeping and the
+refiner adds a diary note; if the endpoint fails, is slow or answers garbage, the same
+messages go through the pattern path and the report says why (``degraded``). Every input
+message ends up in the report: stored, merged into an existing memory, or skipped with a
+reason; a write vetoed by a listener (quota) is reported as failed, with its text.
+
+The whole batch is planned first (one embedding call, dedup against the store AND against
+earlier candidates of the batch), then written: a dry run is exactly the plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from omoide.engine import validate
+from omoide.engine.embedding import embed_passages
+from omoide.engine.remember import build_memory
+from omoide.errors import OmoideError
+from omoide.governance.dedup import DEFAULT_THRESHOLD, DedupIndex, is_contradiction, merged
+from omoide.governance.extract import Candidate, Message, extract, has_japanese
+from omoide.governance.llm import MemoryLLM
+from omoide.governance.log import AuditLog
+from omoide.governance.tiers import RebalanceReport, TierPolicy, initial_tier, rebalance
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+
+DIARY_IMPORTANCE = 0.5
+
+
+@dataclass
+class IngestItem:
+    action: str  # "stored" | "merged" | "contradiction" | "skipped" | "failed"
+    reason: str
+    text: str | None = None
+    kind: str | None = None
+    key: str | None = None
+    polarity: str | None = None
+    source: int | None = None  # index of the message it came from
+    memory_id: str | None = None  # the record written or merged into
+    cosine: float | None = None
+    tier: str | None = None
+    via: str | None = None  # "pattern" | "llm"
+
+
+@dataclass
+class IngestReport:
+    character: str
+    dry_run: bool
+    path: str  # "pattern" | "llm"
+    degraded: str | None = None  # why the LLM path was not used, when one was configured
+    items: list[IngestItem] = field(default_factory=list)
+    rebalance: RebalanceReport | None = None
+
+    def count(self, action: str) -> int:
+        return sum(1 for item in self.items if item.action == action)
+
+    @property
+    def stored(self) -> list[IngestItem]:
+        return [i for i in self.items if i.action == "stored"]
+
+    @property
+    def merged(self) -> list[IngestItem]:
+        return [i for i in self.items if i.action in ("merged", "contradiction")]
+
+    @property
+    def skipped(self) -> list[IngestItem]:
+        return [i for i in self.items if i.action == "skipped"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _llm_candidates(llm: MemoryLLM, messages: Sequence[Message]
+                    ) -> tuple[list[Candidate], str | None]:
+    """(candidates, why nothing) from the judge + refiner; raises OmoideError on failure."""
+    judgement = llm.judge(messages)
+    if not judgement.keep:
+        return [], judgement.reason or "nothing worth keeping"
+    note = llm.refine(messages, judgement)
+    source = len(messages) - 1
+    candidates = [
+        Candidate(
+            text=m.text, kind=m.kind, key=m.key, polarity=m.polarity, importance=m.importance,
+            lang="ja" if has_japanese(m.text) else "en", source=source, via="llm",
+            meta={"polarity": m.polarity} if m.polarity else {},
+        )
+        for m in judgement.memories
+    ]
+    candidates.append(Candidate(
+        text=note, kind="diary", key=None, polarity=None, importance=DIARY_IMPORTANCE,
+        lang="ja" if has_japanese(note) else "en", source=source, via="llm",
+        meta={"refined": True, "judge_reason": judgement.reason},
+    ))
+    return candidates, None
+
+
+def ingest(
+    engine: MemoryEngine,
+    character: str,
+    messages: Sequence[Message] | str,
+    *,
+    llm: MemoryLLM | None = None,
+    dry_run: bool = False,
+    dedup_threshold: float = DEFAULT_THRESHOLD,
+    roles: Iterable[str] = ("user",),
+    tier_policy: TierPolicy | None = None,
+    rebalance_tiers: bool = True,
+    meta: Mapping[str, Any] | None = None,
+    log: AuditLog | None = None,
+) -> IngestReport:
+    """Extract, dedup and write (or, with ``dry_run``, only say what would happen).
+
+    ``meta`` is added to new memories (e.g. ``{"session": "2024-05-01#3"}``, which
+    ``summarize`` can group by)."""
+    character = validate.character_id(character)
+    if isinstance(messages, str):
+        messages = [messages]
+    messages = list(messages)
+    policy = tier_policy or TierPolicy()
+    extra_meta = validate.meta(dict(meta) if meta is not None else None)
+    report = IngestReport(character, dry_run, "pattern")
+
+    candidates: list[Candidate] = []
+    if llm is not None:
+        try:
+            candidates, nothing = _llm_candidates(llm, messages)
+            report.path = "llm"
+            if nothing is not None:
+                report.items.append(IngestItem("skipped", f"memory judge: {nothing}",
+                                               source=len(messages) - 1, via="llm"))
+        except OmoideError as e:
+            # Degrade, never drop: the same messages go through the pattern path.
+            report.degraded = f"{e.code}: {e}; used the pattern path"
+            if log is not None and not dry_run:
+                log.record(engine.now(), character, "degraded", [], report.degraded)
+    if report.path == "pattern":
+        candidates, unmatched = extract(messages, roles=roles)
+        report.items.extend(
+            IngestItem("skipped", u.reason, source=u.source, via="pattern") for u in unmatched
+        )
+    if not candidates:
+        report.items.sort(key=lambda i: (i.source if i.source is not None else -1))
+        return report
+
+    store = engine.stores.get(character)
+    if store is not None:
+        engine.check_model(store)  # refuse before embedding: vectors of two models never mix
+    vectors = embed_passages(engine.embedder, [c.text for c in candidates])
+    index = DedupIndex(store, dedup_threshold)
+    now = engine.now()
+    planned_items: list[IngestItem] = []
+    for candidate, vector in zip(candidates, vectors, strict=True):
+        item = IngestItem(
+            "stored", "new", text=candidate.text, kind=candidate.kind, key=candidate.key,
+            polarity=candidate.polarity, source=candidate.source, via=candidate.via,
+        )
+        found = index.match(candidate.kind, candidate.key, vector)
+        if found is not None:
+            existing = index.current(found.memory_id)
+            contradiction = is_contradiction(existing, candidate)
+            updated = merged(existing, candidate, now)
+            index.plan(updated, vector if updated.text != existing.text else None)
+            item.memory_id, item.cosine = existing.id, found.cosine
+            item.tier = updated.meta.get("tier")
+            if contradiction:
+                item.action = "contradiction"
+                item.reason = (f"{found.reason} {existing.key}: polarity "
+                               f"{existing.meta.get('polarity')} -> {candidate.polarity}; "
+                               f"old kept in history")
+            else:
+                item.action = "merged"
+                exact = existing.text == candidate.text
+                item.reason = ("exact duplicate" if exact else found.reason) + (
+                    f" (cosine {found.cosine})" if found.cosine is not None else "")
+        else:
+            tier = initial_tier(candidate.kind, candidate.importance, policy)
+            memory_meta = {**extra_meta, **candidate.meta, "via": candidate.via,
+                           "lang": candidate.lang, "tier": tier, "merges": 0}
+            memory = build_memory(engine, character, candidate.text, kind=candidate.kind,
+                                  importance=candidate.importance, key=candidate.key,
+                                  meta=memory_meta)
+            index.plan(memory, vector)
+            item.memory_id, item.tier = memory.id, tier
+            item.reason = f"new {candidate.kind}" + (f" {candidate.key}" if candidate.key else "")
+        planned_items.append(item)
+    report.items.extend(planned_items)
+    report.items.sort(key=lambda i: (i.source if i.source is not None else -1))
+    if dry_run:
+        return report
+
+    store = engine.writable_store(character)
+    failed: dict[str, str] = {}
+    for memory_id, (memory, row) in index.planned.items():
+        old = store.records.get(memory_id)
+        try:
+            store.put(memory, row if old is None or old.text != memory.text else None)
+        except Exception as e:  # vetoed by a listener: keep going, report the text
+            failed[memory_id] = f"write refused ({type(e).__name__}: {e})"
+    for item in planned_items:
+        if item.memory_id in failed:
+            item.action, item.reason = "failed", failed[item.memory_id]
+        if log is not None:
+            action = "write_failed" if item.action == "failed" else item.action
+            log.record(now, character, action, [item.memory_id] if item.memory_id else [],
+                       item.reason, key=item.key, text=item.text)
+    if rebalance_tiers:
+        report.rebalance = rebalance(engine, character, policy, log=log)
+    return report

@@ -1,0 +1,243 @@
+"""Optional LLM path: a memory judge and a refiner over any OpenAI-compatible chat endpoint.
+
+- ``ChatClient``: ``POST {base}/v1/chat/completions`` (base may end in ``/v1``), standard
+  library only. Every failure is an ``OmoideError`` with a stable code (``LLM_AUTH``,
+  ``REMOTE_TIMEOUT``, ``REMOTE_ERROR``, ``LLM_UNREACHABLE``, ``LLM_BAD_ANSWER``), so the caller
+  (``ingest``) can fall back to the pattern path and say why. The API key only travels in the
+  Authorization header; it never appears in errors or ``repr``.
+- ``MemoryLLM.judge``: does the conversation hold something worth keeping? Answers JSON with
+  typed memories (kind, polarity, subject, text).
+- ``MemoryLLM.refine``: a short diary note from the character's point of view.
+- ``MemoryLLM.summarize``: a summary of many memory lines within a token budget.
+
+The HTTP call is a pluggable ``transport`` (url, body, headers, timeout) -> (status, body):
+urllib under CPython; a Pyodide worker passes one built on its own fetch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from omoide.errors import OmoideError
+from omoide.governance.extract import Message, clamp_content, make_key, message_text
+
+Transport = Callable[[str, bytes, dict[str, str], float], tuple[int, bytes]]
+
+JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
+
+
+def urllib_transport(url: str, body: bytes, headers: dict[str, str], timeout: float
+                     ) -> tuple[int, bytes]:
+    """One POST; HTTP errors come back as (status, body) rather than exceptions."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(2000)
+
+
+class ChatClient:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 20.0,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        transport: Transport | None = None,
+    ) -> None:
+        base = base_url.rstrip("/")
+        self.url = base + ("/chat/completions" if base.endswith("/v1") else
+                           "/v1/chat/completions")
+        self.model = model
+        self.timeout = float(timeout)
+        self.temperature = float(temperature)
+        self.max_tokens = int(max_tokens)
+        self._api_key = api_key
+        self._transport = transport or urllib_transport
+
+    def __repr__(self) -> str:  # no key in logs
+        return f"ChatClient(url={self.url!r}, model={self.model!r})"
+
+    def complete(self, messages: Sequence[dict[str, str]], *, json_mode: bool = False) -> str:
+        """The assistant's text for a chat; raises ``OmoideError`` on any failure."""
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if json_mode:
+            payload["response_format"] = {"type": "json_object"}
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            status, body = self._transport(
+                self.url, json.dumps(payload).encode(), headers, self.timeout
+            )
+        except TimeoutError:
+            raise OmoideError.of("REMOTE_TIMEOUT", url=self.url, timeout=self.timeout) from None
+        except urllib.error.URLError as e:
+            if isinstance(e.reason, TimeoutError):
+                raise OmoideError.of(
+                    "REMOTE_TIMEOUT", url=self.url, timeout=self.timeout
+                ) from None
+            raise OmoideError.of("LLM_UNREACHABLE", url=self.url, reason=e.reason) from None
+        except OSError as e:
+            raise OmoideError.of("LLM_UNREACHABLE", url=self.url, reason=e) from None
+        if status in (401, 403):
+            raise OmoideError.of("LLM_AUTH", url=self.url, status=status)
+        if status != 200:
+            detail = body[:200].decode("utf-8", "replace").strip() or "(empty)"
+            raise OmoideError.of("REMOTE_ERROR", url=self.url, status=status, body=detail)
+        try:
+            answer = json.loads(body.decode("utf-8"))
+            content = answer["choices"][0]["message"]["content"]
+        except (ValueError, UnicodeDecodeError, KeyError, IndexError, TypeError) as e:
+            raise OmoideError.of(
+                "LLM_BAD_ANSWER", url=self.url, reason=f"not a chat completion ({e!r})"
+            ) from None
+        if not isinstance(content, str) or not content.strip():
+            raise OmoideError.of("LLM_BAD_ANSWER", url=self.url, reason="empty content")
+        return content.strip()
+
+
+def parse_json_object(text: str, url: str) -> dict[str, Any]:
+    """The JSON object in a model's answer (tolerates ```json fences and chatter around)."""
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        value = json.loads(text[start : end + 1]) if 0 <= start < end else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise OmoideError.of("LLM_BAD_ANSWER", url=url, reason="no JSON object in the answer")
+    return value
+
+
+@dataclass(frozen=True)
+class JudgedMemory:
+    kind: str
+    polarity: str | None
+    key: str | None
+    text: str
+    importance: float
+
+
+@dataclass
+class Judgement:
+    keep: bool
+    reason: str
+    memories: list[JudgedMemory] = field(default_factory=list)
+
+
+JUDGE_PROMPT = """You are the memory judge of {name}, a character who talks with a user.
+Read the conversation and decide whether it holds something worth remembering for a long
+time: the user's preferences, decisions, habits, or lasting facts. Small talk is not.
+Answer ONLY a JSON object:
+{{"keep": true|false, "reason": "<one short sentence>",
+ "memories": [{{"kind": "preference|decision|pattern|fact", "polarity": "like|dislike|null",
+   "subject": "<the thing, a few words>", "text": "<the memory, one sentence, in the
+   conversation's language>", "importance": 0.0-1.0}}]}}"""
+
+REFINE_PROMPT = """You are {name}. Write a short diary note (one to three sentences, first
+person, in the conversation's language) about what you learned from this conversation and
+want to remember. Facts to keep: {facts}. Answer with the note only."""
+
+SUMMARY_PROMPT = """You are {name}. Summarize these memories of yours in at most {tokens}
+tokens, keeping every decision, preference and date; first person, same language as the
+memories. Answer with the summary only."""
+
+
+def transcript(messages: Sequence[Message]) -> str:
+    lines = []
+    for message in messages:
+        role, text = message_text(message)
+        if text.strip():
+            lines.append(f"{role}: {text.strip()}")
+    return "\n".join(lines)
+
+
+class MemoryLLM:
+    """Judge + refiner + summarizer, speaking through a ``ChatClient``."""
+
+    def __init__(self, client: ChatClient, *, character_name: str = "the character") -> None:
+        self.client = client
+        self.character_name = character_name
+
+    def judge(self, messages: Sequence[Message]) -> Judgement:
+        answer = self.client.complete(
+            [
+                {"role": "system", "content": JUDGE_PROMPT.format(name=self.character_name)},
+                {"role": "user", "content": transcript(messages)},
+            ],
+            json_mode=True,
+        )
+        data = parse_json_object(answer, self.client.url)
+        keep = data.get("keep")
+        if not isinstance(keep, bool):
+            raise OmoideError.of("LLM_BAD_ANSWER", url=self.client.url,
+                                 reason="'keep' is not true/false")
+        raw_memories = data.get("memories") or []
+        if not isinstance(raw_memories, list):
+            raise OmoideError.of("LLM_BAD_ANSWER", url=self.client.url,
+                                 reason="'memories' is not a list")
+        memories = [m for m in (self._judged(item) for item in raw_memories) if m]
+        return Judgement(keep, str(data.get("reason") or "")[:300], memories)
+
+    def _judged(self, item: Any) -> JudgedMemory | None:
+        """One judged memory, or None when the model's entry is unusable (ignored, since the
+        rest of the answer may still be good)."""
+        if not isinstance(item, dict):
+            return None
+        kind = item.get("kind")
+        text = clamp_content(str(item.get("text") or ""))
+        if kind not in JUDGE_KINDS or text is None:
+            return None
+        polarity = item.get("polarity")
+        polarity = polarity if polarity in ("like", "dislike") else None
+        subject = str(item.get("subject") or "").strip()
+        importance = item.get("importance", 0.6)
+        if isinstance(importance, bool) or not isinstance(importance, int | float):
+            importance = 0.6
+        return JudgedMemory(
+            kind=kind, polarity=polarity, key=make_key(kind, subject) if subject else None,
+            text=text, importance=min(1.0, max(0.0, float(importance))),
+        )
+
+    def refine(self, messages: Sequence[Message], judgement: Judgement) -> str:
+        facts = "; ".join(m.text for m in judgement.memories) or judgement.reason or "none"
+        answer = self.client.complete(
+            [
+                {"role": "system",
+                 "content": REFINE_PROMPT.format(name=self.character_name, facts=facts)},
+                {"role": "user", "content": transcript(messages)},
+            ]
+        )
+        note = clamp_content(answer)
+        if note is None:
+            raise OmoideError.of("LLM_BAD_ANSWER", url=self.client.url,
+                                 reason="diary note shorter than 3 characters")
+        return note
+
+    def summarize(self, lines: Sequence[str], token_budget: int) -> str:
+        answer = self.client.complete(
+            [
+                {"role": "system", "content": SUMMARY_PROMPT.format(
+                    name=self.character_name, tokens=token_budget)},
+                {"role": "user", "content": "\n".join(lines)},
+            ]
+        )
+        return answer
