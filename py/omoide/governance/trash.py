@@ -1,0 +1,65 @@
+"""Trash policy on top of the engine's soft delete: a grace period, and revive on recall.
+
+- ``purge_expired``: memories trashed more than ``grace_days`` (default 30) ago are purged;
+  younger ones stay restorable with ``engine.restore``.
+- ``recall_reviving``: a recall whose best match is a TRASHED memory with cosine at or above
+  ``revive_threshold`` (default 0.95), better than every live match, restores it first and
+  says so: the user clearly still needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from omoide.engine import validate
+from omoide.engine.embedding import embed_query
+from omoide.engine.memory import Hit
+from omoide.governance.dedup import dot
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+
+DAY = 86_400.0
+
+
+def purge_expired(engine: MemoryEngine, character: str, *, grace_days: float = 30.0
+                  ) -> list[str]:
+    if grace_days < 0:
+        raise ValueError("grace_days must be >= 0")
+    return engine.purge_trash(character, trashed_before=engine.now() - grace_days * DAY)
+
+
+@dataclass
+class RecallResult:
+    hits: list[Hit]
+    revived: list[str] = field(default_factory=list)
+    revived_cosine: float | None = None
+
+
+def recall_reviving(
+    engine: MemoryEngine,
+    character: str,
+    query: str,
+    *,
+    revive: bool = True,
+    revive_threshold: float = 0.95,
+    **recall_args: Any,
+) -> RecallResult:
+    """``engine.recall`` that may first bring one trashed memory back (see module doc)."""
+    character = validate.character_id(character)
+    store = engine.stores.get(character)
+    result = RecallResult([])
+    if revive and store is not None and store.trash:
+        engine.check_model(store)
+        q = [float(x) for x in embed_query(engine.embedder, validate.text(
+            query, engine.max_text_length))]
+        best_id, best = max(((i, dot(q, e.vector)) for i, e in store.trash.items()),
+                            key=lambda pair: pair[1])
+        # float32 kernel vs float64 here: a tie must not count as "better than live"
+        live_best = store.kernel.top_k(q, 1).scores[:1] if len(store.kernel) else []
+        if best >= revive_threshold and (not live_best or best > live_best[0] + 1e-6):
+            engine.restore(character, best_id)
+            result.revived, result.revived_cosine = [best_id], round(best, 4)
+    result.hits = engine.recall(character, query, **recall_args)
+    return result

@@ -1,0 +1,62 @@
+"""Trash policy: grace-period purge and revive-on-recall."""
+
+from omoide.engine import MemoryEngine
+from omoide.governance.trash import purge_expired, recall_reviving
+from tests.test_engine_embedder import HashingEmbedder
+
+DAY = 86_400.0
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1_700_000_000.0
+
+    def __call__(self):
+        return self.t
+
+
+def make():
+    clock = Clock()
+    return MemoryEngine(HashingEmbedder(64), clock=clock), clock
+
+
+def test_grace_period_purge():
+    e, clock = make()
+    old = e.remember("a", "old note")
+    young = e.remember("a", "young note")
+    e.forget("a", old.id)
+    clock.t += 20 * DAY
+    e.forget("a", young.id)
+    clock.t += 15 * DAY  # old: 35 days in the trash, young: 15
+    assert purge_expired(e, "a") == [old.id]
+    assert [t.memory.id for t in e.trash("a")] == [young.id]
+    assert e.restore("a", young.id).text == "young note"
+
+
+def test_a_strong_match_in_the_trash_is_revived():
+    e, _ = make()
+    gone = e.remember("a", "My sister's birthday is on March 3rd", kind="fact")
+    e.remember("a", "The weather was nice today", kind="diary")
+    e.forget("a", gone.id)
+    result = recall_reviving(e, "a", "My sister's birthday is on March 3rd", k=3)
+    assert result.revived == [gone.id] and result.revived_cosine >= 0.95
+    assert result.hits[0].memory.id == gone.id and e.trash("a") == []
+
+
+def test_weak_matches_or_disabled_revive_leave_the_trash_alone():
+    e, _ = make()
+    gone = e.remember("a", "My sister's birthday is on March 3rd", kind="fact")
+    e.forget("a", gone.id)
+    assert recall_reviving(e, "a", "weather forecast for Tokyo").revived == []
+    assert recall_reviving(e, "a", "My sister's birthday is on March 3rd", revive=False).hits == []
+    assert [t.memory.id for t in e.trash("a")] == [gone.id]
+
+
+def test_a_better_live_match_wins_over_the_trash():
+    e, _ = make()
+    text = "My sister's birthday is on March 3rd"
+    gone = e.remember("a", text, kind="fact")
+    e.forget("a", gone.id)
+    live = e.remember("a", text, kind="fact")
+    result = recall_reviving(e, "a", text)
+    assert result.revived == [] and result.hits[0].memory.id == live.id
