@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"serve", "test", "build"}:
         print(USAGE)
         return 2
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - build.py runs on any system python3
         sys.exit("Python 3.11 or newer is required.")
     dev = argv[0] == "test"
     ensure_venv(ROOT / "requirements" / ("dev.txt" if dev else "build.txt"))

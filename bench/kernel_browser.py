@@ -16,8 +16,9 @@ import platform
 import tempfile
 from pathlib import Path
 
-from buildtools.serve import AppServer
 from playwright.sync_api import sync_playwright
+
+from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"

@@ -17,7 +17,6 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
 from buildtools.models import build_models, sources, verify  # noqa: E402
-
 from omoide.embeddings.auto import choose_embedder  # noqa: E402
 from omoide.embeddings.onnx_provider import REPO_ROOT, OnnxEmbedder  # noqa: E402
 

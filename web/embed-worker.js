@@ -2,16 +2,21 @@
 // WebAssembly otherwise. Called by the page (and the engine) through Comlink.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { env, pipeline } from "./vendor/transformers/transformers.js";
-import { ModelProgress, recordingCache } from "./embed/progress.js";
+import { ModelProgress } from "./embed/progress.js";
 
 const base = new URL("./", import.meta.url);
-export const MODEL_CACHE = "omoide-models-v1";
+const MODEL_CACHE = "omoide-models-v1";
+const PROGRESS_EVERY_MS = 100;
 
 // Never reach for a hub or CDN: models and the onnxruntime-web wasm come from our origin.
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
-env.localModelPath = new URL("models/", base).href;
+// A path, not a URL: Transformers.js only probes local files (tokenizer_config.json) for paths.
+env.localModelPath = new URL("models/", base).pathname;
 env.useWasmCache = false;
+// Transformers.js reads model files from our model cache, which fetchModelFiles fills.
+env.useBrowserCache = true;
+env.cacheKey = MODEL_CACHE;
 env.backends.onnx.wasm.wasmPaths = {
   mjs: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.mjs", base).href,
   wasm: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.wasm", base).href,
@@ -59,20 +64,67 @@ async function pickDevice(requested) {
   return { device: "webgpu", reason: "WebGPU adapter found" };
 }
 
-async function createExtractor(modelId, dtype, device, progress, onProgress) {
-  const prefix = `${env.localModelPath}${modelId}/`;
+const hex = (buffer) =>
+  Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+
+// Read a response body with byte progress; one network download per file.
+async function readWithProgress(response, file, progress, report) {
+  const reader = response.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    progress.apply({ status: "progress", file, loaded });
+    report();
+  }
+  const bytes = new Uint8Array(loaded);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
+}
+
+// Make sure every file of the model is in the model cache: cache hits are not downloaded
+// again, downloads are checked against the build manifest's sha256 before they are stored.
+async function fetchModelFiles(modelId, dtype, progress, onProgress) {
   const cache = await caches.open(MODEL_CACHE);
-  env.useCustomCache = true;
-  env.customCache = recordingCache(cache, (url) => {
-    if (url.startsWith(prefix)) progress.markCacheHit(url.slice(prefix.length));
-  });
-  return pipeline("feature-extraction", modelId, {
-    dtype,
-    device,
-    progress_callback: (event) => {
-      if (progress.apply(event)) onProgress?.(progress.snapshot());
-    },
-  });
+  const meta = manifest.models[modelId].files;
+  let last = 0;
+  const report = (force = false) => {
+    const now = performance.now();
+    if (force || now - last >= PROGRESS_EVERY_MS) {
+      last = now;
+      onProgress?.(progress.snapshot());
+    }
+  };
+  for (const file of Object.keys(expectedFiles(modelId, dtype))) {
+    const url = new URL(`${env.localModelPath}${modelId}/${file}`, base).href;
+    if (await cache.match(url)) {
+      progress.markCacheHit(file);
+      continue;
+    }
+    progress.apply({ status: "download", file });
+    report(true);
+    const response = await fetch(url, { cache: "no-store" });
+    if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
+    const bytes = await readWithProgress(response, file, progress, report);
+    const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+    if (digest !== meta[file].sha256) throw new Error(`${file}: checksum mismatch, not stored`);
+    const headers = { "content-type": response.headers.get("content-type") ?? "",
+      "content-length": String(bytes.length) };
+    await cache.put(url, new Response(bytes, { headers }));
+    progress.apply({ status: "done", file });
+    report(true);
+  }
+}
+
+function createExtractor(modelId, dtype, device) {
+  return pipeline("feature-extraction", modelId, { dtype, device });
 }
 
 async function load({ model, dtype = "q8", device = "auto" } = {}, onProgress) {
@@ -82,18 +134,21 @@ async function load({ model, dtype = "q8", device = "auto" } = {}, onProgress) {
   const started = performance.now();
   const picked = await pickDevice(device);
   const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
+  try {
+    await fetchModelFiles(model, dtype, progress, onProgress);
+  } catch (err) {
+    progress.fail(err);
+    onProgress?.(progress.snapshot());
+    throw new Error(`Download of ${model} (${dtype}) failed: ${err.message}`);
+  }
   let extractor;
   try {
-    extractor = await createExtractor(model, dtype, picked.device, progress, onProgress);
+    extractor = await createExtractor(model, dtype, picked.device);
   } catch (err) {
-    if (picked.device !== "webgpu") {
-      progress.fail(err);
-      onProgress?.(progress.snapshot());
-      throw err;
-    }
+    if (picked.device !== "webgpu") throw err;
     picked.device = "wasm";
     picked.reason = `WebGPU failed to start (${err.message}); using WebAssembly`;
-    extractor = await createExtractor(model, dtype, "wasm", progress, onProgress);
+    extractor = await createExtractor(model, dtype, "wasm");
   }
   progress.ready = true;
   onProgress?.(progress.snapshot());

@@ -1,8 +1,9 @@
-// One model-level download state from Transformers.js' per-file progress events.
+// One model-level download state from per-file progress events.
 //
-// Transformers.js emits the same "progress" events whether a file comes from the network or
-// from the cache, so the cache wrapper below tells us which files were cache hits; a cache hit
-// is never shown as a download.
+// The embedding worker downloads each model file itself, once, into the model cache before
+// Transformers.js reads it from there, so it knows which files were cache hits: a cache hit
+// is never shown as a download. Events use Transformers.js' shape ({status, file, loaded,
+// total}).
 
 export class ModelProgress {
   constructor(model, dtype, expectedFiles = {}) {
@@ -23,10 +24,13 @@ export class ModelProgress {
   }
 
   markCacheHit(name) {
-    this.file(name).fromCache = true;
+    const f = this.file(name);
+    f.fromCache = true;
+    f.done = true;
+    f.loaded = f.total;
   }
 
-  // Apply one Transformers.js progress event; returns true when the state changed.
+  // Apply one progress event; returns true when the state changed.
   apply(event) {
     if (!event?.file) {
       if (event?.status === "ready") this.ready = true;
@@ -67,18 +71,4 @@ export class ModelProgress {
       error: this.error,
     };
   }
-}
-
-// A Cache API wrapper that Transformers.js uses as env.customCache: it records hits.
-export function recordingCache(cache, onHit) {
-  return {
-    async match(request) {
-      const hit = await cache.match(request);
-      if (hit) onHit(typeof request === "string" ? request : request.url);
-      return hit;
-    },
-    put(request, response) {
-      return cache.put(request, response);
-    },
-  };
 }
