@@ -1,2 +1,35 @@
 """Memory governance on top of the engine: extraction, write-time dedup, hot/cold tiers,
-summarization, audit. Pure Python; runs under CPython and Pyodide alike."""
+trash policy, summarization, audit. Pure Python; runs under CPython and Pyodide alike.
+
+One module per concern: ``extract`` (EN+JA patterns, keys), ``llm`` (OpenAI-compatible
+judge/refiner), ``ingest``, ``dedup``, ``tiers``, ``trash``, ``summarize``, ``audit``, ``log``;
+``Governor`` bundles them with one configuration.
+"""
+
+from omoide.governance.audit import AuditReport, HotEntry, audit
+from omoide.governance.dedup import DEFAULT_THRESHOLD, DedupIndex, duplicate_pairs
+from omoide.governance.extract import Candidate, extract, make_key
+from omoide.governance.governor import Governor
+from omoide.governance.ingest import IngestItem, IngestReport, ingest
+from omoide.governance.llm import ChatClient, Judgement, MemoryLLM
+from omoide.governance.log import AuditEvent, AuditLog
+from omoide.governance.summarize import SummaryGroup, SummaryReport, summarize
+from omoide.governance.tiers import (
+    ContextBlock,
+    RebalanceReport,
+    TierPolicy,
+    context,
+    hot_context,
+    promote,
+    rebalance,
+)
+from omoide.governance.trash import RecallResult, purge_expired, recall_reviving
+
+__all__ = [
+    "DEFAULT_THRESHOLD", "AuditEvent", "AuditLog", "AuditReport", "Candidate", "ChatClient",
+    "ContextBlock", "DedupIndex", "Governor", "HotEntry", "IngestItem", "IngestReport",
+    "Judgement", "MemoryLLM", "RebalanceReport", "RecallResult", "SummaryGroup",
+    "SummaryReport", "TierPolicy", "audit", "context", "duplicate_pairs", "extract",
+    "hot_context", "ingest", "make_key", "promote", "purge_expired", "rebalance",
+    "recall_reviving", "summarize",
+]

@@ -1,0 +1,84 @@
+"""``Governor``: one object holding the engine, the optional LLM, the tier policy, the dedup
+threshold and the audit log, so an app configures governance once and calls verbs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from omoide.engine.memory import Memory
+from omoide.governance import audit as audit_module
+from omoide.governance import summarize as summarize_module
+from omoide.governance import tiers, trash
+from omoide.governance.dedup import DEFAULT_THRESHOLD
+from omoide.governance.extract import Message
+from omoide.governance.ingest import IngestReport
+from omoide.governance.ingest import ingest as ingest_messages
+from omoide.governance.llm import MemoryLLM
+from omoide.governance.log import AuditLog
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+
+
+class Governor:
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        *,
+        llm: MemoryLLM | None = None,
+        policy: tiers.TierPolicy | None = None,
+        dedup_threshold: float = DEFAULT_THRESHOLD,
+        log: AuditLog | None = None,
+    ) -> None:
+        self.engine = engine
+        self.llm = llm
+        self.policy = policy or tiers.TierPolicy()
+        self.dedup_threshold = dedup_threshold
+        self.log = log if log is not None else AuditLog()
+
+    def ingest(
+        self,
+        character: str,
+        messages: Sequence[Message] | str,
+        *,
+        dry_run: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        roles: Iterable[str] = ("user",),
+    ) -> IngestReport:
+        return ingest_messages(
+            self.engine, character, messages, llm=self.llm, dry_run=dry_run,
+            dedup_threshold=self.dedup_threshold, roles=roles, tier_policy=self.policy,
+            meta=meta, log=self.log,
+        )
+
+    def rebalance(self, character: str) -> tiers.RebalanceReport:
+        return tiers.rebalance(self.engine, character, self.policy, log=self.log)
+
+    def promote(self, character: str, memory_id: str, *, pin: bool = False) -> Memory:
+        return tiers.promote(self.engine, character, memory_id, pin=pin, log=self.log)
+
+    def hot_context(self, character: str) -> str:
+        return tiers.hot_context(self.engine, character, self.policy)
+
+    def context(self, character: str, query: str | None, budget_chars: int = 6_000, *,
+                k: int = 8) -> tiers.ContextBlock:
+        return tiers.context(self.engine, character, query, budget_chars, k=k,
+                             policy=self.policy)
+
+    def recall(self, character: str, query: str, **recall_args: Any) -> trash.RecallResult:
+        return trash.recall_reviving(self.engine, character, query, **recall_args)
+
+    def purge_expired(self, character: str, *, grace_days: float = 30.0) -> list[str]:
+        return trash.purge_expired(self.engine, character, grace_days=grace_days)
+
+    def summarize(self, character: str, *, older_than_days: float = 30.0,
+                  dry_run: bool = True, **options: Any) -> summarize_module.SummaryReport:
+        return summarize_module.summarize(
+            self.engine, character, older_than_days=older_than_days, dry_run=dry_run,
+            llm=self.llm, log=self.log, **options,
+        )
+
+    def audit(self, character: str, **options: Any) -> audit_module.AuditReport:
+        return audit_module.audit(self.engine, character, policy=self.policy,
+                                  dedup_threshold=self.dedup_threshold, log=self.log, **options)
