@@ -1,0 +1,59 @@
+"""Dedup with the real multilingual-e5-small model (skipped when the build has not produced
+dist/models, or ONNX Runtime is not installed): the default threshold merges paraphrases,
+keeps distinct days apart, and the key guard prevents a false merge e5 would make."""
+
+from pathlib import Path
+
+import pytest
+
+MODELS = Path(__file__).resolve().parents[1] / "dist" / "models"
+if not (MODELS / "manifest.json").exists():
+    pytest.skip("dist/models/manifest.json missing: run `python3 build.py` to build the models",
+                allow_module_level=True)
+pytest.importorskip("onnxruntime", reason="the e5 test needs ONNX Runtime (cpython extra)")
+pytest.importorskip("tokenizers", reason="the e5 test needs tokenizers (cpython extra)")
+
+from omoide.embeddings.onnx_provider import OnnxEmbedder  # noqa: E402
+from omoide.engine import MemoryEngine  # noqa: E402
+from omoide.governance import DEFAULT_THRESHOLD, DedupIndex, ingest  # noqa: E402
+
+pytestmark = pytest.mark.models
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return OnnxEmbedder.from_model_id("omoide/multilingual-e5-small", "q8", threads=1)
+
+
+def test_paraphrased_notes_merge_and_distinct_ones_do_not(e5):
+    engine = MemoryEngine(e5)
+    note = engine.remember("a", "Today we walked along the river and talked about books.",
+                           kind="diary")
+    index = DedupIndex(engine.stores["a"])
+    paraphrase, other = e5.embed_passages([
+        "Today we walked by the river and talked about books.",
+        "Today we cooked curry and watched a movie.",
+    ])
+    match = index.match("diary", None, paraphrase)
+    assert match is not None and match.memory_id == note.id
+    assert match.cosine >= DEFAULT_THRESHOLD
+    assert index.match("diary", None, other) is None
+
+
+def test_the_key_guard_prevents_a_false_merge_e5_would_make(e5):
+    a, b = e5.embed_passages(["I prefer TypeScript", "I prefer JavaScript"])
+    cosine = sum(x * y for x, y in zip(a, b, strict=True))
+    assert cosine >= DEFAULT_THRESHOLD  # similarity alone would merge two different facts
+    engine = MemoryEngine(e5)
+    report = ingest(engine, "a", ["I prefer TypeScript", "I prefer JavaScript"])
+    assert [i.action for i in report.items] == ["stored", "stored"]
+
+
+def test_design_example_in_both_languages_lands_on_four_records(e5):
+    engine = MemoryEngine(e5)
+    ingest(engine, "a", ["I prefer TypeScript. We'll use Postgres for this project. "
+                         "I always commit before pushing. I don't like Python."])
+    report = ingest(engine, "a", ["TypeScriptが好きです。このプロジェクトではPostgresを使います。"
+                                  "いつもプッシュする前にコミットします。Pythonは好きではありません。"])
+    assert [i.action for i in report.items] == ["merged"] * 4
+    assert len(engine.memories("a")) == 4
