@@ -144,3 +144,15 @@ def test_ingesting_the_same_messages_twice_stores_nothing_new(messages):
     after = {m.id for m in e.memories("a")} if ids else set()
     assert after == ids
     assert e.trash("a") == [] if ids else True
+
+
+def test_dedup_runs_on_the_pure_python_kernel_as_in_pyodide():
+    from omoide.kernels import PureKernel
+
+    e = MemoryEngine(HashingEmbedder(128), kernel=PureKernel, clock=ticking())
+    note = e.remember("a", "We walked along the river and talked about books", kind="diary")
+    vec = e.embedder.embed_passages(["We walked along the river and talked about books."])[0]
+    match = DedupIndex(e.stores["a"], threshold=0.9).match("diary", None, vec)
+    assert match is not None and match.memory_id == note.id
+    report = ingest(e, "a", ["I like tea", "I like tea", "I hate YAML"])
+    assert [i.action for i in report.items] == ["stored", "merged", "stored"]
