@@ -1,11 +1,18 @@
 // The page: starts the engine worker, shows boot progress, then the app.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
-import { pickLanguage, translatePage, translator } from "./i18n.js";
+import { pickLanguage, translatePage } from "./i18n.js";
+import { startUI } from "./ui/index.js";
+import { createContext, setLanguage } from "./ui/shell.js";
 
 const lang = pickLanguage();
-const t = translator(lang);
+// The UI's shared context; ctx.t follows the language switch.
+const ctx = createContext({ call: (method, params) => window.omoide.call(method, params), lang });
+const t = (...args) => ctx.t(...args);
 document.documentElement.lang = lang;
 translatePage(document, t);
+const langSelect = document.getElementById("lang");
+langSelect.value = lang;
+langSelect.addEventListener("change", () => setLanguage(ctx, langSelect.value));
 
 const bootSection = document.getElementById("boot");
 const STAGES = ["runtime", "python", "engine", "ready"];
@@ -49,10 +56,13 @@ async function showDiagnostics(engine) {
   document.getElementById("about").hidden = false;
 }
 
-// The floating download indicator: visible only while model files come from the network.
-function showDownload(state) {
+// The floating download indicator: visible only while model files come from the network
+// (cache hits are never listed), per-file and total progress, errors with a retry.
+let retryDownload = null;
+function showDownload(state, retry = null) {
   const box = document.getElementById("downloads");
   box.hidden = !state.downloading && !state.error;
+  box.dataset.state = state.error ? "error" : state.downloading ? "downloading" : "done";
   const pct = state.bytesTotal ? Math.floor((100 * state.bytesDone) / state.bytesTotal) : 0;
   box.querySelector("progress").value = pct;
   box.querySelector(".what").textContent = state.error
@@ -60,7 +70,23 @@ function showDownload(state) {
     : t("download.progress", {
       model: state.model, pct, done: mb(state.bytesDone), total: mb(state.bytesTotal),
     });
+  const files = (state.files ?? []).filter((f) => !f.fromCache);
+  box.querySelector(".files").replaceChildren(...files.map((f) => {
+    const li = document.createElement("li");
+    li.textContent = t("download.file", { name: f.name, done: mb(f.loaded ?? 0),
+      total: mb(f.total ?? 0), state: f.done ? "✓" : "" });
+    return li;
+  }));
+  if (retry) retryDownload = retry;
+  const button = box.querySelector(".retry");
+  button.hidden = !state.error || !retryDownload;
 }
+
+document.querySelector("#downloads .retry").addEventListener("click", () => {
+  const retry = retryDownload;
+  document.getElementById("downloads").hidden = true;
+  retry?.()?.catch?.((err) => ctx.notify(ctx.errorText(err), { kind: "error" }));
+});
 
 const mb = (bytes) => (bytes / 1e6).toFixed(1);
 
@@ -68,16 +94,41 @@ function startEmbedder() {
   const worker = new Worker(new URL("./embed-worker.js", import.meta.url), { type: "module" });
   const embedder = Comlink.wrap(worker);
   const progressLog = [];
+  let lastOptions = null;
+  const loadModel = (options) => {
+    lastOptions = options;
+    return embedder.load(options, onProgress);
+  };
   const onProgress = Comlink.proxy((state) => {
     progressLog.push(state);
-    showDownload(state);
+    showDownload(state, () => loadModel(lastOptions));
   });
   return {
     embedder,
     progressLog,
-    loadModel: (options) => embedder.load(options, onProgress),
+    loadModel,
     embed: (texts, options) => embedder.embed(texts, options),
   };
+}
+
+// Engine events (download progress of models the engine needs, re-vectorization progress,
+// changes made by other tabs, notices) reach the page here and any onEvent listener.
+const eventListeners = [];
+function onEngineEvent(event) {
+  if (event.type === "download") {
+    window.omoide.progressLog.push(event.state);
+    showDownload(event.state);
+  }
+  window.omoide.events.push(event);
+  for (const fn of eventListeners) fn(event);
+}
+
+// The engine worker talks to the embedding worker over its own channel.
+async function connectWorkers(engine, embedder) {
+  const { port1, port2 } = new MessageChannel();
+  await embedder.connect(Comlink.transfer(port1, [port1]));
+  await engine.connectEmbedder(Comlink.transfer(port2, [port2]));
+  await engine.onEvent(Comlink.proxy(onEngineEvent));
 }
 
 async function start() {
@@ -87,8 +138,9 @@ async function start() {
   const engine = Comlink.wrap(worker);
   // Exposed for embedding apps and tests: omoide.call(method, params) -> plain data.
   window.omoide = { call: (method, params) => engine.call(method, params), engine,
-    ...startEmbedder() };
+    ...startEmbedder(), events: [], onEvent: (fn) => eventListeners.push(fn) };
   try {
+    await connectWorkers(engine, window.omoide.embedder);
     await engine.boot(Comlink.proxy(showStage));
     await showDiagnostics(engine);
   } catch (err) {

@@ -127,8 +127,19 @@ function createExtractor(modelId, dtype, device) {
   return pipeline("feature-extraction", modelId, { dtype, device });
 }
 
-async function load({ model, dtype = "q8", device = "auto" } = {}, onProgress) {
+// Loads are serialized: the page and the engine may both ask for a model at once.
+let loading = Promise.resolve();
+function load(options, onProgress) {
+  const run = loading.then(() => loadNow(options, onProgress));
+  loading = run.catch(() => {});
+  return run;
+}
+
+async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress) {
   await catalogue();
+  if (current && current.model === model && current.dtype === dtype && device === "auto") {
+    return { ...status(), dimension: current.info.dimension, loadMs: 0, progress: null };
+  }
   const info = modelInfo(model);
   if (!info.dtypes.includes(dtype)) throw new Error(`${model} has no ${dtype} build`);
   const started = performance.now();
@@ -179,7 +190,7 @@ async function embed(texts, { kind = "passage", batchSize = 16 } = {}) {
     } catch (err) {
       if (current.device !== "webgpu") throw err;
       // A lost GPU device: reload on WebAssembly and carry on, with the reason surfaced.
-      await load({ model: current.model, dtype: current.dtype, device: "wasm" });
+      await loadNow({ model: current.model, dtype: current.dtype, device: "wasm" });
       current.reason = `WebGPU device lost (${err.message}); using WebAssembly`;
       data = await runBatch(batch);
     }
@@ -194,4 +205,11 @@ function status() {
   return { loaded: true, model, dtype, device, reason, threads: env.backends.onnx.wasm.numThreads };
 }
 
-Comlink.expose({ catalogue, load, embed, status });
+const api = {
+  catalogue, load, embed, status,
+  // A second caller (the engine worker) gets its own channel to the same loaded model.
+  connect(port) {
+    Comlink.expose(api, port);
+  },
+};
+Comlink.expose(api);

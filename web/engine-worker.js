@@ -1,18 +1,106 @@
-// The engine worker: boots Pyodide, loads the omoide wheel and answers the page's calls.
-// It is a module worker because Pyodide's ES module build refuses classic workers.
+// The engine worker: boots Pyodide, loads the omoide wheel, keeps the memory database in
+// IndexedDB (Dexie) and answers the page's calls. It is a module worker because Pyodide's ES
+// module build refuses classic workers.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 import * as vectors from "./kernel/vectors.js";
+import * as store from "./store/db.js";
+import { characterVerbs } from "./store/characters.js";
 
 const base = new URL("./", import.meta.url);
-let booting = null;
-let dispatch = null;
+const DEFAULT_MODEL = { model: "omoide/multilingual-e5-small", dtype: "q8" };
+const WRITE_LOCK = "omoide-engine";
 
-async function loadWheel(pyodide, url) {
+let booting = null;
+let pyodide = null;
+let py = null; // {dispatch, session}
+let db = null;
+let embedder = null; // Comlink link to the embedding worker
+let generation = 0; // the database generation this worker's engine reflects
+let listeners = [];
+let revectorizing = null; // {model, dtype, cancel, done, total, started}
+const channel = new BroadcastChannel("omoide-changes");
+const emit = (event) => listeners.forEach((fn) => fn(event));
+
+async function loadWheel(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
   const purelib = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
   pyodide.unpackArchive(await response.arrayBuffer(), "wheel", { extractDir: purelib });
+}
+
+// -- what Python calls (module omoide_host) -------------------------------------------------
+
+let loadedModel = null;
+async function ensureModel(model, dtype) {
+  if (!embedder) throw new Error("no embedding worker is connected");
+  const key = `${model}@${dtype}`;
+  if (loadedModel !== key) {
+    await embedder.load({ model, dtype }, Comlink.proxy((state) =>
+      emit({ type: "download", state })));
+    loadedModel = key;
+  }
+}
+
+const host = {
+  async embed(texts, kind, model, dtype) {
+    await ensureModel(model, dtype);
+    return embedder.embed(texts.toJs ? texts.toJs() : texts, { kind });
+  },
+  async persist(changeJson, vector) {
+    const change = JSON.parse(changeJson);
+    if (vector) change.vector = new Float32Array(vector);
+    await store.persistChange(db, change);
+    await bumpGeneration(change.character);
+  },
+  async swap(changeJson, flat) {
+    const change = JSON.parse(changeJson);
+    await store.swapIndex(db, { ...change, vectors: new Float32Array(flat) });
+    await bumpGeneration(change.character);
+  },
+  async stage(json) {
+    const { stamp, items } = JSON.parse(json);
+    await db.staging.bulkPut(items.map((i) => ({ stamp, ...i })));
+  },
+};
+
+const changedCharacters = new Set();
+async function bumpGeneration(character) {
+  generation = (await store.getSetting(db, "generation", 0)) + 1;
+  await store.setSetting(db, "generation", generation);
+  changedCharacters.add(character);
+}
+
+// -- loading the database into the engine ---------------------------------------------------
+
+async function loadEverything() {
+  const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
+  py.session.start(selected.model, selected.dtype);
+  const notices = [];
+  for (const { id } of await store.listCharacters(db)) {
+    const data = await store.loadCharacter(db, id);
+    if (!data) continue;
+    const { vectors: rows, ...rest } = data;
+    const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), rows)).toJs({
+      dict_converter: Object.fromEntries,
+    });
+    if (result.repaired || result.corrupt_segments) {
+      notices.push(`${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
+        `${result.repaired} memories re-embedded, none lost`);
+    }
+  }
+  const target = await store.getSetting(db, "revectorize_target", null);
+  if (target) {
+    const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
+    const staged = await db.staging.where("[stamp+character]")
+      .between([stamp, ""], [stamp, "\uffff"]).toArray();
+    py.loadStaged(stamp, JSON.stringify(staged.map(({ character, id, text, vector }) => ({
+      character, id, text, vector: Array.from(vector),
+    }))));
+  }
+  generation = await store.getSetting(db, "generation", 0);
+  for (const message of notices) emit({ type: "notice", message });
+  return notices;
 }
 
 async function boot(onProgress) {
@@ -20,29 +108,140 @@ async function boot(onProgress) {
   const info = await (await fetch(new URL("build-info.json", base))).json();
   report("runtime", `Pyodide ${info.vendor.pyodide}`);
   const kernelLoading = vectors.loadKernel("auto"); // compiles while Pyodide boots
-  const pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
+  pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   report("python", pyodide.runPython("import sys; sys.version.split()[0]"));
-  await loadWheel(pyodide, new URL(info.wheel, base).href);
+  await loadWheel(new URL(info.wheel, base).href);
   // The vector kernel (WebAssembly SIMD, scalar WebAssembly or JS): Python reaches it as the
   // module omoide_vectors through omoide.browser.wasm_kernel, which registers its rpc verbs.
   await kernelLoading;
   pyodide.registerJsModule("omoide_vectors", vectors);
+  pyodide.registerJsModule("omoide_host", host);
   pyodide.runPython("import omoide.browser.wasm_kernel");
+  const session = pyodide.pyimport("omoide.browser.session");
+  py = {
+    dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
+    session,
+    loadCharacter: session.load_character,
+    loadStaged: session.load_staged,
+  };
   report("engine", `omoide ${info.omoide}`);
-  dispatch = pyodide.pyimport("omoide.browser.rpc").dispatch;
+  db = store.openDatabase();
+  await db.open();
+  const notices = await navigator.locks.request(WRITE_LOCK, loadEverything);
   report("ready");
-  return { omoide: info.omoide, vendor: info.vendor };
+  return { omoide: info.omoide, vendor: info.vendor, notices };
 }
 
-// Every engine call crosses the boundary as JSON text: no proxies to leak, and the page gets
-// plain data. Errors come back as {code, message} and are thrown here as Error objects.
-function call(method, params = {}) {
-  if (!dispatch) throw new Error("the engine is not ready yet");
-  const reply = JSON.parse(dispatch(method, JSON.stringify(params)));
+// -- calls ----------------------------------------------------------------------------------
+
+async function callPython(method, params) {
+  const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
   if (reply.ok) return reply.result;
   const error = new Error(reply.error.message);
   error.name = reply.error.code;
   throw error;
+}
+
+// Every engine call holds the cross-tab lock: one writer at a time over the whole origin.
+// If another tab wrote since this engine last looked, it reloads from IndexedDB first.
+async function locked(fn) {
+  return navigator.locks.request(WRITE_LOCK, async () => {
+    if ((await store.getSetting(db, "generation", 0)) !== generation) await loadEverything();
+    changedCharacters.clear();
+    try {
+      return await fn();
+    } finally {
+      if (changedCharacters.size) {
+        const characters = [...changedCharacters];
+        channel.postMessage({ generation, characters });
+        emit({ type: "changed", characters });
+      }
+    }
+  });
+}
+
+channel.onmessage = ({ data }) => emit({ type: "changed", characters: data.characters,
+  remote: true });
+
+const jsVerbs = {
+  ...characterVerbs(() => db, callPython, locked, bumpGeneration),
+  async models() {
+    return (await fetch(new URL("models/registry.json", base))).json();
+  },
+  async storage() {
+    const estimate = await navigator.storage.estimate();
+    const persisted = await navigator.storage.persisted?.();
+    return { usage: estimate.usage, quota: estimate.quota, persisted: !!persisted };
+  },
+  async select_model({ model, dtype }) {
+    const state = await locked(() => callPython("select_model", { model, dtype }));
+    await store.setSetting(db, "model", { model, dtype });
+    ensureModel(model, dtype).catch((err) => emit({ type: "notice", message: err.message }));
+    return state;
+  },
+  revectorize_start({ model, dtype, character = null } = {}) {
+    if (revectorizing) return revectorizeStatus();
+    revectorizing = { model, dtype, character, cancel: false, done: 0, total: 0,
+      started: performance.now(), startDone: null, error: null };
+    runRevectorize(revectorizing);
+    return revectorizeStatus();
+  },
+  revectorize_cancel() {
+    if (revectorizing) revectorizing.cancel = true;
+    return revectorizeStatus();
+  },
+  revectorize_status: () => revectorizeStatus(),
+};
+
+function revectorizeStatus() {
+  const r = revectorizing;
+  if (!r) return { running: false };
+  const seconds = (performance.now() - r.started) / 1000;
+  const rate = seconds > 0 && r.startDone !== null ? (r.done - r.startDone) / seconds : 0;
+  const eta = rate > 0 ? (r.total - r.done) / rate : null;
+  return { running: true, model: r.model, dtype: r.dtype, done: r.done, total: r.total,
+    rate, eta_s: eta, cancelling: r.cancel };
+}
+
+// Re-vectorization runs as many small steps, each one an engine call under the lock, so recall
+// and writes go on between them. Staged vectors are in IndexedDB: a reload resumes.
+async function runRevectorize(job) {
+  const registry = await jsVerbs.models();
+  const info = registry.models.find((m) => m.id === job.model);
+  await store.setSetting(db, "revectorize_target",
+    { model: job.model, dtype: job.dtype, dimension: info?.dimension ?? 384 });
+  let event = { type: "revectorize", state: "running" };
+  try {
+    for (;;) {
+      if (job.cancel) {
+        event = { type: "revectorize", state: "cancelled", done: job.done, total: job.total };
+        break;
+      }
+      const step = await locked(() => callPython("revectorize_step",
+        { model: job.model, dtype: job.dtype, character: job.character }));
+      job.startDone ??= step.done;
+      job.done = step.done;
+      job.total = step.total;
+      emit({ type: "revectorize", ...revectorizeStatus() });
+      if (step.finished) {
+        await store.setSetting(db, "model", { model: job.model, dtype: job.dtype });
+        await store.setSetting(db, "revectorize_target", null);
+        event = { type: "revectorize", state: "finished", done: job.total, total: job.total };
+        break;
+      }
+    }
+  } catch (err) {
+    event = { type: "revectorize", state: "failed", error: err.message };
+  } finally {
+    revectorizing = null;
+    emit(event);
+  }
+}
+
+async function call(method, params = {}) {
+  if (!py) throw new Error("the engine is not ready yet");
+  if (method in jsVerbs) return jsVerbs[method](params);
+  return locked(() => callPython(method, params));
 }
 
 Comlink.expose({
@@ -51,4 +250,11 @@ Comlink.expose({
     return booting;
   },
   call,
+  // The page hands over a port to the embedding worker, so embeddings never pass the page.
+  connectEmbedder(port) {
+    embedder = Comlink.wrap(port);
+  },
+  onEvent(fn) {
+    listeners.push(fn);
+  },
 });

@@ -30,6 +30,8 @@ MESSAGES: dict[str, str] = {
     "CANCELLED": "{operation} was cancelled; it can be resumed.",
     "QUOTA_EXCEEDED": "The browser's storage quota is full; nothing was written. {detail}",
     "MALFORMED_IMPORT": "The import file is not valid: {reason}.",
+    "STORAGE_FAILED": "The browser database refused the write; nothing was changed: {reason}.",
+    "NOT_READY": "The engine is still loading {what}; try again in a moment.",
     "UNSUPPORTED_DIMENSION": (
         "The model {model!r} cannot produce {dim}-d vectors; supported: {supported}.{hint}"
     ),

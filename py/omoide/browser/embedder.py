@@ -1,0 +1,41 @@
+"""``BrowserEmbedder``: the ``Embedder`` protocol over the embedding worker (Transformers.js).
+
+The engine worker holds a Comlink link to the embedding worker; Python waits for its answer
+through ``host.wait`` (JSPI), so the engine calls it exactly like ``OnnxEmbedder`` in CPython.
+The worker adds the model's query/passage prefixes and L2-normalizes, like ``OnnxEmbedder``.
+"""
+
+from __future__ import annotations
+
+from ..embeddings.registry import check_dtype, get_model, vector_stamp
+from .host import floats_from_js, host, wait
+
+
+class BrowserEmbedder:
+    def __init__(self, model_id: str, dtype: str) -> None:
+        info = get_model(model_id)
+        self.model_id = info.id
+        self.dtype = check_dtype(info, dtype)
+        self.dimension = info.dimension
+        self.stamp = vector_stamp(info.id, self.dtype, info.dimension)
+
+    def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        if not texts:
+            return []
+        reply = wait(host().embed(texts, kind, self.model_id, self.dtype))
+        flat = floats_from_js(reply.data)
+        d = self.dimension
+        return [flat[i * d : (i + 1) * d].tolist() for i in range(len(texts))]
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        return self._embed(list(texts), "passage")
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        return self._embed(list(texts), "query")
+
+
+def parse_stamp(stamp: str) -> tuple[str, str, int]:
+    """("model id", "dtype", dimension) of a stamp written by ``vector_stamp``."""
+    model, _, rest = stamp.partition("@")
+    dtype, _, dimension = rest.partition("#")
+    return model, dtype, int(dimension)

@@ -1,0 +1,364 @@
+"""The engine as the browser runs it: one ``MemoryEngine`` per worker, persisted to IndexedDB.
+
+The worker starts a session with the selected model, feeds every stored character in with
+``load_character`` (records + vectors read from IndexedDB), and then calls the rpc verbs
+registered here. Memories whose vectors were lost (a damaged segment) are re-embedded with the
+model of their own index, and reported as a notice; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from ..engine import MemoryEngine
+from ..engine.listener import Change
+from ..engine.memory import Hit, Memory
+from ..engine.revectorize import RevectorizeJob
+from ..errors import OmoideError
+from ..governance import Governor
+from .embedder import BrowserEmbedder, parse_stamp
+from .host import call_json, floats_from_js
+from .persistence import IndexedDBListener
+from .rpc import handler
+from .wasm_kernel import wasm_kernel_factory
+
+
+class Session:
+    def __init__(self, model: str, dtype: str) -> None:
+        self.listener = IndexedDBListener()
+        self.engine = MemoryEngine(BrowserEmbedder(model, dtype), kernel=wasm_kernel_factory(),
+                                   listeners=[self.listener])
+        self.governor = Governor(self.engine)
+        self.staged_keys: set[tuple[str, str, str]] = set()
+
+
+SESSION: Session | None = None
+
+
+def session() -> Session:
+    if SESSION is None:
+        raise OmoideError.of("NOT_READY", what="the memory database")
+    return SESSION
+
+
+def start(model: str, dtype: str) -> None:
+    global SESSION
+    SESSION = Session(model, dtype)
+
+
+def memory_dict(memory: Memory) -> dict[str, Any]:
+    return memory.to_dict()
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    return asdict(hit)
+
+
+def load_character(payload_json: str, vectors: Any) -> dict[str, Any]:
+    """Rebuild one character from IndexedDB without writing anything back, then repair."""
+    data = json.loads(payload_json)
+    engine = session().engine
+    character, dim = data["character"], data["dimension"]
+    flat = floats_from_js(vectors)
+    by_id = {i: flat[n * dim : (n + 1) * dim].tolist() for n, i in enumerate(data["ids"])}
+    engine.stores.pop(character, None)
+    store = engine.new_store(character, stamp=data["stamp"], model_id=data["model_id"],
+                             dimension=dim)
+    engine.stores[character] = store
+    missing = [r for r in data["records"] if r["id"] not in by_id]
+    for record in data["records"]:
+        if record["id"] in by_id:
+            put_loaded(store, record, by_id[record["id"]])
+    repaired = repair(store, missing)
+    return {"character": character, "loaded": len(data["records"]) - len(missing),
+            "repaired": repaired, "corrupt_segments": data["corrupt_segments"]}
+
+
+def put_loaded(store: Any, record: dict[str, Any], vector: list[float]) -> None:
+    trashed_at = record.pop("trashed_at", None)
+    memory = Memory.from_dict(record)
+    store.put(memory, vector, emit=False)
+    if trashed_at is not None:
+        store.move_to_trash(memory.id, trashed_at, emit=False)
+
+
+def repair(store: Any, missing: list[dict[str, Any]]) -> int:
+    """Re-embed memories whose vector was lost, with the model of their own index."""
+    if not missing:
+        return 0
+    model, dtype, _ = parse_stamp(store.stamp)
+    vectors = BrowserEmbedder(model, dtype).embed_passages([r["text"] for r in missing])
+    for record, vector in zip(missing, vectors, strict=True):
+        trashed_at = record.pop("trashed_at", None)
+        memory = Memory.from_dict(record)
+        store.put(memory, vector)  # persisted: the segment row is written again
+        if trashed_at is not None:
+            store.move_to_trash(memory.id, trashed_at)
+    return len(missing)
+
+
+# -- rpc verbs: the memory engine ---------------------------------------------------------
+
+
+@handler("remember")
+def remember(character: str, text: str, kind: str = "fact", importance: float = 0.5,
+             key: str | None = None, meta: dict | None = None) -> dict[str, Any]:
+    memory = session().engine.remember(character, text, kind=kind, importance=importance,
+                                       key=key, meta=meta)
+    return memory_dict(memory)
+
+
+@handler("remember_many")
+def remember_many(character: str, items: list) -> list[dict[str, Any]]:
+    return [memory_dict(m) for m in session().engine.remember_many(character, items)]
+
+
+@handler("memories")
+def memories(character: str) -> list[dict[str, Any]]:
+    engine = session().engine
+    if character not in engine.stores:
+        return []
+    return [memory_dict(m) for m in engine.memories(character)]
+
+
+@handler("get")
+def get(character: str, id: str) -> dict[str, Any]:  # noqa: A002 - the rpc field name
+    return memory_dict(session().engine.get(character, id))
+
+
+@handler("update")
+def update(character: str, id: str, **fields: Any) -> dict[str, Any]:  # noqa: A002
+    return memory_dict(session().engine.update(character, id, **fields))
+
+
+@handler("forget")
+def forget(character: str, id: str) -> dict[str, Any]:  # noqa: A002
+    entry = session().engine.forget(character, id)
+    return {"memory": memory_dict(entry.memory), "trashed_at": entry.trashed_at}
+
+
+@handler("restore")
+def restore(character: str, id: str) -> dict[str, Any]:  # noqa: A002
+    return memory_dict(session().engine.restore(character, id))
+
+
+@handler("trash")
+def trash(character: str) -> list[dict[str, Any]]:
+    engine = session().engine
+    if character not in engine.stores:
+        return []
+    return [{"memory": memory_dict(e.memory), "trashed_at": e.trashed_at}
+            for e in engine.trash(character)]
+
+
+@handler("purge_trash")
+def purge_trash(character: str) -> list[str]:
+    return session().engine.purge_trash(character)
+
+
+@handler("recall")
+def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
+           threshold: float | None = None, rrf_k: float = 60, fusion: str = "adaptive",
+           kinds: list[str] | None = None) -> list[dict[str, Any]]:
+    hits = session().engine.recall(character, query, k=k, mode=mode, threshold=threshold,
+                                   rrf_k=rrf_k, fusion=fusion, kinds=kinds)
+    return [hit_dict(h) for h in hits]
+
+
+@handler("stats")
+def stats(character: str) -> dict[str, Any]:
+    return session().engine.stats(character)
+
+
+@handler("engine_characters")
+def engine_characters() -> list[dict[str, Any]]:
+    engine = session().engine
+    return [engine.stats(c) for c in engine.characters()]
+
+
+# -- governance --------------------------------------------------------------------------
+
+
+@handler("ingest")
+def ingest(character: str, messages: list | str, dry_run: bool = True) -> dict[str, Any]:
+    return session().governor.ingest(character, messages, dry_run=dry_run).to_dict()
+
+
+@handler("summarize")
+def summarize(character: str, dry_run: bool = True,
+              older_than_days: float = 30.0) -> dict[str, Any]:
+    report = session().governor.summarize(character, dry_run=dry_run,
+                                          older_than_days=older_than_days)
+    return report.to_dict()
+
+
+@handler("audit")
+def audit(character: str) -> dict[str, Any]:
+    return session().governor.audit(character).to_dict()
+
+
+@handler("hot_context")
+def hot_context(character: str) -> str:
+    return session().governor.hot_context(character)
+
+
+# -- the model: stamp state and re-vectorization -------------------------------------------
+
+
+@handler("model_state")
+def model_state() -> dict[str, Any]:
+    engine = session().engine
+    e = engine.embedder
+    jobs = [{"stamp": s, "staged": sum(len(v) for v in j.staged.values())}
+            for s, j in engine.revectorize_jobs.items()]
+    return {"selected": {"model": e.model_id, "dtype": e.dtype}, "stamp": e.stamp,
+            "mismatched": engine.mismatched_characters(), "jobs": jobs}
+
+
+@handler("select_model")
+def select_model(model: str, dtype: str) -> dict[str, Any]:
+    session().engine.select_embedder(BrowserEmbedder(model, dtype))
+    return model_state()
+
+
+@handler("revectorize_step")
+def revectorize_step(model: str, dtype: str, character: str | None = None, batches: int = 1,
+                     batch_size: int = 16) -> dict[str, Any]:
+    """Embed up to ``batches`` batches, persist them as staged, and swap when all are done.
+
+    One step is one rpc call, so recall and writes interleave with a long re-vectorization
+    (the worker runs steps in a loop until ``finished`` or cancelled)."""
+    s = session()
+    target = BrowserEmbedder(model, dtype)
+    left = [batches]
+    state = {"done": 0, "total": 0}
+
+    def cancel() -> bool:
+        left[0] -= 1
+        return left[0] < 0
+
+    def progress(done: int, total: int) -> None:
+        state.update(done=done, total=total)
+        if done > 0:
+            persist_staged(s, target.stamp)
+
+    try:
+        s.engine.revectorize(character, target, batch_size=batch_size, progress=progress,
+                             cancel=cancel)
+    except OmoideError as err:
+        if err.code != "CANCELLED":
+            raise
+        return state | {"finished": False}
+    s.staged_keys = {k for k in s.staged_keys if k[0] != target.stamp}
+    return state | {"finished": True, "selected": target.stamp}
+
+
+def persist_staged(s: Session, stamp: str) -> None:
+    job = s.engine.revectorize_jobs.get(stamp)
+    if job is None:
+        return
+    items = [(c, i, text, vector) for c, rows in job.staged.items()
+             for i, (text, vector) in rows.items() if (stamp, c, i) not in s.staged_keys]
+    if not items:
+        return
+    payload = [{"character": c, "id": i, "text": text, "vector": vector}
+               for c, i, text, vector in items]
+    call_json("stage", {"stamp": stamp, "items": payload})
+    s.staged_keys.update((stamp, c, i) for c, i, _, _ in items)
+
+
+def load_staged(stamp: str, items_json: str) -> int:
+    """Resume a re-vectorization after a reload from the vectors staged in IndexedDB."""
+    s = session()
+    model, dtype, _ = parse_stamp(stamp)
+    job = s.engine.revectorize_jobs.setdefault(stamp, RevectorizeJob(BrowserEmbedder(model,
+                                                                                     dtype)))
+    items = json.loads(items_json)
+    for item in items:
+        job.staged.setdefault(item["character"], {})[item["id"]] = (item["text"], item["vector"])
+        s.staged_keys.add((stamp, item["character"], item["id"]))
+    return len(items)
+
+
+# -- export / import ------------------------------------------------------------------------
+
+EXPORT_FORMAT = "omoide-export"
+
+
+@handler("export_data")
+def export_data(characters: list[str] | None = None, with_vectors: bool = False,
+                names: dict | None = None) -> dict[str, Any]:
+    engine = session().engine
+    out = []
+    for character in characters or engine.characters():
+        store = engine.existing_store(character)
+        entry: dict[str, Any] = {
+            "id": character, "name": (names or {}).get(character, character),
+            "stamp": store.stamp,
+            "memories": [m.to_dict() for m in engine.memories(character)],
+            "trash": [e.memory.to_dict() | {"trashed_at": e.trashed_at}
+                      for e in engine.trash(character)],
+        }
+        if with_vectors:
+            entry["vectors"] = {i: store.kernel.vector(i) for i in store.records}
+        out.append(entry)
+    return {"format": EXPORT_FORMAT, "version": 1, "characters": out}
+
+
+def check_import(data: Any) -> list[dict[str, Any]]:
+    def bad(reason: str) -> OmoideError:
+        return OmoideError.of("MALFORMED_IMPORT", reason=reason)
+
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+        raise bad(f"not an Omoide export (format must be {EXPORT_FORMAT!r})")
+    if data.get("version") != 1:
+        raise bad(f"unsupported version {data.get('version')!r}")
+    characters = data.get("characters")
+    if not isinstance(characters, list):
+        raise bad("'characters' must be a list")
+    for c in characters:
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
+            raise bad("every character needs a string 'id'")
+        if not isinstance(c.get("memories", []), list):
+            raise bad(f"memories of {c['id']!r} must be a list")
+        for m in c.get("memories", []):
+            if not isinstance(m, dict) or not isinstance(m.get("text"), str):
+                raise bad(f"a memory of {c['id']!r} has no text")
+            if not isinstance(m.get("id"), str) or not m["id"]:
+                raise bad(f"a memory of {c['id']!r} has no id")
+    return characters
+
+
+@handler("import_data")
+def import_data(data: Any) -> dict[str, Any]:
+    """Import an export: same ids are skipped, vectors are reused only when the export's
+    stamp is the selected model's, otherwise every text is embedded again."""
+    engine = session().engine
+    report: dict[str, Any] = {"imported": 0, "skipped": 0, "reembedded": 0, "characters": []}
+    for c in check_import(data):
+        character = c["id"]
+        known = engine.stores.get(character)
+        existing = set(known.records) | set(known.trash) if known else set()
+        fresh = [m for m in c.get("memories", []) if m.get("id") not in existing]
+        report["skipped"] += len(c.get("memories", [])) - len(fresh)
+        reuse = c.get("stamp") == engine.embedder.stamp and isinstance(c.get("vectors"), dict)
+        vectors = c["vectors"] if reuse else {}
+        need = [m for m in fresh if m.get("id") not in vectors]
+        embedded = dict(zip([m["id"] for m in need],
+                            engine.embedder.embed_passages([m["text"] for m in need]),
+                            strict=True)) if need else {}
+        store = engine.writable_store(character)
+        for m in fresh:
+            memory = Memory.from_dict(m | {"character_id": character,
+                                           "model": engine.embedder.stamp})
+            store.put(memory, vectors.get(m["id"]) or embedded[m["id"]])
+        report["imported"] += len(fresh)
+        report["reembedded"] += len(need)
+        report["characters"].append(character)
+    return report
+
+
+def apply_change(change: Change) -> None:  # re-exported for tests of the seam
+    session().engine.apply_change(change)

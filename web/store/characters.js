@@ -1,0 +1,90 @@
+// Character verbs: names and the character trash live in IndexedDB beside the memories; the
+// counts and model stamps come from the engine.
+import * as store from "./db.js";
+
+const MAX_NAME = 80;
+
+function checkName(name) {
+  const clean = String(name ?? "").trim();
+  if (!clean) throw Object.assign(new Error("A character needs a name."), { name: "EMPTY_TEXT" });
+  if (clean.length > MAX_NAME) {
+    throw Object.assign(new Error(`A character name is at most ${MAX_NAME} characters.`),
+      { name: "TEXT_TOO_LONG" });
+  }
+  return clean;
+}
+
+function unknown(id) {
+  return Object.assign(new Error(`No character with id '${id}'.`), { name: "UNKNOWN_CHARACTER" });
+}
+
+// An id that is stable, readable in exports, and never collides with an existing one.
+function newId(name, taken) {
+  const slug = name.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-")
+    .replace(/^-+|-+$/g, "").slice(0, 40) || "character";
+  let id = slug;
+  for (let n = 2; taken.has(id); n++) id = `${slug}-${n}`;
+  return id;
+}
+
+export function characterVerbs(getDb, callPython, locked, touched) {
+  async function find(id) {
+    const found = await getDb().characters.get(id);
+    if (!found) throw unknown(id);
+    return found;
+  }
+  return {
+    async characters({ include_deleted = false } = {}) {
+      return locked(async () => {
+        const stats = new Map((await callPython("engine_characters", {}))
+          .map((s) => [s.character_id, s]));
+        const rows = await store.listCharacters(getDb());
+        return rows.filter((c) => include_deleted || !c.deleted_at).map((c) => ({
+          id: c.id, name: c.name, created_at: c.created_at, deleted_at: c.deleted_at ?? null,
+          count: stats.get(c.id)?.memories ?? 0, trashed: stats.get(c.id)?.trashed ?? 0,
+          stamp: stats.get(c.id)?.model ?? null, mismatch: !!stats.get(c.id)?.model_mismatch,
+        }));
+      });
+    },
+    async create_character({ name, id = null }) {
+      const clean = checkName(name);
+      return locked(async () => {
+        const taken = new Set((await store.listCharacters(getDb())).map((c) => c.id));
+        const character = { id: id ?? newId(clean, taken), name: clean,
+          created_at: Date.now() / 1000, deleted_at: null };
+        if (taken.has(character.id)) {
+          throw Object.assign(new Error(`A character with id '${character.id}' exists.`),
+            { name: "INVALID_ARGUMENT" });
+        }
+        await store.putCharacter(getDb(), character);
+        await touched(character.id);
+        return character;
+      });
+    },
+    async rename_character({ character, name }) {
+      const clean = checkName(name);
+      return locked(async () => {
+        const row = { ...(await find(character)), name: clean };
+        await store.putCharacter(getDb(), row);
+        await touched(character);
+        return row;
+      });
+    },
+    async delete_character({ character }) {
+      return locked(async () => {
+        const row = { ...(await find(character)), deleted_at: Date.now() / 1000 };
+        await store.putCharacter(getDb(), row);
+        await touched(character);
+        return row;
+      });
+    },
+    async restore_character({ character }) {
+      return locked(async () => {
+        const row = { ...(await find(character)), deleted_at: null };
+        await store.putCharacter(getDb(), row);
+        await touched(character);
+        return row;
+      });
+    },
+  };
+}
