@@ -1,0 +1,419 @@
+"""Recall quality of ``MemoryEngine`` on LoCoMo and JSQuAD with the real embedding models.
+
+    PYTHONPATH=py:. .venv/bin/python bench/recall_quality.py [--fp32] [--jsquad-limit N]
+
+Protocol (see $OMOIDE_BENCH_DATA/README.md, default ../shared/bench-data):
+
+- LoCoMo: every turn of one conversation is a memory of one character, text
+  ``"{speaker}: {text}"``, time = its session's date; the questions of categories 1-4 are the
+  queries. any@k = share of questions with at least one evidence turn in the top k, all@k =
+  share with every evidence turn in the top k.
+- JSQuAD: every paragraph ``context`` is a memory of one character; every question is a query;
+  hit@k = share of questions whose paragraph is in the top k.
+
+Modes: vector, fulltext (BM25), hybrid with each fusion (adaptive, zscore, rrf). Everything
+goes through the public API (``remember_many``, ``recall(..., touch=False)``); embeddings are
+computed once per model and cached under ``.cache/bench/``, and served to the engine by
+``PrecomputedEmbedder``.
+
+LoCoMo text variants (``--variants``); the stored memory text is always the protocol's
+``"{speaker}: {text}"``, only what is embedded / indexed changes:
+
+- ``plain``: embedded and BM25-indexed text = the memory text (the protocol as written).
+- ``speaker``: speaker-aware embedding, ``"{speaker} said to {listener}: {text}"`` (names who
+  "I" and "you" are); BM25 on the memory text.
+- ``context``: neighbour context, the embedded text of turn i is the session date and turns
+  i-1, i, i+1 of the same session, one per line; BM25 on the memory text.
+- ``context-fulltext``: the same contextual text is also what BM25 indexes (through the
+  engine's ``analyzer`` hook; queries are analyzed as usual).
+- ``context-blend``: the vector is the normalized mean of the turn's own vector and its
+  contextual vector; BM25 indexes the turn text followed by the contextual text (so the
+  turn's own words count twice). The turn keeps its identity, its neighbours add recall.
+
+Ties: memory ids are ULIDs with random bits, and every ranking breaks score ties by id. For
+reproducible numbers the benchmark draws those bits from a generator seeded afresh for each
+corpus (``--seed``); the engine itself is unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bench.common import (
+    MODELS,
+    CachedModel,
+    PrecomputedEmbedder,
+    bench_data_dir,
+    machine_info,
+    md_table,
+    write_results,
+)
+from omoide.engine import MemoryEngine
+from omoide.engine.analyzer import analyze
+
+KS = (1, 5, 10)
+MODES = (  # (label, mode, fusion)
+    ("vector", "vector", None),
+    ("fulltext", "fulltext", None),
+    ("hybrid adaptive", "hybrid", "adaptive"),
+    ("hybrid zscore", "hybrid", "zscore"),
+    ("hybrid rrf", "hybrid", "rrf"),
+)
+VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend")
+SEED = 0  # set by --seed
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+@dataclass
+class Doc:
+    label: str  # dia_id or paragraph number: what the gold labels refer to
+    text: str  # the memory text (what recall shows)
+    embed_text: str | tuple[str, ...]  # the vector is the normalized mean of their vectors
+    index_text: str  # what BM25 indexes
+    at: float
+
+
+@dataclass
+class Query:
+    text: str
+    gold: frozenset[str]
+    category: int | None = None
+
+
+@dataclass
+class Corpus:
+    character: str
+    kind: str
+    docs: list[Doc] = field(default_factory=list)
+    queries: list[Query] = field(default_factory=list)
+
+
+# -- datasets ------------------------------------------------------------------------------
+
+
+def parse_locomo_date(value: str) -> dt.datetime:
+    """``"1:56 pm on 8 May, 2023"`` -> aware datetime (UTC: the data has no zone)."""
+    clean = re.sub(r"\s+", " ", value.strip())
+    parsed = dt.datetime.strptime(clean, "%I:%M %p on %d %B, %Y")
+    return parsed.replace(tzinfo=dt.UTC)
+
+
+def evidence_ids(evidence: list[str]) -> frozenset[str]:
+    """Evidence entries are dia_ids; a few hold several (``"D8:6; D9:17"``)."""
+    return frozenset(p.strip() for e in evidence for p in re.split(r"[;,]", e) if p.strip())
+
+
+def load_locomo(variant: str) -> list[Corpus]:
+    corpora = []
+    for path in sorted((bench_data_dir() / "locomo").glob("*.json")):
+        conv = json.loads(path.read_text())
+        speakers = (conv["speaker_a"], conv["speaker_b"])
+        corpus = Corpus(character=path.stem, kind="diary")
+        numbers = sorted(int(m.group(1)) for k in conv
+                         if (m := re.fullmatch(r"session_(\d+)", k)))
+        for n in numbers:
+            turns = conv[f"session_{n}"]
+            when = parse_locomo_date(conv[f"session_{n}_date_time"])
+            date = f"{when.day} {when:%B %Y}"
+            lines = [f"{t['speaker']}: {t['text']}" for t in turns]
+            for i, turn in enumerate(turns):
+                text = lines[i]
+                embed_text = index_text = text
+                if variant == "speaker":
+                    listener = speakers[1] if turn["speaker"] == speakers[0] else speakers[0]
+                    embed_text = f"{turn['speaker']} said to {listener}: {turn['text']}"
+                elif variant.startswith("context"):
+                    window = lines[max(i - 1, 0) : i + 2]
+                    embed_text = "\n".join([f"On {date}:", *window])
+                    if variant == "context-fulltext":
+                        index_text = embed_text
+                    elif variant == "context-blend":
+                        index_text = f"{text}\n{embed_text}"
+                        embed_text = (text, embed_text)
+                corpus.docs.append(Doc(turn["dia_id"], text, embed_text, index_text,
+                                       when.timestamp()))
+        for qa in conv["qa"]:
+            if qa.get("category") in LOCOMO_CATEGORIES:
+                corpus.queries.append(Query(qa["question"], evidence_ids(qa["evidence"]),
+                                            qa["category"]))
+        corpora.append(corpus)
+    return corpora
+
+
+def load_jsquad(limit: int) -> list[Corpus]:
+    path = bench_data_dir() / "jsquad" / "jsquad-v1.3-test.json"
+    data = json.loads(path.read_text())["data"]
+    paragraphs = [p for article in data for p in article["paragraphs"]]
+    if limit:
+        paragraphs = paragraphs[:limit]
+    corpus = Corpus(character="jsquad", kind="fact")
+    for number, paragraph in enumerate(paragraphs):
+        label = str(number)
+        text = paragraph["context"]
+        corpus.docs.append(Doc(label, text, text, text, 0.0))
+        for qa in paragraph["qas"]:
+            corpus.queries.append(Query(qa["question"], frozenset({label})))
+    return [corpus]
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def mapped_analyzer(docs: list[Doc]) -> tuple[Callable[[str], list[str]], int]:
+    """An analyzer that indexes a memory's ``index_text`` instead of its text (queries and
+    unknown texts are analyzed as they are). Returns it and the number of memory texts that
+    occur with two different index texts (the first one wins for those)."""
+    mapping: dict[str, str] = {}
+    collisions = 0
+    for doc in docs:
+        if mapping.setdefault(doc.text, doc.index_text) != doc.index_text:
+            collisions += 1
+
+    def analyzer(text: str) -> list[str]:
+        return analyze(mapping.get(text, text))
+
+    return analyzer, collisions
+
+
+def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
+                 query_vectors: np.ndarray) -> tuple[MemoryEngine, dict[str, str], int]:
+    embedder = PrecomputedEmbedder(model.model_id, model.dtype, model.dimension, model.stamp)
+    embedder.add_queries([q.text for q in corpus.queries], query_vectors)
+    collisions = 0
+    kwargs = {}
+    if any(d.index_text != d.text for d in corpus.docs):
+        kwargs["analyzer"], collisions = mapped_analyzer(corpus.docs)
+    engine = MemoryEngine(embedder, **kwargs)
+    seeded_memory_ids(SEED)  # the same ids for the same corpus, whatever ran before
+    embedder.stage(vectors)
+    memories = engine.remember_many(
+        corpus.character,
+        [{"text": d.text, "at": d.at, "kind": corpus.kind, "meta": {"label": d.label}}
+         for d in corpus.docs],
+    )
+    labels = {m.id: d.label for m, d in zip(memories, corpus.docs, strict=True)}
+    return engine, labels, collisions
+
+
+def run_mode(engine: MemoryEngine, labels: dict[str, str], corpus: Corpus, mode: str,
+             fusion: str | None) -> tuple[list[list[str]], float]:
+    ranked = []
+    start = time.perf_counter()
+    for query in corpus.queries:
+        hits = engine.recall(corpus.character, query.text, k=max(KS), mode=mode,
+                             fusion=fusion or "adaptive", touch=False)
+        ranked.append([labels[h.memory.id] for h in hits])
+    return ranked, time.perf_counter() - start
+
+
+def score(queries: list[Query], ranked: list[list[str]]) -> dict[str, float]:
+    n = len(queries)
+    out = {}
+    for k in KS:
+        out[f"any@{k}"] = sum(bool(q.gold & set(r[:k])) for q, r in zip(queries, ranked,
+                                                                        strict=True)) / n
+        out[f"all@{k}"] = sum(q.gold <= set(r[:k]) for q, r in zip(queries, ranked,
+                                                                   strict=True)) / n
+    return out
+
+
+def by_category(queries: list[Query], ranked: list[list[str]]) -> dict[str, dict]:
+    out = {}
+    for category, name in LOCOMO_CATEGORIES.items():
+        pairs = [(q, r) for q, r in zip(queries, ranked, strict=True) if q.category == category]
+        if pairs:
+            qs, rs = zip(*pairs, strict=True)
+            metrics = score(list(qs), list(rs))
+            out[name] = {"questions": len(pairs), "any@10": metrics["any@10"],
+                         "all@10": metrics["all@10"]}
+    return out
+
+
+def passage_vectors(model: CachedModel, docs: list[Doc]) -> np.ndarray:
+    """One vector per doc: the normalized mean of the vectors of its embedded texts."""
+    parts = [d.embed_text if isinstance(d.embed_text, tuple) else (d.embed_text,) for d in docs]
+    width = max(len(p) for p in parts)
+    total = np.zeros((len(docs), model.dimension), dtype=np.float32)
+    for j in range(width):
+        rows = [i for i, p in enumerate(parts) if len(p) > j]
+        total[rows] += model.embed("passages", [parts[i][j] for i in rows])
+    return total / np.maximum(np.linalg.norm(total, axis=1, keepdims=True), 1e-12)
+
+
+def seeded_memory_ids(seed: int) -> None:
+    """Reproducible tie-breaking: the ULIDs' 80 random bits come from a seeded generator."""
+    import random
+
+    from omoide.engine import remember as remember_module
+    from omoide.engine.memory import _CROCKFORD
+
+    rng = random.Random(seed)
+
+    def new_memory_id(at_seconds: float) -> str:
+        value = (int(at_seconds * 1000) & ((1 << 48) - 1)) << 80 | rng.getrandbits(80)
+        return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+    remember_module.new_memory_id = new_memory_id
+
+
+def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpus],
+             fulltext_memo: dict, log: Callable[[str], None]) -> list[dict]:
+    passages = passage_vectors(model, [d for c in corpora for d in c.docs])
+    queries = model.embed("queries", [q.text for c in corpora for q in c.queries])
+    engines = []
+    p_at = q_at = 0
+    collisions = 0
+    for corpus in corpora:
+        n_d, n_q = len(corpus.docs), len(corpus.queries)
+        engine, labels, clash = build_engine(model, corpus, passages[p_at : p_at + n_d],
+                                             queries[q_at : q_at + n_q])
+        engines.append((engine, labels, corpus))
+        collisions += clash
+        p_at, q_at = p_at + n_d, q_at + n_q
+    all_queries = [q for c in corpora for q in c.queries]
+    index_kind = {"context-fulltext": "context", "context-blend": "turn+context"}.get(
+        variant, "turn")
+    rows = []
+    for label, mode, fusion in MODES:
+        memo_key = (dataset, index_kind)
+        if mode == "fulltext" and memo_key in fulltext_memo:
+            ranked, seconds = fulltext_memo[memo_key]  # BM25 does not depend on the model
+        else:
+            ranked, seconds = [], 0.0
+            for engine, labels, corpus in engines:
+                r, s = run_mode(engine, labels, corpus, mode, fusion)
+                ranked += r
+                seconds += s
+            if mode == "fulltext":
+                fulltext_memo[memo_key] = (ranked, seconds)
+        metrics = score(all_queries, ranked)
+        row = {
+            "dataset": dataset, "model": model.name, "model_stamp": model.stamp,
+            "variant": variant, "mode": mode, "fusion": fusion, "label": label,
+            "questions": len(all_queries), "memories": sum(len(c.docs) for c in corpora),
+            "metrics": metrics,
+            "recall_ms_mean": 1000.0 * seconds / max(len(all_queries), 1),
+        }
+        if dataset == "locomo":
+            row["by_category"] = by_category(all_queries, ranked)
+            row["bm25_index_collisions"] = collisions
+        rows.append(row)
+        shown = "  ".join(f"{k}={v:.3f}" for k, v in metrics.items()
+                          if dataset == "locomo" or k.startswith("any"))
+        log(f"{dataset:7} {model.name:11} {variant:16} {label:16} {shown}")
+    return rows
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+def markdown(payload: dict) -> str:
+    rows = payload["results"]
+    meta = payload["meta"]
+    out = ["# Recall quality (bench/recall_quality.py)\n",
+           f"{meta['date']}, {meta['cpu']} ({meta['cpus']} CPUs), git {meta['git_commit']}. "
+           "Engine defaults (BM25 k1 1.2 b 0.75, hybrid candidate depth 50, rrf_k 60).\n"]
+    locomo = [r for r in rows if r["dataset"] == "locomo"]
+    if locomo:
+        n = locomo[0]["questions"]
+        out.append(f"\n## LoCoMo: {locomo[0]['memories']} turns in 3 conversations, "
+                   f"{n} questions (categories 1-4)\n\n")
+        header = ["model", "variant", "mode", *(f"any@{k}" for k in KS),
+                  *(f"all@{k}" for k in KS), "ms/query"]
+        table = [[r["model"], r["variant"], r["label"],
+                  *(r["metrics"][f"any@{k}"] for k in KS),
+                  *(r["metrics"][f"all@{k}"] for k in KS), f"{r['recall_ms_mean']:.1f}"]
+                 for r in locomo]
+        out.append(md_table(header, table))
+        out.append("\nany@10 by question category (hybrid adaptive):\n\n")
+        cats = list(LOCOMO_CATEGORIES.values())
+        table = [[r["model"], r["variant"],
+                  *(f"{r['by_category'][c]['any@10']:.3f}" for c in cats)]
+                 for r in locomo if r["fusion"] == "adaptive"]
+        counts = locomo[0]["by_category"]
+        out.append(md_table(["model", "variant", *(f"{c} ({counts[c]['questions']})"
+                                                  for c in cats)], table))
+    jsquad = [r for r in rows if r["dataset"] == "jsquad"]
+    if jsquad:
+        out.append(f"\n## JSQuAD: {jsquad[0]['memories']} paragraphs, "
+                   f"{jsquad[0]['questions']} questions ({payload['jsquad_subset']})\n\n")
+        header = ["model", "mode", *(f"hit@{k}" for k in KS), "ms/query"]
+        table = [[r["model"], r["label"], *(r["metrics"][f"any@{k}"] for k in KS),
+                  f"{r['recall_ms_mean']:.1f}"] for r in jsquad]
+        out.append(md_table(header, table))
+    out.append("\nEmbedding (this run; 0 s = served from .cache/bench):\n\n")
+    out.append(md_table(
+        ["model", "passages embedded", "s", "queries embedded", "s"],
+        [[m, e["embedded"]["passages"], f"{e['seconds']['passages']:.1f}",
+          e["embedded"]["queries"], f"{e['seconds']['queries']:.1f}"]
+         for m, e in payload["embedding"].items()]))
+    return "".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", nargs="+", default=["e5-q8", "minilm-q8"],
+                        choices=sorted(MODELS))
+    parser.add_argument("--fp32", action="store_true", help="also run the fp32 models")
+    parser.add_argument("--datasets", nargs="+", default=["locomo", "jsquad"],
+                        choices=["locomo", "jsquad"])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS,
+                        help="LoCoMo text variants (JSQuAD is always plain)")
+    parser.add_argument("--jsquad-limit", type=int, default=0,
+                        help="only the first N paragraphs (and their questions); 0 = all")
+    parser.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads")
+    parser.add_argument("--name", default="recall_quality", help="results file name")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the memory ids' bits")
+    args = parser.parse_args(argv)
+    global SEED
+    SEED = args.seed
+    models = list(args.models)
+    if args.fp32:
+        models += [m.replace("-q8", "-fp32") for m in args.models if m.endswith("-q8")]
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    meta = machine_info()
+    started = time.perf_counter()
+    results: list[dict] = []
+    fulltext_memo: dict = {}
+    embedding = {}
+    for name in dict.fromkeys(models):
+        model = CachedModel(name, threads=args.threads)
+        if "locomo" in args.datasets:
+            for variant in args.variants:
+                results += evaluate(model, "locomo", variant, load_locomo(variant),
+                                    fulltext_memo, log)
+        if "jsquad" in args.datasets:
+            results += evaluate(model, "jsquad", "plain", load_jsquad(args.jsquad_limit),
+                                fulltext_memo, log)
+        embedding[name] = {"stamp": model.stamp, "embedded": model.embedded,
+                           "seconds": model.embed_seconds, "cache_hits": model.cache_hits}
+    meta["wall_seconds"] = round(time.perf_counter() - started, 1)
+    payload = {
+        "meta": meta,
+        "protocol": "bench-data README: LoCoMo any@k/all@k (categories 1-4), JSQuAD hit@k "
+                    "(reported as any@k); k = 1, 5, 10",
+        "seed": args.seed,
+        "variants": __doc__[__doc__.index("LoCoMo text variants"):__doc__.index("Ties:")],
+        "jsquad_subset": (f"first {args.jsquad_limit} paragraphs" if args.jsquad_limit
+                          else "full test set"),
+        "embedding": embedding,
+        "results": results,
+    }
+    json_path, md_path = write_results(args.name, payload, markdown(payload))
+    print(f"wrote {json_path} and {md_path} in {meta['wall_seconds']} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
