@@ -117,10 +117,29 @@ const eventListeners = [];
 function onEngineEvent(event) {
   if (event.type === "download") {
     window.omoide.progressLog.push(event.state);
-    showDownload(event.state);
+    showDownload(event.state, () => window.omoide.call("select_model",
+      { model: event.state.model, dtype: event.state.dtype }));
   }
   window.omoide.events.push(event);
-  for (const fn of eventListeners) fn(event);
+  for (const fn of eventListeners) {
+    try {
+      fn(event);
+    } catch (err) {
+      console.error("omoide event listener failed", err);
+    }
+  }
+  uiEvent(event);
+}
+
+// What the screens do with engine events: refresh what changed, show notices and progress.
+function uiEvent(event) {
+  ctx.emit("engine-event", event);
+  if (event.type === "changed") {
+    ctx.emit("changed", event);
+    if (ctx.ready) ctx.refreshCharacters().catch(() => {});
+  } else if (event.type === "notice") {
+    ctx.notify(event.message);
+  }
 }
 
 // The engine worker talks to the embedding worker over its own channel.
@@ -138,15 +157,17 @@ async function start() {
   const engine = Comlink.wrap(worker);
   // Exposed for embedding apps and tests: omoide.call(method, params) -> plain data.
   window.omoide = { call: (method, params) => engine.call(method, params), engine,
-    ...startEmbedder(), events: [], onEvent: (fn) => eventListeners.push(fn) };
+    ...startEmbedder(), events: [], onEvent: (fn) => eventListeners.push(fn), ui: ctx };
   try {
     await connectWorkers(engine, window.omoide.embedder);
     await engine.boot(Comlink.proxy(showStage));
-    await showDiagnostics(engine);
   } catch (err) {
     bootSection.dataset.bootState = "failed";
     document.getElementById("boot-detail").textContent = t("boot.failed", { reason: err.message });
+    return;
   }
+  await showDiagnostics(engine).catch((err) => console.warn("diagnostics failed", err));
+  await startUI(ctx);
 }
 
 start();

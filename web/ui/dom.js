@@ -1,0 +1,118 @@
+// Tiny DOM helpers. Everything is built with createElement and textContent: memory text comes
+// from users and LLMs and is never parsed as HTML (no innerHTML anywhere in the UI).
+
+const PROPERTIES = new Set(["value", "checked", "disabled", "hidden", "selected", "open",
+  "textContent", "type", "min", "max", "step", "name", "required", "multiple"]);
+
+// h("button", {class: "x", on: {click}, "aria-label": "..."}, "text", child, [children])
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "on") {
+      for (const [event, fn] of Object.entries(value)) el.addEventListener(event, fn);
+    } else if (key === "class") {
+      el.className = Array.isArray(value) ? value.filter(Boolean).join(" ") : value;
+    } else if (key === "dataset") {
+      Object.assign(el.dataset, value);
+    } else if (key === "text") {
+      el.textContent = String(value);
+    } else if (PROPERTIES.has(key)) {
+      el[key] = value;
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+// An element whose text comes from the catalogue and follows language switches.
+export function tx(tag, key, props = {}, t) {
+  const el = h(tag, { ...props, "data-i18n": key });
+  el.textContent = t(key);
+  return el;
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+let uid = 0;
+export const nextId = (prefix) => `${prefix}-${++uid}`;
+
+// A labelled form control: returns {row, input}. The label text follows language switches.
+export function field(t, key, control, { hint } = {}) {
+  control.id ||= nextId("f");
+  const label = h("label", { for: control.id, "data-i18n": key });
+  label.textContent = t(key);
+  const row = h("div", { class: "field" }, label, control);
+  if (hint) {
+    const note = h("small", { id: `${control.id}-hint`, class: "hint", "data-i18n": hint });
+    note.textContent = t(hint);
+    control.setAttribute("aria-describedby", note.id);
+    row.append(note);
+  }
+  return { row, input: control };
+}
+
+export function options(select, items, selected) {
+  select.replaceChildren(...items.map(([value, label]) =>
+    h("option", { value, selected: String(value) === String(selected) }, label)));
+  return select;
+}
+
+export function formatBytes(bytes) {
+  if (bytes === null || bytes === undefined || Number.isNaN(bytes)) return "—";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+export function formatNumber(value, digits = 3) {
+  if (value === null || value === undefined) return "—";
+  return Number(value).toFixed(digits);
+}
+
+// "3 days ago" in the page's language, from seconds since the epoch.
+export function formatAge(seconds, lang) {
+  if (!seconds) return "—";
+  const diff = seconds - Date.now() / 1000;
+  const abs = Math.abs(diff);
+  const rtf = new Intl.RelativeTimeFormat(lang, { numeric: "auto" });
+  for (const [unit, size] of [["year", 31536000], ["month", 2592000], ["week", 604800],
+    ["day", 86400], ["hour", 3600], ["minute", 60]]) {
+    if (abs >= size) return rtf.format(Math.round(diff / size), unit);
+  }
+  return rtf.format(Math.round(diff), "second");
+}
+
+export function formatDate(seconds, lang) {
+  return seconds ? new Date(seconds * 1000).toLocaleString(lang) : "—";
+}
+
+export function formatDuration(seconds, lang) {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "—";
+  const s = Math.max(0, Math.round(seconds));
+  const parts = [];
+  if (s >= 3600) parts.push([Math.floor(s / 3600), "hour"]);
+  if (s >= 60) parts.push([Math.floor((s % 3600) / 60), "minute"]);
+  parts.push([s % 60, "second"]);
+  return parts.map(([n, unit]) =>
+    new Intl.NumberFormat(lang, { style: "unit", unit, unitDisplay: "short" }).format(n))
+    .join(" ");
+}

@@ -1,0 +1,461 @@
+// Maintenance: model picker and stamp, re-vectorize with progress, storage, trash,
+// summarization, export / import and settings.
+import { touches } from "./memories.js";
+import { clear, field, formatAge, formatBytes, formatDuration, formatNumber, h, options, tx }
+  from "./dom.js";
+
+const POLL_MS = 400;
+
+function section(t, key, id, ...children) {
+  return h("section", { class: "box", id, "aria-labelledby": `${id}-title` },
+    tx("h3", key, { id: `${id}-title` }, t), ...children);
+}
+
+// A report from the engine as a definition list: scalars as text, lists as counts.
+function reportList(t, report) {
+  const list = h("dl", { class: "report" });
+  for (const [key, value] of Object.entries(report ?? {})) {
+    let shown = value;
+    if (Array.isArray(value)) shown = String(value.length);
+    else if (value && typeof value === "object") shown = JSON.stringify(value);
+    else if (value === null || value === undefined) shown = "—";
+    const label = t(`report.${key}`) === `report.${key}` ? key : t(`report.${key}`);
+    list.append(h("dt", {}, label), h("dd", { dataset: { key } }, String(shown)));
+  }
+  return list;
+}
+
+export function mountMaintenance(panel, ctx) {
+  const t = (...args) => ctx.t(...args);
+  let catalogue = null;
+
+  // --- Model -------------------------------------------------------------------------------
+  const modelSelect = h("select", { id: "model-select" });
+  const dtypeSelect = h("select", { id: "dtype-select" });
+  const modelApply = tx("button", "model.apply", { type: "submit", id: "model-apply" }, t);
+  const modelCurrent = h("p", { id: "model-current" });
+  const modelDetails = h("p", { class: "muted", id: "model-details" });
+  const modelForm = h("form", { class: "stack", id: "model-form" },
+    h("div", { class: "row" }, field(t, "model.model", modelSelect).row,
+      field(t, "model.dtype", dtypeSelect).row),
+    modelDetails, modelApply);
+  const modelBox = section(t, "model.title", "model-box", modelCurrent, modelForm);
+
+  function modelLabel(m) {
+    return `${m.display_name ?? m.id} · ${(m.languages ?? []).join("/")} · ${m.dimension}d`;
+  }
+  function renderModels() {
+    if (!catalogue) return;
+    const selected = ctx.modelState?.selected ?? catalogue.default;
+    options(modelSelect, catalogue.models.map((m) => [m.id, modelLabel(m)]),
+      modelSelect.value || selected?.model);
+    renderDtypes(dtypeSelect.value || selected?.dtype);
+    const state = ctx.modelState;
+    clear(modelCurrent, t("model.current", {
+      model: state?.selected?.model ?? "—", dtype: state?.selected?.dtype ?? "—",
+    }), " ", h("code", { id: "model-stamp" }, state?.stamp ?? "—"));
+    const mismatched = state?.mismatched ?? [];
+    modelCurrent.append(" ", h("span", { class: ["chip", mismatched.length ? "warn" : "ok"] },
+      mismatched.length ? t("model.mismatch", { n: mismatched.length }) : t("model.allMatch")));
+  }
+  function renderDtypes(preferred) {
+    const model = catalogue.models.find((m) => m.id === modelSelect.value);
+    if (!model) return;
+    options(dtypeSelect, model.dtypes.map((d) => [d,
+      model.sizes?.[d] ? `${d} (${formatBytes(model.sizes[d])})` : d]),
+    model.dtypes.includes(preferred) ? preferred : model.dtypes[0]);
+    clear(modelDetails, t("model.details", {
+      languages: (model.languages ?? []).join(", "), dimension: model.dimension,
+      size: formatBytes(model.sizes?.[dtypeSelect.value]), license: model.license ?? "—",
+    }));
+  }
+  modelSelect.addEventListener("change", () => renderDtypes(dtypeSelect.value));
+  dtypeSelect.addEventListener("change", () => renderDtypes(dtypeSelect.value));
+  modelForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const choice = { model: modelSelect.value, dtype: dtypeSelect.value };
+    modelBox.setAttribute("aria-busy", "true");
+    const done = await ctx.run(modelApply, () => ctx.call("select_model", choice));
+    modelBox.removeAttribute("aria-busy");
+    if (done === undefined) return;
+    await Promise.all([ctx.refreshModelState(), ctx.refreshCharacters()]);
+    ctx.notify(t("model.switched", choice));
+    panel.dataset.model = `${choice.model}:${choice.dtype}`;
+  });
+
+  // --- Re-vectorize ------------------------------------------------------------------------
+  const revStart = tx("button", "revectorize.start", { type: "button", id: "revectorize-start" }, t);
+  const revCancel = tx("button", "revectorize.cancel", { type: "button", id: "revectorize-cancel",
+    disabled: true }, t);
+  const revScope = h("select", { id: "revectorize-scope" });
+  const revBar = h("progress", { id: "revectorize-progress", max: 1, value: 0 });
+  const revText = h("p", { id: "revectorize-text", "aria-live": "polite" });
+  revBar.setAttribute("aria-labelledby", "revectorize-box-title");
+  const revBox = section(t, "revectorize.title", "revectorize-box",
+    tx("p", "revectorize.explain", { class: "muted" }, t),
+    h("div", { class: "row" }, field(t, "revectorize.scope", revScope).row),
+    revBar, revText, h("div", { class: "actions" }, revStart, revCancel));
+  let revStatus = null;
+  let pollTimer = null;
+  let lastState = null; // "finished" | "cancelled" | "failed" of the last run
+
+  function renderScope() {
+    options(revScope, [["", t("revectorize.all")],
+      ...ctx.characters.filter((c) => !c.deleted_at).map((c) => [c.id, c.name])], revScope.value);
+  }
+  function renderRevectorize(status) {
+    revStatus = status ?? revStatus;
+    const s = revStatus ?? { running: false, done: 0, total: 0 };
+    revBar.max = Math.max(1, s.total || 0);
+    revBar.value = s.done || 0;
+    revBox.dataset.running = String(Boolean(s.running));
+    revCancel.disabled = !s.running;
+    revStart.disabled = Boolean(s.running);
+    const partial = !s.running && (ctx.modelState?.jobs?.length > 0 || lastState === "cancelled");
+    revStart.textContent = t(partial ? "revectorize.resume" : "revectorize.start");
+    if (!s.total && !s.running) {
+      revText.textContent = t("revectorize.idle");
+      return;
+    }
+    revText.textContent = t("revectorize.progress", {
+      done: s.done ?? 0, total: s.total ?? 0,
+      rate: s.rate ? formatNumber(s.rate, 1) : "—",
+      eta: s.running ? formatDuration(s.eta_s, ctx.lang) : "—",
+    }) + (s.running || !lastState ? "" : ` · ${t(`revectorize.${lastState}`)}`);
+  }
+  async function finishRevectorize(event) {
+    clearTimeout(pollTimer);
+    lastState = event.state;
+    revBox.dataset.state = event.state;
+    renderRevectorize({ running: false, done: event.done ?? revStatus?.done ?? 0,
+      total: event.total ?? revStatus?.total ?? 0 });
+    await Promise.all([ctx.refreshModelState(), ctx.refreshCharacters()]).catch(() => {});
+    renderRevectorize();
+    if (event.state === "finished") ctx.notify(t("revectorize.done", { n: event.done ?? 0 }));
+    else if (event.state === "failed") {
+      ctx.notify(t("revectorize.failedBecause", { reason: event.error ?? "?" }), { kind: "error" });
+    }
+    ctx.emit("changed", {});
+  }
+  async function pollRevectorize() {
+    clearTimeout(pollTimer);
+    const status = await ctx.call("revectorize_status", {}).catch(() => null);
+    if (!status) return;
+    if (status.running) {
+      renderRevectorize(status);
+      pollTimer = setTimeout(pollRevectorize, POLL_MS);
+    } else if (!revStatus?.running) {
+      renderRevectorize({ running: false, done: revStatus?.done ?? 0,
+        total: revStatus?.total ?? 0 });
+    }
+  }
+  revStart.addEventListener("click", async () => {
+    const selected = ctx.modelState?.selected ?? catalogue?.default;
+    const params = { model: selected?.model, dtype: selected?.dtype };
+    if (revScope.value) params.character = revScope.value;
+    lastState = null;
+    delete revBox.dataset.state;
+    const started = await ctx.run(revStart, () => ctx.call("revectorize_start", params));
+    if (started === undefined) return;
+    renderRevectorize(started && typeof started === "object" && "running" in started
+      ? started : { ...(revStatus ?? {}), running: true });
+    pollRevectorize();
+  });
+  revCancel.addEventListener("click", async () => {
+    await ctx.run(revCancel, () => ctx.call("revectorize_cancel", {}));
+    pollRevectorize();
+  });
+
+  // --- Storage -----------------------------------------------------------------------------
+  const meter = h("meter", { id: "storage-meter", min: 0, max: 1, value: 0 });
+  meter.setAttribute("aria-labelledby", "storage-box-title");
+  const storageText = h("p", { id: "storage-text" });
+  const storageRefresh = tx("button", "refresh", { type: "button" }, t);
+  const persist = tx("button", "storage.persist", { type: "button", hidden: true }, t);
+  const storageBox = section(t, "storage.title", "storage-box", meter, storageText,
+    h("div", { class: "actions" }, storageRefresh, persist));
+  async function loadStorage() {
+    const s = await ctx.run(storageRefresh, () => ctx.call("storage", {}));
+    if (!s) return;
+    meter.max = s.quota || 1;
+    meter.value = s.usage || 0;
+    meter.high = 0.8 * (s.quota || 1);
+    storageText.textContent = t("storage.used", {
+      usage: formatBytes(s.usage), quota: formatBytes(s.quota),
+      pct: s.quota ? formatNumber((100 * s.usage) / s.quota, 1) : "—",
+    }) + " · " + t(s.persisted ? "storage.persisted" : "storage.notPersisted");
+    persist.hidden = Boolean(s.persisted) || !navigator.storage?.persist;
+  }
+  storageRefresh.addEventListener("click", loadStorage);
+  persist.addEventListener("click", async () => {
+    const granted = await navigator.storage.persist().catch(() => false);
+    ctx.notify(t(granted ? "storage.persistGranted" : "storage.persistDenied"));
+    loadStorage();
+  });
+
+  // --- Trash -------------------------------------------------------------------------------
+  const trashList = h("ul", { class: "memories", id: "trash-list" });
+  const trashEmpty = tx("button", "trash.empty", { type: "button", class: "danger",
+    id: "trash-empty" }, t);
+  const trashConfirm = tx("button", "trash.confirm", { type: "button", class: "danger",
+    id: "trash-confirm", hidden: true }, t);
+  const trashKeep = tx("button", "cancel", { type: "button", hidden: true }, t);
+  const trashNote = h("p", { class: "muted", id: "trash-note" });
+  const trashBox = section(t, "trash.title", "trash-box", trashNote, trashList,
+    h("div", { class: "actions" }, trashEmpty, trashConfirm, trashKeep));
+  let trashed = [];
+  async function loadTrash() {
+    if (!ctx.character) {
+      trashed = [];
+      renderTrash();
+      return;
+    }
+    trashed = (await ctx.run(null, () => ctx.call("trash", { character: ctx.character }))) ?? [];
+    renderTrash();
+  }
+  function renderTrash() {
+    trashNote.textContent = t("trash.count", { n: trashed.length, name: ctx.characterName() });
+    trashEmpty.disabled = trashed.length === 0;
+    clear(trashList, trashed.map(({ memory, trashed_at: at }) => {
+      const restore = h("button", { type: "button",
+        "aria-label": t("trash.restoreOf", { text: memory.text.slice(0, 40) }) }, t("restore"));
+      restore.addEventListener("click", async () => {
+        const done = await ctx.run(restore, () =>
+          ctx.call("restore", { character: ctx.character, id: memory.id }));
+        if (done === undefined) return;
+        ctx.notify(t("trash.restored"));
+        await loadTrash();
+        ctx.emit("changed", { character: ctx.character });
+        ctx.refreshCharacters().catch(() => {});
+      });
+      return h("li", { class: "memory", dataset: { id: memory.id } },
+        h("p", { class: "text" }, memory.text),
+        h("div", { class: "meta" }, h("span", { class: "chip" }, t(`kind.${memory.kind}`)),
+          h("span", { class: "muted" }, t("trash.when", { age: formatAge(at, ctx.lang) }))),
+        h("div", { class: "actions" }, restore));
+    }));
+  }
+  const confirmMode = (on) => {
+    trashEmpty.hidden = on;
+    trashConfirm.hidden = !on;
+    trashKeep.hidden = !on;
+    (on ? trashConfirm : trashEmpty).focus();
+  };
+  trashEmpty.addEventListener("click", () => confirmMode(true));
+  trashKeep.addEventListener("click", () => confirmMode(false));
+  trashConfirm.addEventListener("click", async () => {
+    const done = await ctx.run(trashConfirm, () =>
+      ctx.call("purge_trash", { character: ctx.character }));
+    confirmMode(false);
+    if (done === undefined) return;
+    ctx.notify(t("trash.emptied"));
+    loadTrash();
+  });
+
+  // --- Summarize ---------------------------------------------------------------------------
+  const sumPreview = tx("button", "summarize.preview", { type: "button", id: "summarize-preview" },
+    t);
+  const sumApply = tx("button", "summarize.apply", { type: "button", id: "summarize-apply",
+    hidden: true }, t);
+  const sumOut = h("div", { id: "summarize-out", "aria-live": "polite" });
+  const sumBox = section(t, "summarize.title", "summarize-box",
+    tx("p", "summarize.explain", { class: "muted" }, t), h("div", { class: "actions" },
+      sumPreview, sumApply), sumOut);
+  function renderSummary(report, dryRun) {
+    const groups = report.groups ?? [];
+    clear(sumOut, h("p", { class: "strong" }, t(dryRun ? "summarize.previewTitle"
+      : "summarize.appliedTitle", { groups: groups.length, n: report.candidates ?? 0,
+      before: report.tokens_before ?? 0, after: report.tokens_after ?? 0 })),
+    report.degraded ? h("p", { class: "muted" }, report.degraded) : null,
+    groups.length ? h("ul", { class: "memories" }, groups.map((g) => h("li", { class: "memory" },
+      h("p", { class: "text" }, g.text ?? ""),
+      h("div", { class: "meta" }, h("span", { class: "chip" }, g.group ?? ""),
+        h("span", { class: "muted" }, t("summarize.group", { n: g.source_ids?.length ?? 0,
+          before: g.tokens_before ?? 0, after: g.tokens_after ?? 0 })),
+        g.error ? h("span", { class: "error" }, g.error) : null))))
+      : h("p", { class: "muted" }, t("summarize.nothing")));
+    sumApply.hidden = !dryRun || groups.length === 0;
+  }
+  sumPreview.addEventListener("click", async () => {
+    if (!ctx.character) return;
+    const report = await ctx.run(sumPreview, () =>
+      ctx.call("summarize", { character: ctx.character, dry_run: true }));
+    if (report) renderSummary(report, true);
+  });
+  sumApply.addEventListener("click", async () => {
+    const report = await ctx.run([sumApply, sumPreview], () =>
+      ctx.call("summarize", { character: ctx.character, dry_run: false }));
+    if (!report) return;
+    renderSummary(report, false);
+    ctx.emit("changed", { character: ctx.character });
+    loadTrash();
+  });
+
+  // --- Export / import ---------------------------------------------------------------------
+  const exportScope = h("select", { id: "export-scope" });
+  const withVectors = h("input", { type: "checkbox", id: "export-vectors" });
+  const exportButton = tx("button", "export.export", { type: "button", id: "export-button" }, t);
+  const importFile = h("input", { type: "file", id: "import-file", accept: "application/json,.json" });
+  const importButton = tx("button", "export.import", { type: "button", id: "import-button" }, t);
+  const importOut = h("div", { id: "import-report", "aria-live": "polite" });
+  const vectorsLabel = h("label", { for: "export-vectors", "data-i18n": "export.withVectors" },
+    t("export.withVectors"));
+  const exportBox = section(t, "export.title", "export-box",
+    h("div", { class: "row" }, field(t, "export.scope", exportScope).row,
+      h("div", { class: "field check" }, withVectors, vectorsLabel)),
+    h("div", { class: "actions" }, exportButton),
+    h("div", { class: "row" }, field(t, "export.file", importFile,
+      { hint: "export.importHint" }).row),
+    h("div", { class: "actions" }, importButton), importOut);
+  function renderExportScope() {
+    options(exportScope, [["", t("export.all")], ...ctx.characters.filter((c) => !c.deleted_at)
+      .map((c) => [c.id, c.name])], exportScope.value);
+  }
+  exportButton.addEventListener("click", async () => {
+    const live = ctx.characters.filter((c) => !c.deleted_at);
+    const params = { with_vectors: withVectors.checked,
+      names: Object.fromEntries(live.map((c) => [c.id, c.name])) };
+    if (exportScope.value) params.characters = [exportScope.value];
+    const data = await ctx.run(exportButton, () => ctx.call("export_data", params));
+    if (!data) return;
+    const blob = new Blob([JSON.stringify(data, null, 1)], { type: "application/json" });
+    const url = URL.createObjectURL(blob);
+    const who = exportScope.value ? ctx.characterName(exportScope.value) : "all";
+    const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, "-");
+    const link = h("a", { href: url, download: `omoide-${who}-${stamp}.json`, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    ctx.notify(t("export.done", { size: formatBytes(blob.size) }));
+  });
+  importButton.addEventListener("click", async () => {
+    const file = importFile.files?.[0];
+    if (!file) {
+      clear(importOut, h("p", { class: "error" }, t("export.noFile")));
+      return;
+    }
+    let data;
+    try {
+      data = JSON.parse(await file.text());
+    } catch (err) {
+      clear(importOut, h("p", { class: "error" }, t("export.badJson", { reason: err.message })));
+      return;
+    }
+    let failure = null;
+    const report = await ctx.run(importButton, () => ctx.call("import_data", { data })
+      .catch((err) => { failure = err; return null; }));
+    if (failure) {
+      clear(importOut, h("p", { class: "error" }, ctx.errorText(failure)));
+      return;
+    }
+    clear(importOut, h("p", { class: "strong" }, t("export.imported")), reportList(t, report));
+    importOut.dataset.state = "done";
+    await Promise.all([ctx.refreshCharacters(), ctx.refreshModelState()]).catch(() => {});
+    ctx.emit("changed", {});
+    pollRevectorize();
+  });
+
+  // --- Settings ----------------------------------------------------------------------------
+  const settingsForm = h("form", { class: "stack", id: "settings-form" });
+  const settingsBox = section(t, "settings.title", "settings-box", settingsForm);
+  let settings = null;
+  function settingControl(key, value) {
+    const id = `setting-${key}`;
+    if (typeof value === "boolean") return h("input", { type: "checkbox", id, checked: value });
+    if (typeof value === "number") {
+      return h("input", { type: "number", id, value: String(value), step: "any" });
+    }
+    return h("input", { type: key.includes("key") ? "password" : "text", id,
+      value: value ?? "", autocomplete: "off" });
+  }
+  function renderSettings() {
+    if (!settings) return;
+    const save = tx("button", "save", { type: "submit", id: "settings-save" }, t);
+    const rows = Object.entries(settings)
+      .filter(([, v]) => v === null || ["string", "number", "boolean"].includes(typeof v))
+      .map(([key, value]) => {
+        const control = settingControl(key, value);
+        control.dataset.key = key;
+        control.dataset.kind = value === null ? "string" : typeof value;
+        const label = t(`settings.${key}`) === `settings.${key}` ? key : t(`settings.${key}`);
+        const row = h("div", { class: ["field", typeof value === "boolean" && "check"] },
+          h("label", { for: control.id }, label), control);
+        return row;
+      });
+    clear(settingsForm, h("div", { class: "row" }, rows), save);
+  }
+  settingsForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const changes = {};
+    for (const control of settingsForm.querySelectorAll("[data-key]")) {
+      const { key, kind } = control.dataset;
+      let value = control.value;
+      if (kind === "boolean") value = control.checked;
+      else if (kind === "number") value = Number(control.value);
+      else if (settings[key] === null && value === "") value = null;
+      if (value !== settings[key]) changes[key] = value;
+    }
+    if (!Object.keys(changes).length) return;
+    const save = settingsForm.querySelector("#settings-save");
+    const result = await ctx.run(save, () => ctx.call("set_settings", changes));
+    if (result === undefined) return;
+    settings = result && typeof result === "object" ? result
+      : await ctx.call("settings", {});
+    renderSettings();
+    ctx.notify(t("settings.saved"));
+  });
+  async function loadSettings() {
+    try {
+      settings = await ctx.call("settings", {});
+      renderSettings();
+    } catch (err) {
+      clear(settingsForm, h("p", { class: "muted" },
+        t("settings.unavailable", { reason: ctx.errorText(err) })));
+    }
+  }
+
+  const about = document.getElementById("about");
+  panel.append(tx("h2", "tab.maintenance", {}, t), modelBox, revBox, storageBox, trashBox,
+    sumBox, exportBox, settingsBox);
+  if (about) panel.append(about);
+
+  async function loadModels() {
+    catalogue = await ctx.run(null, () => ctx.call("models", {}));
+    renderModels();
+  }
+
+  let loaded = false;
+  function shown() {
+    if (!loaded) {
+      loaded = true;
+      loadModels();
+      loadSettings();
+    }
+    loadStorage();
+    loadTrash();
+    pollRevectorize();
+  }
+  ctx.on("model", renderModels);
+  ctx.on("characters", () => { renderScope(); renderExportScope(); });
+  ctx.on("character", () => { loadTrash(); sumOut.replaceChildren(); sumApply.hidden = true; });
+  ctx.on("changed", (event) => {
+    if (touches(event, ctx.character) && !panel.hidden) loadTrash();
+  });
+  ctx.on("engine-event", (event) => {
+    if (event.type !== "revectorize") return;
+    if (event.state && event.state !== "running") {
+      finishRevectorize(event);
+    } else if (event.running) {
+      renderRevectorize(event);
+    }
+  });
+  ctx.on("lang", () => {
+    renderModels(); renderScope(); renderExportScope(); renderRevectorize();
+    renderTrash(); renderSettings();
+  });
+  renderScope();
+  renderExportScope();
+  renderRevectorize(null);
+  return { shown };
+}

@@ -1,0 +1,290 @@
+// Memories: the selected character's memories with kind, tier, importance, age and model
+// stamp; filters; add, edit, forget; "paste a conversation" with an ingest preview first.
+import { clear, field, formatAge, formatDate, formatNumber, h, options, tx } from "./dom.js";
+
+export const KINDS = ["preference", "pattern", "fact", "decision", "diary", "summary"];
+// Does a "changed" event ({characters: [...]}, or none named: everything) touch this one?
+export const touches = (event, character) => {
+  const names = event?.characters ?? (event?.character ? [event.character] : null);
+  return !names || names.includes(character);
+};
+export const tierOf = (memory) => (memory.meta?.tier === "hot" ? "hot" : "cold");
+
+// "user: hi" lines (or a JSON array of {role, content}) -> [{role, content}].
+export function parseConversation(text) {
+  const trimmed = text.trim();
+  if (!trimmed) return [];
+  if (trimmed.startsWith("[")) {
+    try {
+      const data = JSON.parse(trimmed);
+      if (Array.isArray(data)) {
+        return data.filter((m) => m && typeof m.content === "string")
+          .map((m) => ({ role: String(m.role ?? "user"), content: m.content }));
+      }
+    } catch { /* not JSON: read it as lines */ }
+  }
+  const ROLE = /^\s*(user|assistant|system|ユーザー|アシスタント|システム)\s*[:：]\s?(.*)$/i;
+  const NAMES = { ユーザー: "user", アシスタント: "assistant", システム: "system" };
+  const messages = [];
+  for (const line of trimmed.split(/\r?\n/)) {
+    const match = ROLE.exec(line);
+    if (match) {
+      messages.push({ role: NAMES[match[1]] ?? match[1].toLowerCase(), content: match[2] });
+    } else if (messages.length) {
+      messages.at(-1).content += `\n${line}`;
+    } else {
+      messages.push({ role: "user", content: line });
+    }
+  }
+  return messages.map((m) => ({ ...m, content: m.content.trim() })).filter((m) => m.content);
+}
+
+export function mountMemories(panel, ctx) {
+  const t = (...args) => ctx.t(...args);
+  let memories = [];
+  let loadedFor = null;
+
+  // Filters
+  const kindFilter = h("select", { id: "filter-kind" });
+  const tierFilter = h("select", { id: "filter-tier" });
+  const textFilter = h("input", { type: "search", id: "filter-text", autocomplete: "off" });
+  const summary = h("p", { class: "muted", id: "memory-count", "aria-live": "polite" });
+  for (const input of [kindFilter, tierFilter]) input.addEventListener("change", renderList);
+  textFilter.addEventListener("input", renderList);
+  const filters = h("form", { class: "filters", role: "search", on: {
+    submit: (event) => event.preventDefault() } },
+  field(t, "memories.filterKind", kindFilter).row, field(t, "memories.filterTier", tierFilter).row,
+  field(t, "memories.filterText", textFilter).row);
+
+  // Add
+  const addText = h("textarea", { rows: 3, required: true, id: "add-text" });
+  const addKind = h("select", { id: "add-kind" });
+  const addImportance = h("input", { type: "number", min: 0, max: 1, step: 0.05, value: "0.5",
+    id: "add-importance" });
+  const addKey = h("input", { type: "text", id: "add-key", autocomplete: "off" });
+  const addButton = tx("button", "memories.add", { type: "submit" }, t);
+  const addForm = h("form", { class: "stack", id: "add-memory" },
+    field(t, "memories.text", addText).row,
+    h("div", { class: "row" }, field(t, "memories.kind", addKind).row,
+      field(t, "memories.importance", addImportance).row,
+      field(t, "memories.key", addKey, { hint: "memories.keyHint" }).row),
+    addButton);
+  addForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = addText.value.trim();
+    if (!text || !ctx.character) return;
+    const params = { character: ctx.character, text, kind: addKind.value,
+      importance: Number(addImportance.value) };
+    if (addKey.value.trim()) params.key = addKey.value.trim();
+    const made = await ctx.run(addButton, () => ctx.call("remember", params));
+    if (!made) return;
+    addText.value = "";
+    addKey.value = "";
+    ctx.notify(t("memories.added"));
+    await reload();
+    ctx.refreshCharacters().catch(() => {});
+  });
+  const addBox = h("details", { class: "box", id: "add-box" },
+    tx("summary", "memories.addTitle", {}, t), addForm);
+
+  // Paste a conversation -> ingest dry run -> save
+  const paste = h("textarea", { rows: 6, id: "paste-text", spellcheck: false });
+  const previewButton = tx("button", "memories.preview", { type: "submit" }, t);
+  const saveButton = tx("button", "memories.saveIngest", { type: "button", hidden: true,
+    id: "ingest-save" }, t);
+  const cancelButton = tx("button", "cancel", { type: "button", hidden: true }, t);
+  const preview = h("div", { id: "ingest-preview", "aria-live": "polite" });
+  let pending = null;
+  const pasteForm = h("form", { class: "stack", id: "paste-form" },
+    field(t, "memories.pasteLabel", paste, { hint: "memories.pasteHint" }).row,
+    h("div", { class: "actions" }, previewButton, saveButton, cancelButton), preview);
+  paste.addEventListener("input", () => resetPreview());
+  pasteForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const messages = parseConversation(paste.value);
+    if (!messages.length || !ctx.character) {
+      clear(preview, h("p", { class: "error" }, t("memories.pasteEmpty")));
+      return;
+    }
+    const report = await ctx.run(previewButton, () =>
+      ctx.call("ingest", { character: ctx.character, messages, dry_run: true }));
+    if (!report) return;
+    pending = { character: ctx.character, messages };
+    showReport(report, true, messages);
+    saveButton.hidden = false;
+    cancelButton.hidden = false;
+    saveButton.disabled = !report.items.some((i) => i.action !== "skipped");
+  });
+  saveButton.addEventListener("click", async () => {
+    if (!pending) return;
+    const report = await ctx.run([saveButton, previewButton], () =>
+      ctx.call("ingest", { ...pending, dry_run: false }));
+    if (!report) return;
+    showReport(report, false, pending.messages);
+    pending = null;
+    saveButton.hidden = true;
+    cancelButton.hidden = true;
+    paste.value = "";
+    await reload();
+    ctx.refreshCharacters().catch(() => {});
+  });
+  cancelButton.addEventListener("click", () => resetPreview(true));
+  function resetPreview(clearPreview = false) {
+    pending = null;
+    saveButton.hidden = true;
+    cancelButton.hidden = true;
+    if (clearPreview) preview.replaceChildren();
+  }
+  function showReport(report, dryRun, messages) {
+    const counts = ["stored", "merged", "skipped"].map((action) => t(`ingest.count.${action}`, {
+      n: report.items.filter((i) => (action === "merged"
+        ? ["merged", "contradiction"].includes(i.action) : i.action === action)).length,
+    }));
+    const rows = report.items.map((item) => h("tr", { dataset: { action: item.action } },
+      h("td", {}, h("span", { class: `chip action-${item.action}` },
+        t(`ingest.action.${item.action}`) === `ingest.action.${item.action}`
+          ? item.action : t(`ingest.action.${item.action}`))),
+      h("td", { class: "text" }, item.text ?? item.memory?.text
+        ?? (messages[item.source] ? h("q", { class: "muted" }, messages[item.source].content)
+          : "")),
+      h("td", {}, item.kind ?? ""),
+      h("td", {}, item.key ?? ""),
+      h("td", { class: "muted" }, item.reason ?? "")));
+    clear(preview,
+      h("p", { class: "strong" }, t(dryRun ? "ingest.previewTitle" : "ingest.savedTitle"), " ",
+        counts.join(" · ")),
+      report.degraded ? h("p", { class: "muted" }, t("ingest.degraded", { reason: report.degraded }))
+        : null,
+      rows.length ? h("table", { class: "grid" },
+        h("caption", { class: "sr-only" }, t("ingest.caption")),
+        h("thead", {}, h("tr", {}, ["ingest.col.action", "memories.text", "memories.kind",
+          "memories.key", "ingest.col.reason"].map((k) => h("th", { scope: "col" }, t(k))))),
+        h("tbody", {}, rows)) : h("p", { class: "muted" }, t("ingest.nothing")));
+  }
+  const pasteBox = h("details", { class: "box", id: "paste-box" },
+    tx("summary", "memories.pasteTitle", {}, t), pasteForm);
+
+  const list = h("ul", { class: "memories", id: "memory-list" });
+  const heading = h("h2", {});
+  const empty = h("p", { class: "muted", hidden: true });
+  panel.append(heading, addBox, pasteBox, filters, summary, list, empty);
+
+  function renderOptions() {
+    options(kindFilter, [["", t("all")], ...KINDS.map((k) => [k, t(`kind.${k}`)])],
+      kindFilter.value);
+    options(tierFilter, [["", t("all")], ["hot", t("tier.hot")], ["cold", t("tier.cold")]],
+      tierFilter.value);
+    options(addKind, KINDS.map((k) => [k, t(`kind.${k}`)]), addKind.value || "fact");
+  }
+
+  function matches(memory) {
+    if (kindFilter.value && memory.kind !== kindFilter.value) return false;
+    if (tierFilter.value && tierOf(memory) !== tierFilter.value) return false;
+    const needle = textFilter.value.trim().toLowerCase();
+    return !needle || memory.text.toLowerCase().includes(needle)
+      || (memory.key ?? "").toLowerCase().includes(needle);
+  }
+
+  function renderList() {
+    heading.textContent = ctx.character
+      ? t("memories.title", { name: ctx.characterName() }) : t("tab.memories");
+    const shown = memories.filter(matches);
+    summary.textContent = t("memories.showing", { shown: shown.length, total: memories.length });
+    empty.hidden = Boolean(ctx.character);
+    empty.textContent = t("memories.pickCharacter");
+    clear(list, shown.map(item));
+  }
+
+  function item(memory) {
+    const tier = tierOf(memory);
+    const stampMismatch = ctx.modelState?.stamp && memory.model
+      && memory.model !== ctx.modelState.stamp;
+    const edit = h("button", { type: "button" }, t("edit"));
+    const forget = h("button", { type: "button", class: "danger" }, t("memories.forget"));
+    const li = h("li", { class: "memory", dataset: { id: memory.id, kind: memory.kind, tier } },
+      h("p", { class: "text" }, memory.text),
+      h("div", { class: "meta" },
+        h("span", { class: "chip", title: t("memories.kind") }, t(`kind.${memory.kind}`)),
+        h("span", { class: `chip tier-${tier}`, title: t("memories.tier") }, t(`tier.${tier}`)),
+        h("span", { class: "chip" }, t("memories.importanceValue",
+          { value: formatNumber(memory.importance, 2) })),
+        memory.key ? h("span", { class: "chip key" }, t("memories.keyValue", { key: memory.key }))
+          : null,
+        h("time", { datetime: new Date(memory.created_at * 1000).toISOString(),
+          title: formatDate(memory.created_at, ctx.lang) }, formatAge(memory.created_at, ctx.lang)),
+        h("span", { class: ["stamp", stampMismatch && "warn"], title: t("memories.stamp") },
+          memory.model || "—")),
+      h("div", { class: "actions" }, edit, forget));
+    edit.setAttribute("aria-label", t("memories.editOf", { text: memory.text.slice(0, 40) }));
+    forget.setAttribute("aria-label", t("memories.forgetOf", { text: memory.text.slice(0, 40) }));
+    edit.addEventListener("click", () => startEdit(li, memory));
+    forget.addEventListener("click", async () => {
+      const character = ctx.character;
+      const done = await ctx.run(forget, () => ctx.call("forget", { character, id: memory.id }));
+      if (done === undefined) return;
+      await reload();
+      ctx.refreshCharacters().catch(() => {});
+      ctx.notify(t("memories.forgotten"), { actionLabel: t("undo"), action: async () => {
+        await ctx.run(null, () => ctx.call("restore", { character, id: memory.id }));
+        await reload();
+      } });
+    });
+    return li;
+  }
+
+  function startEdit(li, memory) {
+    const text = h("textarea", { rows: 3, value: memory.text, required: true });
+    const kind = options(h("select", {}), KINDS.map((k) => [k, t(`kind.${k}`)]), memory.kind);
+    const importance = h("input", { type: "number", min: 0, max: 1, step: 0.05,
+      value: String(memory.importance) });
+    const key = h("input", { type: "text", value: memory.key ?? "" });
+    const save = tx("button", "save", { type: "submit" }, t);
+    const cancel = tx("button", "cancel", { type: "button" }, t);
+    const form = h("form", { class: "stack edit" }, field(t, "memories.text", text).row,
+      h("div", { class: "row" }, field(t, "memories.kind", kind).row,
+        field(t, "memories.importance", importance).row, field(t, "memories.key", key).row),
+      h("div", { class: "actions" }, save, cancel));
+    cancel.addEventListener("click", () => li.replaceWith(item(memory)));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const changes = {};
+      if (text.value.trim() !== memory.text) changes.text = text.value.trim();
+      if (kind.value !== memory.kind) changes.kind = kind.value;
+      if (Number(importance.value) !== memory.importance) changes.importance = Number(importance.value);
+      if (key.value.trim() !== (memory.key ?? "")) changes.key = key.value.trim() || null;
+      if (Object.keys(changes).length) {
+        const done = await ctx.run(save, () =>
+          ctx.call("update", { character: ctx.character, id: memory.id, ...changes }));
+        if (done === undefined) return;
+        ctx.notify(t("memories.updated"));
+      }
+      await reload();
+    });
+    li.replaceChildren(form);
+    text.focus();
+  }
+
+  async function reload() {
+    const character = ctx.character;
+    if (!character) {
+      memories = [];
+      renderList();
+      return;
+    }
+    list.setAttribute("aria-busy", "true");
+    const loaded = await ctx.run(null, () => ctx.call("memories", { character }));
+    list.removeAttribute("aria-busy");
+    if (character !== ctx.character) return;
+    memories = (loaded ?? []).sort((a, b) => b.created_at - a.created_at);
+    loadedFor = character;
+    renderList();
+    panel.dataset.loaded = `${character}:${memories.length}`;
+  }
+
+  renderOptions();
+  ctx.on("character", () => { resetPreview(true); reload(); });
+  ctx.on("lang", () => { renderOptions(); renderList(); });
+  ctx.on("model", renderList);
+  ctx.on("changed", (event) => { if (touches(event, ctx.character)) reload(); });
+  return { shown: () => { if (loadedFor !== ctx.character) reload(); }, reload };
+}

@@ -1,0 +1,99 @@
+// Recall playground: query, mode, k, threshold, RRF k and fusion; every result shows the fused
+// score and each component's score and rank, so a user can see why a memory came up.
+import { clear, field, formatNumber, h, options, tx } from "./dom.js";
+
+const MODES = ["hybrid", "vector", "fulltext"];
+const FUSIONS = ["adaptive", "zscore", "rrf"];
+
+export function mountRecall(panel, ctx) {
+  const t = (...args) => ctx.t(...args);
+  const query = h("input", { type: "search", id: "recall-query", required: true,
+    autocomplete: "off" });
+  const mode = h("select", { id: "recall-mode" });
+  const k = h("input", { type: "number", id: "recall-k", min: 1, max: 100, step: 1, value: "5" });
+  const threshold = h("input", { type: "number", id: "recall-threshold", min: -1, max: 100,
+    step: 0.01, value: "" });
+  const rrfK = h("input", { type: "number", id: "recall-rrf-k", min: 1, max: 1000, step: 1,
+    value: "60" });
+  const fusion = h("select", { id: "recall-fusion" });
+  const search = tx("button", "recall.search", { type: "submit", id: "recall-search" }, t);
+  const fusionRows = [field(t, "recall.fusion", fusion).row, field(t, "recall.rrfK", rrfK,
+    { hint: "recall.rrfHint" }).row];
+  const form = h("form", { class: "stack", id: "recall-form", role: "search" },
+    field(t, "recall.query", query).row,
+    h("div", { class: "row" }, field(t, "recall.mode", mode).row, field(t, "recall.k", k).row,
+      field(t, "recall.threshold", threshold, { hint: "recall.thresholdHint" }).row,
+      ...fusionRows),
+    search);
+  const status = h("p", { class: "muted", id: "recall-status", "aria-live": "polite" });
+  const results = h("ol", { class: "results", id: "recall-results" });
+  panel.append(tx("h2", "tab.recall", {}, t), form, status, results);
+  let last = null;
+
+  function renderOptions() {
+    options(mode, MODES.map((m) => [m, t(`mode.${m}`)]), mode.value || "hybrid");
+    options(fusion, FUSIONS.map((f) => [f, t(`fusion.${f}`)]), fusion.value || "adaptive");
+  }
+  mode.addEventListener("change", () => {
+    for (const row of fusionRows) row.hidden = mode.value !== "hybrid";
+  });
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!ctx.character) {
+      status.textContent = t("memories.pickCharacter");
+      return;
+    }
+    const params = { character: ctx.character, query: query.value, mode: mode.value,
+      k: Number(k.value) };
+    if (threshold.value !== "") params.threshold = Number(threshold.value);
+    if (mode.value === "hybrid") Object.assign(params, { rrf_k: Number(rrfK.value),
+      fusion: fusion.value });
+    status.textContent = t("recall.searching");
+    results.replaceChildren();
+    const started = performance.now();
+    let error = null;
+    const hits = await ctx.run(search, () => ctx.call("recall", params).catch((err) => {
+      error = err;
+      return null;
+    }));
+    if (error) {
+      status.textContent = ctx.errorText(error);
+      status.classList.add("error");
+      panel.dataset.state = "error";
+      return;
+    }
+    status.classList.remove("error");
+    last = { hits, ms: performance.now() - started, mode: params.mode };
+    render();
+    panel.dataset.state = "done";
+  });
+
+  function component(label, score, rank, digits) {
+    return h("span", { class: ["component", score === null || score === undefined ? "absent" : ""] },
+      h("span", { class: "label" }, label), " ",
+      score === null || score === undefined ? t("recall.notMatched")
+        : t("recall.scoreRank", { score: formatNumber(score, digits), rank: rank ?? "—" }));
+  }
+
+  function render() {
+    if (!last) return;
+    status.textContent = t("recall.summary", { n: last.hits.length, ms: Math.round(last.ms),
+      mode: t(`mode.${last.mode}`) });
+    clear(results, last.hits.map((hit, index) => h("li", { class: "result",
+      dataset: { id: hit.memory.id, rank: index + 1 } },
+    h("p", { class: "text" }, hit.memory.text),
+    h("div", { class: "scores" },
+      h("span", { class: "fused" }, t("recall.fused", { score: formatNumber(hit.score, 4) })),
+      component(t("recall.vector"), hit.vector_cosine, hit.vector_rank, 4),
+      component(t("recall.fulltext"), hit.bm25, hit.fulltext_rank, 3)),
+    h("div", { class: "meta" }, h("span", { class: "chip" }, t(`kind.${hit.memory.kind}`)),
+      h("span", { class: "muted" }, hit.memory.id)))));
+    if (!last.hits.length) results.append(h("li", { class: "empty" }, t("recall.none")));
+  }
+
+  renderOptions();
+  ctx.on("lang", () => { renderOptions(); render(); });
+  ctx.on("character", () => { last = null; results.replaceChildren(); status.textContent = ""; });
+  return { shown: () => {} };
+}
