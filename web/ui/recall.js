@@ -11,8 +11,8 @@ export function mountRecall(panel, ctx) {
     autocomplete: "off" });
   const mode = h("select", { id: "recall-mode" });
   const k = h("input", { type: "number", id: "recall-k", min: 1, max: 100, step: 1, value: "5" });
-  const threshold = h("input", { type: "number", id: "recall-threshold", min: -1, max: 100,
-    step: 0.01, value: "" });
+  const threshold = h("input", { type: "number", id: "recall-threshold", min: 0, step: "any",
+    value: "" });
   const rrfK = h("input", { type: "number", id: "recall-rrf-k", min: 1, max: 1000, step: 1,
     value: "60" });
   const fusion = h("select", { id: "recall-fusion" });

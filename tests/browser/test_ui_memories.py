@@ -1,0 +1,303 @@
+"""The web app's main paths in Chromium: characters, memories, paste a conversation, recall.
+
+One page (one persistent profile, one engine boot) serves the whole module; every test uses
+its own character so the tests do not depend on each other's data. Screenshots are saved to
+test-results/ (git-ignored) as artifacts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from buildtools.serve import AppServer
+
+from .conftest import CHROMIUM, CHROMIUM_ARGS, DIST, engine_call, wait_ready
+
+expect.set_options(timeout=20_000)
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results" / "ui"
+XSS_PROBE = """
+window.__pwned = [];
+window.addEventListener('securitypolicyviolation',
+  e => window.__pwned.push('csp:' + e.violatedDirective));
+"""
+PAYLOADS = [
+    '<img src=x onerror="window.__pwned.push(\'img\')">',
+    "<script>window.__pwned.push('script')</script>",
+    '<svg onload="window.__pwned.push(\'svg\')"></svg> & <b>bold?</b>',
+]
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def app_url() -> Iterator[str]:
+    """This module's own server: its own port (so its own origin and storage)."""
+    server = AppServer(DIST, port=47631).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def page(browser_type, app_url, tmp_path_factory) -> Iterator[Page]:
+    context = browser_type.launch_persistent_context(
+        str(tmp_path_factory.mktemp("ui-profile")), executable_path=CHROMIUM, headless=True,
+        args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900}, locale="en-US")
+    context.add_init_script(XSS_PROBE)
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs  # type: ignore[attr-defined]
+    page.goto(app_url)
+    wait_ready(page)
+    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
+    # The first embedding downloads and compiles the model: do it once, before the tests.
+    page.evaluate("() => window.omoide.loadModel({model: 'omoide/multilingual-e5-small', "
+                  "dtype: 'q8'})")
+    yield page
+    context.close()
+
+
+def tab(page: Page, name: str) -> None:
+    page.click(f"#tab-{name}")
+    expect(page.locator(f"#panel-{name}")).to_be_visible()
+
+
+def create_character(page: Page, name: str) -> str:
+    tab(page, "characters")
+    page.fill("#create-character input", name)
+    page.click("#create-character button[type=submit]")
+    item = page.locator("#character-list li.card").filter(
+        has=page.get_by_role("button", name=name, exact=True))
+    expect(item).to_have_count(1)
+    expect(page.locator("#current-character")).to_have_value(item.get_attribute("data-id"))
+    return item.get_attribute("data-id")
+
+
+def add_memory(page: Page, text: str, kind: str = "fact", importance: str = "0.5") -> None:
+    tab(page, "memories")
+    if not page.is_visible("#add-text"):
+        page.click("#add-box summary")
+    before = page.locator("#memory-list li.memory").count()
+    page.fill("#add-text", text)
+    page.select_option("#add-kind", kind)
+    page.fill("#add-importance", importance)
+    page.click("#add-memory button[type=submit]")
+    try:
+        expect(page.locator("#memory-list li.memory")).to_have_count(before + 1)
+    except AssertionError:
+        raise AssertionError(f"not added: {page.text_content('#notice')!r}") from None
+
+
+def test_create_rename_delete_and_restore_a_character(page: Page) -> None:
+    cid = create_character(page, "Hana")
+    card = page.locator(f"#character-list li[data-id='{cid}']")
+    expect(card).to_contain_text("0 memories")
+    card.get_by_role("button", name="Rename Hana").click()
+    page.fill(f"#character-list li[data-id='{cid}'] input", "Hana-chan")
+    page.click(f"#character-list li[data-id='{cid}'] button[type=submit]")
+    expect(page.locator(f"#character-list li[data-id='{cid}'] .name")).to_have_text("Hana-chan")
+    assert any(c["name"] == "Hana-chan" for c in engine_call(page, "characters"))
+
+    page.locator(f"#character-list li[data-id='{cid}']").get_by_role(
+        "button", name="Delete Hana-chan (moves to trash)").click()
+    expect(page.locator(f"#character-list li[data-id='{cid}']")).to_have_count(0)
+    expect(page.locator(f"#trashed-characters li[data-id='{cid}']")).to_be_visible()
+    assert all(c["id"] != cid for c in engine_call(page, "characters"))
+    shot(page, "characters-trash")
+    page.locator(f"#trashed-characters li[data-id='{cid}'] button").click()
+    expect(page.locator(f"#character-list li[data-id='{cid}']")).to_be_visible()
+    expect(page.locator(f"#trashed-characters li[data-id='{cid}']")).to_have_count(0)
+
+
+def test_untrusted_memory_text_is_rendered_as_text_only(page: Page) -> None:
+    cid = create_character(page, "Mallory")
+    for payload in PAYLOADS:
+        add_memory(page, payload)
+    texts = page.locator("#memory-list li.memory .text").all_text_contents()
+    assert sorted(texts) == sorted(PAYLOADS)
+    # Nothing from the memories became markup...
+    assert page.locator("#memory-list img, #memory-list script, #memory-list svg, "
+                        "#memory-list b").count() == 0
+    # ...in the recall results and the ingest preview either.
+    tab(page, "recall")
+    page.fill("#recall-query", "window pwned img script")
+    page.select_option("#recall-mode", "fulltext")
+    page.click("#recall-search")
+    expect(page.locator("#recall-results li.result")).not_to_have_count(0)
+    markup = "#recall-results img, #recall-results script, #recall-results svg"
+    assert page.locator(markup).count() == 0
+    tab(page, "memories")
+    if not page.is_visible("#paste-text"):
+        page.click("#paste-box summary")
+    page.fill("#paste-text", "user: I love <img src=x onerror=\"window.__pwned.push('p')\">")
+    page.click("#paste-form button[type=submit]")
+    expect(page.locator("#ingest-preview tbody tr")).not_to_have_count(0)
+    assert page.locator("#ingest-preview img").count() == 0
+    page.get_by_role("button", name="Cancel").first.click()
+    page.wait_for_timeout(300)  # an onerror/onload would have fired by now
+    assert page.evaluate("() => window.__pwned") == []
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    stored = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
+    assert stored == set(PAYLOADS)
+    shot(page, "memories-untrusted-text")
+
+
+def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
+    cid = create_character(page, "Sora")
+    add_memory(page, "Sora drinks green tea every morning", "preference", "0.9")
+    add_memory(page, "Sora visited Kyoto in spring", "diary", "0.3")
+    add_memory(page, "Sora's birthday is in May", "fact", "0.6")
+    items = page.locator("#memory-list li.memory")
+    expect(items.first).to_contain_text("importance")
+    expect(page.locator("#memory-list .stamp").first).not_to_have_text("—")
+    expect(page.locator("#memory-count")).to_have_text("Showing 3 of 3")
+
+    page.select_option("#filter-kind", "diary")
+    expect(items).to_have_count(1)
+    expect(items).to_contain_text("Kyoto")
+    page.select_option("#filter-kind", "")
+    page.fill("#filter-text", "birthday")
+    expect(items).to_have_count(1)
+    page.fill("#filter-text", "")
+    tiers = {m["id"]: (m["meta"].get("tier") == "hot") for m in
+             engine_call(page, "memories", {"character": cid})}
+    page.select_option("#filter-tier", "hot")
+    expect(items).to_have_count(sum(tiers.values()))
+    page.select_option("#filter-tier", "")
+
+    kyoto = page.locator("#memory-list li.memory", has_text="Kyoto")
+    kyoto.get_by_role("button", name="Edit").click()
+    page.fill("#memory-list li.memory form textarea", "Sora visited Kyoto and Nara in spring")
+    page.click("#memory-list li.memory form button[type=submit]")
+    expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(1)
+    texts = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
+    assert "Sora visited Kyoto and Nara in spring" in texts
+
+    page.locator("#memory-list li.memory", has_text="birthday").get_by_role(
+        "button", name="Forget").click()
+    expect(items).to_have_count(2)
+    assert len(engine_call(page, "trash", {"character": cid})) == 1
+    tab(page, "maintenance")
+    trash = page.locator("#trash-list li.memory")
+    expect(trash).to_have_count(1)
+    expect(trash).to_contain_text("birthday")
+    trash.get_by_role("button").click()
+    expect(trash).to_have_count(0)
+    assert engine_call(page, "trash", {"character": cid}) == []
+    tab(page, "memories")
+    expect(items).to_have_count(3)
+
+
+def test_paste_a_conversation_previews_before_saving(page: Page) -> None:
+    cid = create_character(page, "Ren")
+    tab(page, "memories")
+    if not page.is_visible("#paste-text"):
+        page.click("#paste-box summary")
+    page.fill("#paste-text", "user: I love green tea.\nassistant: Noted!\n"
+              "user: I always go running at 6am.\nuser: ok")
+    page.click("#paste-form button[type=submit]")
+    rows = page.locator("#ingest-preview tbody tr")
+    expect(rows).not_to_have_count(0)
+    expect(page.locator("#ingest-preview")).to_contain_text("Preview (nothing saved yet)")
+    actions = [r.get_attribute("data-action") for r in rows.all()]
+    assert "stored" in actions and "skipped" in actions
+    expect(page.locator("#ingest-preview tr[data-action='stored']").first).to_contain_text("tea")
+    # A dry run writes nothing.
+    assert engine_call(page, "memories", {"character": cid}) == []
+    shot(page, "paste-conversation-preview")
+    page.click("#ingest-save")
+    expect(page.locator("#ingest-preview")).to_contain_text("Saved")
+    stored = engine_call(page, "memories", {"character": cid})
+    assert len(stored) == actions.count("stored")
+    assert any("green tea" in m["text"] for m in stored)
+    expect(page.locator("#memory-list li.memory")).to_have_count(len(stored))
+
+
+def test_recall_in_each_mode_shows_component_scores(page: Page) -> None:
+    create_character(page, "Kai")
+    add_memory(page, "Kai loves hot green tea with breakfast", "preference")
+    add_memory(page, "Kai is afraid of thunderstorms", "fact")
+    add_memory(page, "Kai's favourite city is Osaka", "fact")
+    tab(page, "recall")
+    for mode in ["hybrid", "vector", "fulltext"]:
+        page.fill("#recall-query", "green tea")
+        page.select_option("#recall-mode", mode)
+        expect(page.locator("#recall-fusion")).to_be_visible(visible=mode == "hybrid")
+        page.click("#recall-search")
+        first = page.locator("#recall-results li.result").first
+        expect(first).to_contain_text("green tea")
+        label = mode.replace("fulltext", "full-text")
+        expect(page.locator("#recall-status")).to_contain_text(label)
+        scores = first.locator(".scores")
+        expect(scores.locator(".fused")).to_contain_text("score")
+        if mode in ("hybrid", "vector"):
+            expect(scores.locator(".component", has_text="vector")).to_contain_text("(#1)")
+        if mode in ("hybrid", "fulltext"):
+            expect(scores.locator(".component", has_text="full-text")).to_contain_text("(#1)")
+        if mode == "hybrid":
+            shot(page, "recall-hybrid")
+    page.fill("#recall-k", "1")
+    page.select_option("#recall-mode", "vector")
+    page.click("#recall-search")
+    expect(page.locator("#recall-results li.result")).to_have_count(1)
+    page.fill("#recall-threshold", "0.999")
+    page.click("#recall-search")
+    expect(page.locator("#recall-results li.empty")).to_have_count(1)
+
+
+def test_language_switch_and_keyboard_tabs(page: Page) -> None:
+    page.locator("#tab-characters").click()
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#tab-memories")).to_be_focused()
+    expect(page.locator("#tab-memories")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#panel-memories")).to_be_visible()
+    expect(page.locator("#panel-characters")).to_be_hidden()
+    page.keyboard.press("End")
+    expect(page.locator("#tab-maintenance")).to_be_focused()
+    page.keyboard.press("ArrowRight")  # wraps around
+    expect(page.locator("#tab-characters")).to_be_focused()
+    assert [t.get_attribute("tabindex") for t in page.locator("[role=tab]").all()] == \
+        ["0", "-1", "-1", "-1"]
+    # Every form control in the app has a label.
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll(
+        '#app input, #app select, #app textarea, header select')]
+        .filter(el => !el.labels?.length && !el.getAttribute('aria-label')).map(el => el.id)""")
+    assert unlabelled == []
+
+    page.select_option("#lang", "ja")
+    expect(page.locator("#tab-memories")).to_have_text("記憶")
+    expect(page.locator("html")).to_have_attribute("lang", "ja")
+    assert page.evaluate("() => localStorage.getItem('omoide.lang')") == "ja"
+    tab(page, "recall")
+    expect(page.locator("#recall-search")).to_have_text("検索")
+    shot(page, "japanese-ui")
+    page.reload()
+    wait_ready(page)
+    page.wait_for_selector("#app[data-ready='true']")
+    expect(page.locator("#tab-recall")).to_have_text("想起")
+    page.select_option("#lang", "en")
+    expect(page.locator("#tab-recall")).to_have_text("Recall")
+
+
+def test_catalogues_cover_every_key_in_both_languages(page: Page) -> None:
+    missing = page.evaluate("""async () => {
+        const { CATALOGUES } = await import('./i18n.js');
+        const en = Object.keys(CATALOGUES.en), ja = Object.keys(CATALOGUES.ja);
+        return [en.filter(k => !ja.includes(k)), ja.filter(k => !en.includes(k))];
+    }""")
+    assert missing == [[], []]
+    # No catalogue key leaks into the rendered UI (an untranslated key shows as itself).
+    leaked = page.evaluate("""async () => {
+        const { CATALOGUES } = await import('./i18n.js');
+        const keys = new Set(Object.keys(CATALOGUES.en).filter(k => k.includes('.')));
+        return [...document.querySelectorAll('#app *, header *')].filter(el =>
+            el.children.length === 0 && keys.has(el.textContent.trim())).map(el => el.textContent);
+    }""")
+    assert leaked == []
