@@ -33,6 +33,7 @@ PROGRESS_PROBE = """() => {
 
 def shot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => { document.getElementById('notice').hidden = true; }")
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 

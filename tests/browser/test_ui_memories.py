@@ -33,6 +33,7 @@ PAYLOADS = [
 
 def shot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => { document.getElementById('notice').hidden = true; }")
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
@@ -242,6 +243,9 @@ def test_recall_in_each_mode_shows_component_scores(page: Page) -> None:
         if mode in ("hybrid", "fulltext"):
             expect(scores.locator(".component", has_text="full-text")).to_contain_text("(#1)")
         if mode == "hybrid":
+            second = page.locator("#recall-results li.result").nth(1)
+            expect(second.locator(".component", has_text="full-text")).to_contain_text(
+                "not matched")
             shot(page, "recall-hybrid")
     page.fill("#recall-k", "1")
     page.select_option("#recall-mode", "vector")

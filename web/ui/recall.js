@@ -69,11 +69,13 @@ export function mountRecall(panel, ctx) {
     panel.dataset.state = "done";
   });
 
+  // A ranker that did not return the memory has no rank (its score may still be 0).
   function component(label, score, rank, digits) {
-    return h("span", { class: ["component", score === null || score === undefined ? "absent" : ""] },
+    const absent = score === null || score === undefined || rank === null || rank === undefined;
+    return h("span", { class: ["component", absent && "absent"] },
       h("span", { class: "label" }, label), " ",
-      score === null || score === undefined ? t("recall.notMatched")
-        : t("recall.scoreRank", { score: formatNumber(score, digits), rank: rank ?? "—" }));
+      absent ? t("recall.notMatched")
+        : t("recall.scoreRank", { score: formatNumber(score, digits), rank }));
   }
 
   function render() {
