@@ -74,6 +74,8 @@ def machine_info() -> dict:
         "numpy": _version("numpy"),
         "onnxruntime": _version("onnxruntime"),
         "tokenizers": _version("tokenizers"),
+        "thread_env": {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                  "MKL_NUM_THREADS") if k in os.environ},
     }
 
 
@@ -134,6 +136,8 @@ class CachedModel:
         self.embed_seconds = {"passages": 0.0, "queries": 0.0}
         self.embedded = {"passages": 0, "queries": 0}
         self.cache_hits = 0
+        self.cached_seconds = {"passages": 0.0, "queries": 0.0}
+        self.cached = {"passages": 0, "queries": 0}
 
     @property
     def embedder(self):
@@ -154,8 +158,12 @@ class CachedModel:
         path = CACHE / self.stamp.replace("/", "_").replace("#", "_") / (
             f"{kind}-{len(texts)}-{digest.hexdigest()[:24]}.npy"
         )
+        sidecar = path.with_suffix(".json")
         if path.is_file():
             self.cache_hits += 1
+            if sidecar.is_file():  # what computing it took, when it was computed
+                self.cached_seconds[kind] += json.loads(sidecar.read_text())["seconds"]
+                self.cached[kind] += len(texts)
             return np.load(path)
         embed = (self.embedder.embed_passages_array if kind == "passages"
                  else self.embedder.embed_queries_array)
@@ -167,6 +175,8 @@ class CachedModel:
         tmp = path.with_suffix(".tmp.npy")
         np.save(tmp, vectors)
         tmp.replace(path)
+        sidecar.write_text(json.dumps({"seconds": time.perf_counter() - start,
+                                       "texts": len(texts), "date": machine_info()["date"]}))
         return vectors
 
 
