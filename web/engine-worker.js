@@ -42,33 +42,47 @@ async function ensureModel(model, dtype) {
   }
 }
 
-const host = {
+// Python waits for these with run_sync; it must get a plain Error (a DexieError rejected as
+// is never settles the wait), named after the DOMException underneath (QuotaExceededError).
+function plainErrors(functions) {
+  return Object.fromEntries(Object.entries(functions).map(([name, fn]) => [name,
+    async (...args) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        const cause = err?.inner ?? err;
+        throw new Error(`${cause?.name ?? "Error"}: ${cause?.message ?? err}`);
+      }
+    }]));
+}
+
+const host = plainErrors({
   async embed(texts, kind, model, dtype) {
     await ensureModel(model, dtype);
     return embedder.embed(texts.toJs ? texts.toJs() : texts, { kind });
   },
-  async persist(changeJson, vector) {
-    const change = JSON.parse(changeJson);
-    if (vector) change.vector = new Float32Array(vector);
-    await store.persistChange(db, change);
-    await bumpGeneration(change.character);
-  },
-  async swap(changeJson, flat) {
-    const change = JSON.parse(changeJson);
-    await store.swapIndex(db, { ...change, vectors: new Float32Array(flat) });
-    await bumpGeneration(change.character);
+  async persist_many(changesJson, flat) {
+    const changes = JSON.parse(changesJson);
+    await store.persistMany(db, changes, new Float32Array(flat));
+    for (const change of changes) changedCharacters.add(change.character);
   },
   async stage(json) {
     const { stamp, items } = JSON.parse(json);
     await db.staging.bulkPut(items.map((i) => ({ stamp, ...i })));
   },
-};
+});
 
+// Characters written by the current call; at its end (still under the lock) the database
+// generation is bumped once, so other tabs know to reload, and inline vectors are compacted.
 const changedCharacters = new Set();
-async function bumpGeneration(character) {
+async function touched(character) {
+  changedCharacters.add(character);
+}
+
+async function finishWrites() {
   generation = (await store.getSetting(db, "generation", 0)) + 1;
   await store.setSetting(db, "generation", generation);
-  changedCharacters.add(character);
+  for (const character of changedCharacters) await store.compact(db, character);
 }
 
 // -- loading the database into the engine ---------------------------------------------------
@@ -127,31 +141,49 @@ async function boot(onProgress) {
   report("engine", `omoide ${info.omoide}`);
   db = store.openDatabase();
   await db.open();
-  const notices = await navigator.locks.request(WRITE_LOCK, loadEverything);
+  const notices = await navigator.locks.request(WRITE_LOCK, async () => {
+    changedCharacters.clear();
+    const found = await loadEverything();
+    if (changedCharacters.size) await finishWrites();
+    return found;
+  });
   report("ready");
   return { omoide: info.omoide, vendor: info.vendor, notices };
 }
 
 // -- calls ----------------------------------------------------------------------------------
 
-async function callPython(method, params) {
-  const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
+function replyValue(reply) {
   if (reply.ok) return reply.result;
   const error = new Error(reply.error.message);
   error.name = reply.error.code;
   throw error;
 }
 
+// One engine call, then the commit of everything it changed (one IndexedDB transaction).
+// A refused commit leaves the database as it was; the engine is then reloaded from it, so the
+// caller gets the error and memory and disk still agree.
+async function callPython(method, params) {
+  const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
+  const committed = JSON.parse(await py.dispatch.callPromising("flush", "{}"));
+  if (!committed.ok) {
+    await loadEverything();
+    replyValue(committed);
+  }
+  return replyValue(reply);
+}
+
 // Every engine call holds the cross-tab lock: one writer at a time over the whole origin.
 // If another tab wrote since this engine last looked, it reloads from IndexedDB first.
 async function locked(fn) {
   return navigator.locks.request(WRITE_LOCK, async () => {
-    if ((await store.getSetting(db, "generation", 0)) !== generation) await loadEverything();
     changedCharacters.clear();
     try {
+      if ((await store.getSetting(db, "generation", 0)) !== generation) await loadEverything();
       return await fn();
     } finally {
       if (changedCharacters.size) {
+        await finishWrites();
         const characters = [...changedCharacters];
         channel.postMessage({ generation, characters });
         emit({ type: "changed", characters });
@@ -164,7 +196,7 @@ channel.onmessage = ({ data }) => emit({ type: "changed", characters: data.chara
   remote: true });
 
 const jsVerbs = {
-  ...characterVerbs(() => db, callPython, locked, bumpGeneration),
+  ...characterVerbs(() => db, callPython, locked, touched),
   async models() {
     return (await fetch(new URL("models/registry.json", base))).json();
   },
@@ -191,6 +223,11 @@ const jsVerbs = {
     return revectorizeStatus();
   },
   revectorize_status: () => revectorizeStatus(),
+  // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
+  debug_fail_writes({ writes = 1 } = {}) {
+    store.faults.failWrites = writes;
+    return { failWrites: writes };
+  },
 };
 
 function revectorizeStatus() {

@@ -3,10 +3,11 @@
 // Invariants:
 // - Every write of one engine change is one Dexie transaction: it is applied whole or not at
 //   all (a QuotaExceededError aborts it and leaves the database as it was).
-// - A memory's vector lives in exactly one row ("slot") of one segment of its character's
-//   current model stamp; the memory record names that slot.
-// - Segments hold SEGMENT_ROWS rows; adding a memory rewrites one segment (O(1) data), never
-//   the whole index. Purged rows become holes (id null) that compaction removes.
+// - A memory's vector lives either inline in its record (written with it: adding a memory
+//   writes O(1) data, never the index) or in one row ("slot") of one segment of its
+//   character's current model stamp, never both.
+// - Compaction packs inline vectors into full segments of SEGMENT_ROWS rows once there are
+//   enough of them, in one transaction. Purged rows become holes (id null).
 // - Every segment carries a CRC-32 of its ids and rows; a damaged one is never trusted.
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
@@ -14,8 +15,34 @@ import { crc32 } from "./crc32.js";
 export const SEGMENT_ROWS = 256;
 const encoder = new TextEncoder();
 
+// Fault injection for tests: headless Chromium cannot be driven to a real quota error (its
+// quota override does not reach IndexedDB, a full disk hangs it), so tests make the next N
+// write requests fail with the very DOMException a full quota raises.
+export const faults = { failWrites: 0 };
+
+function faultInjection(down) {
+  return {
+    ...down,
+    table(name) {
+      const table = down.table(name);
+      return {
+        ...table,
+        mutate(request) {
+          if (faults.failWrites > 0) {
+            faults.failWrites -= 1;
+            return Promise.reject(new DOMException("the storage quota is full (injected)",
+              "QuotaExceededError"));
+          }
+          return table.mutate(request);
+        },
+      };
+    },
+  };
+}
+
 export function openDatabase(name = "omoide") {
   const db = new Dexie(name);
+  db.use({ stack: "dbcore", name: "omoide-faults", create: faultInjection });
   db.version(1).stores({
     characters: "id",
     memories: "[character+id], character",
@@ -33,38 +60,16 @@ export function segmentChecksum(ids, data, dimension) {
   return crc32(bytes, crc32(encoder.encode(ids.map((id) => id ?? "").join("\n"))));
 }
 
-function emptySegment(character, stamp, seg) {
-  return { character, stamp, seg, ids: [], data: new Float32Array(0), checksum: 0 };
-}
-
-function withRow(segment, row, id, vector, dimension) {
-  const rows = Math.max(segment.ids.length, row + 1);
-  const data = new Float32Array(rows * dimension);
-  data.set(new Float32Array(segment.data).subarray(0, segment.ids.length * dimension));
-  data.set(vector, row * dimension);
-  const ids = segment.ids.slice();
-  while (ids.length < rows) ids.push(null);
-  ids[row] = id;
-  return { ...segment, ids, data, checksum: segmentChecksum(ids, data, dimension) };
-}
-
 function seal(segment, dimension) {
   return { ...segment, checksum: segmentChecksum(segment.ids, segment.data, dimension) };
 }
 
-// The slot of a new vector: the first free row of the last segment, or a new segment.
+// The next free segment number of a character's index.
 async function allocateSlot(db, character, stamp) {
-  const segments = await db.segments.where("[character+stamp]").equals([character, stamp])
-    .toArray();
-  const last = segments.reduce((a, s) => (a === null || s.seg > a.seg ? s : a), null);
-  if (last && last.ids.length < SEGMENT_ROWS) return { seg: last.seg, row: last.ids.length };
-  return { seg: last ? last.seg + 1 : 0, row: 0 };
-}
-
-async function writeVector(db, character, stamp, slot, id, vector, dimension) {
-  const key = [character, stamp, slot.seg];
-  const segment = (await db.segments.get(key)) ?? emptySegment(character, stamp, slot.seg);
-  await db.segments.put(withRow(segment, slot.row, id, vector, dimension));
+  const keys = await db.segments.where("[character+stamp]").equals([character, stamp])
+    .primaryKeys();
+  const last = keys.reduce((a, k) => Math.max(a, k[2]), -1);
+  return { seg: last + 1, row: 0 };
 }
 
 async function clearSlot(db, record, dimension) {
@@ -77,11 +82,32 @@ async function clearSlot(db, record, dimension) {
   await db.segments.put(seal({ ...segment, ids }, dimension));
 }
 
-// Apply one engine change (see omoide/engine/listener.py) in one transaction.
+const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, db.staging];
+
+// Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
+// vectors come in one flat Float32Array, each change names its offset.
+export async function persistMany(db, changes, flat) {
+  return db.transaction("rw", ALL_TABLES(db), async () => {
+    for (const change of changes) {
+      const d = change.dimension;
+      if (change.op === "swap") {
+        const n = change.ids.length;
+        await swapIndex(db, { ...change, vectors: flat.subarray(change.vectors_at,
+          change.vectors_at + n * d) });
+      } else {
+        if (change.vector_at !== undefined) {
+          change.vector = flat.subarray(change.vector_at, change.vector_at + d);
+        }
+        await persistChange(db, change);
+      }
+    }
+  });
+}
+
+// Apply one engine change in one transaction (or in the caller's transaction).
 export async function persistChange(db, change) {
   const { op, character } = change;
-  const tables = [db.memories, db.segments, db.stamps, db.characters];
-  return db.transaction("rw", tables, async () => {
+  return db.transaction("rw", ALL_TABLES(db), async () => {
     if (op === "put") return putMemory(db, change);
     const record = await db.memories.get([character, change.memory_id]);
     if (!record) throw new Error(`no stored memory ${change.memory_id} of ${character}`);
@@ -103,16 +129,49 @@ async function putMemory(db, change) {
   await ensureStamp(db, character, stamp, change.model_id, dimension);
   const old = await db.memories.get([character, memory.id]);
   let slot = old && old.stamp === stamp ? old.slot : null;
+  let vector = old && old.stamp === stamp ? old.vector ?? null : null;
   if (change.vector) {
-    slot ??= await allocateSlot(db, character, stamp);
-    await writeVector(db, character, stamp, slot, memory.id, change.vector, dimension);
-  } else if (!slot) {
+    if (slot) await clearSlot(db, old, dimension);
+    slot = null;
+    vector = new Float32Array(change.vector);
+  } else if (!slot && !vector) {
     throw new Error(`memory ${memory.id} has no stored vector`);
   }
   await db.memories.put({
     character, id: memory.id, record: memory, trashed_at: old?.trashed_at ?? null,
-    stamp, dimension, slot,
+    stamp, dimension, slot, vector,
   });
+}
+
+// Pack inline vectors into new full segments (all of them when ``force``).
+export async function compact(db, character, { force = false } = {}) {
+  return db.transaction("rw", [db.memories, db.segments, db.stamps], async () => {
+    const stamp = await db.stamps.get(character);
+    if (!stamp) return 0;
+    const loose = (await db.memories.where("character").equals(character).toArray())
+      .filter((r) => r.vector && r.stamp === stamp.stamp);
+    const count = force ? loose.length : loose.length - (loose.length % SEGMENT_ROWS);
+    if (count === 0) return 0;
+    const { dimension } = stamp;
+    let { seg } = await allocateSlot(db, character, stamp.stamp);
+    for (let start = 0; start < count; start += SEGMENT_ROWS, seg++) {
+      const rows = loose.slice(start, Math.min(start + SEGMENT_ROWS, count));
+      const data = new Float32Array(rows.length * dimension);
+      rows.forEach((r, row) => data.set(r.vector, row * dimension));
+      const ids = rows.map((r) => r.id);
+      await db.segments.put(seal({ character, stamp: stamp.stamp, seg, ids, data }, dimension));
+      await db.memories.bulkPut(rows.map((r, row) => ({ ...r, vector: null,
+        slot: { seg, row } })));
+    }
+    return count;
+  });
+}
+
+export async function looseCount(db, character) {
+  const stamp = await db.stamps.get(character);
+  if (!stamp) return 0;
+  return (await db.memories.where("character").equals(character).toArray())
+    .filter((r) => r.vector && r.stamp === stamp.stamp).length;
 }
 
 async function ensureStamp(db, character, stamp, modelId, dimension) {
@@ -131,8 +190,7 @@ async function ensureStamp(db, character, stamp, modelId, dimension) {
 // segments, the new slots of every memory and the new stamp commit together, then the old
 // segments and the staging rows are gone.
 export async function swapIndex(db, { character, stamp, model_id, dimension, ids, vectors }) {
-  const tables = [db.memories, db.segments, db.stamps, db.staging];
-  return db.transaction("rw", tables, async () => {
+  return db.transaction("rw", ALL_TABLES(db), async () => {
     const old = await db.stamps.get(character);
     const records = await db.memories.where("character").equals(character).toArray();
     const byId = new Map(records.map((r) => [r.id, r]));
@@ -145,7 +203,7 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
     }
     for (const [id, record] of byId) {
       if (!slots.has(id)) throw new Error(`swap misses the vector of ${id}`);
-      await db.memories.put({ ...record, stamp, dimension, slot: slots.get(id) });
+      await db.memories.put({ ...record, stamp, dimension, slot: slots.get(id), vector: null });
     }
     if (old && old.stamp !== stamp) {
       await db.segments.where("[character+stamp]").equals([character, old.stamp]).delete();
@@ -165,11 +223,11 @@ export async function loadCharacter(db, character) {
     .equals([character, stamp.stamp]).toArray();
   const { dimension } = stamp;
   const rows = new Map();
-  let corrupt = 0;
+  const corrupt = [];
   for (const segment of segments) {
     const data = new Float32Array(segment.data);
     if (segmentChecksum(segment.ids, data, dimension) !== segment.checksum) {
-      corrupt += 1;
+      corrupt.push([segment.character, segment.stamp, segment.seg]);
       continue;
     }
     segment.ids.forEach((id, row) => {
@@ -177,11 +235,15 @@ export async function loadCharacter(db, character) {
         (row + 1) * dimension));
     });
   }
+  // A damaged segment is never trusted again: its memories are re-embedded from their text.
+  if (corrupt.length) await db.segments.bulkDelete(corrupt);
   const ids = [];
   const missing = [];
   const vectors = new Float32Array(records.length * dimension);
   for (const r of records) {
-    const v = r.slot && r.stamp === stamp.stamp && rows.get(`${r.slot.seg}:${r.slot.row}:${r.id}`);
+    const current = r.stamp === stamp.stamp;
+    const v = current && (r.vector ? new Float32Array(r.vector)
+      : r.slot && rows.get(`${r.slot.seg}:${r.slot.row}:${r.id}`));
     if (v) {
       vectors.set(v, ids.length * dimension);
       ids.push(r.id);
@@ -192,7 +254,8 @@ export async function loadCharacter(db, character) {
   return {
     character, stamp: stamp.stamp, model_id: stamp.model_id, dimension,
     records: records.map((r) => ({ ...r.record, trashed_at: r.trashed_at })),
-    ids, vectors: vectors.subarray(0, ids.length * dimension), missing, corrupt_segments: corrupt,
+    ids, vectors: vectors.subarray(0, ids.length * dimension), missing,
+    corrupt_segments: corrupt.length,
   };
 }
 

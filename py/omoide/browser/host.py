@@ -43,7 +43,8 @@ def to_js_floats(values: Any) -> Any:
     """A Float32Array copy of a Python float sequence."""
     from pyodide.ffi import to_js
 
-    return to_js(memoryview(array("f", values)))
+    rows = values if isinstance(values, array) and values.typecode == "f" else array("f", values)
+    return to_js(memoryview(rows))
 
 
 def floats_from_js(typed_array: Any) -> array:

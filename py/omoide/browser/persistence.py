@@ -1,13 +1,16 @@
-"""Write-ahead persistence of engine changes into IndexedDB (the browser's storage layer).
+"""Persistence of engine changes into IndexedDB (the browser's storage layer).
 
-``IndexedDBListener`` is an engine change listener: it hands each change to the worker's
-Dexie layer (``web/store/db.js``) and waits until its transaction committed. A refused write
-(quota, a closed database) raises, which vetoes the change: the engine is left as it was.
-So ``remember`` returns only once its record and vector are on disk.
+``IndexedDBListener`` is an engine change listener. It collects the changes of one rpc call
+and the worker commits them with ``flush`` in ONE IndexedDB transaction before the call
+answers: ``remember`` resolves only once its record and vector are on disk, ``remember_many``
+is all-or-nothing, and a recall's counter updates cost one write, not ten. When the commit is
+refused (quota, a closed database), nothing of the call is on disk and the worker reloads the
+engine from IndexedDB, so memory and disk never disagree.
 """
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from ..engine.listener import Change
@@ -29,15 +32,31 @@ def change_payload(change: Change) -> dict[str, Any]:
 
 class IndexedDBListener:
     def __init__(self) -> None:
-        self.enabled = True
+        self.pending: list[Change] = []
 
     def on_change(self, change: Change) -> None:
-        if not self.enabled:
-            return
-        if change.op == "swap":
-            ids = sorted(change.vectors)
-            flat = [x for i in ids for x in change.vectors[i]]
-            call_json("swap", change_payload(change) | {"ids": ids}, to_js_floats(flat))
-            return
-        vector = to_js_floats(change.vector) if change.vector is not None else None
-        call_json("persist", change_payload(change), vector)
+        self.pending.append(change)
+
+    def discard(self) -> None:
+        self.pending = []
+
+    def flush(self) -> int:
+        """Commit every pending change in one transaction; return how many there were."""
+        changes, self.pending = self.pending, []
+        if not changes:
+            return 0
+        flat = array("f")
+        payloads = []
+        for change in changes:
+            payload = change_payload(change)
+            if change.op == "swap":
+                ids = sorted(change.vectors)
+                payload |= {"ids": ids, "vectors_at": len(flat)}
+                for i in ids:
+                    flat.extend(change.vectors[i])
+            elif change.vector is not None:
+                payload["vector_at"] = len(flat)
+                flat.extend(change.vector)
+            payloads.append(payload)
+        call_json("persist_many", payloads, to_js_floats(flat))
+        return len(changes)

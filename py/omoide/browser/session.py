@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine import MemoryEngine
 from ..engine.listener import Change
-from ..engine.memory import Hit, Memory
+from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
@@ -68,20 +68,21 @@ def load_character(payload_json: str, vectors: Any) -> dict[str, Any]:
                              dimension=dim)
     engine.stores[character] = store
     missing = [r for r in data["records"] if r["id"] not in by_id]
+    live, trashed = [], []
     for record in data["records"]:
-        if record["id"] in by_id:
-            put_loaded(store, record, by_id[record["id"]])
+        if record["id"] not in by_id:
+            continue
+        trashed_at = record.pop("trashed_at", None)
+        memory = Memory.from_dict(record)
+        if trashed_at is None:
+            live.append((memory, by_id[memory.id]))
+        else:
+            trashed.append(TrashEntry(memory, by_id[memory.id], trashed_at))
+    store.load(live, trashed)
     repaired = repair(store, missing)
+    flush()
     return {"character": character, "loaded": len(data["records"]) - len(missing),
             "repaired": repaired, "corrupt_segments": data["corrupt_segments"]}
-
-
-def put_loaded(store: Any, record: dict[str, Any], vector: list[float]) -> None:
-    trashed_at = record.pop("trashed_at", None)
-    memory = Memory.from_dict(record)
-    store.put(memory, vector, emit=False)
-    if trashed_at is not None:
-        store.move_to_trash(memory.id, trashed_at, emit=False)
 
 
 def repair(store: Any, missing: list[dict[str, Any]]) -> int:
@@ -97,6 +98,12 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
         if trashed_at is not None:
             store.move_to_trash(memory.id, trashed_at)
     return len(missing)
+
+
+@handler("flush")
+def flush() -> int:
+    """Commit the changes of the last call (the worker calls this after every call)."""
+    return session().listener.flush() if SESSION is not None else 0
 
 
 # -- rpc verbs: the memory engine ---------------------------------------------------------

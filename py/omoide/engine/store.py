@@ -90,6 +90,21 @@ class CharacterStore:
 
         self._commit(change, apply, emit)
 
+    def load(self, live: Sequence[tuple[Memory, Sequence[float]]],
+             trashed: Sequence[TrashEntry]) -> None:
+        """Fill an empty store from persisted state in one kernel call (boot; no listeners:
+        the state came from storage)."""
+        if not self.is_empty():
+            raise ValueError("load() fills an empty store only")
+        self.kernel.add([m.id for m, _ in live], [as_float_list(v) for _, v in live])
+        for memory, _ in live:
+            self.text_index.add(memory.id, self.analyzer(memory.text))
+            if memory.key is not None:
+                self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+            self.records[memory.id] = memory
+        for entry in trashed:
+            self.trash[entry.memory.id] = entry
+
     def move_to_trash(self, memory_id: str, at: float, *, emit: bool = True) -> TrashEntry:
         memory = self.records[memory_id]
         entry = TrashEntry(memory, self.kernel.vector(memory_id), at)
