@@ -90,6 +90,9 @@ async function finishWrites() {
 async function loadEverything() {
   const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
   py.session.start(selected.model, selected.dtype);
+  const userSettings = await store.getSetting(db, "user_settings", {});
+  await callPython("apply_settings", { values: userSettings }).catch((err) =>
+    emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
   const notices = [];
   for (const { id } of await store.listCharacters(db)) {
     const data = await store.loadCharacter(db, id);
@@ -223,6 +226,15 @@ const jsVerbs = {
     return revectorizeStatus();
   },
   revectorize_status: () => revectorizeStatus(),
+  settings: () => locked(() => callPython("settings", {})),
+  async set_settings(changes) {
+    return locked(async () => {
+      const applied = await callPython("apply_settings", { values: changes });
+      await store.setSetting(db, "user_settings", applied);
+      changedCharacters.add("*settings*");
+      return applied;
+    });
+  },
   // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
   debug_fail_writes({ writes = 1 } = {}) {
     store.faults.failWrites = writes;

@@ -248,3 +248,16 @@ def test_export_import_round_trip(launch, app_url, tmp_path):
     assert recall_ids(other, "hana", "violin", "hybrid") == before
     again = engine_call(other, "import_data", {"data": exported})
     assert again["imported"] == 0 and again["skipped"] == 30
+
+
+def test_settings_are_validated_and_kept(launch, app_url, tmp_path):
+    page = open_page(launch(tmp_path / "profile"), app_url)
+    assert engine_call(page, "settings")["dedup_threshold"] == 0.92
+    code, message = call_error(page, "set_settings", {"dedup_threshold": 7, "rrf_k": 30})
+    assert code == "INVALID_ARGUMENT" and "dedup_threshold" in message
+    assert engine_call(page, "settings")["rrf_k"] == 60  # nothing of a refused change applied
+    assert engine_call(page, "set_settings", {"rrf_k": 30, "hot_budget_chars": 8000}) == {
+        "dedup_threshold": 0.92, "hot_budget_chars": 8000, "rrf_k": 30}
+    page.reload()
+    wait_ready(page)
+    assert engine_call(page, "settings")["rrf_k"] == 30

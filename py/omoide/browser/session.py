@@ -9,7 +9,7 @@ model of their own index, and reported as a notice; nothing is dropped silently.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from ..engine import MemoryEngine
@@ -24,6 +24,13 @@ from .persistence import IndexedDBListener
 from .rpc import handler
 from .wasm_kernel import wasm_kernel_factory
 
+# User settings: name -> (default, minimum, maximum). Stored by the worker in IndexedDB.
+SETTINGS: dict[str, tuple[float, float, float]] = {
+    "dedup_threshold": (0.92, 0.5, 1.0),
+    "hot_budget_chars": (5_000, 500, 200_000),
+    "rrf_k": (60, 1, 1_000),
+}
+
 
 class Session:
     def __init__(self, model: str, dtype: str) -> None:
@@ -32,6 +39,7 @@ class Session:
                                    listeners=[self.listener])
         self.governor = Governor(self.engine)
         self.staged_keys: set[tuple[str, str, str]] = set()
+        self.settings: dict[str, float] = {k: v[0] for k, v in SETTINGS.items()}
 
 
 SESSION: Session | None = None
@@ -167,8 +175,9 @@ def purge_trash(character: str) -> list[str]:
 
 @handler("recall")
 def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
-           threshold: float | None = None, rrf_k: float = 60, fusion: str = "adaptive",
-           kinds: list[str] | None = None) -> list[dict[str, Any]]:
+           threshold: float | None = None, rrf_k: float | None = None,
+           fusion: str = "adaptive", kinds: list[str] | None = None) -> list[dict[str, Any]]:
+    rrf_k = session().settings["rrf_k"] if rrf_k is None else rrf_k
     hits = session().engine.recall(character, query, k=k, mode=mode, threshold=threshold,
                                    rrf_k=rrf_k, fusion=fusion, kinds=kinds)
     return [hit_dict(h) for h in hits]
@@ -183,6 +192,35 @@ def stats(character: str) -> dict[str, Any]:
 def engine_characters() -> list[dict[str, Any]]:
     engine = session().engine
     return [engine.stats(c) for c in engine.characters()]
+
+
+# -- settings --------------------------------------------------------------------------------
+
+
+def checked_setting(name: str, value: Any) -> float:
+    if name not in SETTINGS:
+        raise OmoideError.of("INVALID_ARGUMENT", name="setting", reason=f"unknown {name!r}")
+    default, low, high = SETTINGS[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"must be a number from {low} to {high}")
+    return int(value) if isinstance(default, int) else float(value)
+
+
+@handler("settings")
+def settings() -> dict[str, float]:
+    return dict(session().settings)
+
+
+@handler("apply_settings")
+def apply_settings(values: dict[str, Any]) -> dict[str, float]:
+    """Validate every value first, then apply them all (never half of a change)."""
+    s = session()
+    checked = {name: checked_setting(name, value) for name, value in values.items()}
+    s.settings.update(checked)
+    s.governor.dedup_threshold = s.settings["dedup_threshold"]
+    s.governor.policy = replace(s.governor.policy, budget_chars=s.settings["hot_budget_chars"])
+    return dict(s.settings)
 
 
 # -- governance --------------------------------------------------------------------------
