@@ -28,6 +28,10 @@ ASSETS: list[tuple[str, str, str]] = [
      "ort/ort-wasm-simd-threaded.asyncify.mjs"),
     ("onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.wasm",
      "ort/ort-wasm-simd-threaded.asyncify.wasm"),
+    # Orama, for the side-by-side browser benchmark only (bench/orama_browser.py): the npm
+    # package ships no single-file bundle, so its browser ESM folder (relative imports only)
+    # is copied whole, *.js files only.
+    ("@orama/orama", "dist/browser", "orama"),
 ]
 
 
@@ -44,19 +48,30 @@ def check_ort_pin() -> None:
         raise SystemExit(f"onnxruntime-web {have} installed, Transformers.js wants {wanted}")
 
 
+def asset_files(source: Path, dst: str) -> list[tuple[Path, Path]]:
+    """(source, destination) pairs of one ASSETS entry; a folder entry means its *.js files."""
+    target = DIST / "vendor" / dst
+    if not source.is_dir():
+        return [(source, target)]
+    return [(f, target / f.relative_to(source)) for f in sorted(source.rglob("*.js"))]
+
+
 def vendor_assets(log=print) -> dict[str, str]:
     """Copy every asset; return {package: version} for the build info."""
     check_ort_pin()
-    copied = 0
+    copied = total = 0
     for package, src, dst in ASSETS:
         source = NODE_MODULES / package / src
         if not source.exists():
             raise SystemExit(f"missing {source}: run npm ci (the lock file pins it)")
-        copied += copy_if_changed(source, DIST / "vendor" / dst)
-    log(f"vendor: {copied} file(s) copied, {len(ASSETS) - copied} unchanged")
+        for a, b in asset_files(source, dst):
+            copied += copy_if_changed(a, b)
+            total += 1
+    log(f"vendor: {copied} file(s) copied, {total - copied} unchanged")
     packages = sorted({p for p, _, _ in ASSETS})
     return {p: package_version(p) for p in packages}
 
 
 def vendored_paths() -> list[Path]:
-    return [DIST / "vendor" / dst for _, _, dst in ASSETS]
+    return [b for package, src, dst in ASSETS
+            for _, b in asset_files(NODE_MODULES / package / src, dst)]

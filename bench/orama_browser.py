@@ -1,0 +1,259 @@
+"""Omoide vs Orama 3.x side by side in ONE headless Chromium run (not run by the tests).
+
+    PYTHONPATH=.:py .venv/bin/python bench/orama_browser.py [--rows 1000 10000 100000]
+
+Needs a built dist/ (``python3 build.py build``: it vendors Orama into dist/vendor/orama and
+copies web/bench/orama.js) with the MiniLM model. Everything runs in one browser: the same
+seeded synthetic data (L2-normalized 384-d vectors, Zipf texts; web/bench/orama.js) goes to
+
+- Orama (main thread of web/bench/index.html, a second tab): insertMultiple, vector /
+  hybrid / full-text search (k = 10, similarity 0 so every row is a candidate), JS heap
+  growth, save()+JSON / JSON+load();
+- Omoide's kernel alone (web/kernel/vectors.js VectorIndex in that tab), exact and int8;
+- Omoide's Python path in the engine worker: ``kernel_bench`` (``WasmKernel.top_k`` from
+  Python, no embedding) and the real ``recall`` verb through ``window.omoide.call`` (query
+  embedding with MiniLM q8, Python engine, kernel, touch + IndexedDB commit), after filling a
+  character with ``import_data`` (vectors given, nothing embedded).
+
+Then the browser is restarted on the same profile to time the full restore (boot with every
+memory in IndexedDB). Writes bench/results/<name>.json and .md; p50/p95 are the best of
+``--rounds`` rounds (the box is shared: noise only ever adds time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from buildtools.serve import AppServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST = ROOT / "dist"
+RESULTS = ROOT / "bench" / "results"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--js-flags=--expose-gc",
+                 "--enable-blink-features=ForceEagerMeasureMemory"]
+MODEL = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
+CHARACTER = "bench"
+BOOT_READY = "#boot[data-boot-state='ready']"
+
+
+def launch(p, profile: str):
+    return p.chromium.launch_persistent_context(
+        profile, executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+
+
+def boot(context, url: str) -> tuple[object, float]:
+    page = context.pages[0] if context.pages else context.new_page()
+    started = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector(BOOT_READY, timeout=600_000)
+    boot_ms = (time.perf_counter() - started) * 1000
+    page.evaluate("async () => { window.B = await import('./bench/orama.js'); }")
+    return page, boot_ms
+
+
+def call(page, method: str, params: dict):
+    return page.evaluate("([m, p]) => window.omoide.call(m, p)", [method, params])
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--engine-queries", type=int, default=20)
+    parser.add_argument("--no-restart", action="store_true")
+    parser.add_argument("--name", default="orama_browser")
+    args = parser.parse_args()
+    out: dict = {"meta": {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "git_commit": git_commit(), "machine": platform.machine(), "cpu": cpu_model(),
+        "cpus": os.cpu_count(), "dimension": 384, "k": 10, "queries": args.queries,
+        "rounds": args.rounds, "model": MODEL,
+        "versions": {"orama": json.loads((ROOT / "node_modules/@orama/orama/package.json")
+                                         .read_text())["version"]},
+    }, "results": []}
+    path = RESULTS / f"{args.name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def record(entry: dict) -> None:
+        out["results"].append(entry)
+        print(json.dumps(entry), flush=True)
+        path.write_text(json.dumps(out, indent=2) + "\n")
+
+    server = AppServer(DIST, port=47690).start()
+    try:
+        with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+            context = launch(p, profile)
+            page, boot_ms = boot(context, server.url)
+            out["meta"]["versions"]["chromium"] = page.evaluate("navigator.userAgent")
+            record({"engine": "omoide", "what": "boot_empty", "ms": boot_ms})
+            out["meta"]["kernel"] = call(page, "kernel_info", {})
+            # Orama and the kernel alone run in a second tab, web/bench/index.html: the app
+            # page's CSP forbids WebAssembly on its main thread.
+            lab = context.new_page()
+            lab.goto(server.url + "bench/index.html")
+            lab.wait_for_selector("#ready:not(:empty)")
+            started = time.perf_counter()
+            call(page, "select_model", MODEL)
+            stamp = call(page, "model_state", {})["stamp"]
+            record({"engine": "omoide", "what": "select_model", "stamp": stamp,
+                    "ms": (time.perf_counter() - started) * 1000})
+            times = []
+            for i in range(6):
+                started = time.perf_counter()
+                call(page, "remember", {"character": "bench-one",
+                                        "text": f"persist one new memory number {i}"})
+                times.append((time.perf_counter() - started) * 1000)
+            times = sorted(times[1:])  # the first one warms the model
+            record({"engine": "omoide", "what": "persist_one", "p50_ms": times[len(times) // 2],
+                    "max_ms": times[-1], "n": len(times)})
+            filled = 0
+            for rows in args.rows:
+                opts = {"queries": args.queries, "rounds": args.rounds}
+                r = lab.evaluate("([n, o]) => B.orama(n, o)", [rows, opts])
+                r["memory"] = lab.evaluate("B.measureMemory()")
+                record(r)
+                for r in lab.evaluate("([n, o]) => B.kernel(n, o)", [rows, opts]):
+                    record(r)
+                for mode in ("exact", "int8"):
+                    best = None
+                    for _ in range(2):
+                        r = call(page, "kernel_bench", {"rows": rows, "queries": args.queries,
+                                                        "mode": mode})
+                        if best is None or r["p50_ms"] < best["p50_ms"]:
+                            best = r
+                    best["engine"] = "omoide-python-kernel"
+                    record(best)
+                fill_ms = page.evaluate("([c, s, a, b]) => B.engineFill(c, s, a, b)",
+                                        [CHARACTER, stamp, filled, rows])
+                filled = rows
+                started = time.perf_counter()
+                call(page, "recall", {"character": CHARACTER, "query": "probe", "k": 10,
+                                      "mode": "vector"})
+                slow = time.perf_counter() - started > 0.5  # fewer queries when it is slow
+                r = page.evaluate("([c, n, o]) => B.engineRecall(c, n, o)",
+                                  [CHARACTER, rows, {"queries": 8 if slow else args.engine_queries,
+                                                     "rounds": 1 if slow else args.rounds}])
+                r.update({"engine": "omoide-engine", "rows": rows, "import_ms": fill_ms,
+                          "count": call(page, "stats", {"character": CHARACTER}).get("memories"),
+                          "memory": page.evaluate("B.measureMemory()")})
+                record(r)
+            times = []
+            for i in range(4):
+                started = time.perf_counter()
+                call(page, "remember", {"character": CHARACTER,
+                                        "text": f"one more memory in the big store {i}"})
+                times.append((time.perf_counter() - started) * 1000)
+            times.sort()
+            record({"engine": "omoide", "what": "persist_one_big", "rows": filled,
+                    "p50_ms": times[len(times) // 2], "max_ms": times[-1], "n": len(times)})
+            # fixed cost of the engine's recall (embedding + rpc + touch) on a 6-memory store
+            r = page.evaluate("([c, n, o]) => B.engineRecall(c, n, o)",
+                              ["bench-one", 6, {"queries": args.engine_queries, "rounds": 2}])
+            r.update({"engine": "omoide-engine", "rows": 6, "what": "fixed_cost"})
+            record(r)
+            context.close()
+            if not args.no_restart:
+                context = launch(p, profile)
+                page, boot_ms = boot(context, server.url)
+                stats = call(page, "stats", {"character": CHARACTER})
+                record({"engine": "omoide", "what": "restore_after_restart", "ms": boot_ms,
+                        "rows": stats.get("memories"), "stats": stats})
+                context.close()
+    finally:
+        server.stop()
+    write_markdown(out, RESULTS / f"{args.name}.md")
+
+
+def fmt(p: dict | None) -> str:
+    return f"{p['p50_ms']:.2f} / {p['p95_ms']:.2f}" if p else "-"
+
+
+def write_markdown(out: dict, path: Path) -> None:
+    m = out["meta"]
+    lines = [f"# Omoide vs Orama {m['versions']['orama']} in headless Chromium, "
+             f"{m['dimension']}-d, k = {m['k']}", "",
+             f"{m['date']}, commit {m['git_commit']}, {m['cpu']} ({m['cpus']} shared vCPUs), "
+             f"{m['versions'].get('chromium', '?')}; kernel {m.get('kernel')}; "
+             f"p50 / p95 ms, best of {m['rounds']} rounds of {m['queries']} queries.", ""]
+    res = out["results"]
+    lines += ["| rows | Orama insert s | Orama vector | Orama hybrid | Orama full-text | "
+              "Orama heap MiB | kernel exact (JS) | kernel int8 (JS) | "
+              "Python kernel exact | Python kernel int8 | engine vector | engine hybrid |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for rows in sorted({r["rows"] for r in res if r.get("engine") == "orama"}):
+        def find(engine, mode=None, rows=rows):
+            for r in res:
+                if r.get("engine") == engine and r.get("rows") == rows and \
+                        (mode is None or r.get("mode") == mode) and "what" not in r:
+                    return r
+            return {}
+        o = find("orama")
+        e = find("omoide-engine")
+        heap = f"{o['heap_bytes'] / 2**20:.0f}" if o.get("heap_bytes") is not None else "-"
+        lines.append(
+            f"| {rows:,} | {o['insert_ms'] / 1000:.1f} | {fmt(o.get('vector'))} | "
+            f"{fmt(o.get('hybrid'))} | {fmt(o.get('fulltext'))} | {heap} | "
+            f"{fmt(find('omoide-kernel', 'exact') or None)} | "
+            f"{fmt(find('omoide-kernel', 'int8') or None)} | "
+            f"{fmt(find('omoide-python-kernel', 'exact') or None)} | "
+            f"{fmt(find('omoide-python-kernel', 'int8') or None)} | "
+            f"{fmt(e.get('vector'))} | {fmt(e.get('hybrid'))} |")
+    lines += ["", "| other | value |", "|---|---|"]
+    for r in res:
+        if r.get("what") in ("boot_empty", "select_model", "restore_after_restart"):
+            extra = f" ({r['rows']:,} memories)" if r.get("rows") else ""
+            lines.append(f"| Omoide {r['what']}{extra} | {r['ms'] / 1000:.1f} s |")
+        elif r.get("what") == "persist_one_big":
+            lines.append(f"| Omoide persist one new memory into the {r['rows']:,}-memory store | "
+                         f"p50 {r['p50_ms']:.0f} ms, max {r['max_ms']:.0f} ms |")
+        elif r.get("what") == "persist_one":
+            lines.append(f"| Omoide persist one new memory (remember, MiniLM q8) | "
+                         f"p50 {r['p50_ms']:.0f} ms, max {r['max_ms']:.0f} ms |")
+        elif r.get("what") == "fixed_cost":
+            lines.append(f"| Omoide engine recall on 6 memories (embedding + rpc + touch) | "
+                         f"vector {fmt(r['vector'])}, hybrid {fmt(r['hybrid'])} ms |")
+        elif r.get("engine") == "orama":
+            lines.append(f"| Orama {r['rows']:,}: save()+JSON / JSON+load() | "
+                         f"{r['save_json_ms'] / 1000:.1f} s / {r['load_json_ms'] / 1000:.1f} s "
+                         f"({r['save_json_bytes'] / 2**20:.0f} MiB JSON) |")
+            lines.append(f"| Orama {r['rows']:,}: insert one more | {r['insert_one_ms']:.1f} ms |")
+        elif r.get("engine") == "omoide-engine" and "import_ms" in r:
+            lines.append(f"| Omoide engine fill to {r['rows']:,} (import_data with vectors) | "
+                         f"{r['import_ms'] / 1000:.1f} s |")
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
