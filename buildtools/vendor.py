@@ -28,6 +28,9 @@ ASSETS: list[tuple[str, str, str]] = [
      "ort/ort-wasm-simd-threaded.asyncify.mjs"),
     ("onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.wasm",
      "ort/ort-wasm-simd-threaded.asyncify.wasm"),
+    # onnxruntime-web's own API, for the raw-session side of bench/embed_browser.py only: the
+    # build Transformers.js bundles, so it loads the asyncify files above.
+    ("onnxruntime-web", "dist/ort.webgpu.bundle.min.mjs", "ort/ort.webgpu.bundle.min.mjs"),
     # Orama, for the side-by-side browser benchmark only (bench/orama_browser.py): the npm
     # package ships no single-file bundle, so its browser ESM folder (relative imports only)
     # is copied whole, *.js files only.
