@@ -1,5 +1,5 @@
-"""No data loss across any sequence of writes, overflows, forgets, restores and
-summarizations: live + trashed memories are exactly what the operations imply."""
+"""No data loss across any sequence of writes, overflows, cold maintenance, forgets, restores
+and summarizations: live + trashed memories are exactly what the operations imply."""
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -24,6 +24,7 @@ ops = st.lists(
         st.tuples(st.just("restore"), st.integers(0, 50)),
         st.tuples(st.just("rebalance"), st.just(0)),
         st.tuples(st.just("summarize"), st.just(0)),
+        st.tuples(st.just("maintain"), st.just(0)),
         st.tuples(st.just("wait"), st.integers(1, 40)),
     ),
     min_size=1, max_size=25,
@@ -45,6 +46,8 @@ class Clock:
           ("ingest", ["I prefer TypeScript", "I like tea", "I always commit before pushing"]),
           ("wait", 10), ("forget", 0), ("summarize", 0), ("restore", 1), ("rebalance", 0),
           ("ingest", ["We'll use Postgres"]), ("summarize", 0)])
+@example([("ingest", ["We'll use Postgres"]), ("forget", 0), ("ingest", ["We'll use Postgres"]),
+          ("restore", 0), ("maintain", 0)])
 def test_live_plus_trash_is_exactly_what_the_operations_imply(operations):
     _run(operations)
 
@@ -60,12 +63,32 @@ def test_the_explicit_example_exercises_summaries_and_overflow():
     assert events == ["summary"]
 
 
+def test_the_explicit_example_exercises_cold_maintenance():
+    events.clear()
+    _run([("ingest", ["We'll use Postgres"]), ("forget", 0), ("ingest", ["We'll use Postgres"]),
+          ("restore", 0), ("maintain", 0)])
+    assert events == ["cold"]
+
+
 def _run(operations):
     clock, journal = Clock(), Journal()
     engine = MemoryEngine(HashingEmbedder(32), clock=clock, listeners=[journal])
-    gov = Governor(engine, policy=TierPolicy(budget_chars=120))  # tiny: overflows often
+    # tiny: the hot tier overflows often, the cold tier is maintained on most rebalances
+    gov = Governor(engine, policy=TierPolicy(budget_chars=120, cold_soft_entries=3,
+                                             cold_hard_entries=5, cold_recheck_entries=1))
     live: set[str] = set()
     trashed: set[str] = set()
+
+    def folded(cold):
+        if cold is None:
+            return
+        assert cold.failed is None
+        for fold in cold.superseded + cold.merged:
+            assert fold["trashed"] in live and fold["kept"] in live
+            assert fold["kept"] != fold["trashed"]
+            live.remove(fold["trashed"])
+            trashed.add(fold["trashed"])
+            events.append("cold")
     for op, arg in operations:
         if op == "ingest":
             report = gov.ingest("a", arg)
@@ -75,6 +98,8 @@ def _run(operations):
                     live.add(item.memory_id)
                 elif item.action in ("merged", "contradiction"):
                     assert item.memory_id in live
+            if report.rebalance is not None:
+                folded(report.rebalance.cold)
         elif op == "forget" and live:
             victim = sorted(live)[arg % len(live)]
             engine.forget("a", victim)
@@ -88,6 +113,7 @@ def _run(operations):
         elif op == "rebalance" and "a" in engine.characters():
             report = gov.rebalance("a")
             assert report.failed is None
+            folded(report.cold)
             if report.trigger == "hard":
                 assert report.after_chars <= 0.4 * 120
             elif report.trigger == "soft":
@@ -99,6 +125,10 @@ def _run(operations):
                 live.add(group.summary_id)
                 live.difference_update(group.source_ids)
                 trashed.update(group.source_ids)
+        elif op == "maintain" and "a" in engine.characters():
+            report = gov.maintain_cold("a", force=True)
+            folded(report)
+            assert report.after == sum(1 for m in engine.memories("a") if tier_of(m) == "cold")
         elif op == "wait":
             clock.t += arg * DAY
         if "a" in engine.characters():

@@ -15,6 +15,7 @@ from omoide.governance.tiers import (
     hot_context,
     hot_usage,
     line_cost,
+    maintain_cold,
     promote,
     rebalance,
     tier_of,
@@ -213,3 +214,211 @@ def test_promote_moves_cold_to_hot():
     promoted = promote(e, "a", m.id, log=log)
     assert tier_of(promoted) == "hot" and "Never push to main" in hot_context(e, "a")
     assert log.events("a", "promoted")[0].memory_ids == (m.id,)
+
+
+# -- cold tier maintenance ------------------------------------------------------------------
+
+COLD_POLICY = TierPolicy(cold_soft_entries=4, cold_hard_entries=8, cold_recheck_entries=2)
+
+
+def cold(e, text, kind="fact", key=None, importance=0.3, **meta):
+    return e.remember("a", text, kind=kind, key=key, importance=importance,
+                      meta={"tier": "cold", **meta})
+
+
+def live_ids(e):
+    return {m.id for m in e.memories("a")}
+
+
+def trash_ids(e):
+    return {t.memory.id for t in e.trash("a")}
+
+
+def test_cold_limits_are_validated_and_default_to_the_spec():
+    assert (TierPolicy().cold_soft_entries, TierPolicy().cold_hard_entries) == (6_000, 10_000)
+    with pytest.raises(OmoideError):
+        TierPolicy(cold_soft_entries=10, cold_hard_entries=10)
+    with pytest.raises(OmoideError):
+        TierPolicy(cold_soft_entries=0)
+    with pytest.raises(OmoideError):
+        TierPolicy(cold_recheck_entries=-1)
+
+
+def test_under_soft_maintenance_does_nothing():
+    e, _ = make_engine()
+    for i in range(4):
+        cold(e, f"distinct note number {i} about topic {i * 7}")
+    report = maintain_cold(e, "a", COLD_POLICY)
+    assert report.trigger == "none" and report.passes == 0 and e.trash("a") == []
+
+
+def test_superseded_entries_go_to_the_trash_with_their_polarity_in_history():
+    e, clock = make_engine()
+    old = cold(e, "I like Python", kind="preference", key="preference:python",
+               polarity="like", importance=0.9)
+    clock.t += DAY
+    new = cold(e, "I don't like Python any more", kind="preference",
+               key="preference:python", polarity="dislike", importance=0.4)
+    older = cold(e, "We'll use MySQL", kind="decision", key="decision:db")
+    clock.t += DAY
+    newer = cold(e, "We'll use Postgres", kind="decision", key="decision:db")
+    for i in range(3):
+        cold(e, f"unrelated fact {i}: the {['cat', 'dog', 'bird'][i]} sleeps at {i} pm")
+    log = AuditLog()
+    report = maintain_cold(e, "a", COLD_POLICY, log=log)  # 7 cold > soft 4: one pass
+    assert report.trigger == "soft" and report.passes == 1 and report.failed is None
+    assert {(f["kept"], f["trashed"]) for f in report.superseded} == {
+        (new.id, old.id), (newer.id, older.id)}
+    assert trash_ids(e) == {old.id, older.id} and report.after == 5
+    kept = e.get("a", new.id)
+    assert kept.meta["polarity"] == "dislike" and kept.text == new.text
+    assert kept.importance == 0.9 and kept.meta["merges"] == 1
+    assert [(h["polarity"], h["text"]) for h in kept.meta["history"]] == [
+        ("like", "I like Python")]
+    assert kept.meta["folded"][0]["id"] == old.id
+    assert "history" not in e.get("a", newer.id).meta  # content replaced, same polarity
+    reasons = {f["trashed"]: f["reason"] for f in report.superseded}
+    assert reasons == {old.id: "polarity like -> dislike", older.id: "content replaced"}
+    assert {ev.memory_ids[0] for ev in log.events("a", "superseded")} == {old.id, older.id}
+    assert log.events("a", "cold_maintenance")[0].memory_ids == tuple(report.trashed)
+    # trashed, not deleted: restorable
+    e.restore("a", old.id)
+    assert old.id in live_ids(e)
+
+
+def test_near_identical_duplicates_are_merged_and_a_hot_twin_survives():
+    e, clock = make_engine()
+    a = cold(e, "We walked along the river and talked about books", kind="diary",
+             importance=0.7)
+    e.recall("a", "river books", k=1)
+    clock.t += DAY
+    b = cold(e, "We walked along the river and talked about books.", kind="diary",
+             importance=0.2)
+    h = e.remember("a", "I always stretch before running", kind="pattern",
+                   meta={"tier": "hot"})
+    c = cold(e, "I always stretch before running!", kind="pattern")
+    other_kind = cold(e, "We walked along the river and talked about books!", kind="fact")
+    for i in range(2):
+        cold(e, f"completely different {i}: the server {i} reboots nightly at {i + 2} am")
+    report = maintain_cold(e, "a", COLD_POLICY, dedup_threshold=0.9)
+    merged = {(f["kept"], f["trashed"]) for f in report.merged}
+    assert merged == {(b.id, a.id), (h.id, c.id)}  # newer survives; hot survives
+    assert all(f["cosine"] >= 0.9 for f in report.merged)
+    assert trash_ids(e) == {a.id, c.id} and other_kind.id in live_ids(e)
+    kept = e.get("a", b.id)
+    assert kept.importance == 0.7 and kept.recall_count == 1 and kept.meta["merges"] == 1
+    assert tier_of(e.get("a", h.id)) == "hot"
+
+
+def test_hard_limit_runs_passes_until_under_soft():
+    e, clock = make_engine()
+    # a chain: each pass folds what is left of 10 same-key entries; under hard after one
+    for i in range(10):
+        clock.t += 1
+        cold(e, f"version {i} of the deploy rule", kind="fact", key="fact:deploy_rule")
+    report = maintain_cold(e, "a", COLD_POLICY)
+    assert report.trigger == "hard" and report.before == 10 and report.after == 1
+    assert len(report.superseded) == 9 and len(trash_ids(e)) == 9
+    assert report.passes == 1  # at or under soft after the first pass: done
+
+
+def distinct(e, n):
+    return [cold(e, f"distinct {i}: {'abcdefghij'[i] * 5} {i * 13} unrelated words here")
+            for i in range(n)]
+
+
+def test_hard_limit_passes_again_after_progress_and_stops_when_nothing_is_left():
+    e, clock = make_engine()
+    distinct(e, 10)
+    report = maintain_cold(e, "a", COLD_POLICY)  # nothing to fold: one pass, all kept
+    assert report.trigger == "hard" and report.passes == 1 and report.after == 10
+    assert e.trash("a") == []
+    old = cold(e, "rule one", kind="fact", key="fact:rule")
+    clock.t += 1
+    cold(e, "rule two", kind="fact", key="fact:rule")
+    report = maintain_cold(e, "a", COLD_POLICY)  # 12 > 8: pass, 11 > soft: pass, no progress
+    assert report.passes == 2 and report.trashed == [old.id] and report.after == 11
+
+
+def test_soft_limit_runs_exactly_one_pass():
+    e, clock = make_engine()
+    distinct(e, 4)
+    old = cold(e, "rule one", kind="fact", key="fact:rule")
+    clock.t += 1
+    cold(e, "rule two", kind="fact", key="fact:rule")
+    report = maintain_cold(e, "a", COLD_POLICY)
+    assert report.trigger == "soft" and report.passes == 1 and report.trashed == [old.id]
+
+
+def test_hot_entries_are_never_trashed_by_maintenance():
+    e, clock = make_engine()
+    old = e.remember("a", "I like tea", kind="preference", key="preference:tea",
+                     meta={"tier": "hot"})
+    clock.t += 1
+    cold(e, "I love tea", kind="preference", key="preference:tea")
+    for i in range(4):
+        cold(e, f"filler {i}: {i * 17} different words about {['x', 'y', 'z', 'w'][i]}")
+    report = maintain_cold(e, "a", COLD_POLICY)
+    assert report.superseded == [] and report.skipped[0]["id"] == old.id
+    assert old.id in live_ids(e) and e.trash("a") == []
+
+
+def test_forced_pass_runs_under_soft():
+    e, clock = make_engine()
+    old = cold(e, "v1", kind="fact", key="fact:x")
+    clock.t += 1
+    cold(e, "v2", kind="fact", key="fact:x")
+    assert maintain_cold(e, "a", COLD_POLICY).trigger == "none"
+    report = maintain_cold(e, "a", COLD_POLICY, force=True)
+    assert report.trigger == "forced" and report.trashed == [old.id]
+
+
+def test_a_vetoed_trash_move_loses_nothing():
+    e, clock = make_engine()
+    old = cold(e, "v1 of the rule", kind="fact", key="fact:rule")
+    clock.t += 1
+    new = cold(e, "v2 of the rule", kind="fact", key="fact:rule")
+    for i in range(4):
+        cold(e, f"filler {i}: {i * 17} different words about {['x', 'y', 'z', 'w'][i]}")
+
+    class VetoTrash:
+        def on_change(self, change):
+            if change.op != "put":
+                raise RuntimeError("quota")
+
+    e.add_listener(VetoTrash())
+    report = maintain_cold(e, "a", COLD_POLICY)
+    assert report.failed == "RuntimeError: quota" and report.trashed == []
+    assert {old.id, new.id} <= live_ids(e) and e.trash("a") == []
+    assert e.get("a", new.id).meta["folded"][0]["text"] == "v1 of the rule"  # in both
+
+
+def test_rebalance_runs_maintenance_when_due_and_not_again_until_the_tier_grows():
+    e, clock = make_engine()
+    log = AuditLog()
+    for i in range(5):
+        clock.t += 1
+        cold(e, f"rule text {i}", kind="fact", key="fact:rule")
+    report = rebalance(e, "a", COLD_POLICY, log=log)
+    assert report.cold is not None and report.cold.trigger == "soft"
+    assert len(report.cold.superseded) == 4 and len(live_ids(e)) == 1
+    for i in range(4):
+        cold(e, f"another distinct memory {i} {'pqrs'[i] * 4} {i * 31}")
+    assert rebalance(e, "a", COLD_POLICY).cold is not None  # 5 > soft, grew by 4 >= 2
+    assert rebalance(e, "a", COLD_POLICY).cold is None  # nothing new: not rescanned
+    assert len(log.events("a", "cold_maintenance")) == 1
+
+
+def test_ingest_triggers_cold_maintenance_through_rebalance():
+    e, clock = make_engine()
+    policy = TierPolicy(hot_kinds=(), hot_importance=1.1, cold_soft_entries=2,
+                        cold_hard_entries=3, cold_recheck_entries=0)
+    first = ingest(e, "a", ["We'll use Postgres"], tier_policy=policy).stored[0].memory_id
+    e.forget("a", first)
+    clock.t += 1
+    second = ingest(e, "a", ["We'll use Postgres"], tier_policy=policy).stored[0].memory_id
+    e.restore("a", first)  # two live records on one key: the older is superseded
+    report = ingest(e, "a", ["I decided to learn Rust"], tier_policy=policy)
+    assert report.rebalance.cold is not None
+    assert report.rebalance.cold.trashed == [first]
+    assert trash_ids(e) == {first} and second in live_ids(e)

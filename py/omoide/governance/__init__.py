@@ -15,21 +15,23 @@ from omoide.governance.llm import ChatClient, Judgement, MemoryLLM
 from omoide.governance.log import AuditEvent, AuditLog
 from omoide.governance.summarize import SummaryGroup, SummaryReport, summarize
 from omoide.governance.tiers import (
+    ColdReport,
     ContextBlock,
     RebalanceReport,
     TierPolicy,
     context,
     hot_context,
+    maintain_cold,
     promote,
     rebalance,
 )
 from omoide.governance.trash import RecallResult, purge_expired, recall_reviving
 
 __all__ = [
-    "DEFAULT_THRESHOLD", "AuditEvent", "AuditLog", "AuditReport", "Candidate", "ChatClient",
-    "ContextBlock", "DedupIndex", "Governor", "HotEntry", "IngestItem", "IngestReport",
-    "Judgement", "MemoryLLM", "RebalanceReport", "RecallResult", "SummaryGroup",
-    "SummaryReport", "TierPolicy", "audit", "context", "duplicate_pairs", "extract",
-    "hot_context", "ingest", "make_key", "promote", "purge_expired", "rebalance",
+    "AuditEvent", "AuditLog", "AuditReport", "Candidate", "ChatClient", "ColdReport",
+    "ContextBlock", "DEFAULT_THRESHOLD", "DedupIndex", "Governor", "HotEntry", "IngestItem",
+    "IngestReport", "Judgement", "MemoryLLM", "RebalanceReport", "RecallResult", "SummaryGroup",
+    "SummaryReport", "TierPolicy", "audit", "context", "duplicate_pairs", "extract", "hot_context",
+    "ingest", "maintain_cold", "make_key", "promote", "purge_expired", "rebalance",
     "recall_reviving", "summarize",
 ]

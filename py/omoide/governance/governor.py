@@ -53,7 +53,12 @@ class Governor:
         )
 
     def rebalance(self, character: str) -> tiers.RebalanceReport:
-        return tiers.rebalance(self.engine, character, self.policy, log=self.log)
+        return tiers.rebalance(self.engine, character, self.policy, log=self.log,
+                               dedup_threshold=self.dedup_threshold)
+
+    def maintain_cold(self, character: str, *, force: bool = False) -> tiers.ColdReport:
+        return tiers.maintain_cold(self.engine, character, self.policy, log=self.log,
+                                   dedup_threshold=self.dedup_threshold, force=force)
 
     def promote(self, character: str, memory_id: str, *, pin: bool = False) -> Memory:
         return tiers.promote(self.engine, character, memory_id, pin=pin, log=self.log)

@@ -210,5 +210,6 @@ def ingest(
             log.record(now, character, action, [item.memory_id] if item.memory_id else [],
                        item.reason, key=item.key, text=item.text)
     if rebalance_tiers:
-        report.rebalance = rebalance(engine, character, policy, log=log)
+        report.rebalance = rebalance(engine, character, policy, log=log,
+                                     dedup_threshold=dedup_threshold)
     return report

@@ -13,7 +13,7 @@ from typing import Any
 
 ACTIONS = (
     "stored", "merged", "contradiction", "demoted", "promoted", "tier_failed",
-    "summarized", "degraded", "write_failed",
+    "summarized", "degraded", "write_failed", "superseded", "cold_merged", "cold_maintenance",
 )
 
 

@@ -17,20 +17,44 @@ Value of a hot memory (lower sinks first; pinned memories never sink)::
 Demotion is two record writes, cold first: (1) write the cold record (``meta["cold"]`` with
 when/why/value) while the memory is still hot, (2) only then clear the hot flag. If (2) fails
 the memory is in both tiers, never in neither; the next ``rebalance`` finishes the move.
+
+Cold tier maintenance (``maintain_cold``): the cold tier has entry limits per character,
+``cold_soft_entries`` (default 6,000) and ``cold_hard_entries`` (10,000). Above soft, one
+maintenance pass; above hard, passes until the cold count is at or under soft (or a pass
+finds nothing more to fold). A pass
+
+1. drops SUPERSEDED entries: of the live memories sharing a kind and key, the most recently
+   updated one is the current truth; each older cold one is folded into it (a polarity that
+   changed goes to its ``meta["history"]`` as a contradiction; otherwise the merge counter
+   grows) and moved to the trash;
+2. merges DUPLICATES: near-identical pairs ``dedup.duplicate_pairs`` lists (same kind,
+   compatible keys, cosine >= the dedup threshold); the survivor is the hot one if there is
+   one, else the more recently updated one; it takes the max importance, the summed recall
+   count and merge counters, and the folded id; the other goes to the trash.
+
+Survivor first, trash second: if the trash move fails the fact is in two records, never in
+none. Nothing is hard-deleted (``purge_expired`` decides when the trash is emptied), a hot
+entry is never trashed by maintenance, and every fold is in the audit log. ``rebalance``
+runs the pass automatically when the cold count is above soft and has grown by at least
+``cold_recheck_entries`` since the last pass on that store (so a tier with nothing to fold
+is not rescanned on every write).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
+from omoide.governance.dedup import DEFAULT_THRESHOLD, MAX_HISTORY, duplicate_pairs
 from omoide.governance.log import AuditLog
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
+    from omoide.engine.store import CharacterStore
 
 HOT, COLD = "hot", "cold"
 DAY = 86_400.0
@@ -48,12 +72,22 @@ class TierPolicy:
     w_recall: float = 0.15
     hot_kinds: tuple[str, ...] = ("preference", "pattern")
     hot_importance: float = 0.8  # any kind at or above this starts hot (rules, key facts)
+    cold_soft_entries: int = 6_000  # above: one maintenance pass
+    cold_hard_entries: int = 10_000  # above: passes until at or under soft
+    cold_recheck_entries: int = 250  # growth needed before rebalance rescans the cold tier
 
     def __post_init__(self) -> None:
         if self.budget_chars <= 0 or not 0 < self.target < self.soft < self.hard <= 1:
             raise OmoideError.of(
                 "INVALID_ARGUMENT", name="tier policy",
                 reason="need budget_chars > 0 and 0 < target < soft < hard <= 1",
+            )
+        if not 0 < self.cold_soft_entries < self.cold_hard_entries or (
+                self.cold_recheck_entries < 0):
+            raise OmoideError.of(
+                "INVALID_ARGUMENT", name="tier policy",
+                reason="need 0 < cold_soft_entries < cold_hard_entries and "
+                       "cold_recheck_entries >= 0",
             )
 
 
@@ -67,6 +101,7 @@ class RebalanceReport:
     moved: list[str] = field(default_factory=list)
     completed: list[str] = field(default_factory=list)  # half-done moves finished first
     failed: str | None = None  # why a move stopped half-way (nothing lost; see module doc)
+    cold: ColdReport | None = None  # the cold maintenance pass, when one ran
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -165,8 +200,21 @@ def rebalance(
     policy: TierPolicy | None = None,
     *,
     log: AuditLog | None = None,
+    dedup_threshold: float = DEFAULT_THRESHOLD,
 ) -> RebalanceReport:
+    """Hot overflow (see the module doc), then the cold maintenance pass when it is due."""
     policy = policy or TierPolicy()
+    report = _overflow_hot(engine, character, policy, log)
+    store = engine.stores.get(character)
+    if report.failed is None and store is not None and _cold_due(store, policy):
+        report.cold = maintain_cold(engine, character, policy, log=log,
+                                    dedup_threshold=dedup_threshold)
+    return report
+
+
+def _overflow_hot(
+    engine: MemoryEngine, character: str, policy: TierPolicy, log: AuditLog | None
+) -> RebalanceReport:
     now = engine.now()
     hot = hot_memories(engine, character)
     before = sum(line_cost(m) for m in hot)
@@ -207,6 +255,180 @@ def rebalance(
         if log is not None:
             log.record(now, character, "tier_failed", [], report.failed)
     return report
+
+
+# -- cold tier maintenance -----------------------------------------------------------------
+
+# Cold count each store was left with by its last maintenance pass (this process only; a
+# restarted app rescans once at the first rebalance above soft, which is harmless).
+_LAST_COLD: weakref.WeakKeyDictionary[CharacterStore, int] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class ColdReport:
+    character: str
+    trigger: str  # "none" | "soft" | "hard" | "forced"
+    before: int  # live cold entries
+    after: int
+    soft: int
+    hard: int
+    passes: int = 0
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # kept, trashed, key, why
+    merged: list[dict[str, Any]] = field(default_factory=list)  # kept, trashed, cosine
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # folds refused (hot entries)
+    failed: str | None = None  # why a pass stopped (nothing lost; see the module doc)
+
+    @property
+    def trashed(self) -> list[str]:
+        return [f["trashed"] for f in self.superseded + self.merged]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"trashed": self.trashed}
+
+
+def cold_count(engine: MemoryEngine, character: str) -> int:
+    store = engine.stores.get(character)
+    if store is None:
+        return 0
+    return sum(1 for m in store.records.values() if tier_of(m) == COLD)
+
+
+def _cold_due(store: CharacterStore, policy: TierPolicy) -> bool:
+    count = sum(1 for m in store.records.values() if tier_of(m) == COLD)
+    if count <= policy.cold_soft_entries:
+        return False
+    last = _LAST_COLD.get(store)
+    return last is None or count >= last + policy.cold_recheck_entries
+
+
+def maintain_cold(
+    engine: MemoryEngine,
+    character: str,
+    policy: TierPolicy | None = None,
+    *,
+    log: AuditLog | None = None,
+    dedup_threshold: float = DEFAULT_THRESHOLD,
+    force: bool = False,
+) -> ColdReport:
+    """The cold maintenance pass (see the module doc). Runs when the cold count is above
+    ``cold_soft_entries`` (one pass) or ``cold_hard_entries`` (passes until at or under
+    soft); ``force``: one pass whatever the count."""
+    policy = policy or TierPolicy()
+    count = cold_count(engine, character)
+    report = ColdReport(character, "none", count, count, policy.cold_soft_entries,
+                        policy.cold_hard_entries)
+    if count > policy.cold_hard_entries:
+        report.trigger = "hard"
+    elif count > policy.cold_soft_entries:
+        report.trigger = "soft"
+    elif force:
+        report.trigger = "forced"
+    else:
+        return report
+    store = engine.existing_store(character)
+    now = engine.now()
+    while True:
+        report.passes += 1
+        try:
+            folded = _cold_pass(engine, character, store, now, dedup_threshold, report, log)
+        except Exception as e:  # a vetoed write: stop, lose nothing, say why
+            report.failed = f"{type(e).__name__}: {e}"
+            if log is not None:
+                log.record(now, character, "tier_failed", [], f"cold maintenance: {report.failed}")
+            break
+        report.after = cold_count(engine, character)
+        if report.trigger != "hard" or not folded or report.after <= policy.cold_soft_entries:
+            break
+    report.after = cold_count(engine, character)
+    _LAST_COLD[store] = report.after
+    if log is not None:
+        log.record(now, character, "cold_maintenance", report.trashed,
+                   f"cold tier at {report.before} entries ({report.trigger}: soft "
+                   f"{policy.cold_soft_entries}, hard {policy.cold_hard_entries}); "
+                   f"{len(report.superseded)} superseded, {len(report.merged)} duplicates "
+                   f"merged, {report.after} left",
+                   passes=report.passes, failed=report.failed)
+    return report
+
+
+def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now: float,
+          *, contradiction: bool) -> None:
+    """Survivor first (record-only write), then the other record to the trash."""
+    meta: dict[str, Any] = dict(kept.meta)
+    meta["merges"] = int(meta.get("merges", 0)) + 1 + int(gone.meta.get("merges", 0))
+    if contradiction:
+        history = list(meta.get("history", []))
+        history.append({"polarity": gone.meta.get("polarity"), "text": gone.text,
+                        "since": gone.updated_at, "until": kept.updated_at})
+        history.sort(key=lambda h: h.get("until") or 0.0)
+        meta["history"] = history[-MAX_HISTORY:]
+    folded = list(meta.get("folded", []))
+    folded.append({"id": gone.id, "text": gone.text, "at": now})
+    meta["folded"] = folded[-MAX_HISTORY:]
+    last = [t for t in (kept.last_recalled_at, gone.last_recalled_at) if t is not None]
+    engine.existing_store(character).put(dataclasses.replace(
+        kept,
+        importance=max(kept.importance, gone.importance),
+        recall_count=kept.recall_count + gone.recall_count,
+        last_recalled_at=max(last) if last else None,
+        key=kept.key or gone.key,
+        meta=meta,
+    ), None)
+    engine.forget(character, gone.id)
+
+
+def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now: float,
+               threshold: float, report: ColdReport, log: AuditLog | None) -> int:
+    folded = 0
+    # 1. superseded: older entries of a (kind, key) whose newest entry replaced them
+    groups: dict[tuple[str, str], list[Memory]] = {}
+    for memory in store.records.values():
+        if memory.key is not None:
+            groups.setdefault((memory.kind, memory.key), []).append(memory)
+    for (_, key), members in sorted(groups.items()):
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda m: (m.updated_at, m.id))
+        newest = members[-1]
+        for old in members[:-1]:
+            if tier_of(old) == HOT:
+                report.skipped.append({"id": old.id, "kept": newest.id,
+                                       "reason": f"superseded on {key} but hot"})
+                continue
+            kept = store.records[newest.id]
+            flipped = (old.meta.get("polarity") is not None
+                       and kept.meta.get("polarity") is not None
+                       and old.meta["polarity"] != kept.meta["polarity"])
+            why = (f"polarity {old.meta['polarity']} -> {kept.meta['polarity']}" if flipped
+                   else "content replaced")
+            _fold(engine, character, kept, old, now, contradiction=flipped)
+            folded += 1
+            report.superseded.append({"kept": kept.id, "trashed": old.id, "key": key,
+                                      "reason": why})
+            if log is not None:
+                log.record(now, character, "superseded", [old.id, kept.id],
+                           f"{key}: {why}; older entry to the trash", text=old.text)
+    # 2. near-identical duplicates (same kind, compatible keys, cosine >= threshold)
+    pairs = duplicate_pairs(store, threshold, limit=4 * len(store.records) + 1)
+    for a_id, b_id, reason, cosine in pairs:
+        if reason != "near-identical" or a_id not in store.records or b_id not in store.records:
+            continue  # same-key pairs were step 1; a record already folded this pass
+        a, b = store.records[a_id], store.records[b_id]
+        hot_a, hot_b = tier_of(a) == HOT, tier_of(b) == HOT
+        if hot_a and hot_b:
+            continue  # the hot tier is not maintenance's business
+        if hot_a != hot_b:
+            kept, gone = (a, b) if hot_a else (b, a)
+        else:
+            gone, kept = sorted((a, b), key=lambda m: (m.updated_at, m.id))
+        _fold(engine, character, kept, gone, now, contradiction=False)
+        folded += 1
+        report.merged.append({"kept": kept.id, "trashed": gone.id, "cosine": cosine})
+        if log is not None:
+            log.record(now, character, "cold_merged", [gone.id, kept.id],
+                       f"near-identical (cosine {cosine}); duplicate to the trash",
+                       text=gone.text)
+    return folded
 
 
 def hot_context(engine: MemoryEngine, character: str, policy: TierPolicy | None = None) -> str:
