@@ -422,3 +422,23 @@ def test_ingest_triggers_cold_maintenance_through_rebalance():
     assert report.rebalance.cold is not None
     assert report.rebalance.cold.trashed == [first]
     assert trash_ids(e) == {first} and second in live_ids(e)
+
+
+def test_the_near_identical_scan_is_incremental_after_the_first_maintenance():
+    e, clock = make_engine()
+    old_a = cold(e, "We walked along the river and talked about books", kind="diary")
+    clock.t += 1
+    old_b = cold(e, "We walked along the river and talked about books.", kind="diary")
+    distinct(e, 4)
+    clock.t += 1
+    first = maintain_cold(e, "a", COLD_POLICY, dedup_threshold=0.999)  # full scan, no merge
+    assert first.trashed == []
+    clock.t += 1
+    new_a = cold(e, "The cat knocked the blue vase off the shelf", kind="diary")
+    clock.t += 1
+    new_b = cold(e, "The cat knocked the blue vase off the shelf!", kind="diary")
+    second = maintain_cold(e, "a", COLD_POLICY, dedup_threshold=0.9)
+    assert {(f["kept"], f["trashed"]) for f in second.merged} == {(new_b.id, new_a.id)}
+    assert {old_a.id, old_b.id} <= live_ids(e)  # unchanged since the last pass: not rescanned
+    forced = maintain_cold(e, "a", COLD_POLICY, dedup_threshold=0.9, force=True)
+    assert {(f["kept"], f["trashed"]) for f in forced.merged} == {(old_b.id, old_a.id)}

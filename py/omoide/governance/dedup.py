@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,10 +131,15 @@ class DedupIndex:
 
 
 def duplicate_pairs(
-    store: CharacterStore, threshold: float = DEFAULT_THRESHOLD, limit: int = 100
+    store: CharacterStore,
+    threshold: float = DEFAULT_THRESHOLD,
+    limit: int = 100,
+    only: Iterable[str] | None = None,
 ) -> list[tuple[str, str, str, float | None]]:
     """Live pairs that dedup would have merged (same key, or near-identical with compatible
-    keys): ``(older_id, newer_id, reason, cosine)``. Read-only; used by the audit."""
+    keys): ``(older_id, newer_id, reason, cosine)``. Read-only; used by the audit and the
+    cold maintenance. ``only``: near-identical pairs are looked for from these records only
+    (each against the whole store), for an incremental scan."""
     pairs: dict[tuple[str, str], tuple[str, float | None]] = {}
     by_key: dict[tuple[str, str], list[str]] = {}
     for memory in store.records.values():
@@ -144,7 +149,9 @@ def duplicate_pairs(
         ids.sort()
         for other in ids[1:]:
             pairs[(ids[0], other)] = ("same key", None)
-    for memory in store.records.values():
+    scanned = (store.records.values() if only is None
+               else [store.records[i] for i in only if i in store.records])
+    for memory in scanned:
         if len(pairs) >= limit:
             break
         near = store.kernel.top_k(store.kernel.vector(memory.id), 4)

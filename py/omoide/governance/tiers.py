@@ -259,9 +259,10 @@ def _overflow_hot(
 
 # -- cold tier maintenance -----------------------------------------------------------------
 
-# Cold count each store was left with by its last maintenance pass (this process only; a
-# restarted app rescans once at the first rebalance above soft, which is harmless).
-_LAST_COLD: weakref.WeakKeyDictionary[CharacterStore, int] = weakref.WeakKeyDictionary()
+# Per store, (cold count left by the last maintenance, when it started): this process only;
+# a restarted app does one full scan at its first maintenance, which is harmless.
+_LAST_COLD: weakref.WeakKeyDictionary[CharacterStore, tuple[int, float]] = (
+    weakref.WeakKeyDictionary())
 
 
 @dataclass
@@ -298,7 +299,7 @@ def _cold_due(store: CharacterStore, policy: TierPolicy) -> bool:
     if count <= policy.cold_soft_entries:
         return False
     last = _LAST_COLD.get(store)
-    return last is None or count >= last + policy.cold_recheck_entries
+    return last is None or count >= last[0] + policy.cold_recheck_entries
 
 
 def maintain_cold(
@@ -312,7 +313,12 @@ def maintain_cold(
 ) -> ColdReport:
     """The cold maintenance pass (see the module doc). Runs when the cold count is above
     ``cold_soft_entries`` (one pass) or ``cold_hard_entries`` (passes until at or under
-    soft); ``force``: one pass whatever the count."""
+    soft); ``force``: one pass whatever the count, with a full scan.
+
+    Superseded entries are looked for in the whole store every pass (a dict by key). The
+    near-identical scan is incremental: from the entries written or moved to cold since the
+    previous maintenance of this store (the first one in a process, and a forced one, scan
+    everything), and in a further pass from the survivors the previous pass changed."""
     policy = policy or TierPolicy()
     count = cold_count(engine, character)
     report = ColdReport(character, "none", count, count, policy.cold_soft_entries,
@@ -327,10 +333,17 @@ def maintain_cold(
         return report
     store = engine.existing_store(character)
     now = engine.now()
+    last = _LAST_COLD.get(store)
+    scan: set[str] | None = None
+    if last is not None and not force:
+        scan = {m.id for m in store.records.values() if m.updated_at >= last[1]
+                or (m.meta.get("cold") or {}).get("since", float("-inf")) >= last[1]}
     while True:
         report.passes += 1
         try:
-            folded = _cold_pass(engine, character, store, now, dedup_threshold, report, log)
+            scan = _cold_pass(engine, character, store, now, dedup_threshold, report, log,
+                              scan)
+            folded = len(scan)
         except Exception as e:  # a vetoed write: stop, lose nothing, say why
             report.failed = f"{type(e).__name__}: {e}"
             if log is not None:
@@ -340,7 +353,7 @@ def maintain_cold(
         if report.trigger != "hard" or not folded or report.after <= policy.cold_soft_entries:
             break
     report.after = cold_count(engine, character)
-    _LAST_COLD[store] = report.after
+    _LAST_COLD[store] = (report.after, now)
     if log is not None:
         log.record(now, character, "cold_maintenance", report.trashed,
                    f"cold tier at {report.before} entries ({report.trigger}: soft "
@@ -378,8 +391,10 @@ def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now:
 
 
 def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now: float,
-               threshold: float, report: ColdReport, log: AuditLog | None) -> int:
-    folded = 0
+               threshold: float, report: ColdReport, log: AuditLog | None,
+               scan: set[str] | None) -> set[str]:
+    """One pass; returns the ids of the survivors it changed (empty: nothing folded)."""
+    changed: set[str] = set()
     # 1. superseded: older entries of a (kind, key) whose newest entry replaced them
     groups: dict[tuple[str, str], list[Memory]] = {}
     for memory in store.records.values():
@@ -402,14 +417,15 @@ def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now:
             why = (f"polarity {old.meta['polarity']} -> {kept.meta['polarity']}" if flipped
                    else "content replaced")
             _fold(engine, character, kept, old, now, contradiction=flipped)
-            folded += 1
+            changed.add(kept.id)
             report.superseded.append({"kept": kept.id, "trashed": old.id, "key": key,
                                       "reason": why})
             if log is not None:
                 log.record(now, character, "superseded", [old.id, kept.id],
                            f"{key}: {why}; older entry to the trash", text=old.text)
     # 2. near-identical duplicates (same kind, compatible keys, cosine >= threshold)
-    pairs = duplicate_pairs(store, threshold, limit=4 * len(store.records) + 1)
+    pairs = duplicate_pairs(store, threshold, limit=4 * len(store.records) + 1,
+                            only=None if scan is None else scan | changed)
     for a_id, b_id, reason, cosine in pairs:
         if reason != "near-identical" or a_id not in store.records or b_id not in store.records:
             continue  # same-key pairs were step 1; a record already folded this pass
@@ -422,13 +438,13 @@ def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now:
         else:
             gone, kept = sorted((a, b), key=lambda m: (m.updated_at, m.id))
         _fold(engine, character, kept, gone, now, contradiction=False)
-        folded += 1
+        changed.add(kept.id)
         report.merged.append({"kept": kept.id, "trashed": gone.id, "cosine": cosine})
         if log is not None:
             log.record(now, character, "cold_merged", [gone.id, kept.id],
                        f"near-identical (cosine {cosine}); duplicate to the trash",
                        text=gone.text)
-    return folded
+    return changed
 
 
 def hot_context(engine: MemoryEngine, character: str, policy: TierPolicy | None = None) -> str:
