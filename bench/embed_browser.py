@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import statistics
@@ -175,12 +176,25 @@ def summarize(ms: list[float], texts: int) -> dict:
             "median_texts_s": statistics.median(rates)}
 
 
-def write_results(results: list[dict], rounds: int, started: float) -> None:
+def overall(results: list[dict]) -> dict:
+    """ours/raw over every timed call: total-time ratio and geometric mean of paired calls."""
+    ours = [t for r in results for t in r["ours"]["ms"]]
+    raw = [t for r in results for t in r["raw"]["ms"]]
+    logs = [math.log(b / a) for a, b in zip(ours, raw, strict=True)]
+    return {"ratio_total_time": sum(raw) / sum(ours), "ratio_paired_geomean":
+            math.exp(sum(logs) / len(logs)), "ratio_paired_min": math.exp(min(logs)),
+            "ratio_paired_max": math.exp(max(logs)), "pairs": len(logs)}
+
+
+def write_results(results: list[dict], rounds: int, started: float,
+                  meta: dict | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "texts": len(TEXTS),
-            "rounds": rounds, "backend": "wasm", "browser": "headless Chromium",
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "commit": git_commit(), "seconds": round(time.time() - started, 1)}
+    meta = meta or {
+        "machine": platform.machine(), "cpus": os.cpu_count(), "texts": len(TEXTS),
+        "rounds": rounds, "backend": "wasm", "browser": "headless Chromium",
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(), "seconds": round(time.time() - started, 1)}
+    meta["overall"] = overall(results) if results else None
     (RESULTS / "embed_browser.json").write_text(
         json.dumps({"meta": meta, "results": results}, indent=2, ensure_ascii=False) + "\n")
     threads = results[0]["loaded"]["ours"].get("threads") if results else "?"
@@ -198,6 +212,12 @@ def write_results(results: list[dict], rounds: int, started: float) -> None:
             f"{r['ours']['median_texts_s']:.1f} / {r['ours']['best_texts_s']:.1f} | "
             f"{r['raw']['median_texts_s']:.1f} / {r['raw']['best_texts_s']:.1f} | "
             f"{r['ratio_median']:.2f} | {r['ratio_best']:.2f} | {r['min_cosine']:.5f} |")
+    if results:
+        o = meta["overall"]
+        lines += ["", f"Over all {o['pairs']} timed call pairs: ours/raw "
+                  f"{o['ratio_total_time']:.2f} by total time, "
+                  f"{o['ratio_paired_geomean']:.2f} geometric mean of back-to-back "
+                  f"pairs (range {o['ratio_paired_min']:.2f}-{o['ratio_paired_max']:.2f})."]
     (RESULTS / "embed_browser.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
