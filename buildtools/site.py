@@ -14,10 +14,11 @@ from pathlib import Path
 from .files import copy_if_changed, sha256_file, write_if_changed
 from .paths import DIST, WEB
 
-# Not precached: the worker script itself and the model weights (the embedding worker caches
-# them at first use); the small models/manifest.json and models/registry.json are precached.
-NOT_PRECACHED = {"sw.js"}
-RUNTIME_CACHED_DIRS = ("models/omoide/",)
+# Not precached: the worker script itself, the model weights (the embedding worker caches
+# them at first use; the small models/manifest.json and registry.json are precached), and the
+# benchmark pages with what only they load (Orama, the raw ORT bundle, the kernel lab page).
+NOT_PRECACHED = {"sw.js", "vendor/ort/ort.webgpu.bundle.min.mjs", "kernel/lab.html"}
+RUNTIME_CACHED_DIRS = ("models/omoide/", "bench/", "vendor/orama/")
 
 
 def copy_web(log=print) -> None:
