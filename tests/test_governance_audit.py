@@ -50,6 +50,11 @@ def test_counts_and_sections(setup):
         "by_tier": {"cold": 3, "hot": 3},
     }
     assert report.hot_state == "under soft" and report.budget_chars == 5000
+    assert report.cold == {"entries": 3, "soft": 6000, "hard": 10000, "state": "under soft"}
+    small = TierPolicy(cold_soft_entries=2, cold_hard_entries=3)
+    assert audit(e, "a", policy=small).cold["state"] == "above soft"
+    smaller = TierPolicy(cold_soft_entries=1, cold_hard_entries=2)
+    assert audit(e, "a", policy=smaller).cold["state"] == "above hard"
     assert {h.kind for h in report.hot} == {"preference", "pattern"}
     assert [h.plan for h in report.hot].count("next to sink") == 1
     assert all(h.age_days >= 0 and h.reason for h in report.hot)

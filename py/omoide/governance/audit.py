@@ -1,6 +1,7 @@
 """``audit``: a read-only health report of one character's memory.
 
-- counts per kind, type and tier (live) and the trash size;
+- counts per kind, type and tier (live) and the trash size; the cold tier's entry count
+  against its soft/hard maintenance limits (see ``tiers.maintain_cold``);
 - every hot entry with its type, age, value (see ``tiers``), characters, and its plan:
   ``keep (pinned)``, ``sink now`` (the next rebalance moves it to cold), ``next to sink``
   (the least valuable one while under the soft limit) or ``keep``, with the reason;
@@ -58,6 +59,7 @@ class AuditReport:
     hot_chars: int
     budget_chars: int
     hot_state: str  # "under soft" | "above soft" | "above hard"
+    cold: dict[str, Any] = field(default_factory=dict)  # entries, soft, hard, state
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     stale: list[dict[str, Any]] = field(default_factory=list)
     contradictions: list[dict[str, Any]] = field(default_factory=list)
@@ -129,6 +131,12 @@ def audit(
     budget = policy.budget_chars
     state = ("above hard" if usage > policy.hard * budget else
              "above soft" if usage > policy.soft * budget else "under soft")
+    cold_entries = len(memories) - len(hot)
+    cold = {"entries": cold_entries, "soft": policy.cold_soft_entries,
+            "hard": policy.cold_hard_entries,
+            "state": ("above hard" if cold_entries > policy.cold_hard_entries else
+                      "above soft" if cold_entries > policy.cold_soft_entries else
+                      "under soft")}
     sinking = set(_sink_now(hot, usage, now, policy))
     ranked = sorted(hot, key=lambda m: (value(m, now, policy), m.updated_at, m.id))
     next_to_sink = next((m.id for m in ranked if not m.meta.get("pinned")), None)
@@ -184,7 +192,7 @@ def audit(
                                   max_importance=summarize_max_importance)
     return AuditReport(
         character=character, at=now, counts=_counts(memories, len(store.trash)),
-        hot=entries, hot_chars=usage, budget_chars=budget, hot_state=state,
+        hot=entries, hot_chars=usage, budget_chars=budget, hot_state=state, cold=cold,
         duplicates=duplicates, stale=stale[:max_listed], contradictions=contradictions,
         model=model, summarizable=len(foldable),
         events=[e.to_dict() for e in log.events(character)] if log is not None else [],
