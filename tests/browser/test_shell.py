@@ -43,6 +43,9 @@ def test_boots_offline_after_first_visit(launch, tmp_path):
         page = context.new_page()
         page.goto(url)
         wait_ready(page)
+        # A first use of the engine caches the model it needs.
+        engine_call(page, "select_model", {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"})
+        engine_call(page, "remember", {"character": "yui", "text": "Yui keeps a diary."})
         # The service worker has precached everything once it is active.
         page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
         page.wait_for_function("() => navigator.serviceWorker.controller !== null",
@@ -56,6 +59,11 @@ def test_boots_offline_after_first_visit(launch, tmp_path):
     page.goto(url)
     wait_ready(page)
     assert engine_call(page, "diagnostics")["platform"] == "emscripten"
+    # Memories and the model work offline too: write, then recall in every mode.
+    engine_call(page, "remember", {"character": "yui", "text": "Yui writes with a fountain pen."})
+    for mode in ("vector", "fulltext", "hybrid"):
+        hits = engine_call(page, "recall", {"character": "yui", "query": "diary", "mode": mode})
+        assert "Yui keeps a diary." in [h["memory"]["text"] for h in hits]
 
 
 def test_no_request_leaves_loopback(launch, app_url, tmp_path):
