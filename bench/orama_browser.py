@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 from buildtools.serve import AppServer
@@ -140,8 +141,11 @@ def main() -> None:
             filled = 0
             for rows in args.rows:
                 opts = {"queries": args.queries, "rounds": args.rounds}
-                r = lab.evaluate("([n, o]) => B.orama(n, o)", [rows, opts])
-                r["memory"] = lab.evaluate("B.measureMemory()")
+                try:
+                    r = lab.evaluate("([n, o]) => B.orama(n, o)", [rows, opts])
+                    r["memory"] = lab.evaluate("B.measureMemory()")
+                except PlaywrightError as err:
+                    r = {"engine": "orama", "rows": rows, "error": str(err).splitlines()[0]}
                 record(r)
                 for r in lab.evaluate("([n, o]) => B.kernel(n, o)", [rows, opts]):
                     record(r)
@@ -220,6 +224,8 @@ def write_markdown(out: dict, path: Path) -> None:
             return {}
         o = find("orama")
         e = find("omoide-engine")
+        if "insert_ms" not in o:
+            o = {"insert_ms": float("nan")}
         heap = f"{o['heap_bytes'] / 2**20:.0f}" if o.get("heap_bytes") is not None else "-"
         lines.append(
             f"| {rows:,} | {o['insert_ms'] / 1000:.1f} | {fmt(o.get('vector'))} | "
@@ -244,9 +250,15 @@ def write_markdown(out: dict, path: Path) -> None:
             lines.append(f"| Omoide engine recall on 6 memories (embedding + rpc + touch) | "
                          f"vector {fmt(r['vector'])}, hybrid {fmt(r['hybrid'])} ms |")
         elif r.get("engine") == "orama":
-            lines.append(f"| Orama {r['rows']:,}: save()+JSON / JSON+load() | "
-                         f"{r['save_json_ms'] / 1000:.1f} s / {r['load_json_ms'] / 1000:.1f} s "
-                         f"({r['save_json_bytes'] / 2**20:.0f} MiB JSON) |")
+            if "error" in r:
+                lines.append(f"| Orama {r['rows']:,} | failed: {r['error']} |")
+                continue
+            json_part = (f"JSON.stringify {r['json_ms'] / 1000:.1f} s "
+                         f"({r['json_bytes'] / 2**20:.0f} MiB)" if r.get("json_bytes")
+                         else f"JSON.stringify fails ({r.get('json_error')})")
+            lines.append(f"| Orama {r['rows']:,}: save() / {json_part} / load() from "
+                         f"{r['load_from']} | {r['save_ms'] / 1000:.1f} s / "
+                         f"{r['load_ms'] / 1000:.1f} s (load) |")
             lines.append(f"| Orama {r['rows']:,}: insert one more | {r['insert_one_ms']:.1f} ms |")
         elif r.get("engine") == "omoide-engine" and "import_ms" in r:
             lines.append(f"| Omoide engine fill to {r['rows']:,} (import_data with vectors) | "
