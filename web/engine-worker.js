@@ -32,13 +32,17 @@ async function loadWheel(url) {
 // -- what Python calls (module omoide_host) -------------------------------------------------
 
 let loadedModel = null;
+let runtimeInfo = null; // where embeddings run (webgpu / wasm) and why, shown to the user
 async function ensureModel(model, dtype) {
   if (!embedder) throw new Error("no embedding worker is connected");
   const key = `${model}@${dtype}`;
   if (loadedModel !== key) {
-    await embedder.load({ model, dtype }, Comlink.proxy((state) =>
+    const loaded = await embedder.load({ model, dtype }, Comlink.proxy((state) =>
       emit({ type: "download", state })));
     loadedModel = key;
+    runtimeInfo = { model, dtype, device: loaded.device, reason: loaded.reason,
+      threads: loaded.threads };
+    emit({ type: "embedder", ...runtimeInfo });
   }
 }
 
@@ -227,6 +231,7 @@ const jsVerbs = {
   },
   revectorize_status: () => revectorizeStatus(),
   settings: () => locked(() => callPython("settings", {})),
+  embedder_status: () => runtimeInfo ?? { device: null },
   async set_settings(changes) {
     return locked(async () => {
       const applied = await callPython("apply_settings", { values: changes });

@@ -34,12 +34,25 @@ export function mountMaintenance(panel, ctx) {
   const dtypeSelect = h("select", { id: "dtype-select" });
   const modelApply = tx("button", "model.apply", { type: "submit", id: "model-apply" }, t);
   const modelCurrent = h("p", { id: "model-current" });
+  const modelRuntime = h("p", { class: "muted", id: "model-runtime" });
   const modelDetails = h("p", { class: "muted", id: "model-details" });
   const modelForm = h("form", { class: "stack", id: "model-form" },
     h("div", { class: "row" }, field(t, "model.model", modelSelect).row,
       field(t, "model.dtype", dtypeSelect).row),
     modelDetails, modelApply);
-  const modelBox = section(t, "model.title", "model-box", modelCurrent, modelForm);
+  const modelBox = section(t, "model.title", "model-box", modelCurrent, modelRuntime,
+    modelForm);
+  // Where embeddings run (WebGPU or WebAssembly) and why, as the embedding worker decided.
+  function renderRuntime(info) {
+    clear(modelRuntime, info?.device
+      ? t("model.runtime", { device: info.device === "webgpu" ? "WebGPU" : "WebAssembly",
+        reason: info.reason ?? "", threads: info.threads ?? 1 })
+      : t("model.runtimeUnknown"));
+  }
+  window.omoide.onEvent((event) => {
+    if (event.type === "embedder") renderRuntime(event);
+  });
+  ctx.call("embedder_status", {}).then(renderRuntime, () => renderRuntime(null));
 
   function modelLabel(m) {
     return `${m.display_name ?? m.id} · ${(m.languages ?? []).join("/")} · ${m.dimension}d`;
