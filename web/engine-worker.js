@@ -67,8 +67,14 @@ const host = plainErrors({
   },
   async persist_many(changesJson, flat) {
     const changes = JSON.parse(changesJson);
-    await store.persistMany(db, changes, new Float32Array(flat));
-    for (const change of changes) changedCharacters.add(change.character);
+    const inline = await store.persistMany(db, changes, new Float32Array(flat));
+    for (const change of changes) {
+      changedCharacters.add(change.character);
+      if (change.op === "swap") looseVectors.set(change.character, 0);
+    }
+    for (const [character, n] of inline) {
+      looseVectors.set(character, (looseVectors.get(character) ?? 0) + n);
+    }
   },
   async stage(json) {
     const { stamp, items } = JSON.parse(json);
@@ -79,6 +85,9 @@ const host = plainErrors({
 // Characters written by the current call; at its end (still under the lock) the database
 // generation is bumped once, so other tabs know to reload, and inline vectors are compacted.
 const changedCharacters = new Set();
+// Inline (not yet compacted) vectors per character, counted here so that a write never has
+// to scan a character's records to decide whether to compact.
+const looseVectors = new Map();
 async function touched(character) {
   changedCharacters.add(character);
 }
@@ -86,7 +95,11 @@ async function touched(character) {
 async function finishWrites() {
   generation = (await store.getSetting(db, "generation", 0)) + 1;
   await store.setSetting(db, "generation", generation);
-  for (const character of changedCharacters) await store.compact(db, character);
+  for (const character of changedCharacters) {
+    const loose = looseVectors.get(character) ?? 0;
+    if (loose < store.SEGMENT_ROWS) continue;
+    looseVectors.set(character, loose - (await store.compact(db, character)));
+  }
 }
 
 // -- loading the database into the engine ---------------------------------------------------
@@ -101,6 +114,7 @@ async function loadEverything() {
   for (const { id } of await store.listCharacters(db)) {
     const data = await store.loadCharacter(db, id);
     if (!data) continue;
+    looseVectors.set(id, data.loose);
     const { vectors: rows, ...rest } = data;
     const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), rows)).toJs({
       dict_converter: Object.fromEntries,

@@ -86,8 +86,10 @@ const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, 
 
 // Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
 // vectors come in one flat Float32Array, each change names its offset.
+// Returns, per character, how many vectors were written inline (compaction's trigger).
 export async function persistMany(db, changes, flat) {
-  return db.transaction("rw", ALL_TABLES(db), async () => {
+  const inline = new Map();
+  await db.transaction("rw", ALL_TABLES(db), async () => {
     for (const change of changes) {
       const d = change.dimension;
       if (change.op === "swap") {
@@ -97,11 +99,13 @@ export async function persistMany(db, changes, flat) {
       } else {
         if (change.vector_at !== undefined) {
           change.vector = flat.subarray(change.vector_at, change.vector_at + d);
+          inline.set(change.character, (inline.get(change.character) ?? 0) + 1);
         }
         await persistChange(db, change);
       }
     }
   });
+  return inline;
 }
 
 // Apply one engine change in one transaction (or in the caller's transaction).
@@ -167,12 +171,7 @@ export async function compact(db, character, { force = false } = {}) {
   });
 }
 
-export async function looseCount(db, character) {
-  const stamp = await db.stamps.get(character);
-  if (!stamp) return 0;
-  return (await db.memories.where("character").equals(character).toArray())
-    .filter((r) => r.vector && r.stamp === stamp.stamp).length;
-}
+
 
 async function ensureStamp(db, character, stamp, modelId, dimension) {
   const current = await db.stamps.get(character);
@@ -251,8 +250,9 @@ export async function loadCharacter(db, character) {
       missing.push(r.id);
     }
   }
+  const loose = records.filter((r) => r.vector && r.stamp === stamp.stamp).length;
   return {
-    character, stamp: stamp.stamp, model_id: stamp.model_id, dimension,
+    character, stamp: stamp.stamp, model_id: stamp.model_id, dimension, loose,
     records: records.map((r) => ({ ...r.record, trashed_at: r.trashed_at })),
     ids, vectors: vectors.subarray(0, ids.length * dimension), missing,
     corrupt_segments: corrupt.length,
