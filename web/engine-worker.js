@@ -76,6 +76,15 @@ const host = plainErrors({
       looseVectors.set(character, (looseVectors.get(character) ?? 0) + n);
     }
   },
+  // A POST for Python's LLM client (urllib has no network in Pyodide); the endpoint must
+  // allow CORS from this origin, as local servers (llama.cpp, LM Studio, Ollama) can.
+  async http_post(url, body, headersJson, timeoutS) {
+    const response = await fetch(url, {
+      method: "POST", body, headers: JSON.parse(headersJson), mode: "cors",
+      signal: AbortSignal.timeout(Math.max(1, timeoutS * 1000)),
+    });
+    return JSON.stringify({ status: response.status, body: await response.text() });
+  },
   async stage(json) {
     const { stamp, items } = JSON.parse(json);
     await db.staging.bulkPut(items.map((i) => ({ stamp, ...i })));

@@ -256,8 +256,9 @@ def test_settings_are_validated_and_kept(launch, app_url, tmp_path):
     code, message = call_error(page, "set_settings", {"dedup_threshold": 7, "rrf_k": 30})
     assert code == "INVALID_ARGUMENT" and "dedup_threshold" in message
     assert engine_call(page, "settings")["rrf_k"] == 60  # nothing of a refused change applied
-    assert engine_call(page, "set_settings", {"rrf_k": 30, "hot_budget_chars": 8000}) == {
-        "dedup_threshold": 0.92, "hot_budget_chars": 8000, "rrf_k": 30}
+    applied = engine_call(page, "set_settings", {"rrf_k": 30, "hot_budget_chars": 8000})
+    assert applied == {"dedup_threshold": 0.92, "hot_budget_chars": 8000, "rrf_k": 30,
+                       "llm_endpoint": None, "llm_model": None, "llm_api_key": None}
     page.reload()
     wait_ready(page)
     assert engine_call(page, "settings")["rrf_k"] == 30

@@ -18,8 +18,10 @@ from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
+from ..governance.llm import ChatClient, MemoryLLM
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js
+from .http import fetch_transport
 from .persistence import IndexedDBListener
 from .rpc import handler
 from .wasm_kernel import wasm_kernel_factory
@@ -30,6 +32,8 @@ SETTINGS: dict[str, tuple[float, float, float]] = {
     "hot_budget_chars": (5_000, 500, 200_000),
     "rrf_k": (60, 1, 1_000),
 }
+# The optional LLM (memory judge + refiner) of ingest: any OpenAI-compatible endpoint.
+TEXT_SETTINGS = ("llm_endpoint", "llm_model", "llm_api_key")
 
 
 class Session:
@@ -39,7 +43,8 @@ class Session:
                                    listeners=[self.listener])
         self.governor = Governor(self.engine)
         self.staged_keys: set[tuple[str, str, str]] = set()
-        self.settings: dict[str, float] = {k: v[0] for k, v in SETTINGS.items()}
+        self.settings: dict[str, Any] = {k: v[0] for k, v in SETTINGS.items()}
+        self.settings |= dict.fromkeys(TEXT_SETTINGS)
 
 
 SESSION: Session | None = None
@@ -197,7 +202,19 @@ def engine_characters() -> list[dict[str, Any]]:
 # -- settings --------------------------------------------------------------------------------
 
 
-def checked_setting(name: str, value: Any) -> float:
+def checked_text(name: str, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 2_000:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a short text")
+    if name == "llm_endpoint" and not value.startswith(("http://", "https://")):
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be an http(s) URL")
+    return value.strip()
+
+
+def checked_setting(name: str, value: Any) -> Any:
+    if name in TEXT_SETTINGS:
+        return checked_text(name, value)
     if name not in SETTINGS:
         raise OmoideError.of("INVALID_ARGUMENT", name="setting", reason=f"unknown {name!r}")
     default, low, high = SETTINGS[name]
@@ -208,19 +225,30 @@ def checked_setting(name: str, value: Any) -> float:
 
 
 @handler("settings")
-def settings() -> dict[str, float]:
+def settings() -> dict[str, Any]:
     return dict(session().settings)
 
 
 @handler("apply_settings")
-def apply_settings(values: dict[str, Any]) -> dict[str, float]:
+def apply_settings(values: dict[str, Any]) -> dict[str, Any]:
     """Validate every value first, then apply them all (never half of a change)."""
     s = session()
     checked = {name: checked_setting(name, value) for name, value in values.items()}
     s.settings.update(checked)
     s.governor.dedup_threshold = s.settings["dedup_threshold"]
     s.governor.policy = replace(s.governor.policy, budget_chars=s.settings["hot_budget_chars"])
+    s.governor.llm = configured_llm(s.settings)
     return dict(s.settings)
+
+
+def configured_llm(values: dict[str, Any]) -> MemoryLLM | None:
+    """The memory judge when an endpoint and a model are set; ingest degrades to the pattern
+    path (with the reason in its report) whenever it fails."""
+    if not values.get("llm_endpoint") or not values.get("llm_model"):
+        return None
+    client = ChatClient(values["llm_endpoint"], values["llm_model"],
+                        api_key=values.get("llm_api_key"), transport=fetch_transport)
+    return MemoryLLM(client)
 
 
 # -- governance --------------------------------------------------------------------------
