@@ -262,3 +262,23 @@ def test_settings_are_validated_and_kept(launch, app_url, tmp_path):
     page.reload()
     wait_ready(page)
     assert engine_call(page, "settings")["rrf_k"] == 30
+
+
+def test_recall_revives_a_trashed_exact_match(launch, app_url, tmp_path):
+    page = open_page(launch(tmp_path / "profile"), app_url)
+    engine_call(page, "select_model", MINILM)
+    fill(page, ["iori"], 12)
+    text = texts_for("iori", 12)[3]
+    target = next(m for m in engine_call(page, "memories", {"character": "iori"})
+                  if m["text"] == text)
+    engine_call(page, "forget", {"character": "iori", "id": target["id"]})
+    hits = engine_call(page, "recall", {"character": "iori", "query": "note about mountains",
+                                        "mode": "hybrid"})
+    assert target["id"] not in [h["memory"]["id"] for h in hits]  # forgotten: not recalled
+    hits = engine_call(page, "recall", {"character": "iori", "query": text, "mode": "hybrid"})
+    assert hits[0]["memory"]["id"] == target["id"] and hits[0]["revived"] is True
+    assert engine_call(page, "trash", {"character": "iori"}) == []
+    page.reload()
+    wait_ready(page)
+    assert target["id"] in [m["id"] for m in engine_call(page, "memories",
+                                                         {"character": "iori"})]

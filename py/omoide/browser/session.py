@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, replace
 from typing import Any
 
+from ..embeddings.cache import CachedEmbedder, EmbeddingCache
 from ..engine import MemoryEngine
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory, TrashEntry
@@ -39,12 +40,19 @@ TEXT_SETTINGS = ("llm_endpoint", "llm_model", "llm_api_key")
 class Session:
     def __init__(self, model: str, dtype: str) -> None:
         self.listener = IndexedDBListener()
-        self.engine = MemoryEngine(BrowserEmbedder(model, dtype), kernel=wasm_kernel_factory(),
+        # LRU + TTL cache keyed by (model stamp, query/passage, text): a repeated query (and
+        # the revive check of recall) costs one embedding, and a model switch never reuses
+        # another model's vector.
+        self.cache = EmbeddingCache()
+        self.engine = MemoryEngine(self.embedder(model, dtype), kernel=wasm_kernel_factory(),
                                    listeners=[self.listener])
         self.governor = Governor(self.engine)
         self.staged_keys: set[tuple[str, str, str]] = set()
         self.settings: dict[str, Any] = {k: v[0] for k, v in SETTINGS.items()}
         self.settings |= dict.fromkeys(TEXT_SETTINGS)
+
+    def embedder(self, model: str, dtype: str) -> CachedEmbedder:
+        return CachedEmbedder(BrowserEmbedder(model, dtype), self.cache)
 
 
 SESSION: Session | None = None
@@ -182,10 +190,17 @@ def purge_trash(character: str) -> list[str]:
 def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
            threshold: float | None = None, rrf_k: float | None = None,
            fusion: str = "adaptive", kinds: list[str] | None = None) -> list[dict[str, Any]]:
-    rrf_k = session().settings["rrf_k"] if rrf_k is None else rrf_k
-    hits = session().engine.recall(character, query, k=k, mode=mode, threshold=threshold,
-                                   rrf_k=rrf_k, fusion=fusion, kinds=kinds)
-    return [hit_dict(h) for h in hits]
+    """Recall; in vector and hybrid mode a trashed memory that matches the query almost
+    exactly (cosine >= 0.95, better than any live one) is revived first and flagged."""
+    s = session()
+    args = {"k": k, "mode": mode, "threshold": threshold, "fusion": fusion, "kinds": kinds,
+            "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k}
+    if mode == "fulltext":
+        hits, revived = s.engine.recall(character, query, **args), []
+    else:
+        result = s.governor.recall(character, query, **args)
+        hits, revived = result.hits, result.revived
+    return [hit_dict(h) | {"revived": h.memory.id in revived} for h in hits]
 
 
 @handler("stats")
@@ -292,7 +307,8 @@ def model_state() -> dict[str, Any]:
 
 @handler("select_model")
 def select_model(model: str, dtype: str) -> dict[str, Any]:
-    session().engine.select_embedder(BrowserEmbedder(model, dtype))
+    s = session()
+    s.engine.select_embedder(s.embedder(model, dtype))
     return model_state()
 
 
