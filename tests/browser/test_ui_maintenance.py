@@ -38,15 +38,20 @@ def shot(page: Page, name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def app_url() -> Iterator[str]:
+def server() -> Iterator[AppServer]:
     """This module's own server: its own port (so its own origin and storage)."""
     server = AppServer(DIST, port=47632).start()
-    yield server.url
+    yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, app_url, tmp_path_factory) -> Iterator[Page]:
+def app_url(server: AppServer) -> str:
+    return server.url
+
+
+@pytest.fixture(scope="module")
+def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
     context = browser_type.launch_persistent_context(
         str(tmp_path_factory.mktemp("ui-profile")), executable_path=CHROMIUM, headless=True,
         args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900}, locale="en-US",
@@ -56,6 +61,13 @@ def page(browser_type, app_url, tmp_path_factory) -> Iterator[Page]:
     wait_ready(page)
     page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
     page.evaluate(f"() => window.omoide.loadModel({{model: '{E5}', dtype: 'q8'}})")
+    # The model switch test needs MiniLM too: cache it on this first visit, then go offline.
+    page.evaluate("() => window.omoide.loadModel({model: 'omoide/all-MiniLM-L6-v2', "
+                  "dtype: 'q8'})")
+    page.evaluate(f"() => window.omoide.loadModel({{model: '{E5}', dtype: 'q8'}})")
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null",
+                           timeout=60_000)
+    server.stop()  # every test of this module runs offline after this first visit
     yield page
     context.close()
 

@@ -38,15 +38,20 @@ def shot(page: Page, name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def app_url() -> Iterator[str]:
+def server() -> Iterator[AppServer]:
     """This module's own server: its own port (so its own origin and storage)."""
     server = AppServer(DIST, port=47631).start()
-    yield server.url
+    yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, app_url, tmp_path_factory) -> Iterator[Page]:
+def app_url(server: AppServer) -> str:
+    return server.url
+
+
+@pytest.fixture(scope="module")
+def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
     context = browser_type.launch_persistent_context(
         str(tmp_path_factory.mktemp("ui-profile")), executable_path=CHROMIUM, headless=True,
         args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900}, locale="en-US")
@@ -61,8 +66,16 @@ def page(browser_type, app_url, tmp_path_factory) -> Iterator[Page]:
     # The first embedding downloads and compiles the model: do it once, before the tests.
     page.evaluate("() => window.omoide.loadModel({model: 'omoide/multilingual-e5-small', "
                   "dtype: 'q8'})")
+    go_offline(page, server)
     yield page
     context.close()
+
+
+def go_offline(page: Page, server: AppServer) -> None:
+    """Every test of this module runs after the first visit with the HTTP server gone."""
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null",
+                           timeout=60_000)
+    server.stop()
 
 
 def tab(page: Page, name: str) -> None:
