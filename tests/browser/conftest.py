@@ -83,3 +83,20 @@ def wait_ready(page: Page) -> None:
 
 def engine_call(page: Page, method: str, params: dict | None = None):
     return page.evaluate("([m, p]) => window.omoide.call(m, p)", [method, params or {}])
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results" / "ui"
+
+
+def shot(page: Page, name: str) -> None:
+    """Save a full-page screenshot as a test artifact (test-results/ is git-ignored)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => { document.getElementById('notice').hidden = true; }")
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def go_offline(page: Page, server: AppServer) -> None:
+    """After the first visit (service worker in control), stop the HTTP server for good."""
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null",
+                           timeout=60_000)
+    server.stop()

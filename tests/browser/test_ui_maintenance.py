@@ -17,10 +17,17 @@ from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, DIST, engine_call, wait_ready
+from .conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DIST,
+    engine_call,
+    go_offline,
+    shot,
+    wait_ready,
+)
 
 expect.set_options(timeout=20_000)
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results" / "ui"
 E5 = "omoide/multilingual-e5-small"
 MINILM = "omoide/all-MiniLM-L6-v2"
 PROGRESS_PROBE = """() => {
@@ -29,12 +36,6 @@ PROGRESS_PROBE = """() => {
   new MutationObserver(() => window.__progress.push([bar.value, bar.max]))
     .observe(bar, { attributes: true });
 }"""
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.evaluate("() => { document.getElementById('notice').hidden = true; }")
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,7 @@ def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
     page.evaluate("() => window.omoide.loadModel({model: 'omoide/all-MiniLM-L6-v2', "
                   "dtype: 'q8'})")
     page.evaluate(f"() => window.omoide.loadModel({{model: '{E5}', dtype: 'q8'}})")
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null",
-                           timeout=60_000)
-    server.stop()  # every test of this module runs offline after this first visit
+    go_offline(page, server)  # every test of this module runs offline after this visit
     yield page
     context.close()
 

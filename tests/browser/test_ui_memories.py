@@ -8,17 +8,23 @@ test-results/ (git-ignored) as artifacts.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, DIST, engine_call, wait_ready
+from .conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DIST,
+    engine_call,
+    go_offline,
+    shot,
+    wait_ready,
+)
 
 expect.set_options(timeout=20_000)
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results" / "ui"
 XSS_PROBE = """
 window.__pwned = [];
 window.addEventListener('securitypolicyviolation',
@@ -29,12 +35,6 @@ PAYLOADS = [
     "<script>window.__pwned.push('script')</script>",
     '<svg onload="window.__pwned.push(\'svg\')"></svg> & <b>bold?</b>',
 ]
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.evaluate("() => { document.getElementById('notice').hidden = true; }")
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 @pytest.fixture(scope="module")
@@ -69,13 +69,6 @@ def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
     go_offline(page, server)
     yield page
     context.close()
-
-
-def go_offline(page: Page, server: AppServer) -> None:
-    """Every test of this module runs after the first visit with the HTTP server gone."""
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null",
-                           timeout=60_000)
-    server.stop()
 
 
 def tab(page: Page, name: str) -> None:
