@@ -7,8 +7,10 @@ The worker adds the model's query/passage prefixes and L2-normalizes, like ``Onn
 
 from __future__ import annotations
 
-from ..embeddings.registry import check_dtype, get_model, vector_stamp
+from ..embeddings.registry import check_dtype, get_model, parse_stamp, vector_stamp
 from .host import floats_from_js, host, wait
+
+__all__ = ["BrowserEmbedder", "parse_stamp"]
 
 
 class BrowserEmbedder:
@@ -32,10 +34,3 @@ class BrowserEmbedder:
 
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         return self._embed(list(texts), "query")
-
-
-def parse_stamp(stamp: str) -> tuple[str, str, int]:
-    """("model id", "dtype", dimension) of a stamp written by ``vector_stamp``."""
-    model, _, rest = stamp.partition("@")
-    dtype, _, dimension = rest.partition("#")
-    return model, dtype, int(dimension)

@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
-from ..engine import MemoryEngine
+from ..engine import MemoryEngine, exchange
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
@@ -371,82 +371,19 @@ def load_staged(stamp: str, items_json: str) -> int:
     return len(items)
 
 
-# -- export / import ------------------------------------------------------------------------
-
-EXPORT_FORMAT = "omoide-export"
+# -- export / import (the same JSON as the CLI: omoide.engine.exchange) -----------------------
 
 
 @handler("export_data")
 def export_data(characters: list[str] | None = None, with_vectors: bool = False,
                 names: dict | None = None) -> dict[str, Any]:
-    engine = session().engine
-    out = []
-    for character in characters or engine.characters():
-        store = engine.existing_store(character)
-        entry: dict[str, Any] = {
-            "id": character, "name": (names or {}).get(character, character),
-            "stamp": store.stamp,
-            "memories": [m.to_dict() for m in engine.memories(character)],
-            "trash": [e.memory.to_dict() | {"trashed_at": e.trashed_at}
-                      for e in engine.trash(character)],
-        }
-        if with_vectors:
-            entry["vectors"] = {i: store.kernel.vector(i) for i in store.records}
-        out.append(entry)
-    return {"format": EXPORT_FORMAT, "version": 1, "characters": out}
-
-
-def check_import(data: Any) -> list[dict[str, Any]]:
-    def bad(reason: str) -> OmoideError:
-        return OmoideError.of("MALFORMED_IMPORT", reason=reason)
-
-    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
-        raise bad(f"not an Omoide export (format must be {EXPORT_FORMAT!r})")
-    if data.get("version") != 1:
-        raise bad(f"unsupported version {data.get('version')!r}")
-    characters = data.get("characters")
-    if not isinstance(characters, list):
-        raise bad("'characters' must be a list")
-    for c in characters:
-        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
-            raise bad("every character needs a string 'id'")
-        if not isinstance(c.get("memories", []), list):
-            raise bad(f"memories of {c['id']!r} must be a list")
-        for m in c.get("memories", []):
-            if not isinstance(m, dict) or not isinstance(m.get("text"), str):
-                raise bad(f"a memory of {c['id']!r} has no text")
-            if not isinstance(m.get("id"), str) or not m["id"]:
-                raise bad(f"a memory of {c['id']!r} has no id")
-    return characters
+    return exchange.export_data(session().engine, characters, with_vectors=with_vectors,
+                                names=names)
 
 
 @handler("import_data")
 def import_data(data: Any) -> dict[str, Any]:
-    """Import an export: same ids are skipped, vectors are reused only when the export's
-    stamp is the selected model's, otherwise every text is embedded again."""
-    engine = session().engine
-    report: dict[str, Any] = {"imported": 0, "skipped": 0, "reembedded": 0, "characters": []}
-    for c in check_import(data):
-        character = c["id"]
-        known = engine.stores.get(character)
-        existing = set(known.records) | set(known.trash) if known else set()
-        fresh = [m for m in c.get("memories", []) if m.get("id") not in existing]
-        report["skipped"] += len(c.get("memories", [])) - len(fresh)
-        reuse = c.get("stamp") == engine.embedder.stamp and isinstance(c.get("vectors"), dict)
-        vectors = c["vectors"] if reuse else {}
-        need = [m for m in fresh if m.get("id") not in vectors]
-        embedded = dict(zip([m["id"] for m in need],
-                            engine.embedder.embed_passages([m["text"] for m in need]),
-                            strict=True)) if need else {}
-        store = engine.writable_store(character)
-        for m in fresh:
-            memory = Memory.from_dict(m | {"character_id": character,
-                                           "model": engine.embedder.stamp})
-            store.put(memory, vectors.get(m["id"]) or embedded[m["id"]])
-        report["imported"] += len(fresh)
-        report["reembedded"] += len(need)
-        report["characters"].append(character)
-    return report
+    return exchange.import_data(session().engine, data)
 
 
 def apply_change(change: Change) -> None:  # re-exported for tests of the seam

@@ -74,6 +74,13 @@ def vector_stamp(model_id: str, dtype: str, dimension: int) -> str:
     return f"{model_id}@{dtype}#{dimension}"
 
 
+def parse_stamp(stamp: str) -> tuple[str, str, int]:
+    """("model id", "dtype", dimension) of a stamp written by ``vector_stamp``."""
+    model, _, rest = stamp.partition("@")
+    dtype, _, dimension = rest.partition("#")
+    return model, dtype, int(dimension)
+
+
 MINILM = ModelInfo(
     id="omoide/all-MiniLM-L6-v2",
     display_name="all-MiniLM-L6-v2 (English)",

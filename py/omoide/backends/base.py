@@ -1,0 +1,136 @@
+"""``MemoryBackend``: the one small interface every storage backend implements.
+
+A *record* is a memory as plain JSON data: the fields of ``Memory.to_dict()`` plus
+``trashed_at`` (None while live) and ``vector`` (a list of floats, or None when the backend was
+asked not to return vectors). Ids are ULIDs, unique across characters.
+
+Invariants every backend keeps (the contract suite in tests/test_backend_contract.py checks
+them against SQLite and HTTP alike):
+- ``create`` refuses an id it already holds (BACKEND_CONFLICT); nothing is overwritten.
+- ``get``/``update`` answer None and ``delete`` answers False for an unknown id (HTTP 404).
+- ``list`` and ``search`` never return another character's memory when a character is given;
+  ``search`` always needs one.
+- ``list`` returns ``{"items", "total", "totals_by_kind"}``; totals ignore limit/offset.
+- ``update`` changes only the fields it is given; ``id`` and ``character_id`` never change.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Protocol
+
+from omoide.engine.memory import KIND_TYPES, Memory
+from omoide.errors import OmoideError
+
+RECORD_FIELDS = (*Memory.__dataclass_fields__, "trashed_at", "vector")
+IMMUTABLE_FIELDS = ("id", "character_id")
+DEFAULT_PAGE = 100
+MAX_PAGE = 10_000
+
+
+class MemoryBackend(Protocol):
+    name: str
+
+    def initialize(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+    def create(self, record: dict[str, Any]) -> dict[str, Any]: ...
+
+    def get(self, memory_id: str, *, with_vector: bool = False) -> dict[str, Any] | None: ...
+
+    def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None: ...
+
+    def delete(self, memory_id: str) -> bool: ...
+
+    def list(self, *, character_id: str | None = None, kind: str | None = None,
+             trashed: bool | None = False, limit: int = DEFAULT_PAGE, offset: int = 0,
+             with_vectors: bool = False) -> dict[str, Any]: ...
+
+    def search(self, query: str, *, character_id: str, k: int = 10,
+               vector: list[float] | None = None, kinds: list[str] | None = None
+               ) -> list[dict[str, Any]]: ...
+
+    def health(self) -> dict[str, Any]: ...
+
+
+def bad(reason: str) -> OmoideError:
+    return OmoideError.of("INVALID_RECORD", reason=reason)
+
+
+def check_vector(vector: Any) -> list[float] | None:
+    if vector is None:
+        return None
+    if not isinstance(vector, list) or not vector:
+        raise bad("'vector' must be a non-empty list of numbers or null")
+    try:
+        row = [float(x) for x in vector]
+    except (TypeError, ValueError):
+        raise bad("'vector' must hold numbers only") from None
+    if not all(math.isfinite(x) for x in row):
+        raise bad("'vector' holds a non-finite number")
+    return row
+
+
+def check_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an update, checked: known names, right types."""
+    if not isinstance(fields, dict):
+        raise bad("an update must be an object")
+    unknown = sorted(set(fields) - set(RECORD_FIELDS))
+    if unknown:
+        raise bad(f"unknown field(s) {', '.join(unknown)}")
+    if "text" in fields and (not isinstance(fields["text"], str) or not fields["text"].strip()):
+        raise bad("'text' must be a non-empty string")
+    if "kind" in fields and fields["kind"] not in KIND_TYPES:
+        raise bad(f"'kind' must be one of {', '.join(KIND_TYPES)}")
+    if "meta" in fields and not isinstance(fields["meta"], dict):
+        raise bad("'meta' must be an object")
+    for name in ("importance", "created_at", "updated_at"):
+        if name in fields and not isinstance(fields[name], int | float):
+            raise bad(f"'{name}' must be a number")
+    for name in ("trashed_at", "last_recalled_at"):
+        if fields.get(name) is not None and not isinstance(fields[name], int | float):
+            raise bad(f"'{name}' must be a number or null")
+    out = dict(fields)
+    if "vector" in out:
+        out["vector"] = check_vector(out["vector"])
+    return out
+
+
+def check_record(record: Any) -> dict[str, Any]:
+    """A complete record for ``create``: defaults filled in, types checked."""
+    if not isinstance(record, dict):
+        raise bad("a record must be an object")
+    for name in ("id", "character_id", "text"):
+        if not isinstance(record.get(name), str) or not record[name].strip():
+            raise bad(f"'{name}' must be a non-empty string")
+    kind = record.get("kind", "fact")
+    full: dict[str, Any] = {
+        "kind": kind, "type": KIND_TYPES.get(kind, "factual"), "key": None,
+        "importance": 0.5, "created_at": 0.0, "updated_at": 0.0, "last_recalled_at": None,
+        "recall_count": 0, "model": "", "meta": {}, "trashed_at": None, "vector": None,
+    } | record
+    check_fields({k: v for k, v in full.items() if k not in IMMUTABLE_FIELDS})
+    full["vector"] = check_vector(full["vector"])
+    return full
+
+
+def record_of(memory: Memory, vector: list[float] | None = None,
+              trashed_at: float | None = None) -> dict[str, Any]:
+    return memory.to_dict() | {"trashed_at": trashed_at, "vector": vector}
+
+
+def memory_of(record: dict[str, Any]) -> Memory:
+    return Memory.from_dict({k: v for k, v in record.items() if k in Memory.__dataclass_fields__})
+
+
+def page_args(limit: Any, offset: Any) -> tuple[int, int]:
+    try:
+        limit, offset = int(limit), int(offset)
+    except (TypeError, ValueError):
+        raise OmoideError.of("INVALID_ARGUMENT", name="limit/offset",
+                             reason="must be integers") from None
+    if not 0 <= limit <= MAX_PAGE or offset < 0:
+        raise OmoideError.of("INVALID_ARGUMENT", name="limit/offset",
+                             reason=f"limit 0..{MAX_PAGE}, offset >= 0")
+    return limit, offset

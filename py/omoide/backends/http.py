@@ -1,0 +1,174 @@
+"""``HttpBackend``: memories kept by any server that speaks a small REST contract.
+
+Default contract (every path and parameter name is configurable, see ``HttpConfig``):
+
+    POST   /memories               body: record           -> 201 record      (409: id taken)
+    GET    /memories/{id}                                  -> 200 record      (404: unknown)
+    PATCH  /memories/{id}          body: fields            -> 200 record      (404: unknown)
+    DELETE /memories/{id}                                  -> 204             (404: unknown)
+    GET    /memories?character_id=&kind=&trashed=&limit=&offset=&vectors=
+                                              -> 200 {"items", "total", "totals_by_kind"}
+    POST   /memories/search        body: {"query", "character_id", "k", "vector", "kinds"}
+                                              -> 200 {"results": [{"memory", "score"}]}
+    GET    /health                                         -> 200 {"ok": true, ...}
+
+404 answers None/False; any other non-2xx raises BACKEND_HTTP with the status and body. The
+transport is pluggable: ``urllib_transport`` under CPython, the engine worker's ``fetch`` in
+the browser (``omoide.browser.http``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from omoide.backends.base import DEFAULT_PAGE
+from omoide.errors import OmoideError
+
+# (method, url, headers, body or None, timeout seconds) -> (status, body)
+Transport = Callable[[str, str, dict[str, str], bytes | None, float], tuple[int, bytes]]
+
+
+def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,
+                     timeout: float) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=body, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+    except urllib.error.URLError as err:
+        if isinstance(err.reason, TimeoutError):
+            raise TimeoutError(str(err.reason)) from None
+        raise OSError(str(err.reason)) from None
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    base_url: str
+    api_key: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 30.0
+    memories_path: str = "/memories"
+    memory_path: str = "/memories/{id}"
+    search_path: str = "/memories/search"
+    health_path: str = "/health"
+    params: Mapping[str, str] = field(default_factory=dict)  # our name -> the server's name
+
+    def __post_init__(self) -> None:
+        scheme = urllib.parse.urlsplit(self.base_url).scheme
+        if scheme not in ("http", "https"):
+            raise OmoideError.of("BACKEND_CONFIG", reason="base_url must be http(s)://...")
+        if "{id}" not in self.memory_path:
+            raise OmoideError.of("BACKEND_CONFIG", reason="memory_path needs an {id} part")
+        if not self.timeout > 0:
+            raise OmoideError.of("BACKEND_CONFIG", reason="timeout must be positive")
+
+    def param(self, name: str) -> str:
+        return self.params.get(name, name)
+
+
+class HttpBackend:
+    def __init__(self, config: HttpConfig, *, transport: Transport | None = None,
+                 name: str | None = None) -> None:
+        self.config = config
+        self.transport = transport or urllib_transport
+        self.name = name or f"http:{config.base_url}"
+
+    def initialize(self) -> None:  # stateless: nothing to open
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
+        url = self.config.base_url.rstrip("/") + path
+        if query:
+            pairs = {self.config.param(k): v for k, v in query.items() if v is not None}
+            url += "?" + urllib.parse.urlencode(pairs)
+        return url
+
+    def memory_url(self, memory_id: str) -> str:
+        quoted = urllib.parse.quote(memory_id, safe="")
+        return self.url(self.config.memory_path.replace("{id}", quoted))
+
+    def request(self, method: str, url: str, payload: Any = None) -> tuple[int, Any]:
+        headers = {"Accept": "application/json", **self.config.headers}
+        if self.config.api_key:
+            headers["Authorization"] = f"Bearer {self.config.api_key}"
+        body = None
+        if payload is not None:
+            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        try:
+            status, raw = self.transport(method, url, headers, body, self.config.timeout)
+        except TimeoutError:
+            raise OmoideError.of("BACKEND_TIMEOUT", url=url, timeout=self.config.timeout) from None
+        except OSError as err:
+            raise OmoideError.of("BACKEND_UNREACHABLE", url=url, reason=str(err)) from None
+        if status == 404:
+            return status, None
+        text = raw.decode("utf-8", "replace")
+        if not 200 <= status < 300:
+            raise OmoideError.of("BACKEND_HTTP", url=url, status=status, body=text[:500])
+        try:
+            return status, json.loads(text) if text.strip() else None
+        except ValueError:
+            raise OmoideError.of("BACKEND_HTTP", url=url, status=status,
+                                 body="not JSON: " + text[:200]) from None
+
+    # -- verbs -------------------------------------------------------------------------------
+
+    def create(self, record: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self.request("POST", self.url(self.config.memories_path), record)[1]
+        except OmoideError as err:
+            if err.fields.get("status") == 409:
+                raise OmoideError.of("BACKEND_CONFLICT", backend=self.name,
+                                     memory_id=record.get("id")) from None
+            raise
+
+    def get(self, memory_id: str, *, with_vector: bool = False) -> dict[str, Any] | None:
+        url = self.memory_url(memory_id)
+        if with_vector:
+            url += "?" + urllib.parse.urlencode({self.config.param("vectors"): 1})
+        return self.request("GET", url)[1]
+
+    def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+        return self.request("PATCH", self.memory_url(memory_id), fields)[1]
+
+    def delete(self, memory_id: str) -> bool:
+        return self.request("DELETE", self.memory_url(memory_id))[0] != 404
+
+    def list(self, *, character_id: str | None = None, kind: str | None = None,
+             trashed: bool | None = False, limit: int = DEFAULT_PAGE, offset: int = 0,
+             with_vectors: bool = False) -> dict[str, Any]:
+        query = {"character_id": character_id, "kind": kind, "limit": limit, "offset": offset,
+                 "trashed": {None: "any", True: "1", False: "0"}[trashed],
+                 "vectors": 1 if with_vectors else None}
+        return self.request("GET", self.url(self.config.memories_path, query))[1]
+
+    def search(self, query: str, *, character_id: str, k: int = 10,
+               vector: list[float] | None = None, kinds: list[str] | None = None
+               ) -> list[dict[str, Any]]:
+        body = {"query": query, "character_id": character_id, "k": k, "vector": vector,
+                "kinds": kinds}
+        answer = self.request("POST", self.url(self.config.search_path), body)[1]
+        return (answer or {}).get("results", [])
+
+    def health(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        answer = self.request("GET", self.url(self.config.health_path))[1]
+        if answer is None:
+            raise OmoideError.of("BACKEND_HTTP", url=self.url(self.config.health_path),
+                                 status=404, body="no health endpoint")
+        latency = round((time.perf_counter() - started) * 1000, 3)
+        return {"backend": self.name, **answer, "latency_ms": latency}

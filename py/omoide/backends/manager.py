@@ -1,0 +1,292 @@
+"""``BackendManager``: one primary backend and an ordered list of fallbacks, behind the same
+``MemoryBackend`` interface.
+
+Routing:
+- ``create`` and ``list``: the primary only (the primary is the source of truth).
+- ``get`` and ``search``: the primary; on a miss (None / no result) or an error, each fallback
+  in order. Errors of every backend are reported together when nobody answers.
+- ``update`` and ``delete``: the primary answers; the same change is then queued for every
+  fallback and mirrored asynchronously with retry (exponential backoff). A mirrored update that
+  finds no record on the fallback creates it from the primary's full record, so a fallback
+  converges. A failed mirror stays queued — the queue is persisted (``QueueStore``) and
+  survives a restart; it is never dropped.
+- ``health``: every backend is checked (also periodically by ``start``); ``status`` shows each
+  backend's state and the queue length (UI and API).
+
+Under CPython ``start()`` runs the mirror pump and the health checks in a daemon thread; in
+the browser (no threads) the engine worker calls ``pump()`` and ``check_health()`` on a timer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from omoide.backends.base import DEFAULT_PAGE, MemoryBackend
+from omoide.errors import OmoideError
+
+RETRY_BASE_S = 1.0
+RETRY_MAX_S = 300.0
+
+
+class QueueStore(Protocol):
+    def load(self) -> list[dict[str, Any]]: ...
+
+    def save(self, ops: list[dict[str, Any]]) -> None: ...
+
+
+class MemoryQueueStore:
+    """Keeps the queue in memory only (tests, throwaway managers)."""
+
+    def __init__(self) -> None:
+        self.ops: list[dict[str, Any]] = []
+
+    def load(self) -> list[dict[str, Any]]:
+        return [dict(op) for op in self.ops]
+
+    def save(self, ops: list[dict[str, Any]]) -> None:
+        self.ops = [dict(op) for op in ops]
+
+
+class JsonFileQueueStore:
+    """The queue as a JSON file, replaced atomically (write temp + fsync + rename)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def load(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return json.loads(self.path.read_text("utf-8"))
+
+    def save(self, ops: list[dict[str, Any]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(ops, f, ensure_ascii=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+
+class BackendState:
+    def __init__(self, backend: MemoryBackend, role: str) -> None:
+        self.backend = backend
+        self.role = role
+        self.ok: bool | None = None  # None: never checked
+        self.last_error: str | None = None
+        self.last_checked: float | None = None
+        self.latency_ms: float | None = None
+
+    def to_dict(self, queued: int) -> dict[str, Any]:
+        return {"name": self.backend.name, "role": self.role, "ok": self.ok,
+                "last_error": self.last_error, "last_checked": self.last_checked,
+                "latency_ms": self.latency_ms, "queued": queued}
+
+
+class BackendManager:
+    def __init__(self, primary: MemoryBackend, fallbacks: Sequence[MemoryBackend] = (), *,
+                 queue_store: QueueStore | None = None, clock: Callable[[], float] = time.time,
+                 health_interval: float = 30.0, pump_interval: float = 1.0) -> None:
+        self.primary = primary
+        self.fallbacks = list(fallbacks)
+        self.name = f"manager:{primary.name}"
+        self.states = {b.name: BackendState(b, "primary" if b is primary else "fallback")
+                       for b in [primary, *self.fallbacks]}
+        if len(self.states) != 1 + len(self.fallbacks):
+            raise OmoideError.of("BACKEND_CONFIG", reason="backend names must be unique")
+        self.queue_store = queue_store or MemoryQueueStore()
+        self.queue: list[dict[str, Any]] = self.queue_store.load()
+        self.clock = clock
+        self.health_interval = health_interval
+        self.pump_interval = pump_interval
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def initialize(self) -> None:
+        for state in self.states.values():
+            self._attempt(state, state.backend.initialize)
+
+    def shutdown(self) -> None:
+        self.stop()
+        for state in self.states.values():
+            self._attempt(state, state.backend.shutdown)
+
+    def start(self) -> None:
+        """Mirror and health-check in a daemon thread (CPython)."""
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="omoide-mirror", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._wake.set()
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _run(self) -> None:
+        next_health = 0.0
+        while not self._stop.is_set():
+            if time.monotonic() >= next_health:
+                self.check_health()
+                next_health = time.monotonic() + self.health_interval
+            self.pump()
+            self._wake.wait(self.pump_interval)
+            self._wake.clear()
+
+    def _attempt(self, state: BackendState, call: Callable[[], Any]) -> tuple[bool, Any]:
+        try:
+            result = call()
+        except Exception as err:  # noqa: BLE001 - any failure marks the backend down
+            state.ok, state.last_error = False, str(err)
+            return False, err
+        state.ok, state.last_error = True, None
+        return True, result
+
+    # -- routed verbs -------------------------------------------------------------------------
+
+    def create(self, record: dict[str, Any]) -> dict[str, Any]:
+        return self.primary.create(record)
+
+    def list(self, *, character_id: str | None = None, kind: str | None = None,
+             trashed: bool | None = False, limit: int = DEFAULT_PAGE, offset: int = 0,
+             with_vectors: bool = False) -> dict[str, Any]:
+        return self.primary.list(character_id=character_id, kind=kind, trashed=trashed,
+                                 limit=limit, offset=offset, with_vectors=with_vectors)
+
+    def get(self, memory_id: str, *, with_vector: bool = False) -> dict[str, Any] | None:
+        return self._first("get", lambda b: b.get(memory_id, with_vector=with_vector),
+                           lambda r: r is not None)
+
+    def search(self, query: str, *, character_id: str, k: int = 10,
+               vector: list[float] | None = None, kinds: list[str] | None = None
+               ) -> list[dict[str, Any]]:
+        found = self._first(
+            "search",
+            lambda b: b.search(query, character_id=character_id, k=k, vector=vector,
+                               kinds=kinds),
+            bool)
+        return found or []
+
+    def _first(self, operation: str, call: Callable[[MemoryBackend], Any],
+               hit: Callable[[Any], bool]) -> Any:
+        """The first backend's answer that is a hit; the last miss if none; raise if all
+        backends failed."""
+        errors, miss, answered = [], None, False
+        for state in self.states.values():
+            ok, result = self._attempt(state, lambda s=state: call(s.backend))
+            if not ok:
+                errors.append(f"{state.backend.name}: {result}")
+                continue
+            if hit(result):
+                return result
+            answered, miss = True, result
+        if not answered:
+            raise OmoideError.of("BACKEND_UNAVAILABLE", operation=operation,
+                                 reasons="; ".join(errors))
+        return miss
+
+    def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+        record = self.primary.update(memory_id, fields)
+        if record is not None:
+            self._enqueue({"op": "update", "id": memory_id, "fields": fields})
+        return record
+
+    def delete(self, memory_id: str) -> bool:
+        deleted = self.primary.delete(memory_id)
+        self._enqueue({"op": "delete", "id": memory_id})
+        return deleted
+
+    # -- mirroring ---------------------------------------------------------------------------
+
+    def _enqueue(self, op: dict[str, Any]) -> None:
+        if not self.fallbacks:
+            return
+        now = self.clock()
+        with self._lock:
+            for backend in self.fallbacks:
+                self.queue.append(op | {"target": backend.name, "attempts": 0, "due": now,
+                                        "queued_at": now, "last_error": None})
+            self.queue_store.save(self.queue)
+        self._wake.set()
+
+    def pump(self) -> int:
+        """Apply every due mirror op in queue order; failed ops stay with a later due time.
+        Ops of one target stay ordered: after a failure, that target's later ops wait."""
+        done, blocked = 0, set()
+        with self._lock:
+            for op in list(self.queue):
+                if op["target"] in blocked or op["due"] > self.clock():
+                    blocked.add(op["target"])
+                    continue
+                if self._mirror(op):
+                    self.queue.remove(op)
+                    done += 1
+                else:
+                    blocked.add(op["target"])
+            self.queue_store.save(self.queue)
+        return done
+
+    def _mirror(self, op: dict[str, Any]) -> bool:
+        state = self.states.get(op["target"])
+        if state is None:  # a fallback removed from the configuration: nothing to mirror to
+            return True
+        ok, err = self._attempt(state, lambda: self._apply(state.backend, op))
+        if not ok:
+            op["attempts"] += 1
+            op["last_error"] = str(err)
+            op["due"] = self.clock() + min(RETRY_BASE_S * 2 ** (op["attempts"] - 1),
+                                           RETRY_MAX_S)
+        return ok
+
+    def _apply(self, backend: MemoryBackend, op: dict[str, Any]) -> None:
+        if op["op"] == "delete":
+            backend.delete(op["id"])
+            return
+        if backend.update(op["id"], op["fields"]) is None:
+            record = self.primary.get(op["id"], with_vector=True)
+            if record is not None:  # gone from the primary since: a later delete follows
+                backend.create(record)
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Pump until the queue is empty or ``timeout`` passes; True when empty."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.pump()
+            if not self.queue or time.monotonic() >= deadline:
+                return not self.queue
+            time.sleep(0.05)
+
+    # -- health and state ----------------------------------------------------------------------
+
+    def check_health(self) -> list[dict[str, Any]]:
+        for state in self.states.values():
+            ok, answer = self._attempt(state, state.backend.health)
+            state.last_checked = self.clock()
+            if ok and isinstance(answer, dict):
+                state.latency_ms = answer.get("latency_ms")
+                if answer.get("ok") is False:
+                    state.ok, state.last_error = False, str(answer.get("error", "not ok"))
+        return self.status()
+
+    def health(self) -> dict[str, Any]:
+        backends = self.check_health()
+        return {"ok": bool(backends[0]["ok"]), "backend": self.name, "backends": backends,
+                "queued": len(self.queue)}
+
+    def status(self) -> list[dict[str, Any]]:
+        with self._lock:
+            queued = {name: sum(op["target"] == name for op in self.queue)
+                      for name in self.states}
+        return [s.to_dict(queued[name]) for name, s in self.states.items()]

@@ -1,0 +1,36 @@
+"""Search for backends that hold records but no engine: BM25 over the character's live
+records (same analyzer as the engine, so Japanese works), or cosine when the caller sends a
+query vector. Only the records of one character are ever scored."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from omoide.engine.analyzer import analyze
+from omoide.engine.bm25 import BM25Index
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def rank(records: Iterable[dict[str, Any]], query: str, k: int,
+         vector: list[float] | None = None) -> list[dict[str, Any]]:
+    """``[{"memory": record without vector, "score": float}]``, best first, score > 0."""
+    rows = {r["id"]: r for r in records}
+    if vector is not None:
+        scored = [(cosine(vector, r["vector"]), i) for i, r in rows.items()
+                  if r.get("vector") and len(r["vector"]) == len(vector)]
+    else:
+        index = BM25Index()
+        for i, r in rows.items():
+            index.add(i, analyze(r["text"]))
+        found = index.search(analyze(query), k)
+        scored = list(zip(found.scores, found.ids, strict=True))
+    best = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:k]
+    return [{"memory": {f: v for f, v in rows[i].items() if f != "vector"}, "score": s}
+            for s, i in best]

@@ -1,0 +1,83 @@
+"""A persistent engine for CPython (CLI, MCP server, your own agent): the engine's state
+lives in one SQLite file through ``BackendListener``; optional fallback backends (e.g. the
+reference server over HTTP) are routed by a ``BackendManager``.
+
+    ws = open_workspace("memories.db")
+    ws.engine.remember("alice", "Alice loves green tea")
+    ws.governor.recall("alice", "what does alice drink")
+    ws.close()
+
+Default file: ``$OMOIDE_HOME/omoide.db``, else ``$XDG_DATA_HOME/omoide/omoide.db``, else
+``~/.local/share/omoide/omoide.db``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omoide.backends.base import MemoryBackend
+from omoide.backends.listener import BackendListener, load_engine
+from omoide.backends.manager import BackendManager, JsonFileQueueStore
+from omoide.backends.sqlite import SQLiteBackend
+from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
+from omoide.engine import MemoryEngine
+from omoide.engine.embedding import Embedder
+from omoide.governance import Governor
+
+
+def default_path() -> Path:
+    if os.environ.get("OMOIDE_HOME"):
+        return Path(os.environ["OMOIDE_HOME"]) / "omoide.db"
+    data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data) / "omoide" / "omoide.db"
+
+
+@dataclass
+class Workspace:
+    path: Path
+    engine: MemoryEngine
+    governor: Governor
+    backend: SQLiteBackend
+    manager: BackendManager | None = None
+    loaded: dict[str, int] = field(default_factory=dict)
+
+    def close(self) -> None:
+        if self.manager is not None:
+            self.manager.flush(timeout=5.0)
+            self.manager.shutdown()
+        else:
+            self.backend.shutdown()
+
+
+def open_workspace(
+    path: str | Path | None = None,
+    *,
+    embedder: Embedder | None = None,
+    model_id: str = DEFAULT_MODEL_ID,
+    dtype: str = DEFAULT_DTYPE,
+    fallbacks: Sequence[MemoryBackend] = (),
+) -> Workspace:
+    """Open (or create) the SQLite file and rebuild the engine from it. Without an
+    ``embedder`` the best local one is chosen (``embeddings.auto``)."""
+    path = Path(path) if path is not None else default_path()
+    if embedder is None:
+        from omoide.embeddings.auto import choose_embedder
+
+        embedder = choose_embedder(model_id, dtype).embedder
+    backend = SQLiteBackend(path)
+    backend.initialize()
+    manager = None
+    target: MemoryBackend = backend
+    if fallbacks:
+        queue = JsonFileQueueStore(path.with_name(path.name + ".mirror-queue.json"))
+        manager = BackendManager(backend, fallbacks, queue_store=queue)
+        manager.initialize()
+        manager.start()
+        target = manager
+    engine = MemoryEngine(embedder)
+    loaded = load_engine(engine, backend.all_records())
+    engine.add_listener(BackendListener(target))
+    return Workspace(path, engine, Governor(engine), backend, manager, loaded)
