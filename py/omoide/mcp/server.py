@@ -1,0 +1,167 @@
+"""The Omoide MCP tools, on the official SDK's ``MCPServer``.
+
+``build_server(workspace)`` takes any object with ``.engine`` (``MemoryEngine``) and
+``.governor`` (``Governor``), e.g. what ``omoide.workspace.open_workspace`` returns. Every tool
+takes the ``character`` it works on and answers plain JSON data. An ``OmoideError`` becomes an
+MCP tool error (``is_error``) whose text is ``CODE: message``, never a traceback.
+
+The SDK runs plain (sync) tools in worker threads; the engine is not thread-safe, so every
+call holds one lock.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, Protocol, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+from omoide.engine.memory import Hit, TrashEntry
+from omoide.errors import OmoideError
+
+# ``omoide.governance`` re-exports the function ``audit`` under the submodule's name, so
+# ``Governor.audit`` (which imports the package attribute) gets the function, not the module;
+# the tool calls the submodule's function with the governor's configuration instead.
+audit_module = importlib.import_module("omoide.governance.audit")
+
+TOOL_NAMES = (
+    "remember", "store_fact", "recall", "ingest", "forget", "restore", "audit", "stats",
+    "summarize",
+)
+
+INSTRUCTIONS = (
+    "Omoide is a long-term memory for characters. Every tool works on one `character` id; "
+    "memories of one character are never visible to another. Use `remember` (or `store_fact`) "
+    "to save one fact, `ingest` to extract memories from conversation messages, `recall` to "
+    "find memories relevant to a query, `forget`/`restore` to trash or bring back a memory "
+    "by id, `stats`/`audit` to inspect, `summarize` to fold old episodic memories "
+    "(dry run unless dry_run=false)."
+)
+
+_T = TypeVar("_T")
+
+
+class WorkspaceLike(Protocol):
+    engine: Any
+    governor: Any
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    return asdict(hit)
+
+
+def trash_dict(entry: TrashEntry) -> dict[str, Any]:
+    """A trashed memory without its vector (restore never needs the client to send it)."""
+    return {"memory": entry.memory.to_dict(), "trashed_at": entry.trashed_at}
+
+
+def _report(value: Any) -> dict[str, Any]:
+    return value.to_dict() if hasattr(value, "to_dict") else dict(value)
+
+
+def build_server(workspace: WorkspaceLike, *, name: str = "omoide",
+                 log_level: str = "WARNING") -> MCPServer:
+    engine, governor = workspace.engine, workspace.governor
+    lock = threading.Lock()
+
+    def guarded(fn: Callable[..., _T]) -> Callable[..., _T]:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> _T:
+            try:
+                with lock:
+                    return fn(*args, **kwargs)
+            except OmoideError as e:
+                raise ToolError(f"{e.code}: {e}") from e
+            except ValueError as e:  # argument checks deeper down (e.g. negative days)
+                raise ToolError(f"INVALID_ARGUMENT: {e}") from e
+
+        return call
+
+    server = MCPServer(name, instructions=INSTRUCTIONS, log_level=log_level)  # type: ignore[arg-type]
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+    def remember(character: str, text: str, kind: str = "fact", importance: float = 0.5,
+                 key: str | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        return engine.remember(character, text, kind=kind, importance=importance, key=key,
+                               meta=meta).to_dict()
+
+    remember_doc = (
+        "Save one memory for `character`. kind: fact, preference, pattern, decision, diary or "
+        "summary; importance 0..1; key: optional slot (e.g. 'favorite_drink') so a later fact "
+        "with the same key can supersede it; meta: free JSON. Returns the stored memory."
+    )
+    server.add_tool(guarded(remember), name="remember", description=remember_doc,
+                    annotations=writes)
+    server.add_tool(guarded(remember), name="store_fact",
+                    description="Alias of `remember`. " + remember_doc, annotations=writes)
+
+    @server.tool(annotations=read_only)
+    @guarded
+    def recall(character: str, query: str, k: int = 5, mode: str = "hybrid",
+               kinds: list[str] | None = None, threshold: float | None = None
+               ) -> dict[str, Any]:
+        """Memories of `character` most relevant to `query`, best first. mode: hybrid
+        (vector + BM25, default), vector or fulltext; kinds: only these kinds; threshold:
+        minimum score. A trashed memory that matches almost exactly is restored and listed
+        in `revived`."""
+        result = governor.recall(character, query, k=k, mode=mode, kinds=kinds,
+                                 threshold=threshold)
+        return {"character": character, "query": query,
+                "hits": [hit_dict(h) for h in result.hits],
+                "revived": list(result.revived), "revived_cosine": result.revived_cosine}
+
+    @server.tool(annotations=writes)
+    @guarded
+    def ingest(character: str, messages: str | list[str | dict[str, Any]],
+               dry_run: bool = False, roles: list[str] | None = None) -> dict[str, Any]:
+        """Extract memories from conversation `messages` (a text, or a list of strings or
+        {"role", "content"} objects) and store them, deduplicated. roles: whose messages to
+        read (default ["user"]). dry_run: report what would be stored, store nothing."""
+        return _report(governor.ingest(character, messages, dry_run=dry_run,
+                                       roles=tuple(roles or ("user",))))
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False,
+                                             open_world_hint=False))
+    @guarded
+    def forget(character: str, memory_id: str) -> dict[str, Any]:
+        """Move one memory of `character` to the trash (restorable with `restore`)."""
+        return trash_dict(engine.forget(character, memory_id))
+
+    @server.tool(annotations=writes)
+    @guarded
+    def restore(character: str, memory_id: str) -> dict[str, Any]:
+        """Bring a trashed memory of `character` back. Returns the memory."""
+        return engine.restore(character, memory_id).to_dict()
+
+    @server.tool(annotations=read_only)
+    @guarded
+    def audit(character: str) -> dict[str, Any]:
+        """Health report of `character`'s memories: tiers, duplicates, stale and trashed
+        entries, and the governance log."""
+        return _report(audit_module.audit(
+            engine, character, policy=governor.policy, dedup_threshold=governor.dedup_threshold,
+            log=governor.log))
+
+    @server.tool(annotations=read_only)
+    @guarded
+    def stats(character: str) -> dict[str, Any]:
+        """Counts for `character`: live and trashed memories, by kind, model, dimension."""
+        return dict(engine.stats(character))
+
+    @server.tool(annotations=writes)
+    @guarded
+    def summarize(character: str, older_than_days: float = 30.0,
+                  dry_run: bool = True) -> dict[str, Any]:
+        """Fold episodic memories of `character` older than `older_than_days` into summaries.
+        dry_run (default true): only report the groups; false: write the summaries."""
+        return _report(governor.summarize(character, older_than_days=older_than_days,
+                                          dry_run=dry_run))
+
+    return server
