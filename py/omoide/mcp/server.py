@@ -143,8 +143,8 @@ def build_server(workspace: WorkspaceLike, *, name: str = "omoide",
     @server.tool(annotations=read_only)
     @guarded
     def audit(character: str) -> dict[str, Any]:
-        """Health report of `character`'s memories: tiers, duplicates, stale and trashed
-        entries, and the governance log."""
+        """Health report of `character`'s memories: counts, hot and cold tiers, duplicates,
+        stale entries, contradictions, model, what could be summarized, recent events."""
         return _report(audit_module.audit(
             engine, character, policy=governor.policy, dedup_threshold=governor.dedup_threshold,
             log=governor.log))

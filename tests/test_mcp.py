@@ -1,0 +1,268 @@
+"""The MCP server (``python -m omoide.mcp``), driven by the official SDK's own clients.
+
+- In process (SDK ``Client`` over its in-memory transport), on a workspace with the fake
+  hashing embedder: every tool, error results, isolation, persistence across reopen.
+- Over stdio and streamable HTTP: the real command in a subprocess with the real default
+  model (``models`` marker; skipped when dist/models is not built).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from omoide.mcp import TOOL_NAMES, build_server  # noqa: E402
+from omoide.workspace import open_workspace  # noqa: E402
+from tests.test_engine_embedder import HashingEmbedder  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+HTTP_PORT = 47691
+TIMEOUT = 45.0  # one subprocess session, model load included
+
+
+def data(result: Any) -> dict[str, Any]:
+    """The JSON a successful tool call answered (structured content, else the text)."""
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+# -- in process, fake embedder ---------------------------------------------------------------
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path):
+    ws = open_workspace(tmp_path / "mem.db", embedder=HashingEmbedder())
+    yield ws
+    ws.close()
+
+
+def run_with_client(server: Any, body) -> Any:
+    async def main() -> Any:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(server) as client:
+                return await body(client)
+
+    return anyio.run(main)
+
+
+def test_every_tool_in_process(workspace) -> None:
+    server = build_server(workspace)
+
+    async def body(c: Client) -> None:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert set(TOOL_NAMES) <= names
+
+        tea = data(await c.call_tool("store_fact", {"character": "alice",
+                                                    "text": "Alice loves green tea"}))
+        assert tea["character_id"] == "alice" and tea["kind"] == "fact"
+        data(await c.call_tool("remember", {"character": "alice", "kind": "diary",
+                                            "text": "Alice climbed Mount Takao on Sunday",
+                                            "importance": 0.8, "meta": {"src": "test"}}))
+        hits = data(await c.call_tool("recall", {"character": "alice",
+                                                 "query": "green tea", "k": 3}))["hits"]
+        assert hits[0]["memory"]["id"] == tea["id"] and hits[0]["score"] > 0
+
+        stats = data(await c.call_tool("stats", {"character": "alice"}))
+        assert stats["memories"] == 2 and stats["by_kind"] == {"diary": 1, "fact": 1}
+
+        trashed = data(await c.call_tool("forget", {"character": "alice",
+                                                    "memory_id": tea["id"]}))
+        assert trashed["memory"]["id"] == tea["id"] and trashed["trashed_at"] > 0
+        assert "vector" not in trashed
+        assert data(await c.call_tool("stats", {"character": "alice"}))["trashed"] == 1
+        back = data(await c.call_tool("restore", {"character": "alice",
+                                                  "memory_id": tea["id"]}))
+        assert back["id"] == tea["id"]
+
+        report = data(await c.call_tool("ingest", {
+            "character": "alice",
+            "messages": [{"role": "user", "content": "I love hiking in the mountains."},
+                         {"role": "assistant", "content": "Nice!"}],
+            "dry_run": True}))
+        assert report["dry_run"] is True and report["items"]
+        assert data(await c.call_tool("stats", {"character": "alice"}))["memories"] == 2
+
+        audit = data(await c.call_tool("audit", {"character": "alice"}))
+        assert audit["character"] == "alice"
+        summary = data(await c.call_tool("summarize", {"character": "alice"}))
+        assert summary["dry_run"] is True
+
+    run_with_client(server, body)
+    # written through to SQLite: a fresh workspace on the same file sees it
+    path = workspace.path
+    workspace.close()
+    again = open_workspace(path, embedder=HashingEmbedder())
+    try:
+        assert again.engine.stats("alice")["memories"] == 2
+    finally:
+        again.close()
+    workspace.close = lambda: None  # already closed
+
+
+def test_errors_are_tool_errors_with_the_message(workspace) -> None:
+    server = build_server(workspace)
+
+    async def body(c: Client) -> None:
+        empty = await c.call_tool("remember", {"character": "alice", "text": "   "})
+        assert "Memory text is empty" in error_text(empty)
+        assert "EMPTY_TEXT" in error_text(empty) and "Traceback" not in error_text(empty)
+
+        data(await c.call_tool("remember", {"character": "alice", "text": "Alice loves tea"}))
+        unknown = await c.call_tool("restore", {"character": "alice", "memory_id": "nope"})
+        assert "No memory with id 'nope'" in error_text(unknown)
+        bad_id = await c.call_tool("stats", {"character": "x" * 500})
+        assert "not valid" in error_text(bad_id)
+        no_char = await c.call_tool("stats", {"character": "nobody"})
+        assert "No character with id 'nobody'" in error_text(no_char)
+        bad_type = await c.call_tool("recall", {"character": "alice", "query": 5})
+        assert bad_type.is_error
+        missing = await c.call_tool("recall", {"character": "alice"})
+        assert missing.is_error
+
+        # bob never sees alice's memory: error or empty, nothing else
+        other = await c.call_tool("recall", {"character": "bob", "query": "Alice loves tea"})
+        assert other.is_error or data(other)["hits"] == []
+
+    run_with_client(server, body)
+
+
+# -- the real command: stdio and streamable HTTP, real model ---------------------------------
+
+
+def need_model() -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tokenizers")
+    from omoide.embeddings.onnx_provider import find_model_dir
+    from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
+
+    if find_model_dir(DEFAULT_MODEL_ID, DEFAULT_DTYPE) is None:
+        pytest.skip("the default embedding model is not built (python3 build.py)")
+
+
+def child_env() -> dict[str, str]:
+    path = os.pathsep.join(p for p in (str(ROOT / "py"), os.environ.get("PYTHONPATH")) if p)
+    return {"PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
+
+
+async def store_and_recall(session: ClientSession) -> None:
+    await session.initialize()
+    names = {t.name for t in (await session.list_tools()).tools}
+    assert set(TOOL_NAMES) <= names, names
+
+    tea = data(await session.call_tool("store_fact", {"character": "alice",
+                                                      "text": "Alice loves green tea"}))
+    for text in ("Alice's cat is called Mochi", "Alice works night shifts at a hospital"):
+        data(await session.call_tool("remember", {"character": "alice", "text": text}))
+    hits = data(await session.call_tool(
+        "recall", {"character": "alice", "query": "what does alice drink"}))["hits"]
+    assert hits and hits[0]["memory"]["id"] == tea["id"], hits
+    assert hits[0]["memory"]["text"] == "Alice loves green tea"
+
+    other = await session.call_tool("recall", {"character": "bob",
+                                               "query": "what does alice drink"})
+    assert other.is_error or data(other)["hits"] == []
+    if not other.is_error:
+        assert all(h["memory"]["character_id"] == "bob" for h in data(other)["hits"])
+
+    empty = await session.call_tool("remember", {"character": "alice", "text": ""})
+    assert "Memory text is empty" in error_text(empty)
+
+
+@pytest.mark.models
+def test_stdio_transport(tmp_path: Path) -> None:
+    need_model()
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "omoide.mcp", "--db", str(tmp_path / "x.db")],
+        env=child_env(), cwd=str(ROOT),
+    )
+    log = tmp_path / "server.log"
+
+    async def main() -> None:
+        with log.open("w") as errlog, anyio.fail_after(TIMEOUT):
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
+                    await store_and_recall(s)
+
+    try:
+        anyio.run(main)
+    except BaseException:
+        print(log.read_text(errors="replace"), file=sys.stderr)
+        raise
+    assert (tmp_path / "x.db").exists()
+
+
+def wait_for_port(proc: subprocess.Popen, port: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after the deadline")
+
+
+@pytest.mark.models
+def test_streamable_http_transport(tmp_path: Path) -> None:
+    need_model()
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", HTTP_PORT)) == 0:
+            pytest.fail(f"port {HTTP_PORT} is already in use on 127.0.0.1")
+    log = tmp_path / "server.log"
+    with log.open("w") as errlog:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "omoide.mcp", "--db", str(tmp_path / "x.db"),
+             "--transport", "http", "--port", str(HTTP_PORT)],
+            cwd=ROOT, env={**os.environ, **child_env()}, stdin=subprocess.DEVNULL,
+            stdout=errlog, stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_port(proc, HTTP_PORT, time.monotonic() + TIMEOUT)
+
+        async def main() -> None:
+            with anyio.fail_after(TIMEOUT):
+                url = f"http://127.0.0.1:{HTTP_PORT}/mcp"
+                async with streamable_http_client(url) as (read, write):
+                    async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
+                        await store_and_recall(s)
+
+        anyio.run(main)
+        # loopback only: the default bind is 127.0.0.1, never a wildcard address
+        listening = Path("/proc/net/tcp").read_text() if Path("/proc/net/tcp").exists() else ""
+        if listening:
+            port_hex = f":{HTTP_PORT:04X}"
+            binds = [line.split()[1] for line in listening.splitlines()[1:]
+                     if line.split()[1].endswith(port_hex) and line.split()[3] == "0A"]
+            assert binds == [f"0100007F{port_hex}"], binds
+    except BaseException:
+        print(log.read_text(errors="replace"), file=sys.stderr)
+        raise
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
