@@ -49,7 +49,21 @@ MESSAGES: dict[str, str] = {
     "BACKEND_UNREACHABLE": "Cannot reach the backend {url}: {reason}.",
     "BACKEND_TIMEOUT": "The backend {url} did not answer within {timeout} s.",
     "BACKEND_UNAVAILABLE": "No backend could serve {operation}: {reasons}.",
+    "BACKEND_WRITE_FAILED": "The database {path} refused the write; nothing was changed: {reason}.",
     "BACKEND_CONFIG": "The backend configuration is not valid: {reason}.",
+    "WORKSPACE_MODEL_MISMATCH": (
+        "The workspace {path} uses {stored}, not {selected}. To switch it (every memory is "
+        "embedded again), run `python -m omoide revectorize --model {model} --dtype {dtype}`; "
+        "to keep {stored}, leave out --model/--dtype."
+    ),
+    "STORE_MODEL_MISMATCH": (
+        "The memories of {character!r} were embedded with {stored}, but the workspace's model "
+        "is {selected}. Run `python -m omoide revectorize --model {model} --dtype {dtype}` to "
+        "embed them again; vectors of two models are never mixed."
+    ),
+    "FILE_UNREADABLE": "Cannot read {path}: {reason}.",
+    "FILE_UNWRITABLE": "Cannot write {path}: {reason}.",
+    "MALFORMED_CONVERSATION": "The conversation file {path} is not valid: {reason}.",
 }
 
 

@@ -14,6 +14,8 @@ import sys
 import threading
 import time
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +115,18 @@ class SQLiteBackend:
         record["vector"] = unpack(row[6]) if with_vector else None
         return record
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write: a locked or full database is a clear error and nothing is changed."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.OperationalError as err:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path),
+                                     reason=str(err)) from None
+
     def _write(self, record: dict[str, Any], *, insert: bool) -> None:
         body = {k: v for k, v in record.items() if k not in ("trashed_at", "vector")}
         values = (record["id"], record["character_id"], record["kind"], record["trashed_at"],
@@ -125,7 +139,7 @@ class SQLiteBackend:
 
     def create(self, record: dict[str, Any]) -> dict[str, Any]:
         full = check_record(record)
-        with self._lock:
+        with self._writing():
             try:
                 self._write(full, insert=True)
             except sqlite3.IntegrityError:
@@ -141,7 +155,7 @@ class SQLiteBackend:
 
     def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
         changes = check_fields(fields)
-        with self._lock:
+        with self._writing():
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 current = self.get(memory_id, with_vector=True)
@@ -159,7 +173,7 @@ class SQLiteBackend:
         return merged
 
     def delete(self, memory_id: str) -> bool:
-        with self._lock:
+        with self._writing():
             return self.db.execute("DELETE FROM memories WHERE id = ?",
                                    (memory_id,)).rowcount > 0
 

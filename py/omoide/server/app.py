@@ -128,6 +128,11 @@ class Handler(BaseHTTPRequestHandler):
     def body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
+            # Read what was sent (up to a bound) so the client sees the 413, not a reset.
+            self.close_connection = True
+            left = min(length, 16 * MAX_BODY)
+            while left > 0 and (chunk := self.rfile.read(min(left, 65536))):
+                left -= len(chunk)
             raise HttpError(413, f"body over {MAX_BODY} bytes")
         try:
             return json.loads(self.rfile.read(length) or b"null")

@@ -1,0 +1,169 @@
+"""HttpBackend specifics: configurable paths and parameter names, bearer key, timeout, and
+errors carrying status and body. Everything against real loopback servers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from omoide.backends.http import HttpBackend, HttpConfig
+from omoide.errors import OmoideError
+from omoide.server.app import Handler, ReferenceServer
+from tests.backend_fixtures import make_record, running_server
+
+PORT = 47672
+
+
+class CustomLayoutHandler(Handler):
+    """A server with another layout: /api/v2/notes, /api/v2/notes/item/{id}, /api/v2/find,
+    /api/v2/ping, and ``who`` instead of ``character_id``."""
+
+    def dispatch(self, method: str) -> None:
+        self.seen.append(self.path)
+        path = self.path
+        for theirs, ours in (("/api/v2/notes/item/", "/memories/"), ("/api/v2/notes", "/memories"),
+                             ("/api/v2/find", "/memories/search"), ("/api/v2/ping", "/health"),
+                             ("who=", "character_id=")):
+            path = path.replace(theirs, ours)
+        if path == self.path:
+            self.fail(404, "not our layout")
+            return
+        self.path = path
+        super().dispatch(method)
+
+
+class CustomLayoutServer(ReferenceServer):
+    def __init__(self, address, backend, **kw):
+        super().__init__(address, backend, **kw)
+        self.RequestHandlerClass = CustomLayoutHandler
+        CustomLayoutHandler.seen = []
+
+
+def test_paths_and_parameter_names_are_configurable(tmp_path):
+    config = HttpConfig(f"http://127.0.0.1:{PORT}/", memories_path="/api/v2/notes",
+                        memory_path="/api/v2/notes/item/{id}", search_path="/api/v2/find",
+                        health_path="/api/v2/ping", params={"character_id": "who"},
+                        headers={"X-Tenant": "me"})
+    backend = HttpBackend(config)
+    with running_server(tmp_path / "s.db", PORT, server_class=CustomLayoutServer):
+        record = backend.create(make_record("alice", "Alice loves green tea"))
+        assert backend.get(record["id"])["text"] == "Alice loves green tea"
+        assert backend.list(character_id="alice")["total"] == 1
+        assert backend.list(character_id="bob")["total"] == 0
+        assert backend.search("tea", character_id="alice")[0]["memory"]["id"] == record["id"]
+        assert backend.health()["ok"] is True
+        assert backend.delete(record["id"]) is True
+    seen = CustomLayoutHandler.seen
+    assert any(p.startswith("/api/v2/notes?") and "who=alice" in p for p in seen)
+    assert any(p.startswith("/api/v2/notes/item/") for p in seen)
+
+
+def test_wrong_key_is_an_error_with_status_and_body(tmp_path):
+    with running_server(tmp_path / "s.db", PORT, api_key="right"):
+        for key in ("wrong", None):
+            backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key=key))
+            with pytest.raises(OmoideError) as err:
+                backend.list()
+            assert err.value.code == "BACKEND_HTTP" and err.value.fields["status"] == 401
+            assert "bearer key" in str(err.value)
+
+
+def test_unreachable_server_is_a_clear_error(tmp_path):
+    backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", timeout=2))
+    with pytest.raises(OmoideError) as err:
+        backend.health()
+    assert err.value.code == "BACKEND_UNREACHABLE"
+    assert f"127.0.0.1:{PORT}" in str(err.value)
+
+
+class SlowHandler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        time.sleep(1.5)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class BrokenHandler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        body = b"<html>proxy error</html>" if "health" in self.path else b"database is down"
+        self.send_response(200 if "health" in self.path else 503)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_plain(handler):
+    server = ThreadingHTTPServer(("127.0.0.1", PORT), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_timeout_is_honoured():
+    server = serve_plain(SlowHandler)
+    try:
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", timeout=0.3))
+        started = time.monotonic()
+        with pytest.raises(OmoideError) as err:
+            backend.get("01ABC")
+        assert err.value.code == "BACKEND_TIMEOUT" and "0.3 s" in str(err.value)
+        assert time.monotonic() - started < 1.4
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_server_errors_and_non_json_answers_are_raised_with_the_body():
+    server = serve_plain(BrokenHandler)
+    try:
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}"))
+        with pytest.raises(OmoideError) as err:
+            backend.list()
+        assert err.value.fields["status"] == 503 and "database is down" in str(err.value)
+        with pytest.raises(OmoideError) as err:
+            backend.health()
+        assert "not JSON" in str(err.value)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_default_timeout_is_30_seconds_and_bad_config_is_refused():
+    assert HttpConfig("http://127.0.0.1:1").timeout == 30.0
+    for kwargs in ({"base_url": "ftp://x"}, {"base_url": "http://x", "memory_path": "/m"},
+                   {"base_url": "http://x", "timeout": 0}):
+        with pytest.raises(OmoideError) as err:
+            HttpConfig(**kwargs)
+        assert err.value.code == "BACKEND_CONFIG"
+
+
+def test_reference_server_refuses_oversized_bodies_and_unknown_routes(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    with running_server(tmp_path / "s.db", PORT):
+        big = b'{"text": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+        request = urllib.request.Request(f"http://127.0.0.1:{PORT}/memories", data=big,
+                                         method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(request, timeout=10)
+        assert err.value.code == 413
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{PORT}/nowhere", timeout=10)
+        assert err.value.code == 404
+        preflight = urllib.request.Request(f"http://127.0.0.1:{PORT}/memories",
+                                           method="OPTIONS")
+        with urllib.request.urlopen(preflight, timeout=10) as reply:
+            assert reply.status == 204
+            assert reply.headers["Access-Control-Allow-Origin"] == "*"
+            assert "Authorization" in reply.headers["Access-Control-Allow-Headers"]

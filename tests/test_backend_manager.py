@@ -1,0 +1,207 @@
+"""BackendManager routing: create/list on the primary only; get/search fall back on a miss or
+an error; update/delete mirrored asynchronously with retry through a persisted queue."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from omoide.backends.http import HttpBackend, HttpConfig
+from omoide.backends.manager import BackendManager, JsonFileQueueStore
+from omoide.backends.sqlite import SQLiteBackend
+from omoide.errors import OmoideError
+from tests.backend_fixtures import make_record, running_server
+
+PORT = 47673
+
+
+class Switchable:
+    """A real SQLite backend that can be switched off (every call raises OSError)."""
+
+    def __init__(self, path, name):
+        self.inner = SQLiteBackend(path, name=name)
+        self.name = name
+        self.down = False
+        self.calls: list[str] = []
+
+    def __getattr__(self, verb):
+        method = getattr(self.inner, verb)
+
+        def call(*args, **kwargs):
+            self.calls.append(verb)
+            if self.down:
+                raise OSError(f"{self.name} is down")
+            return method(*args, **kwargs)
+
+        return call
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def trio(tmp_path):
+    primary = Switchable(tmp_path / "p.db", "primary")
+    first = Switchable(tmp_path / "f1.db", "fallback-1")
+    second = Switchable(tmp_path / "f2.db", "fallback-2")
+    clock = Clock()
+    manager = BackendManager(primary, [first, second], clock=clock,
+                             queue_store=JsonFileQueueStore(tmp_path / "queue.json"))
+    manager.initialize()
+    return manager, primary, first, second, clock
+
+
+def test_create_and_list_touch_the_primary_only(trio):
+    manager, primary, first, second, _ = trio
+    record = manager.create(make_record("alice", "Alice loves tea"))
+    assert primary.inner.get(record["id"]) is not None
+    assert first.inner.get(record["id"]) is None and second.inner.get(record["id"]) is None
+    assert manager.list(character_id="alice")["total"] == 1
+    assert "list" not in first.calls and "create" not in first.calls
+    primary.down = True
+    with pytest.raises(OSError):
+        manager.create(make_record("alice", "never stored elsewhere"))
+    with pytest.raises(OSError):
+        manager.list()
+    assert first.inner.list(trashed=None)["total"] == 0
+
+
+def test_search_is_served_by_a_fallback_when_the_primary_is_down(trio):
+    manager, primary, first, second, _ = trio
+    second.inner.create(make_record("alice", "Alice loves green tea"))
+    primary.down = True
+    first.down = True
+    hits = manager.search("green tea", character_id="alice")
+    assert [h["memory"]["text"] for h in hits] == ["Alice loves green tea"]
+    states = {s["name"]: s for s in manager.status()}
+    assert states["primary"]["ok"] is False and "primary is down" in states["primary"][
+        "last_error"]
+    assert states["fallback-2"]["ok"] is True
+
+
+def test_get_and_search_fall_back_on_a_miss(trio):
+    manager, primary, first, _, _ = trio
+    only_in_fallback = first.inner.create(make_record("alice", "kept on the backup"))
+    assert manager.get(only_in_fallback["id"])["text"] == "kept on the backup"
+    assert manager.search("backup", character_id="alice")[0]["memory"]["id"] == (
+        only_in_fallback["id"])
+    assert manager.get("01NOWHERE0000000000000000") is None
+    assert manager.search("nothing like this", character_id="alice") == []
+
+
+def test_every_backend_failing_is_one_clear_error(trio):
+    manager, primary, first, second, _ = trio
+    primary.down = first.down = second.down = True
+    with pytest.raises(OmoideError) as err:
+        manager.search("tea", character_id="alice")
+    assert err.value.code == "BACKEND_UNAVAILABLE"
+    for name in ("primary", "fallback-1", "fallback-2"):
+        assert f"{name} is down" in str(err.value)
+
+
+def test_update_and_delete_are_mirrored_asynchronously(trio):
+    manager, primary, first, second, _ = trio
+    record = make_record("alice", "Alice likes coffee")
+    for b in (primary, first, second):
+        b.inner.create(record)
+    assert manager.update(record["id"], {"text": "Alice likes tea now"})["text"] == (
+        "Alice likes tea now")
+    assert first.inner.get(record["id"])["text"] == "Alice likes coffee"  # not yet
+    assert [s["queued"] for s in manager.status()] == [0, 1, 1]
+    assert manager.pump() == 2
+    assert first.inner.get(record["id"])["text"] == "Alice likes tea now"
+    assert second.inner.get(record["id"])["text"] == "Alice likes tea now"
+    assert manager.delete(record["id"]) is True
+    manager.pump()
+    assert first.inner.get(record["id"]) is None and second.inner.get(record["id"]) is None
+    assert manager.queue == []
+
+
+def test_a_mirrored_update_creates_the_record_a_fallback_lacks(trio):
+    manager, primary, first, _, _ = trio
+    record = primary.inner.create(make_record("alice", "only on the primary",
+                                              vector=[0.0, 0.0, 1.0]))
+    manager.update(record["id"], {"importance": 0.9})
+    manager.pump()
+    copy = first.inner.get(record["id"], with_vector=True)
+    assert copy["importance"] == 0.9 and copy["vector"] == [0.0, 0.0, 1.0]
+
+
+def test_a_failed_mirror_is_retried_with_backoff_and_keeps_order(trio):
+    manager, primary, first, second, clock = trio
+    record = make_record("alice", "v0")
+    for b in (primary, first, second):
+        b.inner.create(record)
+    first.down = True
+    manager.update(record["id"], {"text": "v1"})
+    manager.update(record["id"], {"text": "v2"})
+    manager.pump()
+    assert second.inner.get(record["id"])["text"] == "v2"
+    assert [op["target"] for op in manager.queue] == ["fallback-1", "fallback-1"]
+    assert manager.queue[0]["attempts"] == 1 and "fallback-1 is down" in manager.queue[0][
+        "last_error"]
+    first.down = False
+    manager.pump()  # not due yet: backoff
+    assert first.inner.get(record["id"])["text"] == "v0"
+    clock.now += 1.5
+    manager.pump()
+    assert first.inner.get(record["id"])["text"] == "v2" and manager.queue == []
+
+
+def test_the_mirror_queue_survives_a_restart(tmp_path):
+    """Primary SQLite; fallback = the reference server over HTTP, stopped while changes
+    happen. A new manager (process restart) over the same queue file drains it once the
+    server is back."""
+    primary = SQLiteBackend(tmp_path / "primary.db")
+    queue_file = tmp_path / "queue.json"
+    fallback = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key="k", timeout=2),
+                           name="home-server")
+    record = make_record("alice", "Alice likes coffee")
+    primary.create(record)
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        fallback.create(record)
+    manager = BackendManager(primary, [fallback], queue_store=JsonFileQueueStore(queue_file))
+    manager.update(record["id"], {"text": "Alice likes tea"})
+    gone = primary.create(make_record("alice", "to be deleted"))
+    manager.delete(gone["id"])
+    assert manager.pump() == 0
+    assert [s["ok"] for s in manager.status()] == [None, False]
+    assert len(JsonFileQueueStore(queue_file).load()) == 2
+    del manager  # "restart"
+
+    restarted = BackendManager(primary, [fallback], queue_store=JsonFileQueueStore(queue_file),
+                               clock=lambda: time.time() + 3600)
+    assert len(restarted.queue) == 2
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        assert restarted.pump() == 2
+        assert fallback.get(record["id"])["text"] == "Alice likes tea"
+        assert fallback.get(gone["id"]) is None
+    assert JsonFileQueueStore(queue_file).load() == []
+
+
+def test_the_background_thread_mirrors_and_checks_health(trio):
+    manager, primary, first, second, _ = trio
+    manager.clock = time.time
+    manager.pump_interval = 0.05
+    record = make_record("alice", "before")
+    for b in (primary, first, second):
+        b.inner.create(record)
+    manager.start()
+    try:
+        manager.update(record["id"], {"text": "after"})
+        deadline = time.monotonic() + 10
+        while manager.queue and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert second.inner.get(record["id"])["text"] == "after"
+        assert all(s["last_checked"] is not None for s in manager.status())
+    finally:
+        manager.stop()
+    health = manager.health()
+    assert health["ok"] is True and [b["role"] for b in health["backends"]] == [
+        "primary", "fallback", "fallback"]

@@ -1,0 +1,79 @@
+"""The CPython workspace: the engine persisted in SQLite through BackendListener, reopened
+identically; a failing backend vetoes the change; fallbacks get the mirrored changes."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from omoide.backends.http import HttpBackend, HttpConfig
+from omoide.errors import OmoideError
+from omoide.workspace import open_workspace
+from tests.backend_fixtures import running_server
+from tests.test_engine_embedder import HashingEmbedder
+
+PORT = 47674
+
+
+def texts(hits):
+    return [(h.memory.id, round(h.score, 9)) for h in hits]
+
+
+def test_reopen_gives_the_same_memories_trash_and_recall(tmp_path):
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    alice = [ws.engine.remember("alice", t) for t in
+             ("Alice loves green tea", "Alice hikes on Sundays", "アリスは猫が好き")]
+    ws.engine.remember("bob", "Bob loves green tea too", kind="preference")
+    ws.engine.forget("alice", alice[1].id)
+    ws.engine.update("alice", alice[0].id, text="Alice loves jasmine tea")
+    before = {c: texts(ws.engine.recall(c, "tea", touch=False)) for c in ("alice", "bob")}
+    ws.close()
+
+    again = open_workspace(db, embedder=HashingEmbedder())
+    assert again.loaded == {"alice": 3, "bob": 1}
+    assert {c: texts(again.engine.recall(c, "tea", touch=False)) for c in ("alice", "bob")
+            } == before
+    assert [e.memory.id for e in again.engine.trash("alice")] == [alice[1].id]
+    assert again.engine.get("alice", alice[0].id).text == "Alice loves jasmine tea"
+    again.engine.restore("alice", alice[1].id)
+    again.engine.purge_trash("alice")
+    again.close()
+    third = open_workspace(db, embedder=HashingEmbedder())
+    assert third.engine.stats("alice")["memories"] == 3
+    third.close()
+
+
+def test_a_refused_write_changes_nothing(tmp_path):
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    ws.engine.remember("alice", "kept")
+    locker = sqlite3.connect(db, timeout=0)
+    locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    ws.backend.db.execute("PRAGMA busy_timeout = 50")
+    with pytest.raises(OmoideError) as err:
+        ws.engine.remember("alice", "not written")
+    assert err.value.code == "BACKEND_WRITE_FAILED" and "locked" in str(err.value)
+    assert [m.text for m in ws.engine.memories("alice")] == ["kept"]
+    locker.rollback()
+    locker.close()
+    ws.close()
+    assert [m.text for m in open_workspace(db, embedder=HashingEmbedder()).engine.memories(
+        "alice")] == ["kept"]
+
+
+def test_fallback_server_receives_mirrored_changes(tmp_path):
+    backup = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", timeout=5), name="backup")
+    with running_server(tmp_path / "server.db", PORT):
+        ws = open_workspace(tmp_path / "w.db", embedder=HashingEmbedder(), fallbacks=[backup])
+        memory = ws.engine.remember("alice", "Alice loves green tea")
+        ws.engine.update("alice", memory.id, importance=0.9)  # mirrored: creates it there
+        ws.engine.forget("alice", memory.id)
+        assert ws.manager.flush(timeout=10)
+        copy = backup.get(memory.id, with_vector=True)
+        assert copy["importance"] == 0.9 and copy["trashed_at"] is not None
+        assert len(copy["vector"]) == 64
+        status = ws.manager.status()
+        assert [s["role"] for s in status] == ["primary", "fallback"]
+        ws.close()
