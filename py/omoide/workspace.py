@@ -13,7 +13,9 @@ Default file: ``$OMOIDE_HOME/omoide.db``, else ``$XDG_DATA_HOME/omoide/omoide.db
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ from omoide.backends.base import MemoryBackend
 from omoide.backends.listener import BackendListener, load_engine
 from omoide.backends.manager import BackendManager, JsonFileQueueStore
 from omoide.backends.sqlite import SQLiteBackend
-from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
+from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID, parse_stamp
 from omoide.engine import MemoryEngine
 from omoide.engine.embedding import Embedder
 from omoide.governance import Governor
@@ -33,6 +35,51 @@ def default_path() -> Path:
         return Path(os.environ["OMOIDE_HOME"]) / "omoide.db"
     data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data) / "omoide" / "omoide.db"
+
+
+# The selected embedding model of a workspace, in the SQLite file's ``meta`` table.
+MODEL_KEY, DTYPE_KEY = "model", "dtype"
+
+
+def stored_model(path: str | Path) -> tuple[str, str] | None:
+    """(model id, dtype) the workspace file at ``path`` was stamped with, without creating
+    or changing anything: the ``meta`` rows when present, else the model of a stored memory
+    (a file written before the model was recorded); None for a new or empty file."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    db = sqlite3.connect(path)
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "meta" in tables:
+            meta = dict(db.execute("SELECT name, value FROM meta WHERE name IN (?, ?)",
+                                   (MODEL_KEY, DTYPE_KEY)).fetchall())
+            if MODEL_KEY in meta and DTYPE_KEY in meta:
+                return meta[MODEL_KEY], meta[DTYPE_KEY]
+        if "memories" in tables:
+            row = db.execute("SELECT record FROM memories LIMIT 1").fetchone()
+            stamp = json.loads(row[0]).get("model") if row else None
+            if stamp:
+                model_id, dtype, _ = parse_stamp(stamp)
+                return model_id, dtype
+    finally:
+        db.close()
+    return None
+
+
+def save_model(backend: SQLiteBackend, model_id: str, dtype: str) -> None:
+    """Record the workspace's selected model (one transaction)."""
+    db = backend.db
+    with backend._lock:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                           [(MODEL_KEY, model_id), (DTYPE_KEY, dtype)])
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
 
 @dataclass

@@ -1,0 +1,153 @@
+"""What every command gets: the parsed arguments, the workspace (opened on demand with the
+workspace's model), output helpers and progress bars."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
+from omoide.engine.embedding import Embedder
+from omoide.errors import OmoideError
+from omoide.workspace import Workspace, open_workspace, save_model, stored_model
+
+EmbedderFactory = Callable[[str, str], Embedder]
+
+
+def default_factory(model_id: str, dtype: str) -> Embedder:
+    from omoide.embeddings.auto import choose_embedder
+
+    return choose_embedder(model_id, dtype).embedder
+
+
+def model_label(model_id: str, dtype: str) -> str:
+    return f"{model_id} ({dtype})"
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace, factory: EmbedderFactory | None,
+                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        self.args = args
+        self.factory = factory or default_factory
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.path = Path(args.db)
+        self.model_id = DEFAULT_MODEL_ID
+        self.dtype = DEFAULT_DTYPE
+        self._workspace: Workspace | None = None
+
+    # -- the workspace ---------------------------------------------------------------------
+
+    def resolve_model(self) -> tuple[str, str, bool]:
+        """(model id, dtype, already recorded) for this run: the workspace's own model; a
+        different --model/--dtype is refused (switching is ``revectorize``'s job)."""
+        stored = stored_model(self.path)
+        wanted_model, wanted_dtype = self.args.model, self.args.dtype
+        if stored is None:
+            return wanted_model or DEFAULT_MODEL_ID, wanted_dtype or DEFAULT_DTYPE, False
+        model_id, dtype = stored
+        target_model = wanted_model or model_id
+        target_dtype = wanted_dtype or (dtype if target_model == model_id else DEFAULT_DTYPE)
+        if (target_model, target_dtype) != (model_id, dtype):
+            raise OmoideError.of(
+                "WORKSPACE_MODEL_MISMATCH", path=str(self.path),
+                stored=model_label(model_id, dtype),
+                selected=model_label(target_model, target_dtype),
+                model=target_model, dtype=target_dtype,
+            )
+        return model_id, dtype, True
+
+    def open(self, model_id: str | None = None, dtype: str | None = None, *,
+             record: bool = True) -> Workspace:
+        """Open the workspace with its model (or the one given); record the model in a new
+        workspace."""
+        if self._workspace is not None:
+            return self._workspace
+        recorded = True
+        if model_id is None or dtype is None:
+            model_id, dtype, recorded = self.resolve_model()
+        embedder = self.factory(model_id, dtype)
+        self.model_id, self.dtype = model_id, dtype
+        ws = open_workspace(self.path, embedder=embedder, model_id=model_id, dtype=dtype)
+        self._workspace = ws
+        if record and not recorded:
+            save_model(ws.backend, model_id, dtype)
+        return ws
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.open()
+
+    def close(self) -> None:
+        if self._workspace is not None:
+            self._workspace.close()
+            self._workspace = None
+
+    def translate(self, error: OmoideError) -> OmoideError:
+        """The engine's MODEL_MISMATCH speaks of the web app; on the CLI, name the command."""
+        if error.code == "MODEL_MISMATCH":
+            return OmoideError.of(
+                "STORE_MODEL_MISMATCH", character=error.fields.get("character"),
+                stored=error.fields.get("stored"), selected=error.fields.get("selected"),
+                model=self.model_id, dtype=self.dtype,
+            )
+        return error
+
+    # -- output ------------------------------------------------------------------------------
+
+    @property
+    def json(self) -> bool:
+        return bool(self.args.json)
+
+    def out(self, line: str = "") -> None:
+        print(line, file=self.stdout)
+
+    def note(self, line: str) -> None:
+        """A remark for a person (stderr, so stdout stays clean for pipes)."""
+        print(line, file=self.stderr)
+
+    def emit(self, data: Any) -> None:
+        json.dump(data, self.stdout, ensure_ascii=False, indent=2)
+        self.stdout.write("\n")
+
+    def progress_enabled(self) -> bool:
+        mode = self.args.progress
+        if mode == "on":
+            return True
+        if mode == "off" or self.json:
+            return False
+        return bool(getattr(self.stderr, "isatty", lambda: False)())
+
+    @contextmanager
+    def bar(self, description: str, total: int | None = None, unit: str = "text", *,
+            show: bool = True) -> Iterator[Any]:
+        """A tqdm bar on stderr (a silent one when progress is off)."""
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc=description, unit=unit, file=self.stderr,
+                   disable=not (show and self.progress_enabled()), leave=True,
+                   dynamic_ncols=True)
+        try:
+            yield bar
+        finally:
+            bar.close()
+
+
+def read_input(path: str) -> str:
+    """The text of ``path`` (``-``: standard input), as UTF-8."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise OmoideError.of("FILE_UNREADABLE", path=path, reason="no such file") from None
+    except UnicodeDecodeError as e:
+        raise OmoideError.of("FILE_UNREADABLE", path=path, reason=f"not UTF-8 text ({e.reason} "
+                             f"at byte {e.start})") from None
+    except OSError as e:
+        raise OmoideError.of("FILE_UNREADABLE", path=path, reason=e.strerror or str(e)) from None

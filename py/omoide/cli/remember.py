@@ -1,0 +1,71 @@
+"""``remember``, ``forget``, ``restore``: one memory at a time."""
+
+from __future__ import annotations
+
+import argparse
+
+from omoide.cli.context import Context
+from omoide.engine.memory import KINDS, Memory
+
+
+def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("remember", parents=[common],
+                       help="store one memory for a character")
+    p.add_argument("character", help="character id")
+    p.add_argument("text", help="the memory text")
+    p.add_argument("--kind", default="fact", choices=KINDS, help="kind (default: fact)")
+    p.add_argument("--importance", type=float, default=0.5, help="0..1 (default: 0.5)")
+    p.add_argument("--key", default=None, help="optional slot, e.g. favorite_drink")
+    p.set_defaults(handler=remember)
+
+    p = sub.add_parser("forget", parents=[common],
+                       help="move a memory to the trash (restorable)")
+    p.add_argument("character")
+    p.add_argument("id", help="memory id")
+    p.set_defaults(handler=forget)
+
+    p = sub.add_parser("restore", parents=[common],
+                       help="bring a trashed memory back")
+    p.add_argument("character")
+    p.add_argument("id", help="memory id")
+    p.set_defaults(handler=restore)
+
+
+def describe(memory: Memory) -> str:
+    key = f" key={memory.key}" if memory.key else ""
+    return f"{memory.id}  {memory.kind}{key}  {memory.text}"
+
+
+def remember(ctx: Context) -> int:
+    a = ctx.args
+    memory = ctx.workspace.engine.remember(a.character, a.text, kind=a.kind,
+                                           importance=a.importance, key=a.key)
+    if ctx.json:
+        ctx.emit(memory.to_dict())
+    else:
+        ctx.out(f"remembered {describe(memory)}")
+    return 0
+
+
+def forget(ctx: Context) -> int:
+    engine = ctx.workspace.engine
+    engine.existing_store(ctx.args.character)
+    entry = engine.forget(ctx.args.character, ctx.args.id)
+    if ctx.json:
+        ctx.emit({"memory": entry.memory.to_dict(), "trashed_at": entry.trashed_at})
+    else:
+        ctx.out(f"forgot {describe(entry.memory)}")
+        ctx.out(f"(restore it with: python -m omoide restore {ctx.args.character} "
+                f"{entry.memory.id})")
+    return 0
+
+
+def restore(ctx: Context) -> int:
+    engine = ctx.workspace.engine
+    engine.existing_store(ctx.args.character)
+    memory = engine.restore(ctx.args.character, ctx.args.id)
+    if ctx.json:
+        ctx.emit(memory.to_dict())
+    else:
+        ctx.out(f"restored {describe(memory)}")
+    return 0
