@@ -66,7 +66,8 @@ def run_with_client(server: Any, body) -> Any:
     return anyio.run(main)
 
 
-def test_every_tool_in_process(workspace) -> None:
+def test_every_tool_in_process(tmp_path: Path) -> None:
+    workspace = open_workspace(tmp_path / "mem.db", embedder=HashingEmbedder())
     server = build_server(workspace)
 
     async def body(c: Client) -> None:
@@ -108,16 +109,17 @@ def test_every_tool_in_process(workspace) -> None:
         summary = data(await c.call_tool("summarize", {"character": "alice"}))
         assert summary["dry_run"] is True
 
-    run_with_client(server, body)
+    try:
+        run_with_client(server, body)
+    finally:
+        workspace.close()
     # written through to SQLite: a fresh workspace on the same file sees it
-    path = workspace.path
-    workspace.close()
-    again = open_workspace(path, embedder=HashingEmbedder())
+    again = open_workspace(tmp_path / "mem.db", embedder=HashingEmbedder())
     try:
         assert again.engine.stats("alice")["memories"] == 2
+        assert again.engine.stats("alice")["trashed"] == 0
     finally:
         again.close()
-    workspace.close = lambda: None  # already closed
 
 
 def test_errors_are_tool_errors_with_the_message(workspace) -> None:
@@ -266,3 +268,15 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_command_line_defaults_to_stdio_and_loopback() -> None:
+    from omoide.mcp.__main__ import DEFAULT_PORT, parse_args
+
+    args = parse_args(["--db", "x.db"])
+    assert (args.transport, args.host, args.port, args.db) == ("stdio", "127.0.0.1",
+                                                               DEFAULT_PORT, "x.db")
+    args = parse_args(["--transport", "http", "--port", "9000", "--dtype", "f32"])
+    assert (args.transport, args.port, args.dtype) == ("http", 9000, "f32")
+    with pytest.raises(SystemExit):
+        parse_args(["--transport", "sse"])
