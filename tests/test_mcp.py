@@ -211,7 +211,11 @@ def test_stdio_transport(tmp_path: Path) -> None:
     except BaseException:
         print(log.read_text(errors="replace"), file=sys.stderr)
         raise
-    assert (tmp_path / "x.db").exists()
+    # a new workspace records the model it was created with, as the CLI's do
+    from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
+    from omoide.workspace import stored_model
+
+    assert stored_model(tmp_path / "x.db") == (DEFAULT_MODEL_ID, DEFAULT_DTYPE)
 
 
 def wait_for_port(proc: subprocess.Popen, port: int, deadline: float) -> None:
@@ -280,3 +284,15 @@ def test_command_line_defaults_to_stdio_and_loopback() -> None:
     assert (args.transport, args.port, args.dtype) == ("http", 9000, "f32")
     with pytest.raises(SystemExit):
         parse_args(["--transport", "sse"])
+
+
+def test_an_existing_workspace_keeps_its_model(tmp_path: Path, capsys) -> None:
+    from omoide.mcp.__main__ import main
+    from omoide.workspace import save_model
+
+    ws = open_workspace(tmp_path / "mem.db", embedder=HashingEmbedder())
+    save_model(ws.backend, "omoide/multilingual-e5-small", "q8")
+    ws.close()
+    assert main(["--db", str(tmp_path / "mem.db"), "--model", "omoide/all-MiniLM-L6-v2"]) == 1
+    err = capsys.readouterr().err
+    assert "WORKSPACE_MODEL_MISMATCH" in err and "revectorize" in err

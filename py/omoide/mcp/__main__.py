@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from omoide.errors import OmoideError
 
@@ -34,10 +35,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="HTTP bind address (default 127.0.0.1; loopback only unless changed)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"HTTP port (default {DEFAULT_PORT}); the endpoint is /mcp")
-    p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"embedding model id "
-                   f"(default {DEFAULT_MODEL_ID})")
-    p.add_argument("--dtype", default=DEFAULT_DTYPE,
-                   help=f"model weights (default {DEFAULT_DTYPE})")
+    p.add_argument("--model", default=None, help="embedding model id (default: the one the "
+                   f"workspace was created with; {DEFAULT_MODEL_ID} for a new one)")
+    p.add_argument("--dtype", default=None, help="model weights (default: the workspace's; "
+                   f"{DEFAULT_DTYPE} for a new one)")
     p.add_argument("--log-level", default="WARNING",
                    choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
     return p.parse_args(argv)
@@ -47,6 +48,26 @@ def log(message: str) -> None:
     print(f"omoide.mcp: {message}", file=sys.stderr, flush=True)
 
 
+def open_with_model(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(workspace, error translator), the workspace opened as the CLI opens it, with its own
+    recorded model: --model/--dtype pick the model of a new workspace (and are recorded); a
+    different one for an existing workspace is refused (WORKSPACE_MODEL_MISMATCH: switching
+    is ``python -m omoide revectorize``'s job)."""
+    from omoide.cli.context import Context
+    from omoide.embeddings.auto import choose_embedder
+    from omoide.workspace import default_path
+
+    def embedder(model_id: str, dtype: str) -> Any:
+        choice = choose_embedder(model_id, dtype)
+        log(choice.reason)
+        return choice.embedder
+
+    cli_args = argparse.Namespace(db=str(args.db or default_path()), model=args.model,
+                                  dtype=args.dtype, json=False, progress="off")
+    context = Context(cli_args, embedder, stdout=sys.stderr, stderr=sys.stderr)
+    return context.open(), context.translate
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -54,19 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as e:  # the SDK is an optional extra
         log(f"the MCP SDK is not installed ({e}); pip install 'omoide[mcp]'")
         return 2
-    from omoide.embeddings.auto import choose_embedder
-    from omoide.workspace import open_workspace
-
     try:
-        choice = choose_embedder(args.model, args.dtype)
-        log(choice.reason)
-        workspace = open_workspace(args.db, embedder=choice.embedder, model_id=args.model,
-                                   dtype=args.dtype)
+        workspace, translate = open_with_model(args)
     except OmoideError as e:
         log(f"{e.code}: {e}")
         return 1
     try:
-        server = build_server(workspace, log_level=args.log_level)
+        server = build_server(workspace, log_level=args.log_level, translate=translate)
         if args.transport == "stdio":
             log(f"serving {workspace.path} on stdio")
             server.run("stdio")

@@ -65,8 +65,15 @@ def _report(value: Any) -> dict[str, Any]:
     return value.to_dict() if hasattr(value, "to_dict") else dict(value)
 
 
-def build_server(workspace: WorkspaceLike, *, name: str = "omoide",
-                 log_level: str = "WARNING") -> MCPServer:
+def build_server(
+    workspace: WorkspaceLike,
+    *,
+    name: str = "omoide",
+    log_level: str = "WARNING",
+    translate: Callable[[OmoideError], OmoideError] | None = None,
+) -> MCPServer:
+    """The MCP server over ``workspace``. ``translate`` may reword an error for this front
+    end (the CLI's turns the web app's MODEL_MISMATCH into a command to run)."""
     engine, governor = workspace.engine, workspace.governor
     lock = threading.Lock()
 
@@ -77,7 +84,8 @@ def build_server(workspace: WorkspaceLike, *, name: str = "omoide",
                 with lock:
                     return fn(*args, **kwargs)
             except OmoideError as e:
-                raise ToolError(f"{e.code}: {e}") from e
+                shown = translate(e) if translate is not None else e
+                raise ToolError(f"{shown.code}: {shown}") from e
             except ValueError as e:  # argument checks deeper down (e.g. negative days)
                 raise ToolError(f"INVALID_ARGUMENT: {e}") from e
 
