@@ -117,3 +117,17 @@ def test_log_json_round_trip_and_bound():
     assert [e.reason for e in AuditLog.from_json(log.to_json("a")).events()] == ["r3"]
     with pytest.raises(ValueError):
         log.record(T0, "a", "exploded")
+
+
+def test_the_governor_verbs_call_the_audit_and_summarize_functions():
+    # Regression: governor.py once imported the package's re-exported function ``audit``
+    # where it expected the module, so Governor.audit always raised AttributeError.
+    from omoide.engine import MemoryEngine
+    from omoide.governance import Governor
+    from tests.test_engine_embedder import HashingEmbedder
+
+    engine = MemoryEngine(HashingEmbedder())
+    engine.remember("alice", "Alice loves green tea")
+    governor = Governor(engine)
+    assert governor.audit("alice").to_dict()["counts"]["live"] == 1
+    assert governor.summarize("alice").to_dict()["dry_run"] is True

@@ -7,15 +7,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine.memory import Memory
-from omoide.governance import audit as audit_module
-from omoide.governance import summarize as summarize_module
 from omoide.governance import tiers, trash
+
+# Functions, not ``from omoide.governance import audit``: the package re-exports the function
+# ``audit`` under the submodule's name, so that import gave the function, not the module.
+from omoide.governance.audit import AuditReport
+from omoide.governance.audit import audit as audit_report
 from omoide.governance.dedup import DEFAULT_THRESHOLD
 from omoide.governance.extract import Message
 from omoide.governance.ingest import IngestReport
 from omoide.governance.ingest import ingest as ingest_messages
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
+from omoide.governance.summarize import SummaryReport
+from omoide.governance.summarize import summarize as summarize_report
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -78,12 +83,12 @@ class Governor:
         return trash.purge_expired(self.engine, character, grace_days=grace_days)
 
     def summarize(self, character: str, *, older_than_days: float = 30.0,
-                  dry_run: bool = True, **options: Any) -> summarize_module.SummaryReport:
-        return summarize_module.summarize(
+                  dry_run: bool = True, **options: Any) -> SummaryReport:
+        return summarize_report(
             self.engine, character, older_than_days=older_than_days, dry_run=dry_run,
             llm=self.llm, log=self.log, **options,
         )
 
-    def audit(self, character: str, **options: Any) -> audit_module.AuditReport:
-        return audit_module.audit(self.engine, character, policy=self.policy,
+    def audit(self, character: str, **options: Any) -> AuditReport:
+        return audit_report(self.engine, character, policy=self.policy,
                                   dedup_threshold=self.dedup_threshold, log=self.log, **options)
