@@ -1,0 +1,137 @@
+"""The web app's export, imported by the CLI, recalls like the app.
+
+With fp32 weights (what ``test_parity`` holds to 1e-3): same ids in the same order, scores
+within 1e-3 when the vectors are carried over, and the same ids when the CLI embeds the texts
+itself (an export without vectors). With the app's default model (q8) the carried vectors
+are reused bit for bit, but ONNX Runtime Web and native ONNX Runtime quantize the query
+differently (cosine >= 0.98 between them, see ``test_embeddings_browser``), so near ties may
+swap: there the best hit must agree and scores stay within 0.02."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import DIST, engine_call, wait_ready
+
+ROOT = Path(__file__).resolve().parents[2]
+MEMORIES = {
+    "mika": [
+        "Mika prefers green tea to coffee in the morning.",
+        "Mika decided to learn the violin this spring.",
+        "Mika always commits before pushing.",
+        "Mika does not like crowded trains.",
+        "Mika's sister lives in Osaka near the river.",
+        "ミカは朝に緑茶を飲むのが好きです。",
+        "ミカは春からバイオリンを習うことにしました。",
+        "ミカは満員電車が好きではありません。",
+        "ミカの妹は大阪の川の近くに住んでいます。",
+        "ミカは日曜日に祖父とチェスをします。",
+        "Mika bakes sourdough bread on Saturdays.",
+    ],
+    "ren": [
+        "Ren plays chess with his grandfather every Sunday.",
+        "Ren wants to climb Mount Fuji next summer.",
+        "Ren is allergic to cats but loves them anyway.",
+        "Ren lost his umbrella on the Yamanote line.",
+        "Ren drinks black coffee without sugar.",
+        "レンは来年の夏に富士山に登りたいです。",
+        "レンは猫アレルギーですが猫が大好きです。",
+        "レンは山手線で傘をなくしました。",
+        "レンは砂糖なしのブラックコーヒーを飲みます。",
+        "レンは京都の古いお寺が好きです。",
+    ],
+}
+QUERIES = {
+    "mika": ["What does Mika drink in the morning?", "violin lessons", "Osaka sister",
+             "チェス", "満員電車"],
+    "ren": ["Mount Fuji climbing plans", "coffee", "猫", "傘をなくした", "temples in Kyoto"],
+}
+
+
+def cli(db: Path, *args: str, model: dict) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(ROOT / "py"),
+                        "OMOIDE_MODELS": str(DIST / "models")}
+    return subprocess.run(
+        [sys.executable, "-m", "omoide", "--db", str(db), "--model", model["model"],
+         "--dtype", model["dtype"], *args],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )
+
+
+def cli_json(db: Path, *args: str, model: dict):
+    done = cli(db, "--json", *args, model=model)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def recall_many(db: Path, character: str, mode: str, model: dict) -> dict[str, list]:
+    """All queries of one character in one process (one model load)."""
+    out = {}
+    for query in QUERIES[character]:
+        out[query] = cli_json(db, "recall", character, query, "-k", "8", "--mode", mode,
+                              model=model)["hits"]
+    return out
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("dtype", ["fp32", "default"])
+def test_cli_import_recalls_like_the_browser(launch, app_url, tmp_path, dtype):
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    if dtype != "default":
+        default = engine_call(page, "model_state")["selected"]
+        engine_call(page, "select_model", {"model": default["model"], "dtype": dtype})
+    model = engine_call(page, "model_state")["selected"]  # what the app embeds with
+    strict = model["dtype"] == "fp32"
+    for character, texts in MEMORIES.items():
+        engine_call(page, "remember_many", {"character": character, "items": texts})
+
+    with_vectors = engine_call(page, "export_data", {"with_vectors": True})
+    without = engine_call(page, "export_data", {"with_vectors": False})
+    assert all(c["vectors"] for c in with_vectors["characters"])
+    (tmp_path / "with.json").write_text(json.dumps(with_vectors), encoding="utf-8")
+    (tmp_path / "without.json").write_text(json.dumps(without), encoding="utf-8")
+
+    db = tmp_path / "carried.db"
+    report = cli_json(db, "import", str(tmp_path / "with.json"), model=model)
+    assert report["imported"] == sum(len(t) for t in MEMORIES.values())
+    assert report["reembedded"] == 0  # the browser's vectors were reused as they are
+    db2 = tmp_path / "embedded.db"
+    report = cli_json(db2, "import", str(tmp_path / "without.json"), model=model)
+    assert report["reembedded"] == report["imported"] == sum(len(t) for t in MEMORIES.values())
+
+    for character in MEMORIES:
+        for mode in ("vector", "hybrid"):
+            carried = recall_many(db, character, mode, model)
+            embedded = recall_many(db2, character, mode, model)
+            for query in QUERIES[character]:
+                browser = engine_call(page, "recall", {"character": character, "query": query,
+                                                       "k": 8, "mode": mode})
+                ids = [h["memory"]["id"] for h in browser]
+                if not strict:
+                    assert carried[query][0]["id"] == ids[0], (character, query, mode)
+                    assert embedded[query][0]["id"] == ids[0], (character, query, mode)
+                    if mode == "vector":
+                        assert carried[query][0]["score"] == pytest.approx(
+                            browser[0]["score"], abs=0.02)
+                    continue
+                assert [h["id"] for h in carried[query]] == ids, (character, query, mode)
+                for b, c in zip(browser, carried[query], strict=True):
+                    assert c["score"] == pytest.approx(b["score"], abs=1e-3), \
+                        (character, query, mode)
+                assert [h["id"] for h in embedded[query]] == ids, (character, query, mode)
+
+    # the carried vectors are the browser's own (float32 through SQLite)
+    done = cli(db, "export", "-", "--with-vectors", model=model)
+    assert done.returncode == 0, done.stderr
+    mine = {c["id"]: c["vectors"] for c in json.loads(done.stdout)["characters"]}
+    for c in with_vectors["characters"]:
+        for memory_id, vector in c["vectors"].items():
+            assert mine[c["id"]][memory_id] == pytest.approx(vector, abs=1e-6)
