@@ -65,9 +65,10 @@ const host = plainErrors({
     await ensureModel(model, dtype);
     return embedder.embed(texts.toJs ? texts.toJs() : texts, { kind });
   },
-  async persist_many(changesJson, flat) {
+  async persist_many(changesJson, flat, queueJson) {
     const changes = JSON.parse(changesJson);
-    const inline = await store.persistMany(db, changes, new Float32Array(flat));
+    const queue = typeof queueJson === "string" ? JSON.parse(queueJson) : undefined;
+    const inline = await store.persistMany(db, changes, new Float32Array(flat), queue);
     for (const change of changes) {
       changedCharacters.add(change.character);
       if (change.op === "swap") looseVectors.set(change.character, 0);
@@ -84,6 +85,33 @@ const host = plainErrors({
       signal: AbortSignal.timeout(Math.max(1, timeoutS * 1000)),
     });
     return JSON.stringify({ status: response.status, body: await response.text() });
+  },
+  // Any request for Python's HttpBackend (the backup server): method, optional body, headers;
+  // the server must answer CORS for this origin (the reference server does).
+  // A request that cannot be idempotent-safely repeated is tried once; the others get one
+  // more try on a network error (a kept-alive connection the server left unusable).
+  async http_request(method, url, body, headersJson, timeoutS) {
+    const signal = AbortSignal.timeout(Math.max(1, timeoutS * 1000));
+    const send = () => fetch(url, {
+      method, body: body ?? undefined, headers: JSON.parse(headersJson), mode: "cors",
+      cache: "no-store", signal,
+    });
+    let response;
+    try {
+      response = await send();
+    } catch (err) {
+      if (err?.name !== "TypeError" || !["GET", "PATCH", "DELETE"].includes(method)) throw err;
+      response = await send();
+    }
+    return JSON.stringify({ status: response.status, body: await response.text() });
+  },
+  // The mirror queue (omoide.browser.backends): read at the start of a call that uses it,
+  // written at its end (with the call's memory changes, or alone here).
+  async queue_load() {
+    return JSON.stringify(await store.getSetting(db, store.MIRROR_QUEUE, []));
+  },
+  async queue_save(json) {
+    await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
   },
   async stage(json) {
     const { stamp, items } = JSON.parse(json);
@@ -117,6 +145,7 @@ async function loadEverything() {
   const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
   py.session.start(selected.model, selected.dtype);
   const userSettings = await store.getSetting(db, "user_settings", {});
+  backupConfigured = Boolean(userSettings.backup_url);
   await callPython("apply_settings", { values: userSettings }).catch((err) =>
     emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
   const notices = [];
@@ -177,6 +206,7 @@ async function boot(onProgress) {
     if (changedCharacters.size) await finishWrites();
     return found;
   });
+  setInterval(backendsTick, PUMP_MS);
   report("ready");
   return { omoide: info.omoide, vendor: info.vendor, notices };
 }
@@ -258,17 +288,73 @@ const jsVerbs = {
   async set_settings(changes) {
     return locked(async () => {
       const applied = await callPython("apply_settings", { values: changes });
-      await store.setSetting(db, "user_settings", applied);
+      await store.setSetting(db, "user_settings", applied); // in full (secrets too)
       changedCharacters.add("*settings*");
-      return applied;
+      backupConfigured = Boolean(applied.backup_url);
+      lastHealth = 0; // check a new server at the next tick
+      return callPython("settings", {}); // what the page sees: secrets masked
     });
   },
+  // Backup server: the whole local store up to the server, or back from it, in steps (each
+  // one an engine call under the lock), with progress events.
+  backup_now: () => backupJob("backup", "backup_step", {}),
+  backup_restore: ({ characters = null } = {}) =>
+    backupJob("restore", "restore_step", characters ? { characters } : {}),
+  backup_status: () => backupRunning ?? { running: false },
   // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
   debug_fail_writes({ writes = 1 } = {}) {
     store.faults.failWrites = writes;
     return { failWrites: writes };
   },
 };
+
+// -- backup server: mirror pump, health checks, backup / restore ------------------------------
+
+const PUMP_MS = 2_000;
+const HEALTH_MS = 30_000;
+let backupConfigured = false;
+let backendsBusy = false; // one timer run at a time
+let lastHealth = 0;
+let backupRunning = null; // {running, kind, done, total}
+
+async function backendsTick() {
+  if (!py || !db || backendsBusy || !backupConfigured) return;
+  backendsBusy = true;
+  try {
+    if (Date.now() - lastHealth >= HEALTH_MS) {
+      lastHealth = Date.now();
+      await locked(() => callPython("backends_check", {}));
+    }
+    const pumped = await locked(() => callPython("backends_pump", {}));
+    if (pumped.mirrored) emit({ type: "backends", backends: pumped.backends });
+  } catch (err) {
+    // the state of each backend (and its last error) is in backends_status
+  } finally {
+    backendsBusy = false;
+  }
+}
+
+async function backupJob(kind, stepVerb, params) {
+  if (backupRunning) {
+    throw Object.assign(new Error(`A ${backupRunning.kind} is already running.`),
+      { name: "BUSY" });
+  }
+  backupRunning = { running: true, kind, done: 0, total: 0 };
+  try {
+    for (let cursor = 0; ;) {
+      const step = await locked(() => callPython(stepVerb, { ...params, cursor }));
+      Object.assign(backupRunning, { done: step.done, total: step.total });
+      emit({ type: "backup", kind, state: step.finished ? "finished" : "running", ...step });
+      if (step.finished) return step;
+      cursor = step.done;
+    }
+  } catch (err) {
+    emit({ type: "backup", kind, state: "failed", error: err.message });
+    throw err;
+  } finally {
+    backupRunning = null;
+  }
+}
 
 function revectorizeStatus() {
   const r = revectorizing;

@@ -13,6 +13,8 @@ import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
 
 export const SEGMENT_ROWS = 256;
+// settings key of the queue of changes waiting to be mirrored to the backup server
+export const MIRROR_QUEUE = "mirror_queue";
 const encoder = new TextEncoder();
 
 // Fault injection for tests: headless Chromium cannot be driven to a real quota error (its
@@ -87,9 +89,12 @@ const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, 
 // Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
 // vectors come in one flat Float32Array, each change names its offset.
 // Returns, per character, how many vectors were written inline (compaction's trigger).
-export async function persistMany(db, changes, flat) {
+// ``queue`` (the backup mirror queue, optional) is written in the same transaction.
+export async function persistMany(db, changes, flat, queue = undefined) {
   const inline = new Map();
-  await db.transaction("rw", ALL_TABLES(db), async () => {
+  const tables = queue === undefined ? ALL_TABLES(db) : [...ALL_TABLES(db), db.settings];
+  await db.transaction("rw", tables, async () => {
+    if (queue !== undefined) await db.settings.put({ key: MIRROR_QUEUE, value: queue });
     for (const change of changes) {
       const d = change.dimension;
       if (change.op === "swap") {

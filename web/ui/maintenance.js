@@ -1,5 +1,5 @@
 // Maintenance: model picker and stamp, re-vectorize with progress, storage, trash,
-// summarization, export / import and settings.
+// summarization, export / import, the backup server and settings.
 import { touches } from "./memories.js";
 import { clear, field, formatAge, formatBytes, formatDuration, formatNumber, h, options, tx }
   from "./dom.js";
@@ -369,6 +369,132 @@ export function mountMaintenance(panel, ctx) {
     pollRevectorize();
   });
 
+  // --- Backup server ---------------------------------------------------------------------
+  // The user's own server (python -m omoide.server): every change is mirrored to it through
+  // a queue kept in IndexedDB. Everything the server sends is shown as text only.
+  const backupUrl = h("input", { type: "url", id: "backup-url", autocomplete: "off",
+    placeholder: "http://127.0.0.1:8750" });
+  const backupKey = h("input", { type: "password", id: "backup-key", autocomplete: "off" });
+  const backupKeyNote = h("small", { class: "hint", id: "backup-key-note" });
+  backupKey.setAttribute("aria-describedby", backupKeyNote.id);
+  const backupSave = tx("button", "backup.save", { type: "submit", id: "backup-save" }, t);
+  const backupForm = h("form", { class: "stack", id: "backup-form" },
+    h("div", { class: "row" }, field(t, "backup.url", backupUrl).row,
+      h("div", { class: "field" }, h("label", { for: backupKey.id, "data-i18n": "backup.key" },
+        t("backup.key")), backupKey, backupKeyNote)),
+    h("div", { class: "actions" }, backupSave));
+  const backupCheck = tx("button", "backup.check", { type: "button", id: "backup-check" }, t);
+  const backupNow = tx("button", "backup.now", { type: "button", id: "backup-now" }, t);
+  const backupRestore = tx("button", "backup.restore", { type: "button",
+    id: "backup-restore" }, t);
+  const backupOut = h("p", { id: "backup-out", "aria-live": "polite" });
+  const backendsBody = h("tbody", { id: "backends-body" });
+  const backendsTable = h("table", { class: "grid", id: "backends-table" },
+    h("thead", {}, h("tr", {}, ["backup.backend", "backup.role", "backup.state",
+      "backup.lastError", "backup.queued"].map((key) => tx("th", key, { scope: "col" }, t)))),
+    backendsBody);
+  const backupBox = section(t, "backup.title", "backup-box",
+    tx("p", "backup.explain", { class: "muted" }, t), backupForm,
+    h("div", { class: "actions" }, backupCheck, backupNow, backupRestore), backupOut,
+    backendsTable);
+  let backupSettings = null;
+  let backends = null;
+  let backupLast = null; // {key, fields, error} of the last result shown
+  function renderBackupForm() {
+    if (!backupSettings) return;
+    if (document.activeElement !== backupUrl) backupUrl.value = backupSettings.backup_url ?? "";
+    backupKey.value = "";
+    backupKeyNote.textContent = backupSettings.backup_key
+      ? t("backup.keySet", { mask: backupSettings.backup_key }) : t("backup.keyNone");
+    const configured = Boolean(backupSettings.backup_url);
+    backupNow.disabled = !configured;
+    backupRestore.disabled = !configured;
+    backupCheck.disabled = !configured;
+  }
+  function stateOf(b) {
+    if (b.ok === true) return "ok";
+    return b.ok === false ? "down" : "unknown";
+  }
+  function renderBackends() {
+    if (!backends) return;
+    clear(backendsBody, backends.map((b) => {
+      const state = stateOf(b);
+      return h("tr", { dataset: { name: b.name, role: b.role, state } },
+        h("td", { class: "text" }, b.name),
+        h("td", {}, t(`backup.${b.role}`)),
+        h("td", {}, h("span", { class: ["chip", state === "ok" ? "ok" : state === "down"
+          && "warn"] }, t(`backup.${state}`))),
+        h("td", { class: "text" }, b.last_error ?? "—"),
+        h("td", { dataset: { queued: String(b.queued ?? 0) } }, String(b.queued ?? 0)));
+    }));
+    backupBox.dataset.state = backends.some((b) => b.ok === false) ? "down"
+      : backends.every((b) => b.ok === true) ? "ok" : "unknown";
+  }
+  function renderBackupOut() {
+    if (!backupLast) return;
+    clear(backupOut, backupLast.error
+      ? h("span", { class: "error" }, t("backup.failed", { reason: backupLast.error }))
+      : t(backupLast.key, backupLast.fields));
+  }
+  async function loadBackends() {
+    try {
+      backends = await ctx.call("backends_status", {});
+      renderBackends();
+    } catch (err) {
+      clear(backendsBody, h("tr", {}, h("td", { colspan: 5 }, ctx.errorText(err))));
+    }
+  }
+  async function loadBackupSettings() {
+    backupSettings = await ctx.call("settings", {}).catch(() => null);
+    renderBackupForm();
+  }
+  backupForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const changes = { backup_url: backupUrl.value.trim() || null };
+    if (backupKey.value) changes.backup_key = backupKey.value;
+    const result = await ctx.run(backupSave, () => ctx.call("set_settings", changes));
+    if (result === undefined) return;
+    backupSettings = result;
+    renderBackupForm();
+    ctx.notify(t("backup.saved"));
+    loadBackends();
+  });
+  backupCheck.addEventListener("click", async () => {
+    const status = await ctx.run(backupCheck, () => ctx.call("backends_check", {}));
+    if (status) {
+      backends = status;
+      renderBackends();
+    }
+  });
+  async function backupAction(button, verb, doneKey) {
+    let failure = null;
+    backupBox.setAttribute("aria-busy", "true");
+    const result = await ctx.run([button, backupNow, backupRestore],
+      () => ctx.call(verb, {}).catch((err) => { failure = err; return null; }));
+    backupBox.removeAttribute("aria-busy");
+    backupLast = failure ? { error: ctx.errorText(failure) }
+      : result ? { key: doneKey, fields: { ...result, errors: undefined } } : null;
+    renderBackupOut();
+    backupOut.dataset.state = failure ? "failed" : "done";
+    renderBackupForm();
+    await loadBackends();
+    return result;
+  }
+  backupNow.addEventListener("click", () => backupAction(backupNow, "backup_now",
+    "backup.backedUp"));
+  backupRestore.addEventListener("click", async () => {
+    const result = await backupAction(backupRestore, "backup_restore", "backup.restored");
+    if (!result) return;
+    await Promise.all([ctx.refreshCharacters(), ctx.refreshModelState()]).catch(() => {});
+    ctx.emit("changed", {});
+  });
+  let backendsTimer = null;
+  function pollBackends() {
+    clearTimeout(backendsTimer);
+    if (panel.hidden) return;
+    loadBackends().finally(() => { backendsTimer = setTimeout(pollBackends, 2_000); });
+  }
+
   // --- Settings ----------------------------------------------------------------------------
   const settingsForm = h("form", { class: "stack", id: "settings-form" });
   const settingsBox = section(t, "settings.title", "settings-box", settingsForm);
@@ -386,6 +512,7 @@ export function mountMaintenance(panel, ctx) {
     if (!settings) return;
     const save = tx("button", "save", { type: "submit", id: "settings-save" }, t);
     const rows = Object.entries(settings)
+      .filter(([key]) => !key.startsWith("backup_")) // the backup server has its own box
       .filter(([, v]) => v === null || ["string", "number", "boolean"].includes(typeof v))
       .map(([key, value]) => {
         const control = settingControl(key, value);
@@ -430,7 +557,7 @@ export function mountMaintenance(panel, ctx) {
 
   const about = document.getElementById("about");
   panel.append(tx("h2", "tab.maintenance", {}, t), modelBox, revBox, storageBox, trashBox,
-    sumBox, exportBox, settingsBox);
+    sumBox, exportBox, backupBox, settingsBox);
   if (about) panel.append(about);
 
   async function loadModels() {
@@ -444,7 +571,9 @@ export function mountMaintenance(panel, ctx) {
       loaded = true;
       loadModels();
       loadSettings();
+      loadBackupSettings();
     }
+    pollBackends();
     loadStorage();
     loadTrash();
     pollRevectorize();
@@ -456,6 +585,15 @@ export function mountMaintenance(panel, ctx) {
     if (touches(event, ctx.character) && !panel.hidden) loadTrash();
   });
   ctx.on("engine-event", (event) => {
+    if (event.type === "backup" && event.state === "running") {
+      clear(backupOut, t("backup.running", { kind: t(`backup.kind.${event.kind}`),
+        done: event.done ?? 0, total: event.total ?? 0 }));
+      backupOut.dataset.state = "running";
+    }
+    if (event.type === "backends" && event.backends) {
+      backends = event.backends;
+      renderBackends();
+    }
     if (event.type !== "revectorize") return;
     if (event.state && event.state !== "running") {
       finishRevectorize(event);
@@ -465,7 +603,7 @@ export function mountMaintenance(panel, ctx) {
   });
   ctx.on("lang", () => {
     renderModels(); renderScope(); renderExportScope(); renderRevectorize();
-    renderTrash(); renderSettings();
+    renderTrash(); renderSettings(); renderBackupForm(); renderBackends(); renderBackupOut();
   });
   renderScope();
   renderExportScope();

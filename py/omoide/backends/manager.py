@@ -10,6 +10,10 @@ Routing:
   finds no record on the fallback creates it from the primary's full record, so a fallback
   converges. A failed mirror stays queued — the queue is persisted (``QueueStore``) and
   survives a restart; it is never dropped.
+- ``mirror(op)``: a change made on the primary outside this manager (the browser engine's own
+  writes) is queued the same way. Besides ``update`` and ``delete`` an op may be ``upsert``:
+  the fallback gets the primary's full record (with its vector) as it is when the op is
+  applied, so the queue holds ids, not vectors.
 - ``health``: every backend is checked (also periodically by ``start``); ``status`` shows each
   backend's state and the queue length (UI and API).
 
@@ -27,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from omoide.backends.base import DEFAULT_PAGE, MemoryBackend
+from omoide.backends.base import DEFAULT_PAGE, IMMUTABLE_FIELDS, MemoryBackend
 from omoide.errors import OmoideError
 
 RETRY_BASE_S = 1.0
@@ -221,6 +225,44 @@ class BackendManager:
             self.queue_store.save(self.queue)
         self._wake.set()
 
+    def mirror(self, op: dict[str, Any]) -> None:
+        """Queue ``op`` (``{"op": "upsert"|"update"|"delete", "id", "fields"?}``) for every
+        fallback. An op that the queue already covers is not added twice: an upsert or an
+        update after a pending upsert of the same memory (the upsert copies the primary's
+        latest state), and an update after a pending update (their fields are merged)."""
+        if not self.fallbacks:
+            return
+        with self._lock:
+            merged = [self._coalesce(op, b.name) for b in self.fallbacks]
+            if all(merged):
+                self.queue_store.save(self.queue)
+                return
+        for backend, done in zip(self.fallbacks, merged, strict=True):
+            if not done:
+                self._enqueue_for(op, backend.name)
+        self._wake.set()
+
+    def _coalesce(self, op: dict[str, Any], target: str) -> bool:
+        if op["op"] not in ("upsert", "update"):
+            return False
+        last = next((q for q in reversed(self.queue)
+                     if q["target"] == target and q["id"] == op["id"]), None)
+        if last is None or last["op"] == "delete":
+            return False
+        if last["op"] == "upsert":
+            return True
+        if op["op"] == "update":
+            last["fields"] = last["fields"] | op["fields"]
+            return True
+        return False
+
+    def _enqueue_for(self, op: dict[str, Any], target: str) -> None:
+        now = self.clock()
+        with self._lock:
+            self.queue.append(op | {"target": target, "attempts": 0, "due": now,
+                                    "queued_at": now, "last_error": None})
+            self.queue_store.save(self.queue)
+
     def pump(self) -> int:
         """Apply every due mirror op in queue order; failed ops stay with a later due time.
         Ops of one target stay ordered: after a failure, that target's later ops wait."""
@@ -253,6 +295,14 @@ class BackendManager:
     def _apply(self, backend: MemoryBackend, op: dict[str, Any]) -> None:
         if op["op"] == "delete":
             backend.delete(op["id"])
+            return
+        if op["op"] == "upsert":
+            record = self.primary.get(op["id"], with_vector=True)
+            if record is None:  # gone from the primary since: a later delete follows
+                return
+            fields = {k: v for k, v in record.items() if k not in IMMUTABLE_FIELDS}
+            if backend.update(op["id"], fields) is None:
+                backend.create(record)
             return
         if backend.update(op["id"], op["fields"]) is None:
             record = self.primary.get(op["id"], with_vector=True)

@@ -10,6 +10,7 @@ engine from IndexedDB, so memory and disk never disagree.
 
 from __future__ import annotations
 
+import json
 from array import array
 from typing import Any
 
@@ -40,8 +41,10 @@ class IndexedDBListener:
     def discard(self) -> None:
         self.pending = []
 
-    def flush(self) -> int:
-        """Commit every pending change in one transaction; return how many there were."""
+    def flush(self, queue: list[dict[str, Any]] | None = None) -> int:
+        """Commit every pending change in one transaction; return how many there were.
+        ``queue`` (the mirror queue, see ``browser.backends``) is written in the same
+        transaction; with no change it is not written here."""
         changes, self.pending = self.pending, []
         if not changes:
             return 0
@@ -58,5 +61,6 @@ class IndexedDBListener:
                 payload["vector_at"] = len(flat)
                 flat.extend(change.vector)
             payloads.append(payload)
-        call_json("persist_many", payloads, to_js_floats(flat))
+        extra = () if queue is None else (json.dumps(queue, ensure_ascii=False),)
+        call_json("persist_many", payloads, to_js_floats(flat), *extra)
         return len(changes)

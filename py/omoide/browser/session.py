@@ -12,6 +12,8 @@ import json
 from dataclasses import asdict, replace
 from typing import Any
 
+from ..backends.http import HttpBackend, HttpConfig
+from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
 from ..engine import MemoryEngine, exchange
 from ..engine.listener import Change
@@ -20,9 +22,10 @@ from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
+from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js
-from .http import fetch_transport
+from .http import fetch_request_transport, fetch_transport
 from .persistence import IndexedDBListener
 from .rpc import handler
 from .wasm_kernel import wasm_kernel_factory
@@ -33,19 +36,27 @@ SETTINGS: dict[str, tuple[float, float, float]] = {
     "hot_budget_chars": (5_000, 500, 200_000),
     "rrf_k": (60, 1, 1_000),
 }
-# The optional LLM (memory judge + refiner) of ingest: any OpenAI-compatible endpoint.
-TEXT_SETTINGS = ("llm_endpoint", "llm_model", "llm_api_key")
+# The optional LLM (memory judge + refiner) of ingest: any OpenAI-compatible endpoint; and the
+# user's own backup server (the reference server `python -m omoide.server` or compatible).
+TEXT_SETTINGS = ("llm_endpoint", "llm_model", "llm_api_key", "backup_url", "backup_key")
+URL_SETTINGS = ("llm_endpoint", "backup_url")
+SECRET_SETTINGS = ("backup_key",)  # never shown back in full (see ``masked``)
 
 
 class Session:
     def __init__(self, model: str, dtype: str) -> None:
         self.listener = IndexedDBListener()
+        self.mirror = MirrorListener()
+        self.queue_store = IndexedDBQueueStore(load_queue, write_queue)
+        self.backends: BackendManager | None = None
+        self.backends_config: tuple[Any, ...] | None = None
+        self.jobs: dict[str, dict[str, Any]] = {}  # backup / restore in steps
         # LRU + TTL cache keyed by (model stamp, query/passage, text): a repeated query (and
         # the revive check of recall) costs one embedding, and a model switch never reuses
         # another model's vector.
         self.cache = EmbeddingCache()
         self.engine = MemoryEngine(self.embedder(model, dtype), kernel=wasm_kernel_factory(),
-                                   listeners=[self.listener])
+                                   listeners=[self.listener, self.mirror])
         self.governor = Governor(self.engine)
         self.staged_keys: set[tuple[str, str, str]] = set()
         self.settings: dict[str, Any] = {k: v[0] for k, v in SETTINGS.items()}
@@ -123,8 +134,24 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
 
 @handler("flush")
 def flush() -> int:
-    """Commit the changes of the last call (the worker calls this after every call)."""
-    return session().listener.flush() if SESSION is not None else 0
+    """Commit the changes of the last call (the worker calls this after every call), with
+    the mirror ops they make and the mirror queue, in one IndexedDB transaction."""
+    if SESSION is None:
+        return 0
+    s = SESSION
+    ops = s.mirror.take()
+    if ops and s.backends is not None and s.backends.fallbacks:
+        reload_queue(s)
+        for op in ops:
+            s.backends.mirror(op)
+    queue = s.queue_store.take_dirty()
+    done = s.listener.flush(queue)
+    if queue is not None:
+        if done:
+            s.queue_store.written(queue)
+        else:
+            s.queue_store.write(queue)
+    return done
 
 
 # -- rpc verbs: the memory engine ---------------------------------------------------------
@@ -222,9 +249,31 @@ def checked_text(name: str, value: Any) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > 2_000:
         raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a short text")
-    if name == "llm_endpoint" and not value.startswith(("http://", "https://")):
+    value = value.strip()
+    if name in URL_SETTINGS and not checked_url(value):
         raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be an http(s) URL")
-    return value.strip()
+    return value or None
+
+
+def checked_url(value: str) -> bool:
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in value
+
+
+def masked(value: str | None) -> str | None:
+    """A secret as shown back: set or not, and at most its last 4 characters."""
+    if not value:
+        return None
+    return "••••" + (value[-4:] if len(value) >= 12 else "")
+
+
+def public_settings(values: dict[str, Any]) -> dict[str, Any]:
+    return values | {k: masked(values.get(k)) for k in SECRET_SETTINGS}
 
 
 def checked_setting(name: str, value: Any) -> Any:
@@ -241,18 +290,26 @@ def checked_setting(name: str, value: Any) -> Any:
 
 @handler("settings")
 def settings() -> dict[str, Any]:
-    return dict(session().settings)
+    """The settings as the page sees them: secrets masked."""
+    return public_settings(session().settings)
 
 
 @handler("apply_settings")
 def apply_settings(values: dict[str, Any]) -> dict[str, Any]:
-    """Validate every value first, then apply them all (never half of a change)."""
+    """Validate every value first, then apply them all (never half of a change). Answers
+    every setting in full: the worker stores this, the page gets ``settings``."""
     s = session()
+    values = {k: v for k, v in values.items()
+              if not (k in SECRET_SETTINGS and v is not None
+                      and v == masked(s.settings.get(k)))}  # the mask sent back: unchanged
     checked = {name: checked_setting(name, value) for name, value in values.items()}
+    if "backup_url" in checked and checked["backup_url"] is None:
+        checked["backup_key"] = None  # no server, no key for it
     s.settings.update(checked)
     s.governor.dedup_threshold = s.settings["dedup_threshold"]
     s.governor.policy = replace(s.governor.policy, budget_chars=s.settings["hot_budget_chars"])
     s.governor.llm = configured_llm(s.settings)
+    configure_backends(s)
     return dict(s.settings)
 
 
@@ -264,6 +321,230 @@ def configured_llm(values: dict[str, Any]) -> MemoryLLM | None:
     client = ChatClient(values["llm_endpoint"], values["llm_model"],
                         api_key=values.get("llm_api_key"), transport=fetch_transport)
     return MemoryLLM(client)
+
+
+# -- backends: IndexedDB (primary) and the user's backup server (mirror) --------------------
+
+BACKUP_TIMEOUT_S = 10.0  # the worker holds the engine lock while it waits
+BACKUP_PAGE = 500
+
+
+def load_queue() -> list[dict[str, Any]]:
+    return call_json("queue_load", {})
+
+
+def write_queue(ops: list[dict[str, Any]]) -> None:
+    call_json("queue_save", ops)
+
+
+def reload_queue(s: Session) -> BackendManager:
+    """The queue as IndexedDB holds it now (another tab may have pumped it since)."""
+    manager = backends(s)
+    with manager._lock:
+        manager.queue = s.queue_store.load()
+    return manager
+
+
+def configure_backends(s: Session) -> None:
+    """(Re)build the manager when the backup server's URL or key changed: IndexedDB first,
+    the server as the fallback every change is mirrored to."""
+    url, key = s.settings.get("backup_url"), s.settings.get("backup_key")
+    if s.backends is not None and s.backends_config == (url, key):
+        return
+    fallbacks = []
+    if url:
+        config = HttpConfig(url, api_key=key, timeout=BACKUP_TIMEOUT_S)
+        fallbacks.append(HttpBackend(config, transport=fetch_request_transport,
+                                     name=f"server:{url}"))
+    s.backends = BackendManager(IndexedDBBackend(lambda: s.engine), fallbacks,
+                                queue_store=s.queue_store)
+    s.backends_config = (url, key)
+
+
+def backends(s: Session) -> BackendManager:
+    if s.backends is None:
+        configure_backends(s)
+    assert s.backends is not None
+    return s.backends
+
+
+def server(s: Session) -> HttpBackend:
+    manager = backends(s)
+    if not manager.fallbacks:
+        raise OmoideError.of("BACKEND_CONFIG", reason="no backup server is set (backup_url)")
+    return manager.fallbacks[0]  # type: ignore[return-value]
+
+
+@handler("backends_status")
+def backends_status() -> list[dict[str, Any]]:
+    """Each backend: name, role, ok (None: not checked yet), last_error, last_checked,
+    latency_ms and queued (mirror ops waiting for it)."""
+    return reload_queue(session()).status()
+
+
+@handler("backends_check")
+def backends_check() -> list[dict[str, Any]]:
+    """Health of every backend now; a server that answers again gets its queue at once."""
+    manager = reload_queue(session())
+    status = manager.check_health()
+    due_now({b["name"] for b in status if b["role"] == "fallback" and b["ok"]})
+    return status
+
+
+def due_now(targets: set[str]) -> None:
+    manager = session().backends
+    if manager is None or not targets:
+        return
+    now = manager.clock()
+    with manager._lock:
+        for op in manager.queue:
+            if op["target"] in targets:
+                op["due"] = min(op["due"], now)
+
+
+@handler("backends_pump")
+def backends_pump(force: bool = False) -> dict[str, Any]:
+    """Mirror the due queued changes (``force``: every queued change, backoff or not)."""
+    manager = reload_queue(session())
+    if force:
+        due_now({b.name for b in manager.fallbacks})
+    done = manager.pump()
+    return {"mirrored": done, "queued": len(manager.queue), "backends": manager.status()}
+
+
+def mark(s: Session, backend: Any, err: Exception | None) -> None:
+    state = backends(s).states.get(backend.name)
+    if state is not None:
+        state.ok, state.last_error = err is None, None if err is None else str(err)
+
+
+def server_ids(backend: HttpBackend, character: str | None, with_vectors: bool = False
+               ) -> list[dict[str, Any]]:
+    """Every record the server holds (of one character, or all), page by page."""
+    out: list[dict[str, Any]] = []
+    while True:
+        page = backend.list(character_id=character, trashed=None, limit=BACKUP_PAGE,
+                            offset=len(out), with_vectors=with_vectors) or {}
+        items = page.get("items") or []
+        out += items
+        if not items or len(out) >= int(page.get("total") or 0):
+            return out
+
+
+@handler("backup_step")
+def backup_step(cursor: int = 0, batch: int = 100) -> dict[str, Any]:
+    """``backup_now`` in steps (the worker loops; other calls run between steps): every
+    local memory of every character, live and trashed, is upserted to the server."""
+    s = session()
+    backend, primary = server(s), backends(s).primary
+    job = s.jobs.get("backup")
+    try:
+        if cursor == 0 or job is None:
+            ids = [i for c in s.engine.characters()
+                   for i in sorted([*s.engine.stores[c].records, *s.engine.stores[c].trash])]
+            job = {"ids": ids, "on_server": {r["id"] for r in server_ids(backend, None)},
+                   "created": 0, "updated": 0}
+            s.jobs["backup"] = job
+        for memory_id in job["ids"][cursor:cursor + batch]:
+            record = primary.get(memory_id, with_vector=True)
+            if record is None:  # gone since the backup started
+                continue
+            fields = {k: v for k, v in record.items() if k not in ("id", "character_id")}
+            if memory_id in job["on_server"] and backend.update(memory_id, fields) is not None:
+                job["updated"] += 1
+            else:
+                backend.create(record)
+                job["created"] += 1
+    except OmoideError as err:
+        mark(s, backend, err)
+        raise
+    mark(s, backend, None)
+    done = min(cursor + batch, len(job["ids"]))
+    finished = done >= len(job["ids"])
+    if finished:
+        s.jobs.pop("backup", None)
+    return {"done": done, "total": len(job["ids"]), "created": job["created"],
+            "updated": job["updated"], "finished": finished}
+
+
+@handler("restore_step")
+def restore_step(cursor: int = 0, batch: int = 64,
+                 characters: list[str] | None = None) -> dict[str, Any]:
+    """``backup_restore`` in steps: the server's records (with vectors) of the given
+    characters (default: all) that the browser lacks are imported. A vector is reused only
+    when its stamp is the selected model's; otherwise the text is embedded again."""
+    s = session()
+    backend = server(s)
+    job = s.jobs.get("restore")
+    try:
+        if cursor == 0 or job is None:
+            records = []
+            for character in characters or [None]:
+                records += server_ids(backend, character, with_vectors=True)
+            records.sort(key=lambda r: (r.get("character_id", ""), r.get("id", "")))
+            job = {"records": records, "imported": 0, "reused": 0, "reembedded": 0,
+                   "skipped": 0, "failed": 0, "errors": [], "characters": []}
+            s.jobs["restore"] = job
+    except OmoideError as err:
+        mark(s, backend, err)
+        raise
+    mark(s, backend, None)
+    chunk = job["records"][cursor:cursor + batch]
+    by_character: dict[str, list[dict[str, Any]]] = {}
+    for record in chunk:
+        by_character.setdefault(record["character_id"], []).append(record)
+    reused_ids: set[str] = set()
+    for character, records in by_character.items():
+        try:
+            reused_ids |= restore_records(s, job, character, records)
+        except OmoideError as err:
+            job["failed"] += len(records)
+            job["errors"].append(f"{character}: {err}")
+    # A memory restored with the server's own vector is exactly what the server holds:
+    # nothing to mirror back. A re-embedded one is (its new vector and stamp).
+    s.mirror.pending = [op for op in s.mirror.pending if op.get("id") not in reused_ids]
+    done = min(cursor + batch, len(job["records"]))
+    finished = done >= len(job["records"])
+    if finished:
+        s.jobs.pop("restore", None)
+    return {"done": done, "total": len(job["records"]), "finished": finished,
+            **{k: job[k] for k in ("imported", "reused", "reembedded", "skipped", "failed",
+                                   "errors", "characters")}}
+
+
+def restore_records(s: Session, job: dict[str, Any], character: str,
+                    records: list[dict[str, Any]]) -> set[str]:
+    engine = s.engine
+    known = engine.stores.get(character)
+    existing = set(known.records) | set(known.trash) if known else set()
+    fresh = [r for r in records if r["id"] not in existing]
+    job["skipped"] += len(records) - len(fresh)
+    if not fresh:
+        return set()
+    store = engine.writable_store(character)  # MODEL_MISMATCH: re-vectorize it first
+    stamp = engine.embedder.stamp
+
+    def reusable(r: dict[str, Any]) -> bool:
+        v = r.get("vector")
+        return r.get("model") == stamp and isinstance(v, list) and len(v) == store.dimension
+
+    need = [r for r in fresh if not reusable(r)]
+    embedded = dict(zip([r["id"] for r in need],
+                        engine.embedder.embed_passages([r["text"] for r in need]),
+                        strict=True)) if need else {}
+    for r in fresh:
+        memory = Memory.from_dict({k: v for k, v in r.items()
+                                   if k in Memory.__dataclass_fields__}
+                                  | {"character_id": character, "model": stamp})
+        store.put(memory, r["vector"] if r["id"] not in embedded else embedded[r["id"]])
+        if r.get("trashed_at") is not None:
+            store.move_to_trash(memory.id, float(r["trashed_at"]))
+    job["imported"] += len(fresh)
+    job["reembedded"] += len(need)
+    job["reused"] += len(fresh) - len(need)
+    if character not in job["characters"]:
+        job["characters"].append(character)
+    return {r["id"] for r in fresh} - set(embedded)
 
 
 # -- governance --------------------------------------------------------------------------
