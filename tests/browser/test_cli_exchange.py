@@ -9,6 +9,7 @@ swap: there the best hit must agree and scores stay within 0.02."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -16,6 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from omoide.cli.main import main
+from omoide.embeddings.auto import choose_embedder
 
 from .conftest import DIST, engine_call, wait_ready
 
@@ -70,12 +74,30 @@ def cli_json(db: Path, *args: str, model: dict):
     return json.loads(done.stdout)
 
 
+EMBEDDERS: dict[tuple[str, str], object] = {}
+
+
+def shared_embedder(model_id: str, dtype: str):
+    """The real local model, loaded once for the in-process CLI runs (a subprocess per
+    recall would spend the test's time loading the model 80 times)."""
+    if (model_id, dtype) not in EMBEDDERS:
+        EMBEDDERS[model_id, dtype] = choose_embedder(model_id, dtype, cache=False).embedder
+    return EMBEDDERS[model_id, dtype]
+
+
+def cli_in_process(db: Path, *args: str, model: dict):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--db", str(db), "--model", model["model"], "--dtype", model["dtype"],
+                 "--json", *args], embedder_factory=shared_embedder, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
 def recall_many(db: Path, character: str, mode: str, model: dict) -> dict[str, list]:
-    """All queries of one character in one process (one model load)."""
     out = {}
     for query in QUERIES[character]:
-        out[query] = cli_json(db, "recall", character, query, "-k", "8", "--mode", mode,
-                              model=model)["hits"]
+        out[query] = cli_in_process(db, "recall", character, query, "-k", "8", "--mode", mode,
+                                    model=model)["hits"]
     return out
 
 
@@ -104,7 +126,7 @@ def test_cli_import_recalls_like_the_browser(launch, app_url, tmp_path, dtype):
     assert report["imported"] == sum(len(t) for t in MEMORIES.values())
     assert report["reembedded"] == 0  # the browser's vectors were reused as they are
     db2 = tmp_path / "embedded.db"
-    report = cli_json(db2, "import", str(tmp_path / "without.json"), model=model)
+    report = cli_in_process(db2, "import", str(tmp_path / "without.json"), model=model)
     assert report["reembedded"] == report["imported"] == sum(len(t) for t in MEMORIES.values())
 
     for character in MEMORIES:
