@@ -62,6 +62,7 @@ def ensure_venv(requirements: Path) -> None:
     """Create ./.venv and install the pinned requirements, once per requirements change."""
     key = digest(requirements, ROOT / "requirements" / "build.txt")
     if venv_python().exists() and stamped(f"venv-{requirements.stem}", key):
+        link_sources()
         return
     if not venv_python().exists():
         print(f"Creating virtualenv {VENV}", flush=True)
@@ -69,6 +70,19 @@ def ensure_venv(requirements: Path) -> None:
     run([str(venv_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
          "-r", str(requirements)])
     stamp(f"venv-{requirements.stem}", key)
+    link_sources()
+
+
+def link_sources() -> None:
+    """Put py/ on the venv's path (a .pth file), so `.venv/bin/python -m omoide` (CLI),
+    `-m omoide.server` and `-m omoide.mcp` run from the checkout without installing."""
+    purelib = subprocess.run(
+        [str(venv_python()), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    pth = Path(purelib) / "omoide-checkout.pth"
+    line = str(ROOT / "py") + "\n"
+    if not pth.exists() or pth.read_text() != line:
+        pth.write_text(line)
 
 
 def ensure_node_modules() -> None:
