@@ -93,7 +93,10 @@ class Workspace:
 
     def close(self) -> None:
         if self.manager is not None:
-            self.manager.flush(timeout=5.0)
+            # One last attempt for what is due; what fails stays in the queue file for the
+            # next run (never a wait on a server that is down).
+            self.manager.stop()
+            self.manager.pump()
             self.manager.shutdown()
         else:
             self.backend.shutdown()

@@ -105,8 +105,10 @@ class BackendManager:
         if len(self.states) != 1 + len(self.fallbacks):
             raise OmoideError.of("BACKEND_CONFIG", reason="backend names must be unique")
         self.queue_store = queue_store or MemoryQueueStore()
-        self.queue: list[dict[str, Any]] = self.queue_store.load()
         self.clock = clock
+        # A restart retries at once: the backoff only spaces attempts within one run.
+        self.queue: list[dict[str, Any]] = [op | {"due": min(op["due"], clock())}
+                                            for op in self.queue_store.load()]
         self.health_interval = health_interval
         self.pump_interval = pump_interval
         self._lock = threading.RLock()

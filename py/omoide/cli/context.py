@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from omoide.backends.http import HttpBackend, HttpConfig
 from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
 from omoide.engine.embedding import Embedder
 from omoide.errors import OmoideError
@@ -73,11 +74,19 @@ class Context:
             model_id, dtype, recorded = self.resolve_model()
         embedder = self.factory(model_id, dtype)
         self.model_id, self.dtype = model_id, dtype
-        ws = open_workspace(self.path, embedder=embedder, model_id=model_id, dtype=dtype)
+        ws = open_workspace(self.path, embedder=embedder, model_id=model_id, dtype=dtype,
+                            fallbacks=self.fallbacks())
         self._workspace = ws
         if record and not recorded:
             save_model(ws.backend, model_id, dtype)
         return ws
+
+    def fallbacks(self) -> list[HttpBackend]:
+        url = getattr(self.args, "backup", None)
+        if not url:
+            return []
+        return [HttpBackend(HttpConfig(url, api_key=getattr(self.args, "backup_key", None)),
+                            name=f"backup {url}")]
 
     @property
     def workspace(self) -> Workspace:

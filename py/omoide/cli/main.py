@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TextIO
 
-from omoide.cli import exchange, ingest, recall, remember, report, revectorize
+from omoide.cli import backends, exchange, ingest, recall, remember, report, revectorize
 from omoide.cli.context import Context, EmbedderFactory
 from omoide.errors import OmoideError
 from omoide.workspace import default_path
@@ -21,6 +22,7 @@ EPILOG = """examples:
   python -m omoide export backup.json --with-vectors
   python -m omoide --db other.db import backup.json
   python -m omoide revectorize --model omoide/all-MiniLM-L6-v2 --dtype q8
+  python -m omoide --backup http://127.0.0.1:8750 --backup-key K backup
 """
 
 
@@ -36,6 +38,11 @@ def add_global_options(parser: argparse.ArgumentParser, suppress: str | None, *,
                             help="embedding model of a NEW workspace (an existing one keeps "
                                  "its own; switch with revectorize)")
         parser.add_argument("--dtype", default=default(None), help="model weights: fp32 or q8")
+    parser.add_argument("--backup", default=default(os.environ.get("OMOIDE_BACKUP_URL")),
+                        metavar="URL", help="backup server (python -m omoide.server) that "
+                        "mirrors every change; $OMOIDE_BACKUP_URL")
+    parser.add_argument("--backup-key", default=default(os.environ.get("OMOIDE_BACKUP_KEY")),
+                        metavar="KEY", help="its bearer key; $OMOIDE_BACKUP_KEY")
     parser.add_argument("--json", action="store_true", default=default(False),
                         help="machine-readable JSON on stdout")
     parser.add_argument("--progress", choices=("auto", "on", "off"), default=default("auto"),
@@ -57,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     common_io = argparse.ArgumentParser(add_help=False)  # revectorize has its own --model
     add_global_options(common_io, argparse.SUPPRESS, model=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (remember, recall, ingest, report, exchange):
+    for module in (remember, recall, ingest, report, exchange, backends):
         module.add_parsers(sub, common)
     revectorize.add_parsers(sub, common_io)
     return parser

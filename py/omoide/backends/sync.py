@@ -1,0 +1,44 @@
+"""Copy every record of one backend to another (a full backup, or a restore): an update
+where the target has the id, a create where it does not. Nothing is deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from omoide.backends.base import IMMUTABLE_FIELDS, MemoryBackend
+
+PAGE = 500
+
+
+def all_records(backend: MemoryBackend, *, character_id: str | None = None
+                ) -> Iterator[dict[str, Any]]:
+    """Live and trashed records with their vectors, page by page."""
+    offset = 0
+    while True:
+        page = backend.list(character_id=character_id, trashed=None, limit=PAGE, offset=offset,
+                            with_vectors=True)
+        yield from page["items"]
+        offset += len(page["items"])
+        if not page["items"] or offset >= page["total"]:
+            return
+
+
+def upsert(target: MemoryBackend, record: dict[str, Any]) -> str:
+    fields = {k: v for k, v in record.items() if k not in IMMUTABLE_FIELDS}
+    if target.update(record["id"], fields) is not None:
+        return "updated"
+    target.create(record)
+    return "created"
+
+
+def copy_all(source: MemoryBackend, target: MemoryBackend, *,
+             character_id: str | None = None,
+             progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    total = source.list(character_id=character_id, trashed=None, limit=0)["total"]
+    counts = {"created": 0, "updated": 0}
+    for done, record in enumerate(all_records(source, character_id=character_id), 1):
+        counts[upsert(target, record)] += 1
+        if progress:
+            progress(done, total)
+    return counts

@@ -1,0 +1,57 @@
+"""``backends`` (state of the workspace file and the backup server) and ``backup`` (copy
+every memory to the backup server). The server is given by the global ``--backup URL``
+(``$OMOIDE_BACKUP_URL``) and ``--backup-key`` (``$OMOIDE_BACKUP_KEY``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from omoide.backends.sync import copy_all
+from omoide.cli.context import Context
+from omoide.errors import OmoideError
+
+
+def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("backends", parents=[common],
+                       help="health of the workspace file and the backup server")
+    p.set_defaults(handler=backends)
+    p = sub.add_parser("backup", parents=[common],
+                       help="copy every memory (with its vector) to the backup server")
+    p.add_argument("--character", default=None, help="only this character")
+    p.set_defaults(handler=backup)
+
+
+def backends(ctx: Context) -> int:
+    ws = ctx.workspace
+    if ws.manager is None:
+        states = [{"name": ws.backend.name, "role": "primary", **ws.backend.health()}]
+    else:
+        states = ws.manager.check_health()
+    if ctx.json:
+        ctx.emit(states)
+    for s in [] if ctx.json else states:
+        state = {True: "ok", False: "down", None: "unknown"}[s.get("ok")]
+        queued = f"  queued {s['queued']}" if s.get("queued") else ""
+        error = f"  ({s['last_error']})" if s.get("last_error") else ""
+        ctx.out(f"{s['role']:<8}  {state:<7}  {s['name']}{queued}{error}")
+    return 0 if all(s.get("ok") for s in states) else 2
+
+
+def backup(ctx: Context) -> int:
+    ws = ctx.workspace
+    if ws.manager is None:
+        raise OmoideError.of("BACKEND_CONFIG", reason="no backup server: give --backup URL "
+                             "(or set OMOIDE_BACKUP_URL)")
+    target = ws.manager.fallbacks[0]
+    with ctx.bar("backup", unit="memory") as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        counts = copy_all(ws.backend, target, character_id=ctx.args.character,
+                          progress=progress)
+    if ctx.json:
+        ctx.emit(counts | {"target": target.name})
+    else:
+        ctx.out(f"{counts['created']} created, {counts['updated']} updated on {target.name}")
+    return 0

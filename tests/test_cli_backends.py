@@ -1,0 +1,62 @@
+"""The CLI with a backup server: --backup mirrors changes, `backup` copies everything,
+`backends` shows the state of each backend."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from omoide.backends.http import HttpBackend, HttpConfig
+from omoide.cli.main import main
+from tests.backend_fixtures import running_server
+from tests.test_engine_embedder import HashingEmbedder
+
+PORT = 47675
+URL = f"http://127.0.0.1:{PORT}"
+
+
+def run(db, *args):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--db", str(db), "--backup", URL, "--backup-key", "k", "--json", *args],
+                embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out, stderr=err)
+    return code, (json.loads(out.getvalue()) if out.getvalue().strip() else None), err.getvalue()
+
+
+def test_backup_mirror_and_state(tmp_path):
+    db = tmp_path / "w.db"
+    server_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        code, tea, _ = run(db, "remember", "alice", "Alice loves green tea")
+        assert code == 0
+        run(db, "remember", "bob", "Bob likes rain")
+        code, counts, _ = run(db, "backup")
+        assert (code, counts["created"], counts["updated"]) == (0, 2, 0)
+        assert server_side.list(character_id="alice")["items"][0]["text"] == (
+            "Alice loves green tea")
+        code, _, _ = run(db, "forget", "alice", tea["id"])  # an update: mirrored
+        assert code == 0
+        assert server_side.get(tea["id"])["trashed_at"] is not None
+        code, states, _ = run(db, "backends")
+        assert code == 0 and [(s["role"], s["ok"]) for s in states] == [
+            ("primary", True), ("fallback", True)]
+        code, counts, _ = run(db, "backup")
+        assert (counts["created"], counts["updated"]) == (0, 2)
+
+    code, tea2, _ = run(db, "restore", "alice", tea["id"])  # server down: queued, kept
+    assert code == 0
+    assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text())[0]["id"] == tea["id"]
+    code, states, _ = run(db, "backends")
+    assert code == 2 and states[1]["ok"] is False and states[1]["queued"] == 1
+    assert "Cannot reach the backend" in states[1]["last_error"]
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        code, _, _ = run(db, "stats", "alice")  # any later run drains the queue on close
+        assert code == 0
+        assert server_side.get(tea["id"])["trashed_at"] is None
+    assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []
+
+
+def test_backup_without_a_server_is_a_clear_error(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--db", str(tmp_path / "w.db"), "backup"],
+                embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out, stderr=err)
+    assert code == 2 and "no backup server" in err.getvalue()
