@@ -258,7 +258,8 @@ def test_settings_are_validated_and_kept(launch, app_url, tmp_path):
     assert engine_call(page, "settings")["rrf_k"] == 60  # nothing of a refused change applied
     applied = engine_call(page, "set_settings", {"rrf_k": 30, "hot_budget_chars": 8000})
     assert applied == {"dedup_threshold": 0.92, "hot_budget_chars": 8000, "rrf_k": 30,
-                       "llm_endpoint": None, "llm_model": None, "llm_api_key": None}
+                       "llm_endpoint": None, "llm_model": None, "llm_api_key": None,
+                       "backup_url": None, "backup_key": None}
     page.reload()
     wait_ready(page)
     assert engine_call(page, "settings")["rrf_k"] == 30

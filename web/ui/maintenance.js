@@ -5,6 +5,7 @@ import { clear, field, formatAge, formatBytes, formatDuration, formatNumber, h, 
   from "./dom.js";
 
 const POLL_MS = 400;
+const BACKENDS_POLL_MS = 2_000;
 
 function section(t, key, id, ...children) {
   return h("section", { class: "box", id, "aria-labelledby": `${id}-title` },
@@ -489,10 +490,18 @@ export function mountMaintenance(panel, ctx) {
     ctx.emit("changed", {});
   });
   let backendsTimer = null;
-  function pollBackends() {
+  let backendsLoading = false;
+  async function pollBackends() { // one chain of refreshes while the tab is shown
     clearTimeout(backendsTimer);
-    if (panel.hidden) return;
-    loadBackends().finally(() => { backendsTimer = setTimeout(pollBackends, 2_000); });
+    if (panel.hidden || backendsLoading) return;
+    backendsLoading = true;
+    try {
+      await loadBackends();
+    } finally {
+      backendsLoading = false;
+    }
+    clearTimeout(backendsTimer);
+    if (!panel.hidden) backendsTimer = setTimeout(pollBackends, BACKENDS_POLL_MS);
   }
 
   // --- Settings ----------------------------------------------------------------------------

@@ -379,7 +379,13 @@ def server(s: Session) -> HttpBackend:
 def backends_status() -> list[dict[str, Any]]:
     """Each backend: name, role, ok (None: not checked yet), last_error, last_checked,
     latency_ms and queued (mirror ops waiting for it)."""
-    return reload_queue(session()).status()
+    manager = reload_queue(session())
+    primary = manager.states[manager.primary.name]
+    if primary.last_checked is None:  # local and cheap: never shown as unknown
+        ok, answer = manager._attempt(primary, manager.primary.health)
+        primary.last_checked = manager.clock()
+        primary.latency_ms = answer.get("latency_ms") if ok else None
+    return manager.status()
 
 
 @handler("backends_check")
