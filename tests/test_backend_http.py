@@ -3,6 +3,7 @@ errors carrying status and body. Everything against real loopback servers."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -167,3 +168,24 @@ def test_reference_server_refuses_oversized_bodies_and_unknown_routes(tmp_path):
             assert reply.status == 204
             assert reply.headers["Access-Control-Allow-Origin"] == "*"
             assert "Authorization" in reply.headers["Access-Control-Allow-Headers"]
+
+
+def test_a_refused_request_leaves_a_kept_alive_connection_usable(tmp_path):
+    """401 before the body is read: the body is skipped, so the next request on the same
+    connection (browsers keep them alive) is parsed correctly."""
+    import http.client
+
+    with running_server(tmp_path / "s.db", PORT, api_key="right") as server:
+        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+        body = json.dumps(make_record("alice", "refused"))
+        conn.request("POST", "/memories", body=body, headers={"Authorization": "Bearer no"})
+        first = conn.getresponse()
+        first.read()
+        assert first.status == 401
+        conn.request("POST", "/memories", body=body, headers={"Authorization": "Bearer right"})
+        second = conn.getresponse()
+        assert second.status == 201 and json.loads(second.read())["text"] == "refused"
+        server.server_close()  # stopping drops kept-alive connections too
+        with pytest.raises((OSError, http.client.HTTPException)):
+            conn.request("GET", "/health", headers={"Authorization": "Bearer right"})
+            conn.getresponse().read()

@@ -9,8 +9,6 @@ drive Chromium against a real reference server that is stopped and started again
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import threading
 from pathlib import Path
 
@@ -178,27 +176,16 @@ class ReferenceServer:
         self.server = None
 
     def start(self) -> ReferenceServer:
-        self.server = server = serve(str(self.db), "127.0.0.1", self.port, api_key=self.key)
-        self.connections: list[socket.socket] = []
-        accept = server.get_request
-
-        def get_request():  # remember each connection: stop() closes kept-alive ones too
-            conn, address = accept()
-            self.connections.append(conn)
-            return conn, address
-
-        server.get_request = get_request
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.server = serve(str(self.db), "127.0.0.1", self.port, api_key=self.key)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
-        """Like the server process going away: the listener and every open connection."""
+        """Like the server process going away: server_close also drops kept-alive
+        connections."""
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
-            for conn in self.connections:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
             self.server = None
 
     def records(self) -> dict[str, dict]:

@@ -8,9 +8,12 @@ every request must carry ``Authorization: Bearer <key>``. CORS is answered so th
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import re
+import socket
+import threading
 import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,8 +48,17 @@ class ReferenceServer(ThreadingHTTPServer):
         self.backend = backend
         self.api_key = api_key
         self.cors_origin = cors_origin
+        self._connections: list[socket.socket] = []
+        self._connections_lock = threading.Lock()
         backend.initialize()
         super().__init__(address, Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, address = super().get_request()
+        with self._connections_lock:
+            self._connections = [c for c in self._connections if c.fileno() != -1]
+            self._connections.append(conn)
+        return conn, address
 
     @property
     def url(self) -> str:
@@ -54,7 +66,14 @@ class ReferenceServer(ThreadingHTTPServer):
         return f"http://{host}:{port}"
 
     def server_close(self) -> None:
+        """Stop listening AND drop kept-alive connections (their handler threads would go
+        on answering otherwise), then close the database."""
         super().server_close()
+        with self._connections_lock:
+            for conn in self._connections:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+            self._connections.clear()
         self.backend.shutdown()
 
 
@@ -107,15 +126,32 @@ class Handler(BaseHTTPRequestHandler):
         self.route("DELETE")
 
     def route(self, method: str) -> None:
+        self.body_read = False
         try:
             self.authorize()
             self.dispatch(method)
         except HttpError as err:
+            self.skip_body()
             self.fail(err.status, str(err))
         except OmoideError as err:
+            self.skip_body()
             self.fail(ERROR_STATUS.get(err.code, 500), str(err), err.code)
         except Exception as err:  # noqa: BLE001 - the client gets a 500, the server lives on
+            self.skip_body()
             self.fail(500, f"{type(err).__name__}: {err}")
+
+    def skip_body(self) -> None:
+        """A request refused before its body was read (401, 404...): read the body anyway,
+        or the next request on this kept-alive connection would start inside it."""
+        if self.body_read:
+            return
+        self.body_read = True
+        left = int(self.headers.get("Content-Length") or 0)
+        if left > 16 * MAX_BODY:
+            self.close_connection = True
+            return
+        while left > 0 and (chunk := self.rfile.read(min(left, 65536))):
+            left -= len(chunk)
 
     def authorize(self) -> None:
         key = self.server.api_key
@@ -128,12 +164,9 @@ class Handler(BaseHTTPRequestHandler):
     def body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
-            # Read what was sent (up to a bound) so the client sees the 413, not a reset.
-            self.close_connection = True
-            left = min(length, 16 * MAX_BODY)
-            while left > 0 and (chunk := self.rfile.read(min(left, 65536))):
-                left -= len(chunk)
+            # skip_body reads what was sent (up to a bound): the client sees the 413
             raise HttpError(413, f"body over {MAX_BODY} bytes")
+        self.body_read = True
         try:
             return json.loads(self.rfile.read(length) or b"null")
         except ValueError:
