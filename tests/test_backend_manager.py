@@ -3,6 +3,7 @@ an error; update/delete mirrored asynchronously with retry through a persisted q
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -205,3 +206,40 @@ def test_the_background_thread_mirrors_and_checks_health(trio):
     health = manager.health()
     assert health["ok"] is True and [b["role"] for b in health["backends"]] == [
         "primary", "fallback", "fallback"]
+
+
+class Gate(Switchable):
+    """A fallback whose update waits until the test opens the gate (a slow server)."""
+
+    def __init__(self, path, name):
+        super().__init__(path, name)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def update(self, memory_id, fields):
+        self.entered.set()
+        assert self.release.wait(10)
+        return self.inner.update(memory_id, fields)
+
+
+def test_a_slow_fallback_never_blocks_writes_and_in_flight_ops_are_not_merged(tmp_path):
+    primary = SQLiteBackend(tmp_path / "p.db")
+    slow = Gate(tmp_path / "slow.db", "slow")
+    record = make_record("alice", "v0")
+    primary.create(record)
+    slow.inner.create(record)
+    manager = BackendManager(primary, [slow])
+    manager.mirror({"op": "update", "id": record["id"], "fields": {"text": "v1"}})
+    pumping = threading.Thread(target=manager.pump)
+    pumping.start()
+    assert slow.entered.wait(10)  # the pump is inside the network call now
+    writer = threading.Thread(target=manager.mirror, args=(
+        {"op": "update", "id": record["id"], "fields": {"text": "v2"}},))
+    writer.start()
+    writer.join(5)
+    assert not writer.is_alive(), "queueing a mirror op waited for the slow fallback"
+    assert len(manager.queue) == 2  # v2 was not merged into the op being sent
+    slow.release.set()
+    pumping.join(10)
+    manager.pump()
+    assert slow.inner.get(record["id"])["text"] == "v2" and manager.queue == []

@@ -15,9 +15,10 @@ PORT = 47675
 URL = f"http://127.0.0.1:{PORT}"
 
 
-def run(db, *args):
+def run(db, *args, backup=True):
     out, err = io.StringIO(), io.StringIO()
-    code = main(["--db", str(db), "--backup", URL, "--backup-key", "k", "--json", *args],
+    server = ["--backup", URL, "--backup-key", "k"] if backup else []
+    code = main(["--db", str(db), *server, "--json", *args],
                 embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out, stderr=err)
     return code, (json.loads(out.getvalue()) if out.getvalue().strip() else None), err.getvalue()
 
@@ -26,13 +27,17 @@ def test_backup_mirror_and_state(tmp_path):
     db = tmp_path / "w.db"
     server_side = HttpBackend(HttpConfig(URL, api_key="k"))
     with running_server(tmp_path / "server.db", PORT, api_key="k"):
-        code, tea, _ = run(db, "remember", "alice", "Alice loves green tea")
+        # written without the server: `backup` copies them
+        code, tea, _ = run(db, "remember", "alice", "Alice loves green tea", backup=False)
         assert code == 0
-        run(db, "remember", "bob", "Bob likes rain")
+        run(db, "remember", "bob", "Bob likes rain", backup=False)
         code, counts, _ = run(db, "backup")
         assert (code, counts["created"], counts["updated"]) == (0, 2, 0)
         assert server_side.list(character_id="alice")["items"][0]["text"] == (
             "Alice loves green tea")
+        # written with the server: mirrored (vector included) before the command ends
+        code, cat, _ = run(db, "remember", "alice", "Alice has a cat")
+        assert server_side.get(cat["id"], with_vector=True)["vector"] is not None
         code, _, _ = run(db, "forget", "alice", tea["id"])  # an update: mirrored
         assert code == 0
         assert server_side.get(tea["id"])["trashed_at"] is not None
@@ -40,7 +45,7 @@ def test_backup_mirror_and_state(tmp_path):
         assert code == 0 and [(s["role"], s["ok"]) for s in states] == [
             ("primary", True), ("fallback", True)]
         code, counts, _ = run(db, "backup")
-        assert (counts["created"], counts["updated"]) == (0, 2)
+        assert (counts["created"], counts["updated"]) == (0, 3)
 
     code, tea2, _ = run(db, "restore", "alice", tea["id"])  # server down: queued, kept
     assert code == 0

@@ -23,6 +23,7 @@ from pathlib import Path
 from omoide.backends.base import MemoryBackend
 from omoide.backends.listener import BackendListener, load_engine
 from omoide.backends.manager import BackendManager, JsonFileQueueStore
+from omoide.backends.mirror import ManagerMirror
 from omoide.backends.sqlite import SQLiteBackend
 from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID, parse_stamp
 from omoide.engine import MemoryEngine
@@ -120,14 +121,14 @@ def open_workspace(
     backend = SQLiteBackend(path)
     backend.initialize()
     manager = None
-    target: MemoryBackend = backend
     if fallbacks:
         queue = JsonFileQueueStore(path.with_name(path.name + ".mirror-queue.json"))
         manager = BackendManager(backend, fallbacks, queue_store=queue)
         manager.initialize()
         manager.start()
-        target = manager
     engine = MemoryEngine(embedder)
     loaded = load_engine(engine, backend.all_records())
-    engine.add_listener(BackendListener(target))
+    engine.add_listener(BackendListener(backend))  # write-ahead: a refusal vetoes the change
+    if manager is not None:
+        engine.add_listener(ManagerMirror(manager))  # then queued for every fallback
     return Workspace(path, engine, Governor(engine), backend, manager, loaded)

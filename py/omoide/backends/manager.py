@@ -111,7 +111,9 @@ class BackendManager:
                                             for op in self.queue_store.load()]
         self.health_interval = health_interval
         self.pump_interval = pump_interval
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the queue and the states
+        self._pump_lock = threading.Lock()  # one pump at a time (thread, close, browser timer)
+        self._sending: set[int] = set()  # ids of the ops being sent right now
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -249,7 +251,7 @@ class BackendManager:
             return False
         last = next((q for q in reversed(self.queue)
                      if q["target"] == target and q["id"] == op["id"]), None)
-        if last is None or last["op"] == "delete":
+        if last is None or last["op"] == "delete" or id(last) in self._sending:
             return False
         if last["op"] == "upsert":
             return True
@@ -267,20 +269,41 @@ class BackendManager:
 
     def pump(self) -> int:
         """Apply every due mirror op in queue order; failed ops stay with a later due time.
-        Ops of one target stay ordered: after a failure, that target's later ops wait."""
-        done, blocked = 0, set()
-        with self._lock:
-            for op in list(self.queue):
-                if op["target"] in blocked or op["due"] > self.clock():
-                    blocked.add(op["target"])
-                    continue
-                if self._mirror(op):
-                    self.queue.remove(op)
-                    done += 1
-                else:
-                    blocked.add(op["target"])
-            self.queue_store.save(self.queue)
+        Ops of one target stay ordered: after a failure, that target's later ops wait.
+        The network is used outside the queue lock, so engine writes never wait on a slow
+        fallback; ops in flight are not merged into (``_coalesce``)."""
+        with self._pump_lock:
+            with self._lock:
+                batch = self._due()
+                self._sending = {id(op) for op in batch}
+            done, blocked = 0, set()
+            try:
+                for op in batch:
+                    if op["target"] in blocked:
+                        continue
+                    ok = self._mirror(op)
+                    with self._lock:
+                        if ok:
+                            self.queue = [q for q in self.queue if q is not op]
+                            done += 1
+                        else:
+                            blocked.add(op["target"])
+            finally:
+                with self._lock:
+                    self._sending = set()
+                    self.queue_store.save(self.queue)
         return done
+
+    def _due(self) -> list[dict[str, Any]]:
+        now, blocked, batch = self.clock(), set(), []
+        for op in self.queue:
+            if op["target"] in blocked:
+                continue
+            if op["due"] > now:
+                blocked.add(op["target"])
+                continue
+            batch.append(op)
+        return batch
 
     def _mirror(self, op: dict[str, Any]) -> bool:
         state = self.states.get(op["target"])

@@ -30,6 +30,7 @@ from ..backends.base import (
     page_args,
     record_of,
 )
+from ..backends.mirror import mirror_ops
 from ..engine.embedding import embed_passages
 from ..engine.listener import Change
 from ..engine.memory import Memory
@@ -224,24 +225,6 @@ class MirrorListener:
 
     def discard(self) -> None:
         self.pending = []
-
-
-def mirror_ops(change: Change) -> list[dict[str, Any]]:
-    if change.op == "put":
-        if change.vector is not None:  # new text or vector: copy the whole record later
-            return [{"op": "upsert", "id": change.memory_id}]
-        assert change.memory is not None
-        fields = {k: v for k, v in change.memory.to_dict().items() if k not in IMMUTABLE_FIELDS}
-        return [{"op": "update", "id": change.memory_id, "fields": fields}]
-    if change.op == "trash":
-        return [{"op": "update", "id": change.memory_id, "fields": {"trashed_at": change.at}}]
-    if change.op == "restore":
-        return [{"op": "update", "id": change.memory_id, "fields": {"trashed_at": None}}]
-    if change.op == "purge":
-        return [{"op": "delete", "id": change.memory_id}]
-    if change.op == "swap":
-        return [{"op": "upsert", "id": i} for i in sorted(change.vectors)]
-    return []
 
 
 class IndexedDBQueueStore:

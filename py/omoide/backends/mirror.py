@@ -1,0 +1,45 @@
+"""Engine changes as mirror ops for a ``BackendManager``'s fallbacks (CPython workspace and
+browser alike): put -> upsert (the fallback gets the primary's full record, vector included,
+as it is when the op is sent) or, when only fields changed (recall counters, importance),
+an update of those fields; trash/restore -> update of ``trashed_at``; purge -> delete;
+swap (re-vectorization) -> upsert of every memory."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from omoide.backends.base import IMMUTABLE_FIELDS
+from omoide.engine.listener import Change
+
+if TYPE_CHECKING:
+    from omoide.backends.manager import BackendManager
+
+
+def mirror_ops(change: Change) -> list[dict[str, Any]]:
+    if change.op == "put":
+        if change.vector is not None:  # new text or vector: copy the whole record later
+            return [{"op": "upsert", "id": change.memory_id}]
+        assert change.memory is not None
+        fields = {k: v for k, v in change.memory.to_dict().items() if k not in IMMUTABLE_FIELDS}
+        return [{"op": "update", "id": change.memory_id, "fields": fields}]
+    if change.op == "trash":
+        return [{"op": "update", "id": change.memory_id, "fields": {"trashed_at": change.at}}]
+    if change.op == "restore":
+        return [{"op": "update", "id": change.memory_id, "fields": {"trashed_at": None}}]
+    if change.op == "purge":
+        return [{"op": "delete", "id": change.memory_id}]
+    if change.op == "swap":
+        return [{"op": "upsert", "id": i} for i in sorted(change.vectors)]
+    return []
+
+
+class ManagerMirror:
+    """An engine listener placed AFTER the primary's ``BackendListener``: a change the
+    primary refused never reaches it; an accepted one is queued for every fallback."""
+
+    def __init__(self, manager: BackendManager) -> None:
+        self.manager = manager
+
+    def on_change(self, change: Change) -> None:
+        for op in mirror_ops(change):
+            self.manager.mirror(op)
