@@ -17,17 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
-pytest.importorskip("mcp")
-
-import anyio  # noqa: E402
-from mcp import Client, ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-
-from omoide.mcp import TOOL_NAMES, build_server  # noqa: E402
-from omoide.workspace import open_workspace  # noqa: E402
-from tests.test_engine_embedder import HashingEmbedder  # noqa: E402
+from omoide.mcp import TOOL_NAMES, build_server
+from omoide.workspace import open_workspace
+from tests.test_engine_embedder import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 HTTP_PORT = 47691
@@ -296,3 +293,20 @@ def test_an_existing_workspace_keeps_its_model(tmp_path: Path, capsys) -> None:
     assert main(["--db", str(tmp_path / "mem.db"), "--model", "omoide/all-MiniLM-L6-v2"]) == 1
     err = capsys.readouterr().err
     assert "WORKSPACE_MODEL_MISMATCH" in err and "revectorize" in err
+
+
+@pytest.mark.models
+def test_backup_option_mirrors_the_mcp_workspace(tmp_path) -> None:
+    from omoide.backends.http import HttpBackend, HttpConfig
+    from omoide.mcp.__main__ import open_with_model, parse_args
+    from tests.backend_fixtures import running_server
+
+    url = "http://127.0.0.1:47694"
+    with running_server(tmp_path / "backup.db", 47694, api_key="k"):
+        args = parse_args(["--db", str(tmp_path / "m.db"), "--backup", url,
+                           "--backup-key", "k"])
+        workspace, _ = open_with_model(args)
+        memory = workspace.engine.remember("alice", "Alice loves green tea")
+        workspace.close()
+        copy = HttpBackend(HttpConfig(url, api_key="k")).get(memory.id, with_vector=True)
+    assert copy["text"] == "Alice loves green tea" and len(copy["vector"]) == 384

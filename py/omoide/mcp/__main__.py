@@ -9,6 +9,7 @@ Everything but the protocol goes to stderr: on stdio, stdout carries only JSON-R
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +40,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    f"workspace was created with; {DEFAULT_MODEL_ID} for a new one)")
     p.add_argument("--dtype", default=None, help="model weights (default: the workspace's; "
                    f"{DEFAULT_DTYPE} for a new one)")
+    p.add_argument("--backup", metavar="URL", default=os.environ.get("OMOIDE_BACKUP_URL"),
+                   help="backup server (python -m omoide.server) every change is mirrored to; "
+                   "$OMOIDE_BACKUP_URL")
+    p.add_argument("--backup-key", metavar="KEY", default=os.environ.get("OMOIDE_BACKUP_KEY"),
+                   help="its bearer key; $OMOIDE_BACKUP_KEY")
     p.add_argument("--log-level", default="WARNING",
                    choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
     return p.parse_args(argv)
@@ -63,7 +69,8 @@ def open_with_model(args: argparse.Namespace) -> tuple[Any, Any]:
         return choice.embedder
 
     cli_args = argparse.Namespace(db=str(args.db or default_path()), model=args.model,
-                                  dtype=args.dtype, json=False, progress="off")
+                                  dtype=args.dtype, json=False, progress="off",
+                                  backup=args.backup, backup_key=args.backup_key)
     context = Context(cli_args, embedder, stdout=sys.stderr, stderr=sys.stderr)
     return context.open(), context.translate
 
