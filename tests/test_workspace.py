@@ -77,3 +77,26 @@ def test_fallback_server_receives_mirrored_changes(tmp_path):
         status = ws.manager.status()
         assert [s["role"] for s in status] == ["primary", "fallback"]
         ws.close()
+
+
+def test_a_version_1_workspace_file_still_opens(tmp_path):
+    """tests/fixtures/workspaces/workspace-v1.db was written by the first SQLite layout
+    (schema 1); every later version must read it."""
+    import shutil
+    from pathlib import Path
+
+    from omoide.workspace import stored_model
+
+    fixture = Path(__file__).parent / "fixtures" / "workspaces" / "workspace-v1.db"
+    db = tmp_path / "old.db"
+    shutil.copy(fixture, db)
+    assert stored_model(db) == ("test/hashing-ngram-s0", "f32")
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    assert ws.loaded == {"alice": 2, "bob": 1}
+    hits = ws.engine.recall("alice", "green tea", touch=False)
+    assert hits[0].memory.id == "01HF7YAT00KY70X8DPQ5G8VVAF"
+    assert hits[0].memory.kind == "preference" and hits[0].memory.key == "drink"
+    assert [e.memory.text for e in ws.engine.trash("bob")] == ["Bob hates rain"]
+    assert ws.engine.recall("alice", "山", mode="fulltext")[0].memory.text == (
+        "アリスは日曜日に山へ行った")
+    ws.close()
