@@ -97,6 +97,6 @@ def test_a_version_1_workspace_file_still_opens(tmp_path):
     assert hits[0].memory.id == "01HF7YAT00KY70X8DPQ5G8VVAF"
     assert hits[0].memory.kind == "preference" and hits[0].memory.key == "drink"
     assert [e.memory.text for e in ws.engine.trash("bob")] == ["Bob hates rain"]
-    assert ws.engine.recall("alice", "山", mode="fulltext")[0].memory.text == (
+    assert ws.engine.recall("alice", "日曜日", mode="fulltext")[0].memory.text == (
         "アリスは日曜日に山へ行った")
     ws.close()
