@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,13 +55,33 @@ def workspace(tmp_path: Path):
     ws.close()
 
 
+def run_async(main) -> Any:
+    """``anyio.run(main)`` in a thread of its own: in the full suite the browser tests' sync
+    Playwright keeps an asyncio loop running in the main thread, where anyio.run refuses."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = anyio.run(main)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the test's thread
+            result["error"] = err
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(TIMEOUT + 30)
+    assert not thread.is_alive(), "the MCP client did not finish"
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
 def run_with_client(server: Any, body) -> Any:
     async def main() -> Any:
         with anyio.fail_after(TIMEOUT):
             async with Client(server) as client:
                 return await body(client)
 
-    return anyio.run(main)
+    return run_async(main)
 
 
 def test_every_tool_in_process(tmp_path: Path) -> None:
@@ -204,9 +225,10 @@ def test_stdio_transport(tmp_path: Path) -> None:
                     await store_and_recall(s)
 
     try:
-        anyio.run(main)
+        run_async(main)
     except BaseException:
-        print(log.read_text(errors="replace"), file=sys.stderr)
+        if log.exists():
+            print(log.read_text(errors="replace"), file=sys.stderr)
         raise
     # a new workspace records the model it was created with, as the CLI's do
     from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
@@ -251,7 +273,7 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
                     async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
                         await store_and_recall(s)
 
-        anyio.run(main)
+        run_async(main)
         # loopback only: the default bind is 127.0.0.1, never a wildcard address
         listening = Path("/proc/net/tcp").read_text() if Path("/proc/net/tcp").exists() else ""
         if listening:
