@@ -145,3 +145,23 @@ def test_health_reports_ok(backend):
     health = backend.health()
     assert health["ok"] is True and health["memories"] == 1
     assert health["latency_ms"] >= 0
+
+
+def test_sqlite_search_sees_writes_of_another_connection(tmp_path):
+    """SQLiteBackend keeps each character's BM25 index between searches; a write through
+    this backend or through another connection to the file (the CLI while the reference
+    server runs) must show in the next search."""
+    server_side = SQLiteBackend(tmp_path / "shared.db")
+    cli_side = SQLiteBackend(tmp_path / "shared.db")
+    server_side.create(make_record("alice", "Alice loves green tea"))
+    assert len(server_side.search("tea", character_id="alice")) == 1
+    cli_side.create(make_record("alice", "Alice drinks tea at night"))
+    assert len(server_side.search("tea", character_id="alice")) == 2
+    gone = server_side.search("green", character_id="alice")[0]["memory"]["id"]
+    server_side.update(gone, {"trashed_at": 1.0})
+    assert [h["memory"]["text"] for h in server_side.search("tea", character_id="alice")] == [
+        "Alice drinks tea at night"]
+    hit = server_side.search("night", character_id="alice")[0]
+    hit["memory"]["text"] = "mutated by a caller"
+    assert server_side.search("night", character_id="alice")[0]["memory"]["text"] == (
+        "Alice drinks tea at night")

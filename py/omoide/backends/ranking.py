@@ -18,6 +18,25 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / norm if norm else 0.0
 
 
+class TextIndex:
+    """BM25 over one character's live records, built once and reused while the records do
+    not change (``SQLiteBackend`` keeps one per character)."""
+
+    def __init__(self, records: Iterable[dict[str, Any]]) -> None:
+        self.records = {r["id"]: {f: v for f, v in r.items() if f != "vector"} for r in records}
+        self.index = BM25Index()
+        for memory_id, record in self.records.items():
+            self.index.add(memory_id, analyze(record["text"]))
+
+    def search(self, query: str, k: int, kinds: list[str] | None = None
+               ) -> list[dict[str, Any]]:
+        allowed = ({i for i, r in self.records.items() if r["kind"] in kinds}
+                   if kinds else None)
+        found = self.index.search(analyze(query), k, allowed)
+        return [{"memory": dict(self.records[i]), "score": score}
+                for i, score in zip(found.ids, found.scores, strict=True) if score > 0]
+
+
 def rank(records: Iterable[dict[str, Any]], query: str, k: int,
          vector: list[float] | None = None) -> list[dict[str, Any]]:
     """``[{"memory": record without vector, "score": float}]``, best first, score > 0."""

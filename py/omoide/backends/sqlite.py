@@ -41,9 +41,14 @@ CREATE TABLE IF NOT EXISTS memories (
     vector BLOB
 );
 CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind);
+-- pages in id order and totals per kind without a sort or a table scan (added in place:
+-- files made before them get them when opened)
+CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, id);
+CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 COLUMNS = "id, character_id, kind, trashed_at, updated_at, record, vector"
+TEXT_INDEX_CACHE = 8  # characters whose BM25 index is kept between searches
 
 
 def pack(vector: list[float] | None) -> bytes | None:
@@ -71,6 +76,8 @@ class SQLiteBackend:
         self.name = name or f"sqlite:{self.path.name}"
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
+        self._writes = 0  # bumped by every write of this connection (search cache key)
+        self._text_indexes: dict[str, tuple[tuple[int, int], ranking.TextIndex]] = {}
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -119,6 +126,7 @@ class SQLiteBackend:
     def _writing(self) -> Iterator[None]:
         """One write: a locked or full database is a clear error and nothing is changed."""
         with self._lock:
+            self._writes += 1
             try:
                 yield
             except sqlite3.OperationalError as err:
@@ -189,8 +197,9 @@ class SQLiteBackend:
                 where += (" AND" if where else "WHERE") + " kind = ?"
                 args = (*args, kind)
             total = self.db.execute(f"SELECT COUNT(*) FROM memories {where}", args).fetchone()[0]
+            columns = COLUMNS if with_vectors else COLUMNS.replace("vector", "NULL")
             rows = self.db.execute(
-                f"SELECT {COLUMNS} FROM memories {where} ORDER BY id LIMIT ? OFFSET ?",
+                f"SELECT {columns} FROM memories {where} ORDER BY id LIMIT ? OFFSET ?",
                 (*args, limit, offset)).fetchall()
         return {"items": [self._record(r, with_vectors) for r in rows], "total": total,
                 "totals_by_kind": dict(sorted(totals.items()))}
@@ -211,14 +220,34 @@ class SQLiteBackend:
         if not isinstance(character_id, str) or not character_id:
             raise OmoideError.of("INVALID_ARGUMENT", name="character_id",
                                  reason="search needs a character")
+        if vector is None:
+            return self._text_index(character_id).search(query, k, kinds)
         with self._lock:
             rows = self.db.execute(
                 f"SELECT {COLUMNS} FROM memories WHERE character_id = ? AND trashed_at IS NULL",
                 (character_id,)).fetchall()
-        records = [self._record(r, vector is not None) for r in rows]
+        records = [self._record(r, True) for r in rows]
         if kinds:
             records = [r for r in records if r["kind"] in kinds]
         return ranking.rank(records, query, k, vector)
+
+    def _text_index(self, character_id: str) -> ranking.TextIndex:
+        """The character's BM25 index, rebuilt only after a write: ours (``_writes``) or
+        another connection's (SQLite's ``data_version``, e.g. the CLI writing the file the
+        reference server serves)."""
+        with self._lock:
+            version = (self.db.execute("PRAGMA data_version").fetchone()[0], self._writes)
+            cached = self._text_indexes.get(character_id)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            rows = self.db.execute(
+                "SELECT record FROM memories WHERE character_id = ? AND trashed_at IS NULL",
+                (character_id,)).fetchall()
+            index = ranking.TextIndex(json.loads(r[0]) for r in rows)
+            if len(self._text_indexes) >= TEXT_INDEX_CACHE:
+                self._text_indexes.pop(next(iter(self._text_indexes)))
+            self._text_indexes[character_id] = (version, index)
+            return index
 
     def health(self) -> dict[str, Any]:
         started = time.perf_counter()
