@@ -77,17 +77,9 @@ const host = plainErrors({
       looseVectors.set(character, (looseVectors.get(character) ?? 0) + n);
     }
   },
-  // A POST for Python's LLM client (urllib has no network in Pyodide); the endpoint must
-  // allow CORS from this origin, as local servers (llama.cpp, LM Studio, Ollama) can.
-  async http_post(url, body, headersJson, timeoutS) {
-    const response = await fetch(url, {
-      method: "POST", body, headers: JSON.parse(headersJson), mode: "cors",
-      signal: AbortSignal.timeout(Math.max(1, timeoutS * 1000)),
-    });
-    return JSON.stringify({ status: response.status, body: await response.text() });
-  },
-  // Any request for Python's HttpBackend (the backup server): method, optional body, headers;
-  // the server must answer CORS for this origin (the reference server does).
+  // Any request for Python (urllib has no network in Pyodide): the LLM client's POSTs and
+  // HttpBackend's calls to the backup server; method, optional body, headers. The server must
+  // answer CORS for this origin (the reference server does; so can llama.cpp, LM Studio...).
   // A request that cannot be idempotent-safely repeated is tried once; the others get one
   // more try on a network error (a kept-alive connection the server left unusable).
   async http_request(method, url, body, headersJson, timeoutS) {

@@ -1,13 +1,9 @@
 """HTTP for Python in the browser: transports over the worker's fetch.
 
-``fetch_transport`` is the ``governance.llm`` (POST only) transport; ``fetch_request_transport``
-is the general one ``backends.http.HttpBackend`` takes (any method, optional body), through
-the host function ``http_request``.
-
-``urllib`` has no network in Pyodide, so the engine worker's host function ``http_post``
+``urllib`` has no network in Pyodide, so the engine worker's host function ``http_request``
 does the request (CORS mode, with a timeout) and Python waits for it with ``run_sync``.
-Failures are raised as the exceptions ``ChatClient`` already maps to clear errors:
-``TimeoutError`` (REMOTE_TIMEOUT) and ``OSError`` (LLM_UNREACHABLE).
+``fetch_request_transport`` is the one ``backends.http.HttpBackend`` takes (any method,
+optional body); ``fetch_transport`` is the ``governance.llm`` one (POST).
 """
 
 from __future__ import annotations
@@ -15,21 +11,6 @@ from __future__ import annotations
 import json
 
 from .host import host
-
-
-def fetch_transport(url: str, body: bytes, headers: dict[str, str], timeout: float
-                    ) -> tuple[int, bytes]:
-    from pyodide.ffi import JsException, run_sync
-
-    try:
-        reply = run_sync(host().http_post(url, body.decode("utf-8"), json.dumps(headers),
-                                          timeout))
-    except JsException as err:
-        if "TimeoutError" in str(err):
-            raise TimeoutError(str(err)) from None
-        raise OSError(str(err)) from None
-    answer = json.loads(reply)
-    return int(answer["status"]), answer["body"].encode("utf-8")
 
 
 def fetch_request_transport(method: str, url: str, headers: dict[str, str],
@@ -48,3 +29,10 @@ def fetch_request_transport(method: str, url: str, headers: dict[str, str],
         raise OSError(str(err)) from None
     answer = json.loads(reply)
     return int(answer["status"]), answer["body"].encode("utf-8")
+
+
+def fetch_transport(url: str, body: bytes, headers: dict[str, str], timeout: float
+                    ) -> tuple[int, bytes]:
+    """The ``governance.llm`` transport (a POST): same failures as above, which
+    ``ChatClient`` maps to REMOTE_TIMEOUT / LLM_UNREACHABLE."""
+    return fetch_request_transport("POST", url, headers, body, timeout)
