@@ -243,3 +243,27 @@ def test_a_slow_fallback_never_blocks_writes_and_in_flight_ops_are_not_merged(tm
     pumping.join(10)
     manager.pump()
     assert slow.inner.get(record["id"])["text"] == "v2" and manager.queue == []
+
+
+def test_ops_queued_for_a_server_no_longer_configured_follow_the_new_one(tmp_path):
+    """The backup URL changed while ops were queued: they go to the new server (which then
+    converges), never dropped; with no server configured they wait."""
+    primary = SQLiteBackend(tmp_path / "p.db")
+    old_server = Switchable(tmp_path / "old.db", "old-server")
+    new_server = Switchable(tmp_path / "new.db", "new-server")
+    store = JsonFileQueueStore(tmp_path / "queue.json")
+    record = primary.create(make_record("alice", "Alice likes tea"))
+    old_server.down = True
+    before = BackendManager(primary, [old_server], queue_store=store)
+    before.mirror({"op": "upsert", "id": record["id"]})
+    before.pump()
+    assert len(store.load()) == 1
+
+    alone = BackendManager(primary, [], queue_store=store)
+    assert alone.pump() == 0 and len(alone.queue) == 1  # no server: the op waits
+    alone.queue_store.save(alone.queue)
+
+    after = BackendManager(primary, [new_server], queue_store=store)
+    assert [op["target"] for op in after.queue] == ["new-server"]
+    assert after.pump() == 1
+    assert new_server.inner.get(record["id"])["text"] == "Alice likes tea"

@@ -108,7 +108,7 @@ class BackendManager:
         self.clock = clock
         # A restart retries at once: the backoff only spaces attempts within one run.
         self.queue: list[dict[str, Any]] = [op | {"due": min(op["due"], clock())}
-                                            for op in self.queue_store.load()]
+                                            for op in self.adopt(self.queue_store.load())]
         self.health_interval = health_interval
         self.pump_interval = pump_interval
         self._lock = threading.RLock()  # the queue and the states
@@ -297,7 +297,7 @@ class BackendManager:
     def _due(self) -> list[dict[str, Any]]:
         now, blocked, batch = self.clock(), set(), []
         for op in self.queue:
-            if op["target"] in blocked:
+            if op["target"] in blocked or op["target"] not in self.states:
                 continue
             if op["due"] > now:
                 blocked.add(op["target"])
@@ -305,10 +305,27 @@ class BackendManager:
             batch.append(op)
         return batch
 
+    def adopt(self, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Ops queued for a fallback that is no longer configured (the backup URL changed)
+        follow the current fallbacks, one copy each, so nothing queued is ever dropped; the
+        new server converges (an update it cannot apply creates the primary's record). With
+        no fallback at all they wait in the queue."""
+        targets = [b.name for b in self.fallbacks]
+        adopted: list[dict[str, Any]] = []
+        for op in ops:
+            if op["target"] in self.states or not targets:
+                adopted.append(op)
+            else:
+                adopted += [op | {"target": t, "attempts": 0} for t in targets]
+        return adopted
+
+    def reload(self) -> None:
+        """Read the queue again from its store (another tab or process may have pumped it)."""
+        with self._lock:
+            self.queue = self.adopt(self.queue_store.load())
+
     def _mirror(self, op: dict[str, Any]) -> bool:
-        state = self.states.get(op["target"])
-        if state is None:  # a fallback removed from the configuration: nothing to mirror to
-            return True
+        state = self.states[op["target"]]
         ok, err = self._attempt(state, lambda: self._apply(state.backend, op))
         if not ok:
             op["attempts"] += 1

@@ -340,8 +340,7 @@ def write_queue(ops: list[dict[str, Any]]) -> None:
 def reload_queue(s: Session) -> BackendManager:
     """The queue as IndexedDB holds it now (another tab may have pumped it since)."""
     manager = backends(s)
-    with manager._lock:
-        manager.queue = s.queue_store.load()
+    manager.reload()
     return manager
 
 
