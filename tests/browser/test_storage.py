@@ -256,8 +256,17 @@ def test_settings_are_validated_and_kept(launch, app_url, tmp_path):
     code, message = call_error(page, "set_settings", {"dedup_threshold": 7, "rrf_k": 30})
     assert code == "INVALID_ARGUMENT" and "dedup_threshold" in message
     assert engine_call(page, "settings")["rrf_k"] == 60  # nothing of a refused change applied
-    applied = engine_call(page, "set_settings", {"rrf_k": 30, "hot_budget_chars": 8000})
+    code, message = call_error(page, "set_settings", {"cold_soft_entries": 20_000})
+    assert code == "INVALID_ARGUMENT" and "cold_soft_entries < cold_hard_entries" in message
+    assert engine_call(page, "settings")["cold_soft_entries"] == 6_000
+    applied = engine_call(page, "set_settings", {"cold_soft_entries": 20_000,
+                                                 "cold_hard_entries": 30_000})
+    assert (applied["cold_soft_entries"], applied["cold_hard_entries"]) == (20_000, 30_000)
+    applied = engine_call(page, "set_settings", {"rrf_k": 30, "hot_budget_chars": 8000,
+                                                 "cold_soft_entries": 6_000,
+                                                 "cold_hard_entries": 10_000})
     assert applied == {"dedup_threshold": 0.92, "hot_budget_chars": 8000, "rrf_k": 30,
+                       "cold_soft_entries": 6_000, "cold_hard_entries": 10_000,
                        "llm_endpoint": None, "llm_model": None, "llm_api_key": None,
                        "backup_url": None, "backup_key": None}
     page.reload()

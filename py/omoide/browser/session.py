@@ -34,6 +34,10 @@ from .wasm_kernel import wasm_kernel_factory
 SETTINGS: dict[str, tuple[float, float, float]] = {
     "dedup_threshold": (0.92, 0.5, 1.0),
     "hot_budget_chars": (5_000, 500, 200_000),
+    # cold tier: above soft one maintenance pass (merge, summarize, trash), above hard passes
+    # until at or under soft (governance.tiers.maintain_cold); soft must stay under hard
+    "cold_soft_entries": (6_000, 100, 1_000_000),
+    "cold_hard_entries": (10_000, 200, 2_000_000),
     "rrf_k": (60, 1, 1_000),
 }
 # The optional LLM (memory judge + refiner) of ingest: any OpenAI-compatible endpoint; and the
@@ -305,9 +309,13 @@ def apply_settings(values: dict[str, Any]) -> dict[str, Any]:
     checked = {name: checked_setting(name, value) for name, value in values.items()}
     if "backup_url" in checked and checked["backup_url"] is None:
         checked["backup_key"] = None  # no server, no key for it
+    merged = s.settings | checked
+    policy = replace(s.governor.policy, budget_chars=merged["hot_budget_chars"],
+                     cold_soft_entries=merged["cold_soft_entries"],
+                     cold_hard_entries=merged["cold_hard_entries"])  # raises: nothing applied
     s.settings.update(checked)
     s.governor.dedup_threshold = s.settings["dedup_threshold"]
-    s.governor.policy = replace(s.governor.policy, budget_chars=s.settings["hot_budget_chars"])
+    s.governor.policy = policy
     s.governor.llm = configured_llm(s.settings)
     configure_backends(s)
     return dict(s.settings)
