@@ -128,8 +128,22 @@ def test_search_japanese_and_by_vector(backend):
     backend.create(make_record("alice", "アリスは日曜日に山へ行った", vector=[1.0, 0.0, 0.0]))
     hits = backend.search("緑茶", character_id="alice")
     assert hits[0]["memory"]["text"] == "アリスは緑茶が好きです"
-    by_vector = backend.search("", character_id="alice", vector=[0.1, 0.9, 0.0], k=1)
+    by_vector = backend.search("", character_id="alice", vector=[0.1, 0.9, 0.0],
+                               model="test@f32#3", k=1)
     assert [h["memory"]["text"] for h in by_vector] == ["アリスは緑茶が好きです"]
+
+
+def test_a_query_vector_meets_only_its_own_models_vectors(backend):
+    """Two models of the same dimension never mix: records stamped with another model are
+    not compared, and a vector without its model is refused."""
+    backend.create(make_record("alice", "from model A", vector=[1.0, 0.0, 0.0]))
+    backend.create(make_record("alice", "from model B", vector=[1.0, 0.0, 0.0],
+                               model="other@f32#3"))
+    hits = backend.search("", character_id="alice", vector=[1.0, 0.0, 0.0], model="other@f32#3")
+    assert [h["memory"]["text"] for h in hits] == ["from model B"]
+    with pytest.raises(OmoideError) as err:
+        backend.search("", character_id="alice", vector=[1.0, 0.0, 0.0])
+    assert "model" in str(err.value)
 
 
 def test_search_skips_trashed_and_filters_kinds(backend):

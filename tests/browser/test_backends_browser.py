@@ -142,8 +142,11 @@ def test_indexeddb_backend_keeps_the_backend_contract(tmp_path: Path) -> None:
 
     hits = backend.search("natto", character_id="rin", k=1)
     assert hits[0]["memory"]["id"] == "01TESTID0000000000000000AA"
-    by_vector = backend.search("", character_id="rin", k=1, vector=got["vector"])
+    by_vector = backend.search("", character_id="rin", k=1, vector=got["vector"],
+                               model=got["model"])
     assert by_vector[0]["memory"]["id"] == memory.id and by_vector[0]["score"] > 0.99
+    assert backend.search("", character_id="rin", vector=got["vector"],
+                          model="another/model@q8#" + str(len(got["vector"]))) == []
     assert backend.search("cat", character_id="mio") == []
 
     updated = backend.update(memory.id, {"text": "Rin's cat is called Kuro", "importance": 0.8})

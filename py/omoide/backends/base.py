@@ -10,6 +10,9 @@ them against SQLite and HTTP alike):
 - ``get``/``update`` answer None and ``delete`` answers False for an unknown id (HTTP 404).
 - ``list`` and ``search`` never return another character's memory when a character is given;
   ``search`` always needs one.
+- A query ``vector`` comes with the stamp of the ``model`` that made it and is compared with
+  that model's vectors only (two models of the same dimension never meet); a vector without
+  its model is refused.
 - ``list`` returns ``{"items", "total", "totals_by_kind"}``; totals ignore limit/offset.
 - ``update`` changes only the fields it is given; ``id`` and ``character_id`` never change.
 """
@@ -48,8 +51,8 @@ class MemoryBackend(Protocol):
              with_vectors: bool = False) -> dict[str, Any]: ...
 
     def search(self, query: str, *, character_id: str, k: int = 10,
-               vector: list[float] | None = None, kinds: list[str] | None = None
-               ) -> list[dict[str, Any]]: ...
+               vector: list[float] | None = None, model: str | None = None,
+               kinds: list[str] | None = None) -> list[dict[str, Any]]: ...
 
     def health(self) -> dict[str, Any]: ...
 
@@ -113,6 +116,15 @@ def check_record(record: Any) -> dict[str, Any]:
     check_fields({k: v for k, v in full.items() if k not in IMMUTABLE_FIELDS})
     full["vector"] = check_vector(full["vector"])
     return full
+
+
+def check_query_vector(vector: Any, model: Any) -> list[float] | None:
+    if vector is None:
+        return None
+    if not isinstance(model, str) or not model:
+        raise OmoideError.of("INVALID_ARGUMENT", name="model",
+                             reason="a query vector needs the stamp of the model that made it")
+    return check_vector(vector)
 
 
 def record_of(memory: Memory, vector: list[float] | None = None,

@@ -8,7 +8,7 @@ Default contract (every path and parameter name is configurable, see ``HttpConfi
     DELETE /memories/{id}                                  -> 204             (404: unknown)
     GET    /memories?character_id=&kind=&trashed=&limit=&offset=&vectors=
                                               -> 200 {"items", "total", "totals_by_kind"}
-    POST   /memories/search        body: {"query", "character_id", "k", "vector", "kinds"}
+    POST   /memories/search        body: {"query", "character_id", "k", "vector", "model", "kinds"}
                                               -> 200 {"results": [{"memory", "score"}]}
     GET    /health                                         -> 200 {"ok": true, ...}
 
@@ -157,10 +157,10 @@ class HttpBackend:
         return self.request("GET", self.url(self.config.memories_path, query))[1]
 
     def search(self, query: str, *, character_id: str, k: int = 10,
-               vector: list[float] | None = None, kinds: list[str] | None = None
-               ) -> list[dict[str, Any]]:
+               vector: list[float] | None = None, model: str | None = None,
+               kinds: list[str] | None = None) -> list[dict[str, Any]]:
         body = {"query": query, "character_id": character_id, "k": k, "vector": vector,
-                "kinds": kinds}
+                "model": model, "kinds": kinds}
         answer = self.request("POST", self.url(self.config.search_path), body)[1]
         return (answer or {}).get("results", [])
 

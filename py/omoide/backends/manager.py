@@ -178,12 +178,12 @@ class BackendManager:
                            lambda r: r is not None)
 
     def search(self, query: str, *, character_id: str, k: int = 10,
-               vector: list[float] | None = None, kinds: list[str] | None = None
-               ) -> list[dict[str, Any]]:
+               vector: list[float] | None = None, model: str | None = None,
+               kinds: list[str] | None = None) -> list[dict[str, Any]]:
         found = self._first(
             "search",
             lambda b: b.search(query, character_id=character_id, k=k, vector=vector,
-                               kinds=kinds),
+                               model=model, kinds=kinds),
             bool)
         return found or []
 

@@ -24,6 +24,7 @@ from omoide.backends.base import (
     DEFAULT_PAGE,
     IMMUTABLE_FIELDS,
     check_fields,
+    check_query_vector,
     check_record,
     page_args,
 )
@@ -215,18 +216,19 @@ class SQLiteBackend:
         return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
 
     def search(self, query: str, *, character_id: str, k: int = 10,
-               vector: list[float] | None = None, kinds: list[str] | None = None
-               ) -> list[dict[str, Any]]:
+               vector: list[float] | None = None, model: str | None = None,
+               kinds: list[str] | None = None) -> list[dict[str, Any]]:
         if not isinstance(character_id, str) or not character_id:
             raise OmoideError.of("INVALID_ARGUMENT", name="character_id",
                                  reason="search needs a character")
+        vector = check_query_vector(vector, model)
         if vector is None:
             return self._text_index(character_id).search(query, k, kinds)
         with self._lock:
             rows = self.db.execute(
                 f"SELECT {COLUMNS} FROM memories WHERE character_id = ? AND trashed_at IS NULL",
                 (character_id,)).fetchall()
-        records = [self._record(r, True) for r in rows]
+        records = [r for r in (self._record(row, True) for row in rows) if r["model"] == model]
         if kinds:
             records = [r for r in records if r["kind"] in kinds]
         return ranking.rank(records, query, k, vector)

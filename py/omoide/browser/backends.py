@@ -25,6 +25,7 @@ from ..backends.base import (
     DEFAULT_PAGE,
     IMMUTABLE_FIELDS,
     check_fields,
+    check_query_vector,
     check_record,
     memory_of,
     page_args,
@@ -122,8 +123,8 @@ class IndexedDBBackend:
                 "totals_by_kind": dict(sorted(totals.items()))}
 
     def search(self, query: str, *, character_id: str, k: int = 10,
-               vector: list[float] | None = None, kinds: list[str] | None = None
-               ) -> list[dict[str, Any]]:
+               vector: list[float] | None = None, model: str | None = None,
+               kinds: list[str] | None = None) -> list[dict[str, Any]]:
         """Engine recall in the character's own store: hybrid from the text, or plain vector
         search with a given query vector (no embedding)."""
         if not isinstance(character_id, str) or not character_id:
@@ -133,9 +134,12 @@ class IndexedDBBackend:
         store = engine.stores.get(character_id)
         if store is None or not store.records:
             return []
+        vector = check_query_vector(vector, model)
         if vector is None:
             hits = engine.recall(character_id, query, k=k, kinds=kinds, touch=False)
             return [{"memory": record_of(h.memory), "score": h.score} for h in hits]
+        if model != store.stamp:  # another model's space, even at the same dimension
+            return []
         if len(vector) != store.dimension:
             raise OmoideError.of("INVALID_ARGUMENT", name="vector",
                                  reason=f"the index has {store.dimension} dimensions")

@@ -214,7 +214,8 @@ class Handler(BaseHTTPRequestHandler):
             raise HttpError(400, "search needs an object with 'query' and 'character_id'")
         return self.server.backend.search(
             body.get("query", ""), character_id=body.get("character_id"),
-            k=int(body.get("k") or 10), vector=body.get("vector"), kinds=body.get("kinds"))
+            k=int(body.get("k") or 10), vector=body.get("vector"), model=body.get("model"),
+            kinds=body.get("kinds"))
 
 
 def serve(db: str, host: str = "127.0.0.1", port: int = 8750, *, api_key: str | None = None,
