@@ -133,3 +133,28 @@ def test_standard_score_fusion_is_monotone():
         fused = standard_score_fusion(comps, [(0.3, 0.1), (1.0, 0.7)], [rng.random() + 1, 2.0])
         if all(c["x"] >= c["y"] for c in comps):
             assert fused["x"] >= fused["y"]
+
+
+def test_recall_without_a_fusion_uses_the_models_recommendation():
+    """fusion=None: zscore for e5 (better on every e5 benchmark row), adaptive for MiniLM and
+    for models the registry does not know."""
+    from omoide.embeddings.registry import E5_SMALL, MINILM, default_fusion
+    from omoide.engine import MemoryEngine
+
+    assert (default_fusion(E5_SMALL.id), default_fusion(MINILM.id)) == ("zscore", "adaptive")
+    assert default_fusion("someone/else") == "adaptive"
+    texts = [f"note {i} about tea and {w}" for i, w in enumerate(
+        ["rain", "cats", "green tea", "coffee", "mountains", "tea ceremony", "trains"])]
+    for model_id, expected in ((E5_SMALL.id, "zscore"), (MINILM.id, "adaptive"),
+                               ("test/unknown", "adaptive")):
+        embedder = NoiseEmbedder()
+        embedder.model_id = model_id
+        engine = MemoryEngine(embedder)
+        engine.remember_many("alice", texts)
+
+        def scores(fusion, engine=engine):
+            hits = engine.recall("alice", "green tea", fusion=fusion, touch=False)
+            return [(h.memory.id, round(h.score, 9)) for h in hits]
+
+        assert scores(None) == scores(expected), model_id
+        assert scores("zscore") != scores("adaptive")  # so the check above can tell

@@ -3,7 +3,8 @@
 import { clear, field, formatNumber, h, options, tx } from "./dom.js";
 
 const MODES = ["hybrid", "vector", "fulltext"];
-const FUSIONS = ["adaptive", "zscore", "rrf"];
+// "" = the selected model's recommended fusion (registry: zscore for e5, adaptive for MiniLM)
+const FUSIONS = ["", "adaptive", "zscore", "rrf"];
 
 export function mountRecall(panel, ctx) {
   const t = (...args) => ctx.t(...args);
@@ -32,7 +33,7 @@ export function mountRecall(panel, ctx) {
 
   function renderOptions() {
     options(mode, MODES.map((m) => [m, t(`mode.${m}`)]), mode.value || "hybrid");
-    options(fusion, FUSIONS.map((f) => [f, t(`fusion.${f}`)]), fusion.value || "adaptive");
+    options(fusion, FUSIONS.map((f) => [f, t(`fusion.${f || "model"}`)]), fusion.value);
   }
   mode.addEventListener("change", () => {
     for (const row of fusionRows) row.hidden = mode.value !== "hybrid";
@@ -48,7 +49,7 @@ export function mountRecall(panel, ctx) {
       k: Number(k.value) };
     if (threshold.value !== "") params.threshold = Number(threshold.value);
     if (mode.value === "hybrid") Object.assign(params, { rrf_k: Number(rrfK.value),
-      fusion: fusion.value });
+      fusion: fusion.value || null });
     status.textContent = t("recall.searching");
     results.replaceChildren();
     const started = performance.now();

