@@ -34,7 +34,7 @@ def bench_data_dir() -> Path:
     return path
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -66,7 +66,7 @@ def machine_info() -> dict:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "git_commit": _git_commit(),
         "machine": platform.machine(),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cpus": os.cpu_count(),
         "load_average_at_start": list(load) if load else None,
         "platform": platform.platform(),

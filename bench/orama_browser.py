@@ -35,6 +35,7 @@ from pathlib import Path
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
+from bench.common import cpu_model
 from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,16 +75,6 @@ def git_commit() -> str:
                               capture_output=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "?"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main() -> None:
