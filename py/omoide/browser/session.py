@@ -34,8 +34,9 @@ from .wasm_kernel import wasm_kernel_factory
 SETTINGS: dict[str, tuple[float, float, float]] = {
     "dedup_threshold": (0.92, 0.5, 1.0),
     "hot_budget_chars": (5_000, 500, 200_000),
-    # cold tier: above soft one maintenance pass (merge, summarize, trash), above hard passes
-    # until at or under soft (governance.tiers.maintain_cold); soft must stay under hard
+    # cold tier: above soft one maintenance pass (superseded entries and near-duplicates are
+    # folded into the survivor and trashed), above hard passes until at or under soft
+    # (governance.tiers.maintain_cold); soft must stay under hard
     "cold_soft_entries": (6_000, 100, 1_000_000),
     "cold_hard_entries": (10_000, 200, 2_000_000),
     "rrf_k": (60, 1, 1_000),
