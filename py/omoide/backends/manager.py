@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from omoide.backends.base import DEFAULT_PAGE, IMMUTABLE_FIELDS, MemoryBackend
+from omoide.backends.base import DEFAULT_PAGE, MemoryBackend
+from omoide.backends.sync import upsert
 from omoide.errors import OmoideError
 
 RETRY_BASE_S = 1.0
@@ -340,11 +341,8 @@ class BackendManager:
             return
         if op["op"] == "upsert":
             record = self.primary.get(op["id"], with_vector=True)
-            if record is None:  # gone from the primary since: a later delete follows
-                return
-            fields = {k: v for k, v in record.items() if k not in IMMUTABLE_FIELDS}
-            if backend.update(op["id"], fields) is None:
-                backend.create(record)
+            if record is not None:  # gone from the primary since: a later delete follows
+                upsert(backend, record)
             return
         if backend.update(op["id"], op["fields"]) is None:
             record = self.primary.get(op["id"], with_vector=True)

@@ -1,6 +1,6 @@
 """Search for backends that hold records but no engine: BM25 over the character's live
-records (same analyzer as the engine, so Japanese works), or cosine when the caller sends a
-query vector. Only the records of one character are ever scored."""
+records (``TextIndex``, same analyzer as the engine, so Japanese works), or cosine when the
+caller sends a query vector (``rank_by_vector``). Only one character's records are scored."""
 
 from __future__ import annotations
 
@@ -37,19 +37,12 @@ class TextIndex:
                 for i, score in zip(found.ids, found.scores, strict=True) if score > 0]
 
 
-def rank(records: Iterable[dict[str, Any]], query: str, k: int,
-         vector: list[float] | None = None) -> list[dict[str, Any]]:
-    """``[{"memory": record without vector, "score": float}]``, best first, score > 0."""
-    rows = {r["id"]: r for r in records}
-    if vector is not None:
-        scored = [(cosine(vector, r["vector"]), i) for i, r in rows.items()
-                  if r.get("vector") and len(r["vector"]) == len(vector)]
-    else:
-        index = BM25Index()
-        for i, r in rows.items():
-            index.add(i, analyze(r["text"]))
-        found = index.search(analyze(query), k)
-        scored = list(zip(found.scores, found.ids, strict=True))
-    best = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:k]
-    return [{"memory": {f: v for f, v in rows[i].items() if f != "vector"}, "score": s}
-            for s, i in best]
+def rank_by_vector(records: Iterable[dict[str, Any]], vector: list[float], k: int
+                   ) -> list[dict[str, Any]]:
+    """``[{"memory": record without vector, "score": cosine}]``, best first, cosine > 0;
+    records of another dimension are skipped (the caller keeps to one model's stamp)."""
+    scored = [(cosine(vector, r["vector"]), r) for r in records
+              if r.get("vector") and len(r["vector"]) == len(vector)]
+    best = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]["id"]))[:k]
+    return [{"memory": {f: v for f, v in r.items() if f != "vector"}, "score": score}
+            for score, r in best]

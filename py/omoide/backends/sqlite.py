@@ -231,7 +231,7 @@ class SQLiteBackend:
         records = [r for r in (self._record(row, True) for row in rows) if r["model"] == model]
         if kinds:
             records = [r for r in records if r["kind"] in kinds]
-        return ranking.rank(records, query, k, vector)
+        return ranking.rank_by_vector(records, vector, k)
 
     def _text_index(self, character_id: str) -> ranking.TextIndex:
         """The character's BM25 index, rebuilt only after a write: ours (``_writes``) or
