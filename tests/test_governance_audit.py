@@ -44,7 +44,7 @@ def test_counts_and_sections(setup):
     e, clock, _, log = setup
     report = audit(e, "a", log=log, stale_days=30)
     assert report.counts == {
-        "live": 6, "trashed": 0,
+        "live": 6, "trashed": 1,
         "by_kind": {"decision": 1, "diary": 2, "pattern": 1, "preference": 2},
         "by_type": {"episodic": 3, "factual": 3},
         "by_tier": {"cold": 3, "hot": 3},
@@ -58,14 +58,18 @@ def test_counts_and_sections(setup):
     assert {h.kind for h in report.hot} == {"preference", "pattern"}
     assert [h.plan for h in report.hot].count("next to sink") == 1
     assert all(h.age_days >= 0 and h.reason for h in report.hot)
-    python = [c for c in report.contradictions if c["key"] == "preference:python"]
-    assert python[0]["polarity"] == "like" and python[0]["history"][0]["polarity"] == "dislike"
+    [python] = report.superseded  # "I love Python now" replaced "I don't like Python"
+    assert python["old"]["text"] == "I don't like Python." and python["contradiction"] is True
+    assert (python["old"]["polarity"], python["new"]["polarity"]) == ("dislike", "like")
+    assert python["new"]["live"] and python["new"]["text"] == "I love Python now"
+    assert "dislike -> like" in python["reason"]
+    assert report.contradictions == []  # in-place history is only in data from before
     assert [d["reason"] for d in report.duplicates] == ["near-identical"]
     assert {s["kind"] for s in report.stale} == {"diary"} and len(report.stale) == 2
     assert report.summarizable == 2
     assert report.model == {"store": e.embedder.stamp, "selected": e.embedder.stamp,
                             "mismatch": False, "off_stamp_records": []}
-    assert [ev["action"] for ev in report.events] == ["stored"] * 4 + ["contradiction"]
+    assert [ev["action"] for ev in report.events] == ["stored"] * 4 + ["superseded"]
     assert json.loads(report.to_json())["counts"]["live"] == 6
 
 

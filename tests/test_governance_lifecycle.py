@@ -1,5 +1,8 @@
-"""No data loss across any sequence of writes, overflows, cold maintenance, forgets, restores
-and summarizations: live + trashed memories are exactly what the operations imply."""
+"""No data loss across any sequence of writes, supersedes, overflows, cold maintenance,
+forgets, restores and summarizations: live + trashed memories are exactly what the
+operations imply."""
+
+import dataclasses
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -25,6 +28,7 @@ ops = st.lists(
         st.tuples(st.just("rebalance"), st.just(0)),
         st.tuples(st.just("summarize"), st.just(0)),
         st.tuples(st.just("maintain"), st.just(0)),
+        st.tuples(st.just("legacy"), st.integers(0, 50)),
         st.tuples(st.just("wait"), st.integers(1, 40)),
     ),
     min_size=1, max_size=25,
@@ -47,7 +51,7 @@ class Clock:
           ("wait", 10), ("forget", 0), ("summarize", 0), ("restore", 1), ("rebalance", 0),
           ("ingest", ["We'll use Postgres"]), ("summarize", 0)])
 @example([("ingest", ["We'll use Postgres"]), ("forget", 0), ("ingest", ["We'll use Postgres"]),
-          ("restore", 0), ("maintain", 0)])
+          ("restore", 0), ("legacy", 0), ("maintain", 0)])
 def test_live_plus_trash_is_exactly_what_the_operations_imply(operations):
     _run(operations)
 
@@ -66,7 +70,7 @@ def test_the_explicit_example_exercises_summaries_and_overflow():
 def test_the_explicit_example_exercises_cold_maintenance():
     events.clear()
     _run([("ingest", ["We'll use Postgres"]), ("forget", 0), ("ingest", ["We'll use Postgres"]),
-          ("restore", 0), ("maintain", 0)])
+          ("restore", 0), ("legacy", 0), ("maintain", 0)])
     assert events == ["cold"]
 
 
@@ -93,10 +97,14 @@ def _run(operations):
         if op == "ingest":
             report = gov.ingest("a", arg)
             for item in report.items:
-                if item.action == "stored":
+                if item.action == "stored" or item.supersedes:
                     assert item.memory_id not in live | trashed
                     live.add(item.memory_id)
-                elif item.action in ("merged", "contradiction"):
+                if item.supersedes:  # the old one went to the trash as history
+                    assert item.supersedes in live
+                    live.remove(item.supersedes)
+                    trashed.add(item.supersedes)
+                elif item.action == "merged":
                     assert item.memory_id in live
             if report.rebalance is not None:
                 folded(report.rebalance.cold)
@@ -107,9 +115,22 @@ def _run(operations):
             trashed.add(victim)
         elif op == "restore" and trashed:
             back = sorted(trashed)[arg % len(trashed)]
-            engine.restore("a", back)
+            key = next(t.memory.key for t in engine.trash("a") if t.memory.id == back)
+            holders = {m.id for m in engine.memories("a") if key and m.key == key}
+            engine.restore("a", back)  # and it replaces the live holder of its key
             trashed.remove(back)
             live.add(back)
+            live -= holders
+            trashed |= holders
+        elif op == "legacy" and live:
+            # two live holders of one key: data written before same-key supersede
+            source = engine.get("a", sorted(live)[arg % len(live)])
+            if source.key:
+                copy = dataclasses.replace(source, id=f"legacy{arg}{len(live)}{len(trashed)}",
+                                           updated_at=clock())
+                store = engine.stores["a"]
+                store.put(copy, store.kernel.vector(source.id))
+                live.add(copy.id)
         elif op == "rebalance" and "a" in engine.characters():
             report = gov.rebalance("a")
             assert report.failed is None

@@ -15,7 +15,9 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     p.add_argument("text", help="the memory text")
     p.add_argument("--kind", default="fact", choices=KINDS, help="kind (default: fact)")
     p.add_argument("--importance", type=float, default=0.5, help="0..1 (default: 0.5)")
-    p.add_argument("--key", default=None, help="optional slot, e.g. favorite_drink")
+    p.add_argument("--key", default=None,
+                   help="optional slot, e.g. favorite_drink: replaces the memory holding it "
+                        "(kept in the trash, restorable)")
     p.set_defaults(handler=remember)
 
     p = sub.add_parser("forget", parents=[common],
@@ -44,6 +46,9 @@ def remember(ctx: Context) -> int:
         ctx.emit(memory.to_dict())
     else:
         ctx.out(f"remembered {describe(memory)}")
+        for old_id in memory.meta.get("supersedes", []):
+            ctx.out(f"superseded {old_id} (same key; in the trash, restore it with: "
+                    f"python -m omoide restore {a.character} {old_id})")
     return 0
 
 

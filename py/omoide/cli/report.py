@@ -111,6 +111,11 @@ def audit(ctx: Context) -> int:
         ctx.out(f"  {title}: {len(rows)}")
         for row in rows[:20]:
             ctx.out(f"    {summary(row)}")
+    ctx.out(f"  superseded (history, restorable): {len(data['superseded'])}")
+    for row in data["superseded"][:20]:
+        ctx.out(f"    {row['old']['id']}  {row['old']['text']}  -> {row['new']['id']}  "
+                f"({row['reason']}; restore: python -m omoide restore {data['character']} "
+                f"{row['old']['id']})")
     ctx.out(f"  summarizable episodic memories: {data['summarizable']}")
     if data["model"]:
         ctx.out("  model: " + ", ".join(f"{k} {v}" for k, v in data["model"].items()))

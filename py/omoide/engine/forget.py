@@ -2,6 +2,8 @@
 
 A forgotten memory leaves recall at once but keeps its vector in the trash, so ``restore``
 needs no embedder call. Governance (grace periods, revive on recall) builds on these.
+Restoring a keyed memory (say, history of a superseded one) replaces the live memory that
+holds its key now, which goes to the trash in its place: one key, one live memory.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from omoide.engine import validate
 from omoide.engine.memory import Memory, TrashEntry
+from omoide.engine.supersede import holders, linked, retire, unretired
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -28,7 +31,14 @@ def restore(engine: MemoryEngine, character: str, memory_id: str) -> Memory:
     if memory_id not in store.trash:
         raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
     engine.check_model(store)  # a trashed vector must match the live space it rejoins
-    return store.restore(memory_id)
+    memory = store.restore(memory_id)
+    replaced = holders(store, memory.key, besides=memory_id)
+    fresh = linked(unretired(memory), replaced)
+    if fresh is not memory:
+        store.put(fresh, None)
+    for other in replaced:
+        retire(store, other, memory_id, engine.now(), f"restored {memory_id} (same key)")
+    return fresh
 
 
 def trash(engine: MemoryEngine, character: str) -> list[TrashEntry]:

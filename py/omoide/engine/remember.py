@@ -1,4 +1,7 @@
-"""``remember`` / ``remember_many``: validate, embed (one batched call), store."""
+"""``remember`` / ``remember_many``: validate, embed (one batched call), store.
+
+A memory with a key replaces the live memories holding that key (``engine.supersede``): they
+move to the trash as its history, restorable, and recall only ranks the new one."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_passages
 from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
+from omoide.engine.supersede import holders, linked, retire
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -69,9 +73,15 @@ def remember_many(
         return []
     store = engine.writable_store(character)
     vectors = embed_passages(engine.embedder, [m.text for m in memories])
+    stored = []
     for memory, vector in zip(memories, vectors, strict=True):
+        replaced = holders(store, memory.key)
+        memory = linked(memory, replaced)
         store.put(memory, vector)
-    return memories
+        for old_id in replaced:
+            retire(store, old_id, memory.id, engine.now(), f"same key {memory.key}")
+        stored.append(memory)
+    return stored
 
 
 def remember(engine: MemoryEngine, character: str, text: str, **fields: Any) -> Memory:

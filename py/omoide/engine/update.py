@@ -1,4 +1,5 @@
-"""``update``: change fields of a live memory; a new text is re-embedded and re-indexed."""
+"""``update``: change fields of a live memory; a new text is re-embedded and re-indexed.
+Giving it a key other live memories hold replaces them (``engine.supersede``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_passages
 from omoide.engine.memory import KIND_TYPES, Memory
+from omoide.engine.supersede import holders, linked, retire
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -48,5 +50,9 @@ def update(
     if new.text != old.text:
         engine.check_model(store)
         vector = embed_passages(engine.embedder, [new.text])[0]
+    replaced = holders(store, new.key, besides=memory_id) if new.key != old.key else []
+    new = linked(new, replaced)
     store.put(new, vector)
+    for other in replaced:
+        retire(store, other, memory_id, engine.now(), f"same key {new.key}")
     return new

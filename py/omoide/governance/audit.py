@@ -7,7 +7,11 @@
   (the least valuable one while under the soft limit) or ``keep``, with the reason;
 - duplicate candidates dedup would merge (same key, or near-identical with compatible keys);
 - stale memories: not recalled (or, never recalled, not created) for ``stale_days``;
-- contradictions: memories whose polarity flipped, with their history;
+- superseded: each memory in the trash as the history of the one that replaced it (same
+  key, a contradiction, a merge that grew the text), with the reason, whether the polarity
+  flipped, and the memory that replaced it (restorable with ``restore``);
+- contradictions: memories whose polarity flipped in place, with their ``meta["history"]``
+  (data from before supersede);
 - model stamp state: the store's stamp vs the selected model, and records off-stamp;
 - how many memories ``summarize`` would fold, and the governance log for the character.
 
@@ -20,7 +24,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from omoide.governance.dedup import DEFAULT_THRESHOLD, duplicate_pairs
+from omoide.engine.supersede import SUPERSEDED_BY
+from omoide.governance.dedup import DEFAULT_THRESHOLD, duplicate_pairs, polarity_of
 from omoide.governance.log import AuditLog
 from omoide.governance.summarize import candidates as summary_candidates
 from omoide.governance.tiers import (
@@ -62,6 +67,7 @@ class AuditReport:
     cold: dict[str, Any] = field(default_factory=dict)  # entries, soft, hard, state
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     stale: list[dict[str, Any]] = field(default_factory=list)
+    superseded: list[dict[str, Any]] = field(default_factory=list)
     contradictions: list[dict[str, Any]] = field(default_factory=list)
     model: dict[str, Any] = field(default_factory=dict)
     summarizable: int = 0
@@ -172,6 +178,27 @@ def audit(
                           "never_recalled": memory.last_recalled_at is None})
     stale.sort(key=lambda s: -s["days_since_use"])
 
+    superseded = []
+    for entry in sorted(store.trash.values(), key=lambda t: (-t.trashed_at, t.memory.id)):
+        old = entry.memory
+        new_id = old.meta.get(SUPERSEDED_BY)
+        if new_id is None:
+            continue
+        new = store.records.get(new_id)
+        new_trashed = store.trash.get(new_id)
+        current = new or (new_trashed.memory if new_trashed is not None else None)
+        superseded.append({
+            "old": {"id": old.id, "text": old.text, "kind": old.kind, "key": old.key,
+                    "polarity": polarity_of(old), "trashed_at": entry.trashed_at},
+            "new": {"id": new_id, "text": current.text if current else None,
+                    "key": current.key if current else None,
+                    "polarity": polarity_of(current) if current else None,
+                    "live": new is not None},
+            "reason": old.meta.get("superseded_reason"),
+            "contradiction": current is not None and polarity_of(current) != polarity_of(old),
+        })
+        if len(superseded) >= max_listed:
+            break
     contradictions = [
         {"id": m.id, "key": m.key, "polarity": m.meta.get("polarity"),
          "history": list(m.meta["history"])}
@@ -193,7 +220,8 @@ def audit(
     return AuditReport(
         character=character, at=now, counts=_counts(memories, len(store.trash)),
         hot=entries, hot_chars=usage, budget_chars=budget, hot_state=state, cold=cold,
-        duplicates=duplicates, stale=stale[:max_listed], contradictions=contradictions,
+        duplicates=duplicates, stale=stale[:max_listed], superseded=superseded,
+        contradictions=contradictions,
         model=model, summarizable=len(foldable),
         events=[e.to_dict() for e in log.events(character)] if log is not None else [],
     )

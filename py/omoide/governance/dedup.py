@@ -1,28 +1,35 @@
-"""Write-time dedup: find the live memory a candidate repeats, and merge into it.
+"""Write-time dedup: find the live memory a candidate repeats, or the one it contradicts.
 
-A candidate matches an existing memory of the same character and kind when
-1. they share a key (``preference:typescript``): the key is the identity, or
-2. their passage vectors have cosine >= ``threshold`` (default 0.92) AND at most one of them
-   has a key. Two different keys are never merged on similarity alone: hashed or small
-   models put "Java" and "JavaScript" close, and a false merge silently loses a fact.
+A merge may only fold a candidate into a memory that SAYS THE SAME THING:
+1. same key (``preference:typescript``) and the same polarity: the key is the identity;
+2. no key on either side (diary notes, typed facts), passage vectors with cosine >=
+   ``threshold`` (default 0.92) and the same polarity (``governance.polarity``). Two
+   different keys, or a key and no key, are never merged on similarity: small models put
+   "Java" and "JavaScript", or "I love spicy ramen" and "I don't like spicy ramen anymore",
+   above 0.92, and a false merge silently loses a fact.
 
-Merging updates the existing record: the newest phrasing becomes the content, ``updated_at``
-is now, importance is the max of both, ``meta["merges"]`` counts the repeats. A polarity
-flip on the same key (like -> dislike) is a contradiction: the new polarity wins and the old
-one (with its text and when it ended) is appended to ``meta["history"]``.
+Same key, opposite polarity is a CONTRADICTION: the candidate supersedes the memory (a new
+record; the old one goes to the trash as its history, ``engine.supersede``). A merge keeps
+the memory's text unless the new text is a strict superset of it ("I like tea" ->
+"I like tea with milk"); then the grown text supersedes the old record the same way, so
+the previous text stays restorable. Either way importance is the max of both and
+``meta["merges"]`` counts the repeats.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from omoide.engine.memory import Memory
 from omoide.engine.store import CharacterStore, as_float_list
-from omoide.governance.extract import Candidate
+from omoide.governance.extract import Candidate, extract
+from omoide.governance.polarity import stance
 
 DEFAULT_THRESHOLD = 0.92
 NEIGHBOURS = 16  # nearest rows looked at; a near-duplicate of the same kind is among them
@@ -40,34 +47,50 @@ def dot(a: Sequence[float], b: Sequence[float]) -> float:
     return math.fsum(x * y for x, y in zip(a, b, strict=True))
 
 
-def keys_compatible(a: str | None, b: str | None) -> bool:
-    return a is None or b is None or a == b
+def polarity_of(memory: Memory) -> str:
+    """The polarity extraction gave it, else the one its text shows."""
+    value = memory.meta.get("polarity")
+    return value if value in ("like", "dislike") else stance(memory.text)
+
+
+def candidate_polarity(candidate: Candidate) -> str:
+    return candidate.polarity if candidate.polarity in ("like", "dislike") else stance(
+        candidate.text)
 
 
 def is_contradiction(memory: Memory, candidate: Candidate) -> bool:
-    old = memory.meta.get("polarity")
-    return (memory.key is not None and memory.key == candidate.key and old is not None
-            and candidate.polarity is not None and old != candidate.polarity)
+    """Same key, opposite polarity."""
+    return (memory.key is not None and memory.key == candidate.key
+            and polarity_of(memory) != candidate_polarity(candidate))
+
+
+def _plain(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+def is_strict_superset(new: str, old: str) -> bool:
+    """Whether ``new`` says everything ``old`` says and more (ignoring case and
+    punctuation): the only merge that may replace a memory's text."""
+    a, b = _plain(new), _plain(old)
+    return bool(b) and len(a) > len(b) and b in a
 
 
 def merged(memory: Memory, candidate: Candidate, now: float) -> Memory:
-    """The existing memory updated by a repeat (or contradiction) of it."""
+    """The existing memory updated by a repeat of it: same text (unless the candidate's is a
+    strict superset: then the caller supersedes the old record with this one), max
+    importance, one more merge."""
     meta: dict[str, Any] = dict(memory.meta)
     meta["merges"] = int(meta.get("merges", 0)) + 1
-    if is_contradiction(memory, candidate):
-        history = list(meta.get("history", []))
-        history.append({"polarity": memory.meta.get("polarity"), "text": memory.text,
-                        "since": memory.updated_at, "until": now})
-        meta["history"] = history[-MAX_HISTORY:]
-    if candidate.polarity is not None:
-        meta["polarity"] = candidate.polarity
+    meta["polarity"] = candidate_polarity(candidate)
     meta["lang"], meta["via"] = candidate.lang, candidate.via
     for name, item in candidate.meta.items():
-        if name not in ("polarity", "tier", "merges", "history"):
+        if name not in ("polarity", "tier", "merges", "history", "supersedes"):
             meta[name] = item
+    grows = is_strict_superset(candidate.text, memory.text)
     return dataclasses.replace(
         memory,
-        text=candidate.text,
+        text=candidate.text if grows else memory.text,
         importance=max(memory.importance, candidate.importance),
         updated_at=now,
         key=memory.key or candidate.key,
@@ -75,9 +98,24 @@ def merged(memory: Memory, candidate: Candidate, now: float) -> Memory:
     )
 
 
+def keys_compatible(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def subject_keys(memory: Memory) -> frozenset[str]:
+    """The keys a memory is about: its own, else the ones extraction finds in its text (a
+    memory typed without a key still has a subject: 「私は辛いラーメンが大好きです」 is about
+    ``preference:辛いラーメン``)."""
+    if memory.key is not None:
+        return frozenset((memory.key,))
+    found, _ = extract([memory.text], roles=("user",))
+    return frozenset(c.key for c in found if c.key is not None)
+
+
 class DedupIndex:
     """Matches candidates against a character's store plus the writes planned in this batch
     (so a batch that repeats itself also collapses, and a dry run sees what a real run would).
+    ``retired``: ids a planned write supersedes (no longer matched).
     """
 
     def __init__(self, store: CharacterStore | None, threshold: float = DEFAULT_THRESHOLD):
@@ -86,6 +124,8 @@ class DedupIndex:
         self.store = store
         self.threshold = threshold
         self.planned: dict[str, tuple[Memory, list[float]]] = {}  # new or rewritten rows
+        self.retired: dict[str, tuple[str, str]] = {}  # old id -> (new id, reason)
+        self._subjects: dict[tuple[str, str], frozenset[str]] = {}
 
     def current(self, memory_id: str) -> Memory:
         if memory_id in self.planned:
@@ -101,30 +141,58 @@ class DedupIndex:
             vector = self.store.kernel.vector(memory.id)
         self.planned[memory.id] = (memory, as_float_list(vector) if vector is not None else [])
 
-    def match(self, kind: str, key: str | None, vector: Sequence[float]) -> Match | None:
+    def retire(self, old_id: str, new_id: str, reason: str) -> None:
+        """Plan ``new_id`` superseding ``old_id`` (the new record is planned already)."""
+        self.retired[old_id] = (new_id, reason)
+
+    def _subjects_of(self, memory: Memory) -> frozenset[str]:
+        cache_key = (memory.id, memory.text)
+        if cache_key not in self._subjects:
+            self._subjects[cache_key] = subject_keys(memory)
+        return self._subjects[cache_key]
+
+    def _neighbours(self, row: list[float]) -> list[tuple[Memory, float]]:
+        """Live (not retired) memories near ``row``: planned ones, then the store's top-k."""
+        out = [(m, dot(row, v)) for i, (m, v) in self.planned.items()
+               if v and i not in self.retired]
+        if self.store is not None and len(self.store.kernel):
+            near = self.store.kernel.top_k(row, NEIGHBOURS)
+            out += [(self.store.records[i], cos) for i, cos in zip(near.ids, near.scores,
+                                                                  strict=True)
+                    if i not in self.planned and i not in self.retired]
+        return out
+
+    def match(self, kind: str, key: str | None, vector: Sequence[float],
+              polarity: str | None = None) -> Match | None:
+        """The live memory the candidate is about: same key (any kind, any polarity: the
+        caller merges or supersedes), else a keyless neighbour whose text has that key
+        ("same subject"), else a near-identical memory of the same kind, compatible keys and
+        the same polarity (``polarity`` None: no polarity guard)."""
+        row = as_float_list(vector)
         if key is not None:
-            ids = [i for i, (m, _) in self.planned.items() if m.key == key and m.kind == kind]
+            ids = [i for i, (m, _) in self.planned.items()
+                   if m.key == key and i not in self.retired]
             if self.store is not None:
                 ids += [i for i in self.store.ids_with_key(key)
-                        if i not in self.planned and self.store.records[i].kind == kind]
+                        if i not in self.planned and i not in self.retired]
             if ids:
                 best = max(ids, key=lambda i: (self.current(i).updated_at, i))
                 return Match(best, "same key", None)
+        neighbours = self._neighbours(row)
+        if key is not None:
+            same_subject = [(m, cos) for m, cos in neighbours
+                            if m.key is None and key in self._subjects_of(m)]
+            if same_subject:
+                memory, cos = max(same_subject, key=lambda pair: pair[1])
+                return Match(memory.id, "same subject", round(cos, 4))
         best_id, best_cos = None, -2.0
-        row = as_float_list(vector)
-        for memory_id, (memory, planned_row) in self.planned.items():
-            if memory.kind == kind and keys_compatible(key, memory.key) and planned_row:
-                cos = dot(row, planned_row)
-                if cos > best_cos:
-                    best_id, best_cos = memory_id, cos
-        if self.store is not None and len(self.store.kernel):
-            near = self.store.kernel.top_k(row, NEIGHBOURS)
-            for memory_id, cos in zip(near.ids, near.scores, strict=True):
-                if memory_id in self.planned:
-                    continue  # scored above with its planned vector
-                memory = self.store.records[memory_id]
-                if memory.kind == kind and keys_compatible(key, memory.key) and cos > best_cos:
-                    best_id, best_cos = memory_id, cos
+        for memory, cos in neighbours:
+            if (memory.kind != kind or not keys_compatible(key, memory.key)
+                    or (key is not None and self._subjects_of(memory) - {key})
+                    or (polarity is not None and polarity_of(memory) != polarity)):
+                continue
+            if cos > best_cos:
+                best_id, best_cos = memory.id, cos
         if best_id is not None and best_cos >= self.threshold:
             return Match(best_id, "near-identical", round(best_cos, 4))
         return None
@@ -136,15 +204,17 @@ def duplicate_pairs(
     limit: int = 100,
     only: Iterable[str] | None = None,
 ) -> list[tuple[str, str, str, float | None]]:
-    """Live pairs that dedup would have merged (same key, or near-identical with compatible
-    keys): ``(older_id, newer_id, reason, cosine)``. Read-only; used by the audit and the
-    cold maintenance. ``only``: near-identical pairs are looked for from these records only
-    (each against the whole store), for an incremental scan."""
+    """Live pairs that dedup would have merged (same key and polarity, or near-identical
+    with compatible keys and the same polarity): ``(older_id, newer_id, reason, cosine)``.
+    Read-only; used by the audit and the cold maintenance. ``only``: near-identical pairs
+    are looked for from these records only (each against the whole store), for an
+    incremental scan."""
     pairs: dict[tuple[str, str], tuple[str, float | None]] = {}
-    by_key: dict[tuple[str, str], list[str]] = {}
+    by_key: dict[tuple[str, str, str], list[str]] = {}
     for memory in store.records.values():
         if memory.key is not None:
-            by_key.setdefault((memory.kind, memory.key), []).append(memory.id)
+            by_key.setdefault((memory.kind, memory.key, polarity_of(memory)), []).append(
+                memory.id)
     for ids in by_key.values():
         ids.sort()
         for other in ids[1:]:
@@ -158,7 +228,8 @@ def duplicate_pairs(
         for other_id, cos in zip(near.ids, near.scores, strict=True):
             other = store.records[other_id]
             if (other_id == memory.id or cos < threshold or other.kind != memory.kind
-                    or not keys_compatible(memory.key, other.key)):
+                    or not keys_compatible(memory.key, other.key)
+                    or polarity_of(memory) != polarity_of(other)):
                 continue
             pair = tuple(sorted((memory.id, other_id)))
             pairs.setdefault(pair, ("near-identical", round(cos, 4)))  # type: ignore[arg-type]

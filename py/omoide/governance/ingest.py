@@ -3,8 +3,11 @@
 Path: with an ``llm`` (``MemoryLLM``), the memory judge decides what is worth keeping and the
 refiner adds a diary note; if the endpoint fails, is slow or answers garbage, the same
 messages go through the pattern path and the report says why (``degraded``). Every input
-message ends up in the report: stored, merged into an existing memory, or skipped with a
-reason; a write vetoed by a listener (quota) is reported as failed, with its text.
+message ends up in the report: stored, merged into an existing memory that says the same
+thing, superseding one it contradicts (same subject, the other polarity: the old one goes to
+the trash as history, restorable), or skipped with a reason; a write vetoed by a listener
+(quota) is reported as failed, with its text. Nothing is ever lost on write: a merge keeps
+the memory's text unless the new one is a strict superset, which then supersedes it.
 
 The whole batch is planned first (one embedding call, dedup against the store AND against
 earlier candidates of the batch), then written: a dry run is exactly the plan.
@@ -19,9 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
 from omoide.engine.embedding import embed_passages
+from omoide.engine.memory import new_memory_id
 from omoide.engine.remember import build_memory
+from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
-from omoide.governance.dedup import DEFAULT_THRESHOLD, DedupIndex, is_contradiction, merged
+from omoide.governance.dedup import (
+    DEFAULT_THRESHOLD,
+    DedupIndex,
+    candidate_polarity,
+    merged,
+    polarity_of,
+)
 from omoide.governance.extract import Candidate, Message, extract, has_japanese
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
@@ -35,7 +46,7 @@ DIARY_IMPORTANCE = 0.5
 
 @dataclass
 class IngestItem:
-    action: str  # "stored" | "merged" | "contradiction" | "skipped" | "failed"
+    action: str  # "stored" | "merged" | "superseded" | "skipped" | "failed"
     reason: str
     text: str | None = None
     kind: str | None = None
@@ -43,6 +54,7 @@ class IngestItem:
     polarity: str | None = None
     source: int | None = None  # index of the message it came from
     memory_id: str | None = None  # the record written or merged into
+    supersedes: str | None = None  # the record it replaced (now in the trash, restorable)
     cosine: float | None = None
     tier: str | None = None
     via: str | None = None  # "pattern" | "llm"
@@ -66,7 +78,11 @@ class IngestReport:
 
     @property
     def merged(self) -> list[IngestItem]:
-        return [i for i in self.items if i.action in ("merged", "contradiction")]
+        return [i for i in self.items if i.action == "merged"]
+
+    @property
+    def superseded(self) -> list[IngestItem]:
+        return [i for i in self.items if i.action == "superseded"]
 
     @property
     def skipped(self) -> list[IngestItem]:
@@ -160,25 +176,9 @@ def ingest(
             "stored", "new", text=candidate.text, kind=candidate.kind, key=candidate.key,
             polarity=candidate.polarity, source=candidate.source, via=candidate.via,
         )
-        found = index.match(candidate.kind, candidate.key, vector)
-        if found is not None:
-            existing = index.current(found.memory_id)
-            contradiction = is_contradiction(existing, candidate)
-            updated = merged(existing, candidate, now)
-            index.plan(updated, vector if updated.text != existing.text else None)
-            item.memory_id, item.cosine = existing.id, found.cosine
-            item.tier = updated.meta.get("tier")
-            if contradiction:
-                item.action = "contradiction"
-                item.reason = (f"{found.reason} {existing.key}: polarity "
-                               f"{existing.meta.get('polarity')} -> {candidate.polarity}; "
-                               f"old kept in history")
-            else:
-                item.action = "merged"
-                exact = existing.text == candidate.text
-                item.reason = ("exact duplicate" if exact else found.reason) + (
-                    f" (cosine {found.cosine})" if found.cosine is not None else "")
-        else:
+        polarity = candidate_polarity(candidate)
+        found = index.match(candidate.kind, candidate.key, vector, polarity)
+        if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = {**extra_meta, **candidate.meta, "via": candidate.via,
                            "lang": candidate.lang, "tier": tier, "merges": 0}
@@ -188,6 +188,41 @@ def ingest(
             index.plan(memory, vector)
             item.memory_id, item.tier = memory.id, tier
             item.reason = f"new {candidate.kind}" + (f" {candidate.key}" if candidate.key else "")
+            planned_items.append(item)
+            continue
+        existing = index.current(found.memory_id)
+        how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
+        old_polarity = polarity_of(existing)
+        if old_polarity != polarity or existing.kind != candidate.kind:
+            # A contradiction (or a new kind for the key): the candidate is the new truth.
+            tier = initial_tier(candidate.kind, candidate.importance, policy)
+            memory = build_memory(
+                engine, character, candidate.text, kind=candidate.kind,
+                importance=candidate.importance, key=candidate.key or existing.key,
+                meta={**extra_meta, **candidate.meta, "via": candidate.via,
+                      "lang": candidate.lang, "tier": tier, "merges": 0,
+                      "polarity": polarity})
+            why = (f"{how}: polarity {old_polarity} -> {polarity}" if old_polarity != polarity
+                   else f"{how}: kind {existing.kind} -> {candidate.kind}")
+            item.action, item.tier = "superseded", tier
+        else:
+            updated = merged(existing, candidate, now)
+            if updated.text == existing.text:
+                index.plan(updated, None)
+                item.action, item.memory_id = "merged", existing.id
+                item.cosine, item.tier = found.cosine, updated.meta.get("tier")
+                item.reason = ("exact duplicate" if existing.text == candidate.text else how)
+                planned_items.append(item)
+                continue
+            # The new text says all the old one did and more: a new record replaces it.
+            memory = dataclasses.replace(updated, id=new_memory_id(now))
+            why = f"{how}: the text grew (a strict superset)"
+            item.action, item.tier = "merged", updated.meta.get("tier")
+        memory = linked(memory, [existing.id])
+        index.plan(memory, vector)
+        index.retire(existing.id, memory.id, why)
+        item.memory_id, item.supersedes, item.cosine = memory.id, existing.id, found.cosine
+        item.reason = f"{why}; the old text is in the trash, restorable"
         planned_items.append(item)
     report.items.extend(planned_items)
     report.items.sort(key=lambda i: (i.source if i.source is not None else -1))
@@ -202,13 +237,23 @@ def ingest(
             store.put(memory, row if old is None or old.text != memory.text else None)
         except Exception as e:  # vetoed by a listener: keep going, report the text
             failed[memory_id] = f"write refused ({type(e).__name__}: {e})"
+    for old_id, (new_id, why) in index.retired.items():
+        if new_id in failed or old_id not in store.records:
+            continue  # the new record is not there (the old one stays live), or the old one
+            # was this batch's own and was refused: nothing to retire
+        try:  # only after the new record exists: the fact is never in no record
+            retire(store, old_id, new_id, now, why)
+        except Exception as e:  # both stay live: duplicated, never lost
+            for item in planned_items:
+                if item.memory_id == new_id:
+                    item.reason += f" (old one still live: {type(e).__name__}: {e})"
     for item in planned_items:
         if item.memory_id in failed:
             item.action, item.reason = "failed", failed[item.memory_id]
         if log is not None:
             action = "write_failed" if item.action == "failed" else item.action
-            log.record(now, character, action, [item.memory_id] if item.memory_id else [],
-                       item.reason, key=item.key, text=item.text)
+            ids = [i for i in (item.memory_id, item.supersedes) if i]
+            log.record(now, character, action, ids, item.reason, key=item.key, text=item.text)
     if rebalance_tiers:
         report.rebalance = rebalance(engine, character, policy, log=log,
                                      dedup_threshold=dedup_threshold)

@@ -4,7 +4,8 @@
   younger ones stay restorable with ``engine.restore``.
 - ``recall_reviving``: a recall whose best match is a TRASHED memory with cosine at or above
   ``revive_threshold`` (default 0.95), better than every live match, restores it first and
-  says so: the user clearly still needs it.
+  says so: the user clearly still needs it. A superseded memory (history of the one that
+  replaced it, ``meta["superseded_by"]``) is never revived: it was replaced, not forgotten.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_query
 from omoide.engine.memory import Hit
+from omoide.engine.supersede import is_superseded
 from omoide.governance.dedup import dot
 
 if TYPE_CHECKING:
@@ -50,11 +52,13 @@ def recall_reviving(
     character = validate.character_id(character)
     store = engine.stores.get(character)
     result = RecallResult([])
-    if revive and store is not None and store.trash:
+    forgotten = ({i: e for i, e in store.trash.items() if not is_superseded(e.memory)}
+                 if revive and store is not None else {})
+    if forgotten:
         engine.check_model(store)
         q = [float(x) for x in embed_query(engine.embedder, validate.text(
             query, engine.max_text_length))]
-        best_id, best = max(((i, dot(q, e.vector)) for i, e in store.trash.items()),
+        best_id, best = max(((i, dot(q, e.vector)) for i, e in forgotten.items()),
                             key=lambda pair: pair[1])
         # float32 kernel vs float64 here: a tie must not count as "better than live"
         live_best = store.kernel.top_k(q, 1).scores[:1] if len(store.kernel) else []

@@ -1,0 +1,68 @@
+"""Supersede: a memory replaces live ones, which move to the trash as its history.
+
+One key, one live memory: ``remember`` (and ``remember_many``) with a key that live memories
+hold, ``update`` giving a memory such a key, and ``restore`` of a keyed memory all replace
+the holders. Governance ingest uses the same step for a contradiction (same subject, the
+other polarity) and for a merge whose text grows.
+
+Order: the new record is written first, then each old one gets ``meta["superseded_by"]``,
+``superseded_at`` and ``superseded_reason`` and moves to the trash, so a failed trash move
+leaves the fact in two records, never in none. The new record lists what it replaced in
+``meta["supersedes"]``. The old one keeps its vector in the trash: ``restore`` brings it back
+(and, holding the key, retires the one that replaced it). Recall never ranks it: it is out
+of the kernel and the text index, and ``recall_reviving`` never revives it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from omoide.engine.memory import Memory, TrashEntry
+from omoide.engine.store import CharacterStore
+
+SUPERSEDES = "supersedes"
+SUPERSEDED_BY = "superseded_by"
+MAX_LINKS = 50  # a slot rewritten every day keeps the last 50 ids it replaced
+RETIRED_FIELDS = (SUPERSEDED_BY, "superseded_at", "superseded_reason")
+
+
+def holders(store: CharacterStore, key: str | None, *, besides: str | None = None
+            ) -> list[str]:
+    """Live ids holding ``key`` (an index lookup, never a scan)."""
+    if key is None:
+        return []
+    return [i for i in store.ids_with_key(key) if i != besides]
+
+
+def linked(memory: Memory, old_ids: Iterable[str]) -> Memory:
+    """``memory`` with ``old_ids`` appended to ``meta["supersedes"]`` (no write)."""
+    old_ids = list(old_ids)
+    if not old_ids:
+        return memory
+    meta: dict[str, Any] = dict(memory.meta)
+    links = [i for i in meta.get(SUPERSEDES, []) if i not in old_ids] + old_ids
+    meta[SUPERSEDES] = links[-MAX_LINKS:]
+    return dataclasses.replace(memory, meta=meta)
+
+
+def retire(store: CharacterStore, old_id: str, new_id: str, at: float, reason: str
+           ) -> TrashEntry:
+    """Move a live memory to the trash as history of ``new_id`` (already written)."""
+    old = store.records[old_id]
+    meta = {**old.meta, SUPERSEDED_BY: new_id, "superseded_at": at, "superseded_reason": reason}
+    store.put(dataclasses.replace(old, meta=meta), None)
+    return store.move_to_trash(old_id, at)
+
+
+def unretired(memory: Memory) -> Memory:
+    """A restored memory without the marks of its retirement."""
+    if not any(name in memory.meta for name in RETIRED_FIELDS):
+        return memory
+    meta = {k: v for k, v in memory.meta.items() if k not in RETIRED_FIELDS}
+    return dataclasses.replace(memory, meta=meta)
+
+
+def is_superseded(memory: Memory) -> bool:
+    return SUPERSEDED_BY in memory.meta

@@ -1,0 +1,83 @@
+"""Polarity of a statement, English and Japanese: does it say yes or no to its subject?
+
+Write-time dedup may only fold a statement into a memory that says the same thing, so
+"I love spicy ramen" and "I don't like spicy ramen anymore" (cosine ~0.9 in small models)
+must never merge, and the second must supersede the first. Extraction gives its candidates
+a polarity; this module gives one to any text (a memory typed into the app, an LLM's note).
+
+Rule: ``stance = dislike`` when the text is negated XOR it uses a negative word.
+
+- negation, English: not, n't, never, no (not the interjection "No,"), no longer,
+  neither/nor; "anymore" alone ("I'm over spicy ramen anymore") also negates, but beside
+  another negator it only stresses it. Two negators cancel ("I don't not like it").
+- negation, Japanese: ない after a verb or adjective stem (じゃない, ではない, 好きくない,
+  食べない; not inside 少ない or 危ない, which are words), ません, なかった, ず, もう〜ない.
+- negative words: hate, dislike, detest, loathe, despise, can't stand, quit, stopped, gave up,
+  sick of, tired of; 嫌い, きらい, 苦手, にがて, やめた/やめました/辞めた, 嫌だ/いやだ.
+
+No dictionary and no model: it is a guard against false merges, not a sentiment classifier.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+LIKE, DISLIKE = "like", "dislike"
+
+_EN_NEGATIVE_WORDS = re.compile(
+    r"\b(?:hate[sd]?|hating|dislike[sd]?|detest(?:s|ed)?|loathe[sd]?|despise[sd]?|"
+    r"can'?t stand|cannot stand|couldn'?t stand|quit|quitting|stopped|gave up|given up|"
+    r"sick of|tired of|fed up with|not a fan of|no fan of|over it)\b",
+    re.IGNORECASE,
+)
+# Negative words that carry their own negator: counted once, as the word, not as negation.
+_EN_WORD_WITH_NEGATOR = re.compile(
+    r"\b(?:can'?t stand|cannot stand|couldn'?t stand|not a fan of|no fan of)\b", re.I
+)
+_EN_NEGATORS = re.compile(
+    r"\b(?:not|never|no longer|neither|nor|no(?![,.!]))\b|n'?t\b", re.IGNORECASE
+)
+_EN_ANYMORE = re.compile(r"\bany ?more\b", re.IGNORECASE)
+
+_JA_NEGATIVE_WORDS = re.compile(
+    r"嫌い|きらい|苦手|にがて|やめた|やめました|やめます|辞めた|辞めました|止めた|嫌だ|いやだ|嫌です|"
+    r"いやです|うんざり"
+)
+# ない after a hiragana stem (食べない, 好きじゃない, 行かない) or a te/ku form; a kanji right
+# before ない is a word of its own (少ない, 危ない), not a negation.
+_JA_NEGATORS = re.compile(
+    r"(?<=[\u3040-\u309f])(?:ない|なかった|なく)|(?<!す[みい])ません|(?<![必ま])ず(?:に|、|。|$)|ぬ(?:。|$)"
+)
+# 〜ないで (please don't) is a request, still a negation; 〜なければ (must) is not.
+_JA_NOT_NEGATION = re.compile(r"なければ|なくては|なきゃ|ないと(?:いけない|だめ)")
+
+
+def _normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).replace("’", "'")
+
+
+def negated(text: str) -> bool:
+    """Whether the statement is negated (an odd number of negators)."""
+    text = _normalize(text)
+    en = _EN_WORD_WITH_NEGATOR.sub(" ", text)
+    count = len(_EN_NEGATORS.findall(en))
+    if count == 0 and _EN_ANYMORE.search(en):
+        count = 1
+    ja = _JA_NOT_NEGATION.sub("", _JA_NEGATIVE_WORDS.sub("", text))
+    count += len(_JA_NEGATORS.findall(ja))
+    return count % 2 == 1
+
+
+def negative_word(text: str) -> bool:
+    text = _normalize(text)
+    return bool(_EN_NEGATIVE_WORDS.search(text) or _JA_NEGATIVE_WORDS.search(text))
+
+
+def stance(text: str) -> str:
+    """``"like"`` or ``"dislike"``: negated XOR a negative word."""
+    return DISLIKE if negated(text) != negative_word(text) else LIKE
+
+
+def same_stance(a: str, b: str) -> bool:
+    return stance(a) == stance(b)
