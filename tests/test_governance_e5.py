@@ -57,3 +57,23 @@ def test_design_example_in_both_languages_lands_on_four_records(e5):
                                   "いつもプッシュする前にコミットします。Pythonは好きではありません。"])
     assert [i.action for i in report.items] == ["merged"] * 4
     assert len(engine.memories("a")) == 4
+
+
+def test_a_negation_e5_finds_near_identical_never_merges(e5):
+    """Issue 14: a typed 「私は辛いラーメンが大好きです」 and a pasted
+    「もう辛いラーメンは好きじゃない。」 were 'merged — near-identical (cosine 0.95)' and
+    the original text was gone."""
+    love, not_anymore = "私は辛いラーメンが大好きです", "もう辛いラーメンは好きじゃない。"
+    a, b = e5.embed_passages([love, not_anymore])
+    assert sum(x * y for x, y in zip(a, b, strict=True)) >= DEFAULT_THRESHOLD
+    engine = MemoryEngine(e5)
+    typed = engine.remember("a", love)
+    [item] = ingest(engine, "a", [not_anymore]).items
+    assert item.action in ("stored", "superseded") and item.memory_id != typed.id
+    texts = [m.text for m in engine.memories("a")] + [t.memory.text for t in engine.trash("a")]
+    assert sorted(texts) == sorted([love, not_anymore])
+    engine = MemoryEngine(e5)
+    ingest(engine, "a", ["I love spicy ramen"])
+    [item] = ingest(engine, "a", ["I don't like spicy ramen anymore."]).items
+    assert item.action == "superseded"
+    assert [t.memory.text for t in engine.trash("a")] == ["I love spicy ramen"]

@@ -36,7 +36,10 @@ _EN_WORD_WITH_NEGATOR = re.compile(
     r"\b(?:can'?t stand|cannot stand|couldn'?t stand|not a fan of|no fan of)\b", re.I
 )
 _EN_NEGATORS = re.compile(
-    r"\b(?:not|never|no longer|neither|nor|no(?![,.!]))\b|n'?t\b", re.IGNORECASE
+    r"\b(?:not|never|no longer|neither|nor|no(?![,.!])|cannot|"
+    r"(?:do|does|did|is|are|was|were|have|has|had|wo|ca|could|should|would|must|need|ai|"
+    r"might|sha)n'?t)\b",
+    re.IGNORECASE
 )
 _EN_ANYMORE = re.compile(r"\bany ?more\b", re.IGNORECASE)
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine.memory import Memory
+from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
 from omoide.governance.dedup import DEFAULT_THRESHOLD, MAX_HISTORY, duplicate_pairs
 from omoide.governance.log import AuditLog
@@ -365,8 +366,9 @@ def maintain_cold(
 
 
 def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now: float,
-          *, contradiction: bool) -> None:
-    """Survivor first (record-only write), then the other record to the trash."""
+          *, contradiction: bool, reason: str) -> None:
+    """Survivor first (record-only write), then the other record to the trash as its
+    history (``engine.supersede``: restorable, listed by the audit)."""
     meta: dict[str, Any] = dict(kept.meta)
     meta["merges"] = int(meta.get("merges", 0)) + 1 + int(gone.meta.get("merges", 0))
     if contradiction:
@@ -379,15 +381,16 @@ def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now:
     folded.append({"id": gone.id, "text": gone.text, "at": now})
     meta["folded"] = folded[-MAX_HISTORY:]
     last = [t for t in (kept.last_recalled_at, gone.last_recalled_at) if t is not None]
-    engine.existing_store(character).put(dataclasses.replace(
+    store = engine.existing_store(character)
+    store.put(linked(dataclasses.replace(
         kept,
         importance=max(kept.importance, gone.importance),
         recall_count=kept.recall_count + gone.recall_count,
         last_recalled_at=max(last) if last else None,
         key=kept.key or gone.key,
         meta=meta,
-    ), None)
-    engine.forget(character, gone.id)
+    ), [gone.id]), None)
+    retire(store, gone.id, kept.id, now, reason)
 
 
 def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now: float,
@@ -416,7 +419,8 @@ def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now:
                        and old.meta["polarity"] != kept.meta["polarity"])
             why = (f"polarity {old.meta['polarity']} -> {kept.meta['polarity']}" if flipped
                    else "content replaced")
-            _fold(engine, character, kept, old, now, contradiction=flipped)
+            _fold(engine, character, kept, old, now, contradiction=flipped,
+                  reason=f"cold maintenance: {key}: {why}")
             changed.add(kept.id)
             report.superseded.append({"kept": kept.id, "trashed": old.id, "key": key,
                                       "reason": why})
@@ -437,7 +441,8 @@ def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now:
             kept, gone = (a, b) if hot_a else (b, a)
         else:
             gone, kept = sorted((a, b), key=lambda m: (m.updated_at, m.id))
-        _fold(engine, character, kept, gone, now, contradiction=False)
+        _fold(engine, character, kept, gone, now, contradiction=False,
+              reason=f"cold maintenance: near-identical (cosine {cosine})")
         changed.add(kept.id)
         report.merged.append({"kept": kept.id, "trashed": gone.id, "cosine": cosine})
         if log is not None:

@@ -1,0 +1,236 @@
+"""Never lose a memory on write (issue 14): negations never merge into what they negate, a
+contradiction supersedes with history, the same key replaces everywhere (engine, CLI, MCP),
+history is restorable and never ranked by recall."""
+
+import itertools
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omoide.cli import main
+from omoide.engine import Journal, MemoryEngine
+from omoide.governance import Governor
+from omoide.governance.ingest import ingest
+from omoide.governance.polarity import negated, stance
+from omoide.mcp import build_server
+from omoide.workspace import open_workspace
+from tests.test_engine_embedder import HashingEmbedder
+from tests.test_mcp import data, run_with_client
+
+
+def ticking(start=1_700_000_000.0):
+    counter = itertools.count()
+    return lambda: start + next(counter)
+
+
+def make_engine(listeners=()):
+    return MemoryEngine(HashingEmbedder(64), clock=ticking(), listeners=listeners)
+
+
+def trashed(e, character="a"):
+    return {t.memory.id: t.memory for t in e.trash(character)}
+
+
+# -- polarity ------------------------------------------------------------------------------
+
+LIKES = ["I love spicy ramen", "I like tea", "I always commit before pushing",
+         "No, I love it", "Nothing beats ramen", "I don't hate YAML",
+         "私は辛いラーメンが大好きです", "Pythonは嫌いじゃない", "必ず、コミットします",
+         "すみません、コーヒーが好きです", "少ない量が好き", "毎朝コーヒーを飲まないと始まらない"]
+DISLIKES = ["I don't like spicy ramen anymore.", "I no longer drink coffee", "I hate YAML",
+            "I can't stand jazz", "I'm not a fan of jazz", "I never skip breakfast",
+            "I stopped drinking coffee", "I'm over spicy ramen anymore",
+            "もう辛いラーメンは好きじゃない。", "Pythonは好きではありません", "Pythonは嫌いです",
+            "タバコはやめた", "コーヒーは飲みません", "納豆は苦手です", "もう行かない"]
+
+
+def test_polarity_in_english_and_japanese():
+    assert [t for t in LIKES if stance(t) != "like"] == []
+    assert [t for t in DISLIKES if stance(t) != "dislike"] == []
+
+
+NOUNS = ["tea", "spicy ramen", "Python", "jazz", "early mornings", "YAML", "Rust"]
+JA_NOUNS = ["辛いラーメン", "お茶", "ジャズ", "納豆", "TypeScript", "朝の散歩"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(NOUNS), st.sampled_from(["like", "love", "enjoy"]),
+       st.sampled_from(["don't", "do not", "no longer", "never"]))
+def test_a_negator_flips_an_english_statement(noun, verb, negator):
+    assert stance(f"I {verb} {noun}") == "like"
+    assert stance(f"I {negator} {verb} {noun}") == "dislike"
+    assert stance(f"I {negator} {verb} {noun} anymore") == "dislike"  # stress, not a 2nd "no"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(JA_NOUNS), st.sampled_from(["じゃない", "ではない", "ではありません",
+                                                   "じゃないです"]), st.booleans())
+def test_a_negation_flips_a_japanese_statement(noun, negation, mou):
+    prefix = "もう" if mou else ""
+    assert stance(f"{noun}が好きです") == "like"
+    assert negated(f"{prefix}{noun}は好き{negation}")
+    assert stance(f"{prefix}{noun}は好き{negation}") == "dislike"
+    assert stance(f"{noun}は嫌い{negation}") == "like"  # two negatives
+
+
+# -- no silent loss ------------------------------------------------------------------------
+
+
+def test_english_negation_supersedes_and_the_original_stays_restorable():
+    e = make_engine()
+    first = ingest(e, "a", ["I love spicy ramen"]).stored[0].memory_id
+    report = ingest(e, "a", ["I don't like spicy ramen anymore."])
+    [item] = report.items
+    assert item.action == "superseded" and item.supersedes == first
+    assert "like -> dislike" in item.reason
+    [live] = e.memories("a")
+    assert live.text == "I don't like spicy ramen anymore." and live.meta["supersedes"] == [first]
+    old = trashed(e)[first]
+    assert old.text == "I love spicy ramen" and old.meta["superseded_by"] == live.id
+    assert "like -> dislike" in old.meta["superseded_reason"]
+    # recall never ranks the old one, and never revives it however close the query
+    gov = Governor(e)
+    result = gov.recall("a", "I love spicy ramen")
+    assert result.revived == [] and [h.memory.id for h in result.hits] == [live.id]
+    # restorable: it comes back and the one that replaced it goes to history instead
+    e.restore("a", first)
+    assert [m.id for m in e.memories("a")] == [first]
+    assert "superseded_by" not in e.get("a", first).meta
+    assert trashed(e)[live.id].meta["superseded_by"] == first
+
+
+def test_a_negation_never_merges_into_a_near_identical_typed_memory():
+    """The app's loss: a memory typed without a key, then a pasted negation of it that a
+    small model puts above the dedup threshold, was 'merged' and the original text gone."""
+    e = make_engine()
+    typed = e.remember("a", "私は辛いラーメンが大好きです")
+    # threshold 0.05: similarity alone would merge anything
+    report = ingest(e, "a", ["もう辛いラーメンは好きじゃない。"], dedup_threshold=0.05)
+    [item] = report.items
+    assert item.action in ("stored", "superseded")
+    assert item.memory_id != typed.id
+    live = {m.id: m.text for m in e.memories("a")}
+    assert live[item.memory_id] == "もう辛いラーメンは好きじゃない。"
+    kept = live.get(typed.id) or trashed(e)[typed.id].text
+    assert kept == "私は辛いラーメンが大好きです"
+    if item.action == "superseded":  # same subject found: the old one is history
+        assert trashed(e)[typed.id].meta["superseded_by"] == item.memory_id
+
+
+def test_japanese_contradiction_with_the_same_key_supersedes():
+    e = make_engine()
+    first = ingest(e, "a", ["辛いラーメンが大好きです"]).stored[0]
+    report = ingest(e, "a", ["辛いラーメンは好きじゃないです"])
+    [item] = report.items
+    assert item.key == first.key and item.action == "superseded"
+    assert item.supersedes == first.memory_id
+    assert [m.text for m in e.memories("a")] == ["辛いラーメンは好きじゃないです"]
+    assert trashed(e)[first.memory_id].text == "辛いラーメンが大好きです"
+
+
+def test_a_typed_memory_without_a_key_is_superseded_by_its_contradiction():
+    e = make_engine()
+    typed = e.remember("a", "I love spicy ramen")  # no key: its subject comes from its text
+    [item] = ingest(e, "a", ["I don't like spicy ramen anymore."]).items
+    assert item.action == "superseded" and item.supersedes == typed.id
+    assert "same subject" in item.reason
+    assert trashed(e)[typed.id].text == "I love spicy ramen"
+
+
+def test_near_identical_notes_of_opposite_polarity_never_merge():
+    e = make_engine()
+    note = e.remember("a", "We went to the new ramen place and I loved it", kind="diary")
+    from omoide.governance.dedup import DedupIndex
+
+    vector = e.embedder.embed_passages(["We went to the new ramen place and I didn't love it"])
+    index = DedupIndex(e.stores["a"], threshold=0.05)
+    assert index.match("diary", None, vector[0], "dislike") is None
+    assert index.match("diary", None, vector[0], "like").memory_id == note.id
+
+
+def test_a_dry_run_shows_the_supersede_and_writes_nothing():
+    journal = Journal()
+    e = make_engine([journal])
+    ingest(e, "a", ["I love spicy ramen"])
+    before = len(journal.changes)
+    report = ingest(e, "a", ["I don't like spicy ramen anymore."], dry_run=True)
+    assert [i.action for i in report.items] == ["superseded"]
+    assert len(journal.changes) == before and e.trash("a") == []
+
+
+# -- same key replaces, everywhere ---------------------------------------------------------
+
+
+def test_engine_remember_with_the_same_key_replaces():
+    e = make_engine()
+    tea = e.remember("a", "Favourite drink: green tea", key="favorite_drink")
+    coffee = e.remember("a", "Favourite drink: black coffee", key="favorite_drink")
+    assert [m.id for m in e.find_by_key("a", "favorite_drink")] == [coffee.id]
+    assert coffee.meta["supersedes"] == [tea.id]
+    assert trashed(e)[tea.id].meta["superseded_by"] == coffee.id
+    hits = e.recall("a", "Favourite drink: green tea")
+    assert tea.id not in {h.memory.id for h in hits}
+    # a batch that sets the key twice keeps the last, the first in history
+    water, juice = e.remember_many("a", [{"text": "water", "key": "favorite_drink"},
+                                         {"text": "orange juice", "key": "favorite_drink"}])
+    assert [m.id for m in e.find_by_key("a", "favorite_drink")] == [juice.id]
+    assert set(trashed(e)) == {tea.id, coffee.id, water.id}
+    # restore swaps back: one key, one live memory
+    e.restore("a", tea.id)
+    assert [m.id for m in e.find_by_key("a", "favorite_drink")] == [tea.id]
+    assert trashed(e)[juice.id].meta["superseded_by"] == tea.id
+
+
+def test_update_to_a_held_key_replaces_its_holder():
+    e = make_engine()
+    tea = e.remember("a", "green tea", key="favorite_drink")
+    coffee = e.remember("a", "black coffee")
+    e.update("a", coffee.id, key="favorite_drink")
+    assert [m.id for m in e.find_by_key("a", "favorite_drink")] == [coffee.id]
+    assert trashed(e)[tea.id].meta["superseded_by"] == coffee.id
+
+
+def test_cli_remember_with_the_same_key_replaces(tmp_path, capsys):
+    from tests.test_cli import Cli
+
+    cli = Cli(tmp_path / "ws.db", capsys)
+    tea = cli.json("remember", "alice", "Favourite drink: green tea", "--key", "favorite_drink")
+    out = cli.ok("remember", "alice", "Favourite drink: black coffee", "--key", "favorite_drink")
+    assert f"superseded {tea['id']}" in out and "restore" in out
+    report = cli.json("audit", "alice")
+    assert report["counts"]["live"] == 1 and report["counts"]["trashed"] == 1
+    [pair] = report["superseded"]
+    assert pair["old"]["id"] == tea["id"] and pair["new"]["live"]
+    found = cli.json("recall", "alice", "Favourite drink: green tea")
+    assert found["revived"] == []
+    assert [h["text"] for h in found["hits"]] == ["Favourite drink: black coffee"]
+    cli.ok("restore", "alice", tea["id"])
+    assert cli.json("audit", "alice")["superseded"][0]["old"]["text"] == (
+        "Favourite drink: black coffee")
+    assert main  # the same entry point the Cli helper drives
+
+
+def test_mcp_remember_with_the_same_key_replaces(tmp_path):
+    workspace = open_workspace(tmp_path / "mem.db", embedder=HashingEmbedder())
+    server = build_server(workspace)
+
+    async def body(c):
+        tea = data(await c.call_tool("remember", {"character": "alice", "text": "green tea",
+                                                  "key": "favorite_drink"}))
+        coffee = data(await c.call_tool("store_fact", {"character": "alice",
+                                                       "text": "black coffee",
+                                                       "key": "favorite_drink"}))
+        assert coffee["meta"]["supersedes"] == [tea["id"]]
+        audit = data(await c.call_tool("audit", {"character": "alice"}))
+        return tea, coffee, audit
+
+    try:
+        tea, coffee, audit = run_with_client(server, body)
+        assert audit["counts"]["live"] == 1
+        assert audit["superseded"][0]["old"]["id"] == tea["id"]
+        assert [m.id for m in workspace.engine.find_by_key("alice", "favorite_drink")] == [
+            coffee["id"]]
+    finally:
+        workspace.close()
+    assert json.dumps(audit, ensure_ascii=False)
