@@ -10,18 +10,24 @@ would be written. Applying writes the summary memory first (kind "summary", cold
 ``meta["sources"]`` = the source ids) and only then moves the sources to the trash, where
 ``engine.restore`` revives them. Nothing is hard-deleted.
 
-Extractive summary (no LLM, deterministic): a header, then one ``[kind] text`` line per
-source, most important first chosen to fit ``token_budget``, shown in time order, each line
-compressed to 160 characters; ``(+N more)`` says what did not fit. With an LLM the refiner's
-summarizer writes it; if the endpoint fails, the extractive summary is used and the report
-says why. Tokens are estimated as ASCII characters / 4 + one per other character (a CJK
-character is about one token in common tokenizers).
+A summary COMPRESSES: its budget is ``min(token_budget, ratio * tokens of the group)``
+(``ratio`` 0.5 by default), so it is never longer than its input; a group too small to
+compress is left alone. Extractive summary (no LLM, deterministic): the group's most
+representative notes (closest to the centroid of their vectors, then the most important),
+deduplicated (a note near-identical to one already picked adds nothing), each trimmed to its
+first sentence, picked until the budget is spent and shown in time order after the period:
+``2023-09-15: We chose SQLite / Ate ramen near the office (+1 more)``. With an LLM the
+refiner's summarizer writes it within the same budget; if the endpoint fails or answers
+longer than the input, the extractive summary is used and the report says why. Tokens are
+estimated as ASCII characters / 4 + one per other character (a CJK character is about one
+token in common tokenizers); the report gives them before and after.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
+from omoide.governance.dedup import dot
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
 from omoide.governance.tiers import COLD, tier_of
@@ -37,7 +44,10 @@ if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
 DAY = 86_400.0
-LINE_CHARS = 160
+LINE_CHARS = 120
+MIN_LINE_TOKENS = 4  # a note cut shorter than this says nothing: the group is left alone
+NEAR_DUPLICATE = 0.9  # cosine at which a note adds nothing to one already picked
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]")
 
 
 def estimate_tokens(text: str) -> int:
@@ -94,32 +104,71 @@ class SummaryReport:
         }
 
 
-def extractive_summary(group: str, memories: list[Memory], token_budget: int) -> str:
-    header = f"Summary of {group.split(':', 1)[1]} ({len(memories)} memories):"
-    used = estimate_tokens(header)
-    chosen: list[Memory] = []
+def first_sentence(text: str) -> str:
+    """The note trimmed: its first sentence, at most ``LINE_CHARS`` characters."""
+    text = " ".join(text.split())
+    match = _SENTENCE_END.search(text)
+    if match and match.end() < len(text):
+        text = text[: match.end()].rstrip()
+    if len(text) > LINE_CHARS:
+        text = text[: LINE_CHARS - 1].rstrip() + "…"
+    return text
+
+
+def _fit(text: str, budget: int) -> str:
+    """``text`` cut (at a character) to at most ``budget`` estimated tokens, "…" included."""
+    while text and estimate_tokens(text + "…") > budget:
+        text = text[: len(text) - max(1, len(text) // 8)]
+    return text.rstrip() + "…" if text else ""
+
+
+def extractive_summary(group: str, memories: list[Memory], token_budget: int,
+                       vectors: dict[str, list[float]] | None = None) -> str:
+    """The most representative notes of a group within ``token_budget`` (see module doc).
+    ``vectors``: the notes' passage vectors (representativeness and near-duplicates); without
+    them importance decides and only equal texts are duplicates."""
+    vectors = vectors or {}
+    rows = [vectors[m.id] for m in memories if vectors.get(m.id)]
+    centroid = [sum(col) / len(rows) for col in zip(*rows, strict=True)] if rows else []
+
+    def centrality(memory: Memory) -> float:
+        row = vectors.get(memory.id)
+        return dot(row, centroid) if row and centroid else 0.0
+
+    ranked = sorted(memories, key=lambda m: (-round(centrality(m), 6), -m.importance,
+                                             m.created_at, m.id))
+    prefix = f"{group.split(':', 1)[1]}: "
+    used = estimate_tokens(prefix)
+    chosen: list[tuple[Memory, str]] = []
     seen: set[str] = set()
-    for memory in sorted(memories, key=lambda m: (-m.importance, m.created_at, m.id)):
-        line = compress_line(memory)
-        if line in seen:
-            chosen.append(memory)  # an exact repeat costs nothing and hides nothing
-            continue
+    for memory in ranked:
+        line = first_sentence(memory.text)
+        plain = line.casefold()
+        row = vectors.get(memory.id)
+        if plain in seen or (row and any(
+                vectors.get(c.id) and dot(row, vectors[c.id]) >= NEAR_DUPLICATE
+                for c, _ in chosen)):
+            continue  # says what a picked note says: it adds nothing
         cost = estimate_tokens(line) + 1
-        if used + cost > token_budget and seen:
-            continue
-        seen.add(line)
-        chosen.append(memory)
+        if used + cost > token_budget:
+            if chosen:
+                continue
+            room = token_budget - used
+            line = _fit(line, room) if room >= MIN_LINE_TOKENS else ""  # the best, cut
+            cost = estimate_tokens(line)
+            if not line:
+                break
+        seen.add(plain)
+        chosen.append((memory, line))
         used += cost
-    lines, emitted = [header], set()
-    for memory in sorted(chosen, key=lambda m: (m.created_at, m.id)):
-        line = compress_line(memory)
-        if line not in emitted:
-            lines.append(line)
-            emitted.add(line)
-    missing = len(memories) - len(chosen)
-    if missing:
-        lines.append(f"(+{missing} more)")
-    return "\n".join(lines)
+    if not chosen:
+        return ""  # not even the best note fits: the group is too small to compress
+    chosen.sort(key=lambda pair: (pair[0].created_at, pair[0].id))
+    text = prefix + " / ".join(line for _, line in chosen)
+    more = f" (+{len(memories) - len(chosen)} more)"
+    if len(chosen) < len(memories) and estimate_tokens(text + more) <= token_budget:
+        text += more
+    return text
 
 
 def candidates(
@@ -165,35 +214,47 @@ def summarize(
     group_by: str = "day",
     min_group: int = 2,
     token_budget: int = 200,
+    ratio: float = 0.5,
     dry_run: bool = True,
     llm: MemoryLLM | None = None,
     log: AuditLog | None = None,
 ) -> SummaryReport:
     if group_by not in ("day", "session"):
         raise OmoideError.of("INVALID_ARGUMENT", name="group_by", reason="'day' or 'session'")
-    if older_than_days < 0 or token_budget < 20 or min_group < 2:
+    if older_than_days < 0 or token_budget < 20 or min_group < 2 or not 0 < ratio < 1:
         raise OmoideError.of("INVALID_ARGUMENT", name="summarize",
-                             reason="older_than_days >= 0, token_budget >= 20, min_group >= 2")
+                             reason="older_than_days >= 0, token_budget >= 20, min_group >= 2, "
+                                    "0 < ratio < 1")
     report = SummaryReport(character, dry_run, older_than_days)
     groups: dict[str, list[Memory]] = {}
     for memory in candidates(engine, character, older_than_days=older_than_days,
                              max_importance=max_importance, kinds=kinds):
         groups.setdefault(_group_of(memory, group_by), []).append(memory)
+    store = engine.stores.get(character)
     for name, members in sorted(groups.items()):
         if len(members) < min_group:
             continue
-        text, method = extractive_summary(name, members, token_budget), "extractive"
+        before = sum(estimate_tokens(m.text) for m in members)
+        budget = min(token_budget, math.floor(before * ratio))
+        vectors = {m.id: store.kernel.vector(m.id) for m in members} if store else {}
+        text = extractive_summary(name, members, budget, vectors)
+        method = "extractive"
+        if not text or estimate_tokens(text) >= before:
+            continue  # too small to compress: left as it is
         if llm is not None and report.degraded is None:
             try:
-                written = llm.summarize([compress_line(m) for m in members], token_budget)
-                text, method = written[: engine.max_text_length], "llm"
+                written = llm.summarize([compress_line(m) for m in members], budget)
+                if estimate_tokens(written) >= before:
+                    report.degraded = (f"the LLM summary of {name} was not shorter than its "
+                                       f"input; used the extractive summary")
+                else:
+                    text, method = written[: engine.max_text_length], "llm"
             except OmoideError as e:  # keep going without it, and say why
                 report.degraded = f"{e.code}: {e}; used the extractive summary"
         report.groups.append(SummaryGroup(
             group=name, source_ids=[m.id for m in members],
             start=members[0].created_at, end=members[-1].created_at,
-            tokens_before=sum(estimate_tokens(m.text) for m in members),
-            text=text, tokens_after=estimate_tokens(text), method=method,
+            tokens_before=before, text=text, tokens_after=estimate_tokens(text), method=method,
         ))
     if dry_run:
         return report
