@@ -1,5 +1,6 @@
-// Maintenance: model picker and stamp, re-vectorize with progress, storage, trash,
-// summarization, export / import, the backup server and settings.
+// Maintenance: model picker and stamp, re-vectorize with progress, storage, trash, the audit
+// (audit.js), summarization, export / import, the backup server and settings.
+import { mountAudit } from "./audit.js";
 import { touches } from "./memories.js";
 import { clear, field, formatAge, formatBytes, formatDuration, formatNumber, h, options, tx }
   from "./dom.js";
@@ -239,6 +240,7 @@ export function mountMaintenance(panel, ctx) {
         if (done === undefined) return;
         ctx.notify(t("trash.restored"));
         await loadTrash();
+        if (auditView.loaded()) auditView.load();
         ctx.emit("changed", { character: ctx.character });
         ctx.refreshCharacters().catch(() => {});
       });
@@ -265,6 +267,9 @@ export function mountMaintenance(panel, ctx) {
     ctx.notify(t("trash.emptied"));
     loadTrash();
   });
+
+  // --- Audit (audit.js) ----------------------------------------------------------------------
+  const auditView = mountAudit(ctx, section);
 
   // --- Summarize ---------------------------------------------------------------------------
   const sumPreview = tx("button", "summarize.preview", { type: "button", id: "summarize-preview" },
@@ -566,7 +571,7 @@ export function mountMaintenance(panel, ctx) {
 
   const about = document.getElementById("about");
   panel.append(tx("h2", "tab.maintenance", {}, t), modelBox, revBox, storageBox, trashBox,
-    sumBox, exportBox, backupBox, settingsBox);
+    auditView.box, sumBox, exportBox, backupBox, settingsBox);
   if (about) panel.append(about);
 
   async function loadModels() {
@@ -589,7 +594,9 @@ export function mountMaintenance(panel, ctx) {
   }
   ctx.on("model", renderModels);
   ctx.on("characters", () => { renderScope(); renderExportScope(); });
-  ctx.on("character", () => { loadTrash(); sumOut.replaceChildren(); sumApply.hidden = true; });
+  ctx.on("character", () => {
+    loadTrash(); auditView.reset(); sumOut.replaceChildren(); sumApply.hidden = true;
+  });
   ctx.on("changed", (event) => {
     if (touches(event, ctx.character) && !panel.hidden) loadTrash();
   });
@@ -613,6 +620,7 @@ export function mountMaintenance(panel, ctx) {
   ctx.on("lang", () => {
     renderModels(); renderScope(); renderExportScope(); renderRevectorize();
     renderTrash(); renderSettings(); renderBackupForm(); renderBackends(); renderBackupOut();
+    auditView.render();
   });
   renderScope();
   renderExportScope();

@@ -80,7 +80,7 @@ export function mountMemories(panel, ctx) {
     if (!made) return;
     addText.value = "";
     addKey.value = "";
-    ctx.notify(t("memories.added"));
+    ctx.notify(t(made.meta?.supersedes?.length ? "memories.replaced" : "memories.added"));
     await reload();
     ctx.refreshCharacters().catch(() => {});
   });
@@ -136,10 +136,8 @@ export function mountMemories(panel, ctx) {
     if (clearPreview) preview.replaceChildren();
   }
   function showReport(report, dryRun, messages) {
-    const counts = ["stored", "merged", "skipped"].map((action) => t(`ingest.count.${action}`, {
-      n: report.items.filter((i) => (action === "merged"
-        ? ["merged", "contradiction"].includes(i.action) : i.action === action)).length,
-    }));
+    const counts = ["stored", "merged", "superseded", "skipped"].map((action) =>
+      t(`ingest.count.${action}`, { n: report.items.filter((i) => i.action === action).length }));
     const rows = report.items.map((item) => h("tr", { dataset: { action: item.action } },
       h("td", {}, h("span", { class: `chip action-${item.action}` },
         t(`ingest.action.${item.action}`) === `ingest.action.${item.action}`

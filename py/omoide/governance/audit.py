@@ -174,6 +174,7 @@ def audit(
         days = (now - last_use) / DAY
         if days > stale_days:
             stale.append({"id": memory.id, "kind": memory.kind, "tier": tier_of(memory),
+                          "text": memory.text,
                           "days_since_use": round(days, 1),
                           "never_recalled": memory.last_recalled_at is None})
     stale.sort(key=lambda s: -s["days_since_use"])
@@ -212,7 +213,8 @@ def audit(
         "off_stamp_records": off_stamp[:max_listed],
     }
     duplicates = [
-        {"ids": [a, b], "reason": reason, "cosine": cos}
+        {"ids": [a, b], "texts": [store.records[a].text, store.records[b].text],
+         "reason": reason, "cosine": cos}
         for a, b, reason, cos in duplicate_pairs(store, dedup_threshold, max_listed)
     ]
     foldable = summary_candidates(engine, character, older_than_days=summarize_after_days,
