@@ -1,15 +1,21 @@
 """Governance benchmark: write-time dedup on 10,000 ingested memories, 20% of them paraphrased
-duplicates, on a labelled synthetic set, with the real e5 (q8) model.
+duplicates, plus 1,000 negations that contradict an earlier fact, on a labelled synthetic set,
+with the real e5 (q8) model.
 
 The set (deterministic, seed 7): 8,000 distinct facts from templates x vocabularies
 (English preferences about dishes and tools, decisions about components, habits; Japanese
 preferences and habits), each said once, plus 2,000 paraphrases of 2,000 of them (other verb
 wording: "I really love X", "I can't stand X", "Let's go with X for Y", "I tend to X",
-「Xが大好きです」..., and ~15% with the subject itself reworded). Every message carries the
-label of its fact, so the result can be scored:
+「Xが大好きです」..., and ~15% with the subject itself reworded), plus 1,000 contradictions:
+the same subject with the other polarity, said after the fact ("I don't like X anymore",
+"We won't use X", "I never X", 「Xは好きじゃないです」...). Every message carries the label of
+its fact and side (the fact as first said, or its negation), so the result can be scored:
 
-- records kept, duplicates merged (merged + contradiction items);
-- false merges: a message merged into a record that holds a DIFFERENT fact;
+- records kept, duplicates merged;
+- false merges: a message merged into a record that holds a DIFFERENT fact, or the same fact
+  with the other polarity (a negation folded into what it negates: the data loss of issue 14);
+- contradictions: superseded (the negation replaced the record of its fact, which went to the
+  trash as history), false supersedes (a record of another fact replaced), stored beside;
 - missed duplicates: a message of a fact that already had a live record, stored as a new one;
 - skipped: messages the pattern extractor found nothing in (reported, not scored).
 
@@ -20,10 +26,11 @@ The e5 vectors of the extracted contents are computed once and cached under ``.c
 real model on the first ``--e2e`` messages measures the throughput an app sees.
 
 A second, similarity-only track replays the same candidates with their keys removed (what
-keyless notes, e.g. LLM diary notes, go through: cosine >= threshold, same kind) at several
-thresholds, to show what the embedding alone would merge.
+keyless notes, e.g. LLM diary notes, go through: cosine >= threshold, same kind, same
+polarity) at several thresholds, to show what the embedding alone would merge.
 
-    PYTHONPATH=py:. .venv/bin/python bench/governance_dedup.py [--facts 8000 --paraphrases 2000]
+    PYTHONPATH=py:. .venv/bin/python bench/governance_dedup.py [--facts 8000 --paraphrases 2000
+        --contradictions 1000]
 """
 
 from __future__ import annotations
@@ -140,6 +147,18 @@ LIKE = {
     "ja_pref": (["{s}が好きです"], ["{s}が大好きです", "{s}がとても好きです"]),
     "ja_habit": (["いつも{s}"], ["必ず{s}", "普段は{s}"]),
 }
+# the same subject with the other polarity, said later
+NEGATE = {
+    "en_pref": ["I don't like {s} anymore", "I no longer like {s}",
+                "I don't really like {s} these days"],
+    "en_dislike": ["I love {s} now", "Actually, I like {s} now"],
+    "decision": ["We won't use {s}", "I decided not to use {s}"],
+    "habit": ["I never {s}"],
+    "never": ["I always {s}"],
+    "ja_pref": ["{s}は好きじゃないです", "{s}は嫌いになりました"],
+    "ja_habit": ["決して{s}"],
+}
+JA_NEGATIVE_VERB = {"ます": "ません"}  # いつも朝にコーヒーを飲みます -> 決して…飲みません
 
 
 @dataclasses.dataclass
@@ -150,6 +169,11 @@ class Message:
     lang: str
     category: str
     reworded: bool = False
+    contradicts: bool = False  # the fact's negation (the other polarity of its subject)
+
+    @property
+    def label(self) -> tuple[int, bool]:
+        return self.fact, self.contradicts
 
 
 def _subjects(rng: random.Random) -> list[tuple[str, str, str | None]]:
@@ -180,7 +204,8 @@ def _subjects(rng: random.Random) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def build_dataset(n_facts: int, n_paraphrases: int, seed: int = SEED) -> list[Message]:
+def build_dataset(n_facts: int, n_paraphrases: int, n_contradictions: int = 0,
+                  seed: int = SEED) -> list[Message]:
     rng = random.Random(seed)
     pool = _subjects(rng)
     by_cat: dict[str, list[tuple[str, str, str | None]]] = {}
@@ -214,7 +239,21 @@ def build_dataset(n_facts: int, n_paraphrases: int, seed: int = SEED) -> list[Me
                                 True, "ja" if cat.startswith("ja") else "en", cat,
                                 use_reworded))
     rng.shuffle(messages)
-    return messages
+    # contradictions: each placed at a random point after the first message of its fact
+    first = {}
+    for index, msg in enumerate(messages):
+        first.setdefault(msg.fact, index)
+    placed = [(float(i), msg) for i, msg in enumerate(messages)]
+    for fact in rng.sample(range(len(chosen)), min(n_contradictions, len(chosen))):
+        cat, subject, _ = chosen[fact]
+        if cat == "ja_habit":
+            subject = subject.removesuffix("ます") + "ません"
+        text = rng.choice(NEGATE[cat]).format(s=subject)
+        at = rng.uniform(first[fact] + 0.5, len(messages) + 0.5)
+        placed.append((at, Message(text, fact, False, "ja" if cat.startswith("ja") else "en",
+                                   cat, contradicts=True)))
+    placed.sort(key=lambda pair: pair[0])
+    return [msg for _, msg in placed]
 
 
 # -- embedding -------------------------------------------------------------------------------
@@ -264,6 +303,11 @@ class Score:
     stored: int = 0
     skipped: int = 0
     failed: int = 0
+    negation_merges: int = 0  # of the false merges: same fact, the other polarity
+    contradictions: int = 0  # contradiction messages extracted
+    superseded: int = 0  # replaced the record of their own fact (history kept)
+    false_supersedes: int = 0  # replaced a record of another fact
+    contradictions_stored_beside: int = 0  # stored while their fact had a live record
     false_examples: list = dataclasses.field(default_factory=list)
     missed_examples: list = dataclasses.field(default_factory=list)
 
@@ -272,11 +316,12 @@ class Score:
 
 
 class Scorer:
-    """Labels of records as messages land in them: record id -> fact of its first message."""
+    """Labels of records as messages land in them: record id -> (fact, side) of the message
+    that made it; ``fact_records``: the live records of each fact."""
 
     def __init__(self, reworded_facts: set[int]) -> None:
         self.reworded_facts = reworded_facts
-        self.record_fact: dict[str, int] = {}
+        self.record_fact: dict[str, tuple[int, bool]] = {}
         self.record_text: dict[str, str] = {}  # the message that created the record
         self.fact_records: dict[int, set[str]] = {}
         self.score = Score()
@@ -284,25 +329,53 @@ class Scorer:
     def stored(self, memory_id: str, msg: Message) -> None:
         s = self.score
         s.stored += 1
-        if self.fact_records.get(msg.fact):
+        s.contradictions += msg.contradicts
+        if self.fact_records.get(msg.fact) and msg.contradicts:
+            s.contradictions_stored_beside += 1
+        elif self.fact_records.get(msg.fact):
             s.missed += 1
             s.missed_reworded += msg.fact in self.reworded_facts
             if len(s.missed_examples) < 12:
                 s.missed_examples.append({"text": msg.text, "fact": msg.fact,
                                           "reworded": msg.reworded})
-        self.record_fact[memory_id] = msg.fact
+        self.record_fact[memory_id] = msg.label
         self.record_text[memory_id] = msg.text
         self.fact_records.setdefault(msg.fact, set()).add(memory_id)
 
     def merged(self, memory_id: str, msg: Message) -> None:
         s = self.score
         s.merged += 1
-        if self.record_fact.get(memory_id) != msg.fact:
+        s.contradictions += msg.contradicts
+        into = self.record_fact.get(memory_id)
+        if into != msg.label:
             s.false_merges += 1
+            s.negation_merges += into is not None and into[0] == msg.fact
             if len(s.false_examples) < 12:
                 s.false_examples.append({"text": msg.text,
                                          "into": self.record_text.get(memory_id)})
         self.fact_records.setdefault(msg.fact, set()).add(memory_id)
+
+    def replaced(self, new_id: str, old_id: str, msg: Message, *, merge: bool) -> None:
+        """``new_id`` superseded ``old_id`` (a contradiction, or a merge that grew the
+        text): the old record left for the trash."""
+        if merge:
+            self.merged(old_id, msg)
+        else:
+            s = self.score
+            s.contradictions += msg.contradicts
+            if self.record_fact.get(old_id, (None,))[0] == msg.fact:
+                s.superseded += 1
+            else:
+                s.false_supersedes += 1
+                if len(s.false_examples) < 12:
+                    s.false_examples.append({"text": msg.text, "replaced":
+                                             self.record_text.get(old_id)})
+        old = self.record_fact.get(old_id)
+        if old is not None:
+            self.fact_records.get(old[0], set()).discard(old_id)
+        self.record_fact[new_id] = self.record_fact[old_id] if merge and old else msg.label
+        self.record_text[new_id] = msg.text
+        self.fact_records.setdefault(msg.fact, set()).add(new_id)
 
 
 def run_ingest(messages: list[Message], embedder, policy: TierPolicy, threshold: float
@@ -330,6 +403,9 @@ def run_ingest(messages: list[Message], embedder, policy: TierPolicy, threshold:
                 scorer.score.failed += 1
             elif item.action == "stored":
                 scorer.stored(item.memory_id, msg)
+            elif item.supersedes:
+                scorer.replaced(item.memory_id, item.supersedes, msg,
+                                merge=item.action == "merged")
             else:
                 scorer.merged(item.memory_id, msg)
         if report.rebalance is not None and report.rebalance.cold is not None:
@@ -349,7 +425,8 @@ def run_ingest(messages: list[Message], embedder, policy: TierPolicy, threshold:
 
 def similarity_only(messages: list[Message], table: dict[str, np.ndarray], model: CachedModel,
                     threshold: float) -> dict:
-    """Same candidates, keys removed: merged iff cosine >= threshold with the same kind."""
+    """Same candidates, keys removed: merged iff cosine >= threshold with the same kind and
+    the same polarity (the text of the record is kept)."""
     embedder = TextCacheEmbedder(model, table)
     engine = MemoryEngine(embedder, clock=Clock())
     store = engine.writable_store("sim")
@@ -359,16 +436,14 @@ def similarity_only(messages: list[Message], table: dict[str, np.ndarray], model
         candidates, _ = extract([msg.text])
         for c in candidates:
             vec = table[c.text]
-            found = DedupIndex(store, threshold).match(c.kind, None, vec)
+            found = DedupIndex(store, threshold).match(c.kind, None, vec, c.polarity)
             if found is None:
                 memory = build_memory(engine, "sim", c.text, kind=c.kind,
                                       importance=c.importance, key=None, meta={})
                 store.put(memory, vec)
                 scorer.stored(memory.id, msg)
             else:
-                existing = store.records[found.memory_id]
-                scorer.merged(existing.id, msg)
-                store.put(dataclasses.replace(existing, text=c.text), vec)
+                scorer.merged(found.memory_id, msg)
     return {"threshold": threshold, "score": scorer.score, "records_kept": len(store.records),
             "seconds": time.perf_counter() - t0}
 
@@ -377,6 +452,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--facts", type=int, default=8_000)
     ap.add_argument("--paraphrases", type=int, default=2_000)
+    ap.add_argument("--contradictions", type=int, default=1_000)
     ap.add_argument("--e2e", type=int, default=500, help="messages for the real-model run")
     ap.add_argument("--limit", type=int, default=None,
                     help="ingest only the first N messages of the (shuffled) set; the "
@@ -386,9 +462,10 @@ def main() -> None:
     args = ap.parse_args()
 
     info = machine_info()
-    messages = build_dataset(args.facts, args.paraphrases)
+    messages = build_dataset(args.facts, args.paraphrases, args.contradictions)
     n = len(messages)
-    print(f"{n} messages ({args.facts} facts, {args.paraphrases} paraphrases)", flush=True)
+    print(f"{n} messages ({args.facts} facts, {args.paraphrases} paraphrases, "
+          f"{args.contradictions} contradictions)", flush=True)
 
     # every extracted content, embedded once (cached on disk)
     contents = sorted({c.text for m in messages for c in extract([m.text])[0]})
@@ -411,8 +488,8 @@ def main() -> None:
     main_run = run_ingest(messages, TextCacheEmbedder(model, table), policy, DEFAULT_THRESHOLD)
     score: Score = main_run["score"]
     print(f"ingest: {main_run['records_kept']} kept, {score.merged} merged, "
-          f"{score.false_merges} false, {score.missed} missed, {main_run['seconds']:.1f}s",
-          flush=True)
+          f"{score.false_merges} false, {score.missed} missed, {score.superseded} superseded, "
+          f"{score.false_supersedes} false supersedes, {main_run['seconds']:.1f}s", flush=True)
 
     # end to end with the real model on a prefix
     e2e_msgs = messages[:args.e2e]
@@ -432,6 +509,7 @@ def main() -> None:
               f"{sim['score'].false_merges} false, {sim['score'].missed} missed", flush=True)
 
     paraphrases = sum(m.paraphrase for m in messages)
+    contradictions = sum(m.contradicts for m in messages)
     reworded = sum(m.reworded for m in messages)
     ja = sum(m.lang == "ja" for m in messages)
     expected_records = len({m.fact for m in messages})
@@ -441,6 +519,7 @@ def main() -> None:
         "model": {"name": "e5-q8", "stamp": model.stamp},
         "dataset": {"seed": SEED, "messages": n, "facts": expected_records,
                     "paraphrases": paraphrases, "reworded_paraphrases": reworded,
+                    "contradictions": contradictions,
                     "japanese_messages": ja, "by_category": dict(Counter(
                         m.category for m in messages)), "batch": BATCH,
                     "extracted_contents": len(contents)},
@@ -467,14 +546,21 @@ def main() -> None:
           f"model {model.stamp}.\n\n",
           f"Labelled synthetic set (seed {SEED}): {expected_records} distinct facts, "
           f"{paraphrases} paraphrased duplicates ({reworded} with the subject reworded), "
+          f"{contradictions} contradictions (a later negation of a fact), "
           f"{ja} Japanese messages; ingested through `omoide.governance.ingest` in "
           f"conversations of {BATCH} messages.\n\n",
           "## Ingest (pattern extraction + key/cosine dedup + tiers)\n\n",
-          md_table(["records kept", "expected", "merged", "false merges", "missed duplicates",
-                    "(reworded subject)", "skipped", "trashed by cold maintenance"],
+          md_table(["records kept", "expected", "merged", "false merges",
+                    "(negation into what it negates)", "missed duplicates",
+                    "(reworded subject)", "skipped", "trashed (history)"],
                    [[ing["records_kept"], expected_records, ing["merged"],
-                     ing["false_merges"], ing["missed"], ing["missed_reworded"],
-                     ing["skipped"], ing["trashed"]]]),
+                     ing["false_merges"], ing["negation_merges"], ing["missed"],
+                     ing["missed_reworded"], ing["skipped"], ing["trashed"]]]),
+          "\n",
+          md_table(["contradictions extracted", "superseded (old one in history)",
+                    "false supersedes", "stored beside", "merged (loss)"],
+                   [[ing["contradictions"], ing["superseded"], ing["false_supersedes"],
+                     ing["contradictions_stored_beside"], ing["negation_merges"]]]),
           "\n",
           md_table(["throughput", "messages", "seconds", "messages/s"],
                    [["governance only (cached vectors)", n, ing["governance_seconds"],
@@ -490,9 +576,11 @@ def main() -> None:
           "Missed duplicates (examples): "
           + "; ".join(f"\"{x['text']}\"" for x in score.missed_examples[:5]) + "\n\n",
           "## Similarity only (keys removed: cosine >= threshold, same kind)\n\n",
-          md_table(["threshold", "records kept", "merged", "false merges", "missed"],
+          md_table(["threshold", "records kept", "merged", "false merges",
+                    "(negation merges)", "missed"],
                    [[s["threshold"], s["records_kept"], s["score"].merged,
-                     s["score"].false_merges, s["score"].missed] for s in sims]),
+                     s["score"].false_merges, s["score"].negation_merges, s["score"].missed]
+                    for s in sims]),
           "\nFalse merges at the default threshold (examples): "
           + "; ".join(f"\"{x['text']}\" -> \"{x['into']}\""
                       for x in sims[0]["score"].false_examples[:5]) + "\n"]
