@@ -305,7 +305,8 @@ class Score:
     failed: int = 0
     negation_merges: int = 0  # of the false merges: same fact, the other polarity
     contradictions: int = 0  # contradiction messages extracted
-    superseded: int = 0  # replaced the record of their own fact (history kept)
+    superseded: int = 0  # replaced the record of their own fact (history kept): the
+    # contradictions, and paraphrases of the fact said after its contradiction
     false_supersedes: int = 0  # replaced a record of another fact
     contradictions_stored_beside: int = 0  # stored while their fact had a live record
     false_examples: list = dataclasses.field(default_factory=list)
@@ -557,7 +558,7 @@ def main() -> None:
                      ing["false_merges"], ing["negation_merges"], ing["missed"],
                      ing["missed_reworded"], ing["skipped"], ing["trashed"]]]),
           "\n",
-          md_table(["contradictions extracted", "superseded (old one in history)",
+          md_table(["contradictions extracted", "supersedes of the fact's own record",
                     "false supersedes", "stored beside", "merged (loss)"],
                    [[ing["contradictions"], ing["superseded"], ing["false_supersedes"],
                      ing["contradictions_stored_beside"], ing["negation_merges"]]]),

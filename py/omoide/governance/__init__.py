@@ -1,8 +1,9 @@
 """Memory governance on top of the engine: extraction, write-time dedup, hot/cold tiers,
 trash policy, summarization, audit. Pure Python; runs under CPython and Pyodide alike.
 
-One module per concern: ``extract`` (EN+JA patterns, keys), ``llm`` (OpenAI-compatible
-judge/refiner), ``ingest``, ``dedup``, ``tiers``, ``trash``, ``summarize``, ``audit``, ``log``;
+One module per concern: ``extract`` (EN+JA patterns, keys), ``polarity`` (EN+JA negation),
+``llm`` (OpenAI-compatible judge/refiner), ``ingest``, ``dedup`` (merge or supersede),
+``tiers``, ``trash``, ``summarize``, ``audit``, ``log``;
 ``Governor`` bundles them with one configuration.
 """
 

@@ -26,11 +26,11 @@ finds nothing more to fold). A pass
 1. drops SUPERSEDED entries: of the live memories sharing a kind and key, the most recently
    updated one is the current truth; each older cold one is folded into it (a polarity that
    changed goes to its ``meta["history"]`` as a contradiction; otherwise the merge counter
-   grows) and moved to the trash;
+   grows) and moved to the trash as its history (``engine.supersede``: ``superseded_by``);
 2. merges DUPLICATES: near-identical pairs ``dedup.duplicate_pairs`` lists (same kind,
    compatible keys, cosine >= the dedup threshold); the survivor is the hot one if there is
    one, else the more recently updated one; it takes the max importance, the summed recall
-   count and merge counters, and the folded id; the other goes to the trash.
+   count and merge counters, and the folded id; the other goes to the trash as its history.
 
 Survivor first, trash second: if the trash move fails the fact is in two records, never in
 none. Nothing is hard-deleted (``purge_expired`` decides when the trash is emptied), a hot
