@@ -138,6 +138,16 @@ def test_a_typed_memory_without_a_key_is_superseded_by_its_contradiction():
     assert trashed(e)[typed.id].text == "I love spicy ramen"
 
 
+def test_a_typed_memory_without_a_key_takes_its_repeat_and_the_key():
+    e = make_engine()
+    typed = e.remember("a", "I love spicy ramen")
+    [item] = ingest(e, "a", ["I really love spicy ramen"]).items
+    assert (item.action, item.memory_id) == ("merged", typed.id)
+    [live] = e.memories("a")
+    assert live.text == "I love spicy ramen" and live.key == "preference:spicy_ramen"
+    assert live.kind == "fact" and live.meta["merges"] == 1 and e.trash("a") == []
+
+
 def test_near_identical_notes_of_opposite_polarity_never_merge():
     e = make_engine()
     note = e.remember("a", "We went to the new ramen place and I loved it", kind="diary")

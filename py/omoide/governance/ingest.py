@@ -193,8 +193,8 @@ def ingest(
         existing = index.current(found.memory_id)
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
         old_polarity = polarity_of(existing)
-        if old_polarity != polarity or existing.kind != candidate.kind:
-            # A contradiction (or a new kind for the key): the candidate is the new truth.
+        if old_polarity != polarity:
+            # A contradiction: the candidate is the new truth, the old one its history.
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory = build_memory(
                 engine, character, candidate.text, kind=candidate.kind,
@@ -202,8 +202,7 @@ def ingest(
                 meta={**extra_meta, **candidate.meta, "via": candidate.via,
                       "lang": candidate.lang, "tier": tier, "merges": 0,
                       "polarity": polarity})
-            why = (f"{how}: polarity {old_polarity} -> {polarity}" if old_polarity != polarity
-                   else f"{how}: kind {existing.kind} -> {candidate.kind}")
+            why = f"{how}: polarity {old_polarity} -> {polarity}"
             item.action, item.tier = "superseded", tier
         else:
             updated = merged(existing, candidate, now)
