@@ -151,15 +151,23 @@ class DedupIndex:
             self._subjects[cache_key] = subject_keys(memory)
         return self._subjects[cache_key]
 
-    def _neighbours(self, row: list[float]) -> list[tuple[Memory, float]]:
-        """Live (not retired) memories near ``row``: planned ones, then the store's top-k."""
+    def _neighbours(self, row: list[float], kind: str, key: str | None
+                    ) -> list[tuple[Memory, float]]:
+        """Live (not retired) memories near ``row`` that could match: for a keyed candidate
+        the keyless ones (its key's holders were looked up already), else those of its kind.
+        Planned ones first (scored here: only those cost a dot product), then the store's
+        top-k."""
+        def wanted(m: Memory) -> bool:
+            return m.key is None if key is not None else m.kind == kind
+
         out = [(m, dot(row, v)) for i, (m, v) in self.planned.items()
-               if v and i not in self.retired]
+               if v and i not in self.retired and wanted(m)]
         if self.store is not None and len(self.store.kernel):
             near = self.store.kernel.top_k(row, NEIGHBOURS)
-            out += [(self.store.records[i], cos) for i, cos in zip(near.ids, near.scores,
-                                                                  strict=True)
-                    if i not in self.planned and i not in self.retired]
+            for i, cos in zip(near.ids, near.scores, strict=True):
+                memory = self.store.records[i]
+                if i not in self.planned and i not in self.retired and wanted(memory):
+                    out.append((memory, cos))
         return out
 
     def match(self, kind: str, key: str | None, vector: Sequence[float],
@@ -178,7 +186,7 @@ class DedupIndex:
             if ids:
                 best = max(ids, key=lambda i: (self.current(i).updated_at, i))
                 return Match(best, "same key", None)
-        neighbours = self._neighbours(row)
+        neighbours = self._neighbours(row, kind, key)
         if key is not None:
             same_subject = [(m, cos) for m, cos in neighbours
                             if m.key is None and key in self._subjects_of(m)]
