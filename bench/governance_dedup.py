@@ -576,7 +576,7 @@ def main() -> None:
           "entries folded).\n\n",
           "Missed duplicates (examples): "
           + "; ".join(f"\"{x['text']}\"" for x in score.missed_examples[:5]) + "\n\n",
-          "## Similarity only (keys removed: cosine >= threshold, same kind)\n\n",
+          "## Similarity only (keys removed: cosine >= threshold, same kind and polarity)\n\n",
           md_table(["threshold", "records kept", "merged", "false merges",
                     "(negation merges)", "missed"],
                    [[s["threshold"], s["records_kept"], s["score"].merged,
