@@ -185,6 +185,16 @@ def test_llm_summary_and_its_fallback(engine, server):  # noqa: F811
     assert all(g.summary_id for g in fallback.groups)
 
 
+def test_an_llm_summary_longer_than_its_input_falls_back(engine, server):  # noqa: F811
+    llm = MemoryLLM(ChatClient(server.base_url, "m", timeout=2), character_name="Mika")
+    # 2023-09-16 holds 11 tokens; the endpoint's canned summary is 12
+    report = summarize(engine, "a", llm=llm, ratio=0.9)
+    methods = {g.group: g.method for g in report.groups}
+    assert methods == {"day:2023-09-15": "llm", "day:2023-09-16": "extractive"}
+    assert "not shorter than its input" in report.degraded
+    assert all(g.tokens_after < g.tokens_before for g in report.groups)
+
+
 class FailOnTrash:
     def __init__(self):
         self.trashes = 0

@@ -130,8 +130,10 @@ def build_server(
     def ingest(character: str, messages: str | list[str | dict[str, Any]],
                dry_run: bool = False, roles: list[str] | None = None) -> dict[str, Any]:
         """Extract memories from conversation `messages` (a text, or a list of strings or
-        {"role", "content"} objects) and store them, deduplicated. roles: whose messages to
-        read (default ["user"]). dry_run: report what would be stored, store nothing."""
+        {"role", "content"} objects) and store them, deduplicated: a repeat is merged, a
+        contradiction (same subject, other polarity) supersedes the old memory, which stays
+        restorable in the trash. roles: whose messages to read (default ["user"]). dry_run:
+        report what would be stored, store nothing."""
         return _report(governor.ingest(character, messages, dry_run=dry_run,
                                        roles=tuple(roles or ("user",))))
 
@@ -145,14 +147,16 @@ def build_server(
     @server.tool(annotations=writes)
     @guarded
     def restore(character: str, memory_id: str) -> dict[str, Any]:
-        """Bring a trashed memory of `character` back. Returns the memory."""
+        """Bring a trashed memory of `character` back (a superseded version replaces the
+        memory that holds its key now). Returns the memory."""
         return engine.restore(character, memory_id).to_dict()
 
     @server.tool(annotations=read_only)
     @guarded
     def audit(character: str) -> dict[str, Any]:
         """Health report of `character`'s memories: counts, hot and cold tiers, duplicates,
-        stale entries, contradictions, model, what could be summarized, recent events."""
+        stale entries, superseded versions (history, restorable) and contradictions, model,
+        what could be summarized, recent events."""
         return _report(audit_module.audit(
             engine, character, policy=governor.policy, dedup_threshold=governor.dedup_threshold,
             log=governor.log))
