@@ -183,3 +183,13 @@ def test_dedup_runs_on_the_pure_python_kernel_as_in_pyodide():
     assert match is not None and match.memory_id == note.id
     report = ingest(e, "a", ["I like tea", "I like tea", "I hate YAML"])
     assert [i.action for i in report.items] == ["stored", "merged", "stored"]
+
+
+def test_duplicate_pairs_never_pair_a_note_with_its_negation():
+    e = make_engine(128)
+    yes = e.remember("a", "We went to the new ramen place and I loved it", kind="diary")
+    no = e.remember("a", "We went to the new ramen place and I didn't love it", kind="diary")
+    again = e.remember("a", "We went to the new ramen place and I loved it!", kind="diary")
+    pairs = {(p[0], p[1]) for p in duplicate_pairs(e.stores["a"], threshold=0.5)}
+    assert tuple(sorted((yes.id, again.id))) in pairs
+    assert all(no.id not in pair for pair in pairs)
