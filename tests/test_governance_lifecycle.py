@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from omoide.engine import Journal, MemoryEngine
 from omoide.governance import Governor, TierPolicy
-from omoide.governance.tiers import tier_of
+from omoide.governance.tiers import hot_ids, tier_of
 from tests.test_engine_embedder import HashingEmbedder
 
 DAY = 86_400.0
@@ -156,6 +156,9 @@ def _run(operations):
             assert {m.id for m in engine.memories("a")} == live
             assert {t.memory.id for t in engine.trash("a")} == trashed
             assert all(tier_of(m) in ("hot", "cold") for m in engine.memories("a"))
+            # the store's tier index (no scans per write) agrees with a scan
+            assert hot_ids(engine.stores["a"]) == {
+                m.id for m in engine.memories("a") if tier_of(m) == "hot"}
     summaries = [m for m in engine.memories("a") if m.kind == "summary"] if live else []
     events.extend(["summary"] * len(summaries))
     # and a replay of the change journal rebuilds exactly the same store

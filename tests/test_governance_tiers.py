@@ -12,8 +12,10 @@ from omoide.governance.log import AuditLog
 from omoide.governance.tiers import (
     DAY,
     TierPolicy,
+    cold_count,
     context,
     hot_context,
+    hot_ids,
     hot_usage,
     line_cost,
     maintain_cold,
@@ -449,3 +451,19 @@ def test_the_near_identical_scan_is_incremental_after_the_first_maintenance():
     assert {old_a.id, old_b.id} <= live_ids(e)  # unchanged since the last pass: not rescanned
     forced = maintain_cold(e, "a", COLD_POLICY, dedup_threshold=0.9, force=True)
     assert {(f["kept"], f["trashed"]) for f in forced.merged} == {(old_b.id, old_a.id)}
+
+
+def test_the_tier_index_follows_every_write_and_a_model_swap():
+    e, clock = make_engine()
+    a = hot(e, "I like tea")
+    b = cold(e, "a cold fact")
+    store = e.stores["a"]
+    assert hot_ids(store) == {a.id} and cold_count(e, "a") == 1
+    e.update("a", b.id, meta={"tier": "hot"})
+    assert hot_ids(e.stores["a"]) == {a.id, b.id} and cold_count(e, "a") == 0
+    e.forget("a", a.id)
+    assert hot_ids(store) == {b.id}
+    e.restore("a", a.id)
+    assert hot_ids(store) == {a.id, b.id}
+    e.revectorize("a", HashingEmbedder(32, seed=3))
+    assert hot_ids(e.stores["a"]) == {a.id, b.id} and cold_count(e, "a") == 0

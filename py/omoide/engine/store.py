@@ -8,7 +8,7 @@ it is applied; a listener that raises leaves the store untouched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from omoide.engine.bm25 import BM25Index
 from omoide.engine.listener import Change, ChangeListener
@@ -46,6 +46,9 @@ class CharacterStore:
         self.records: dict[str, Memory] = {}
         self.trash: dict[str, TrashEntry] = {}
         self._ids_by_key: dict[str, set[str]] = {}
+        # secondary indexes of the live records (``index``): name -> (key of a record, groups)
+        self._indexes: dict[str, tuple[Callable[[Memory], Hashable],
+                                       dict[Hashable, set[str]]]] = {}
         self._listeners = listeners
 
     # -- reads ----------------------------------------------------------------------------
@@ -55,6 +58,30 @@ class CharacterStore:
 
     def ids_with_key(self, key: str) -> list[str]:
         return sorted(self._ids_by_key.get(key, ()))
+
+    def index(self, name: str, key_of: Callable[[Memory], Hashable]) -> dict[Hashable, set[str]]:
+        """The live records grouped by ``key_of(record)``, kept up to date by every write
+        (built once, on first use): a caller that counts or lists a group (governance: the
+        hot tier) never scans the store. ``key_of`` must depend on the record's fields only;
+        the groups are read-only for the caller."""
+        if name not in self._indexes:
+            groups: dict[Hashable, set[str]] = {}
+            for memory in self.records.values():
+                groups.setdefault(key_of(memory), set()).add(memory.id)
+            self._indexes[name] = (key_of, groups)
+        return self._indexes[name][1]
+
+    def _index_add(self, memory: Memory) -> None:
+        for key_of, groups in self._indexes.values():
+            groups.setdefault(key_of(memory), set()).add(memory.id)
+
+    def _index_drop(self, memory: Memory) -> None:
+        for key_of, groups in self._indexes.values():
+            ids = groups.get(key_of(memory))
+            if ids is not None:
+                ids.discard(memory.id)
+                if not ids:
+                    del groups[key_of(memory)]
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -86,6 +113,9 @@ class CharacterStore:
                 self._drop_key(old.key, memory.id)
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+            if old is not None:
+                self._index_drop(old)
+            self._index_add(memory)
             self.records[memory.id] = memory
 
         self._commit(change, apply, emit)
@@ -101,6 +131,7 @@ class CharacterStore:
             self.text_index.add(memory.id, self.analyzer(memory.text))
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+            self._index_add(memory)
             self.records[memory.id] = memory
         for entry in trashed:
             self.trash[entry.memory.id] = entry
@@ -114,6 +145,7 @@ class CharacterStore:
             self.text_index.remove(memory_id)
             if memory.key is not None:
                 self._drop_key(memory.key, memory_id)
+            self._index_drop(memory)
             del self.records[memory_id]
             self.trash[memory_id] = entry
 
@@ -129,6 +161,7 @@ class CharacterStore:
             self.text_index.add(memory_id, self.analyzer(entry.memory.text))
             if entry.memory.key is not None:
                 self._ids_by_key.setdefault(entry.memory.key, set()).add(memory_id)
+            self._index_add(entry.memory)
             self.records[memory_id] = entry.memory
 
         self._commit(Change("restore", self.character_id, memory_id), apply, emit)
@@ -174,6 +207,7 @@ class CharacterStore:
             for memory_id, entry in self.trash.items():
                 entry.vector = trash_vectors[memory_id]
                 entry.memory.model = stamp
+            self._indexes.clear()  # records changed in place: rebuilt on next use
 
         self._commit(change, apply, emit)
 

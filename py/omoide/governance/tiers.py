@@ -2,7 +2,9 @@
 
 Every memory lives in the character's store, which is the cold tier: indexed, searchable by
 ``recall``. The hot tier is the small set that is ALWAYS put into the prompt (preferences,
-habits, rules, anything important); membership is ``meta["tier"] == "hot"``.
+habits, rules, anything important); membership is ``meta["tier"] == "hot"``. The store's
+``tier`` index (``CharacterStore.index``) keeps the hot ids, so counting either tier on a
+write never scans the store.
 
 Budget (characters of the formatted hot block, default 5,000): above ``soft`` (60%) one
 overflow pass demotes the single least valuable hot memory; above ``hard`` (80%) overflow
@@ -136,11 +138,18 @@ def line_cost(memory: Memory) -> int:
     return len(format_line(memory)) + 1  # + newline
 
 
+def hot_ids(store: CharacterStore) -> set[str]:
+    """The hot tier's ids from the store's tier index (kept by every write: no scan)."""
+    return store.index("tier", tier_of).get(HOT, set())
+
+
 def hot_memories(engine: MemoryEngine, character: str) -> list[Memory]:
+    """The hot tier, oldest first."""
     store = engine.stores.get(character)
     if store is None:
         return []
-    return [m for m in store.records.values() if tier_of(m) == HOT]
+    return sorted((store.records[i] for i in hot_ids(store)),
+                  key=lambda m: (m.created_at, m.id))
 
 
 def hot_usage(engine: MemoryEngine, character: str) -> int:
@@ -292,11 +301,11 @@ def cold_count(engine: MemoryEngine, character: str) -> int:
     store = engine.stores.get(character)
     if store is None:
         return 0
-    return sum(1 for m in store.records.values() if tier_of(m) == COLD)
+    return len(store.records) - len(hot_ids(store))
 
 
 def _cold_due(store: CharacterStore, policy: TierPolicy) -> bool:
-    count = sum(1 for m in store.records.values() if tier_of(m) == COLD)
+    count = len(store.records) - len(hot_ids(store))
     if count <= policy.cold_soft_entries:
         return False
     last = _LAST_COLD.get(store)
