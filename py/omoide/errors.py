@@ -51,6 +51,7 @@ MESSAGES: dict[str, str] = {
     "BACKEND_UNAVAILABLE": "No backend could serve {operation}: {reasons}.",
     "BACKEND_WRITE_FAILED": "The database {path} refused the write; nothing was changed: {reason}.",
     "BACKEND_CONFIG": "The backend configuration is not valid: {reason}.",
+    "SERVER_CONFIG": "The server will not start: {reason}.",
     "WORKSPACE_MODEL_MISMATCH": (
         "The workspace {path} uses {stored}, not {selected}. To switch it (every memory is "
         "embedded again), run `python -m omoide revectorize --model {model} --dtype {dtype}`; "
