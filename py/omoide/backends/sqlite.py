@@ -9,6 +9,7 @@ process writes; every call is one transaction, so a crash never leaves half a wr
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 import threading
@@ -71,6 +72,15 @@ def unpack(blob: bytes | None) -> list[float] | None:
     return data.tolist()
 
 
+def create_private(path: Path) -> None:
+    """A new database file is created 0600 (memories are private); SQLite gives its -wal and
+    -shm files the mode of the database file. An existing file keeps the mode it has."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 class SQLiteBackend:
     def __init__(self, path: str | Path, *, name: str | None = None) -> None:
         self.path = Path(path)
@@ -87,6 +97,7 @@ class SQLiteBackend:
             if self._db is not None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 10000")
             db.execute("PRAGMA journal_mode = WAL")
