@@ -11,17 +11,19 @@ on anyio's bounded worker threads.
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 from pathlib import Path
 from typing import Any
 
+import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from omoide.backends.sqlite import SQLiteBackend
 from omoide.errors import OmoideError
-from omoide.server.app import RestApp
+from omoide.server.app import RestApp, error_body
 from omoide.server.policy import ServerPolicy
 
 DEFAULT_PORT = 8750
@@ -55,6 +57,18 @@ class DeadlineH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         self._arm()  # before super(): a pipelined request starts a new cycle inside it
         super().on_response_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        """h11 refused the request itself (a malformed head, a negative, non-numeric or doubled
+        Content-Length...): answer with the app's JSON error shape, then close."""
+        body = json.dumps(error_body("HTTP_ERROR", "malformed HTTP request (request line, "
+                                     "headers or Content-Length)")).encode()
+        headers = [(b"content-type", b"application/json; charset=utf-8"),
+                   (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=body), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._deadline is not None:
