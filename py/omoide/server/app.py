@@ -137,8 +137,9 @@ class RestApp:
         length = request.header("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.policy.max_body):
             # h11 has already refused a malformed length; this is the size limit. Up to
-            # DRAIN_FACTOR times the limit, h11 skips the body after the answer (closing while
-            # the client still sends would reset the connection before it reads the 413).
+            # DRAIN_FACTOR times the limit the body is read and dropped before the answer
+            # (``drain``: closing while the client still sends would reset the connection
+            # before it reads the 413); beyond, the connection is closed at once.
             drain = length.isdigit() and int(length) <= DRAIN_FACTOR * self.policy.max_body
             raise HttpError(413, f"body over {self.policy.max_body} bytes", close=not drain,
                             headers=cors)
