@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import sqlite3
 import threading
@@ -357,3 +358,19 @@ def test_backend_errors_keep_their_code_and_never_become_500(tmp_path):
         assert send(request_bytes("PUT", "/memories"))[0] == 405
         assert send(request_bytes("DELETE", f"/memories/{record['id']}"))[0] == 204
         assert send(request_bytes("DELETE", f"/memories/{record['id']}"))[0] == 404
+
+
+def test_pipelined_requests_are_answered_in_order_then_idle_connections_close(tmp_path):
+    """The head deadline is per request: pipelined requests on one connection are all
+    answered, and a kept-alive connection that then sends nothing is closed."""
+    with running_server(tmp_path / "s.db", PORT, header_timeout=1.0):
+        with socket.create_connection(("127.0.0.1", PORT), timeout=10) as sock:
+            sock.sendall(request_bytes("GET", "/health") + json_post(make_record("a", "one"))
+                         + request_bytes("GET", "/memories?character_id=a"))
+            time.sleep(0.3)
+            answers = b""
+            while answers.count(b"HTTP/1.1 ") < 3 or not answers.endswith(b"}"):
+                answers += sock.recv(65536)
+            assert re.findall(rb"HTTP/1\.1 (\d{3})", answers) == [b"200", b"201", b"200"]
+            assert b'"total": 1' in answers
+            assert closed_by_server(sock, within=5)  # idle after the answers: closed
