@@ -374,3 +374,16 @@ def test_pipelined_requests_are_answered_in_order_then_idle_connections_close(tm
             assert re.findall(rb"HTTP/1\.1 (\d{3})", answers) == [b"200", b"201", b"200"]
             assert b'"total": 1' in answers
             assert closed_by_server(sock, within=5)  # idle after the answers: closed
+
+
+def test_a_server_bug_is_a_bare_500_and_logged_not_shown(tmp_path, caplog):
+    with running_server(tmp_path / "s.db", PORT) as server:
+        def broken() -> dict:
+            raise RuntimeError("internal detail /home/me/secret.db")
+
+        server.backend.health = broken
+        status, _, body = send(request_bytes("GET", "/health"))
+        error = assert_short_error(status, body, 500)
+        assert error == {"code": "INTERNAL", "message": "internal server error"}
+        assert send(request_bytes("GET", "/memories"))[0] == 200  # and it goes on serving
+    assert "internal detail" in caplog.text  # for the operator, in the server's log
