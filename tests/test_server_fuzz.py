@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import http.client
 import io
+import itertools
 import json
 import socket
 import string
 import urllib.parse
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -103,7 +105,8 @@ def requests(draw, records_strategy=None, only_creates: bool = False) -> dict:
     mode = "create" if only_creates else draw(st.sampled_from(["create", "honest", "any"]))
     if mode == "create":  # the writes that are acknowledged
         return {"method": "POST", "path": "/memories", "host": HOST, "origin": None,
-                "body": json.dumps(draw(records_strategy or records())),
+                "body": json.dumps(draw(records_strategy if records_strategy is not None
+                                else records())),
                 "auth": f"Bearer {KEY}",
                 "ctype": "application/json", "framing": "exact", "close": False,
                 "junk": None}
@@ -281,9 +284,13 @@ def create(record: dict) -> dict:
             "framing": "exact", "close": False, "junk": None}
 
 
+SERIAL = itertools.count(1)
+
+
 def one_off(**fields) -> dict:
-    """A valid record with ``fields`` changed (None: the field dropped)."""
-    record = {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "character_id": "alice", "kind": "fact",
+    """A valid record (an id of its own) with ``fields`` changed (None: the field dropped)."""
+    record = {"id": f"01ARZ3NDEKTSV4RRFFQ69G{next(SERIAL):04d}",
+              "character_id": "alice", "kind": "fact",
               "text": "Alice keeps bees", "importance": 0.5, "created_at": 1.7e9,
               "updated_at": 1.7e9, "model": STAMP, "vector": [0.125] * DIM}
     record |= fields
@@ -299,6 +306,9 @@ ISSUE_RECORDS = (
 )
 
 
+@pytest.mark.xfail(strict=True, reason="issue 13 item 3: records are not validated whole yet "
+                   "(a record without a vector is stored, then every verb crashes; kind [] is "
+                   "a 500); remove this marker with the one record validator")
 def test_fuzzed_records_through_the_server_leave_a_working_workspace(tmp_path):
     """Records one field off (no vector, wrong types, out-of-range numbers, odd ids) sent as
     creates: refused with a 4xx or stored in a form every verb can read."""
