@@ -1,9 +1,15 @@
 """``SQLiteBackend``: memories in one SQLite file (standard library ``sqlite3``, WAL mode).
 
-Layout (schema version 1): ``memories(id PK, character_id, kind, trashed_at, updated_at,
-record JSON, vector BLOB)``; the vector is little-endian float32, the record JSON holds every
-other field. WAL lets a reader (the reference server, a CLI ``recall``) run while another
+Layout (schema version 2): ``memories(id PK, character_id, kind, trashed_at, updated_at,
+record JSON, vector BLOB, seq)``; the vector is little-endian float32, the record JSON holds
+every other field. WAL lets a reader (the reference server, a CLI ``recall``) run while another
 process writes; every call is one transaction, so a crash never leaves half a write.
+
+The change feed (schema 2; a schema-1 file gets it in place when opened): triggers stamp
+every inserted or changed row with the next value of ``change_seq`` and leave a tombstone
+in ``deleted`` for every deleted row, whoever writes (this code, the CLI's re-vectorization,
+an older tool). A process that keeps an engine in memory reads only ``seq > last seen``
+(``changes_since``, indexed) after SQLite's ``data_version`` says another connection committed.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import sys
 import threading
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,7 +36,7 @@ from omoide.backends.base import (
 )
 from omoide.errors import OmoideError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
@@ -39,7 +45,8 @@ CREATE TABLE IF NOT EXISTS memories (
     trashed_at REAL,
     updated_at REAL NOT NULL,
     record TEXT NOT NULL,
-    vector BLOB
+    vector BLOB,
+    seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind);
 -- pages in id order and totals per kind without a sort or a table scan (added in place:
@@ -47,6 +54,34 @@ CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind
 CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, id);
 CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+# The change feed (schema 2), created after a schema-1 ``memories`` got its ``seq`` column.
+# Triggers, not code: every writer of the file takes part. ``UPDATE OF`` leaves out ``seq``
+# itself, so stamping a row never fires another stamp.
+CHANGE_FEED = """
+CREATE TABLE IF NOT EXISTS change_seq (value INTEGER NOT NULL);
+INSERT INTO change_seq SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM change_seq);
+CREATE TABLE IF NOT EXISTS deleted (
+    id TEXT PRIMARY KEY, character_id TEXT NOT NULL, seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deleted_by_seq ON deleted (seq);
+CREATE INDEX IF NOT EXISTS memories_by_seq ON memories (seq);
+CREATE TRIGGER IF NOT EXISTS memories_inserted AFTER INSERT ON memories BEGIN
+    UPDATE change_seq SET value = value + 1;
+    UPDATE memories SET seq = (SELECT value FROM change_seq) WHERE rowid = NEW.rowid;
+    DELETE FROM deleted WHERE id = NEW.id;
+END;
+CREATE TRIGGER IF NOT EXISTS memories_changed
+AFTER UPDATE OF id, character_id, kind, trashed_at, updated_at, record, vector ON memories
+BEGIN
+    UPDATE change_seq SET value = value + 1;
+    UPDATE memories SET seq = (SELECT value FROM change_seq) WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS memories_deleted AFTER DELETE ON memories BEGIN
+    UPDATE change_seq SET value = value + 1;
+    INSERT OR REPLACE INTO deleted (id, character_id, seq)
+        VALUES (OLD.id, OLD.character_id, (SELECT value FROM change_seq));
+END;
 """
 COLUMNS = "id, character_id, kind, trashed_at, updated_at, record, vector"
 TEXT_INDEX_CACHE = 8  # characters whose BM25 index is kept between searches
@@ -79,6 +114,9 @@ class SQLiteBackend:
         self._db: sqlite3.Connection | None = None
         self._writes = 0  # bumped by every write of this connection (search cache key)
         self._text_indexes: dict[str, tuple[tuple[int, int], ranking.TextIndex]] = {}
+        # Told (seq before, seq after) of every write this connection commits, so a follower
+        # of the change feed can skip its own writes (``backends/follower.py``).
+        self.on_commit: Callable[[int, int], None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -93,13 +131,36 @@ class SQLiteBackend:
             db.execute("PRAGMA synchronous = NORMAL")
             db.executescript(SCHEMA)
             version = db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
-            if version is None:
-                db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(version[0]) > SCHEMA_VERSION:
+            if version is not None and int(version[0]) > SCHEMA_VERSION:
                 db.close()
                 raise OmoideError.of("UNSUPPORTED_SNAPSHOT", version=version[0],
                                      max=SCHEMA_VERSION)
+            if version is None or int(version[0]) < SCHEMA_VERSION:
+                try:
+                    self._migrate(db)
+                except BaseException:
+                    db.close()
+                    raise
             self._db = db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        """Schema 1 -> 2 in place (idempotent, safe when two processes open the file at once):
+        the ``seq`` column, then the change feed and the version in one transaction."""
+        columns = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
+        if "seq" not in columns:
+            try:
+                db.execute("ALTER TABLE memories ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+            except sqlite3.OperationalError as err:
+                if "duplicate column" not in str(err):  # another process was first
+                    raise
+        try:
+            db.executescript(f"BEGIN IMMEDIATE; {CHANGE_FEED} INSERT OR REPLACE INTO meta "
+                             f"VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def shutdown(self) -> None:
         with self._lock:
@@ -125,16 +186,31 @@ class SQLiteBackend:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """One write: a locked or full database is a clear error and nothing is changed."""
+        """One write, one IMMEDIATE transaction: a locked or full database is a clear error
+        and nothing is changed. ``on_commit`` hears the change-feed range it wrote."""
         with self._lock:
             self._writes += 1
+            db = self.db
             try:
+                db.execute("BEGIN IMMEDIATE")
+                before = self._seq()
                 yield
+                after = self._seq()
+                db.execute("COMMIT")
             except sqlite3.OperationalError as err:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path),
                                      reason=str(err)) from None
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            if self.on_commit is not None and after != before:
+                self.on_commit(before, after)
+
+    def _seq(self) -> int:
+        return self.db.execute("SELECT value FROM change_seq").fetchone()[0]
 
     def _write(self, record: dict[str, Any], *, insert: bool) -> None:
         body = {k: v for k, v in record.items() if k not in ("trashed_at", "vector")}
@@ -162,24 +238,36 @@ class SQLiteBackend:
                                   (memory_id,)).fetchone()
         return self._record(row, with_vector) if row else None
 
-    def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+    def update(self, memory_id: str, fields: dict[str, Any], *,
+               only_live: bool = False) -> dict[str, Any] | None:
+        """Change only ``fields`` of the stored row (read and written in one transaction, so
+        a field another process changed meanwhile is kept). ``only_live``: the engine's
+        change of a live memory; a row another process trashed or deleted is a
+        MEMORY_CONFLICT and nothing is written (never a resurrection)."""
         changes = check_fields(fields)
         with self._writing():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                current = self.get(memory_id, with_vector=True)
-                if current is None:
-                    self.db.execute("ROLLBACK")
-                    return None
-                changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
-                merged = check_record(current | changes)
-                self._write(merged, insert=False)
-                self.db.execute("COMMIT")
-            except BaseException:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-                raise
+            current = self.get(memory_id, with_vector=True)
+            if current is None or (only_live and current["trashed_at"] is not None):
+                if only_live:
+                    raise OmoideError.of("MEMORY_CONFLICT", memory_id=memory_id,
+                                         what="deleted" if current is None else "forgotten")
+                return None
+            changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
+            merged = check_record(current | changes)
+            self._write(merged, insert=False)
         return merged
+
+    def touch(self, memory_id: str, at: float, count: int = 1) -> bool:
+        """Count ``count`` recalls at ``at`` on a live memory with one atomic SQL increment
+        (two processes recalling it both count; no stale record is written back). False,
+        and nothing written, when the memory is trashed or gone."""
+        with self._writing():
+            return self.db.execute(
+                "UPDATE memories SET record = json_set(record, '$.recall_count', "
+                "COALESCE(json_extract(record, '$.recall_count'), 0) + ?, "
+                "'$.last_recalled_at', MAX(COALESCE(json_extract(record, "
+                "'$.last_recalled_at'), 0), ?)) WHERE id = ? AND trashed_at IS NULL",
+                (int(count), float(at), memory_id)).rowcount > 0
 
     def delete(self, memory_id: str) -> bool:
         with self._writing():
@@ -260,8 +348,51 @@ class SQLiteBackend:
 
     # -- bulk (used by the workspace at boot) --------------------------------------------------
 
-    def all_records(self) -> list[dict[str, Any]]:
-        """Every record with its vector, in id order (the engine is rebuilt from this)."""
+    def all_records(self, character_id: str | None = None) -> list[dict[str, Any]]:
+        """Every record (of one character) with its vector, in id order (the engine is
+        rebuilt from this)."""
+        return self.records_at(character_id)[0]
+
+    def records_at(self, character_id: str | None = None
+                   ) -> tuple[list[dict[str, Any]], int]:
+        """(every record of ``all_records``, the change-feed position they are as of), read
+        in one transaction."""
+        where, args = self._where(character_id, None)
+        with self._reading() as db:
+            seq = self._seq()
+            rows = db.execute(f"SELECT {COLUMNS} FROM memories {where} ORDER BY id",
+                              args).fetchall()
+        return [self._record(r, True) for r in rows], seq
+
+    # -- the change feed (other processes' commits) ---------------------------------------------
+
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: it changes when ANOTHER connection commits."""
         with self._lock:
-            rows = self.db.execute(f"SELECT {COLUMNS} FROM memories ORDER BY id").fetchall()
-        return [self._record(r, True) for r in rows]
+            return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def changes_since(self, seq: int) -> tuple[list[dict[str, Any]], list[tuple[str, str]], int]:
+        """(records with vectors changed after ``seq``, (id, character) of rows deleted after
+        it, the position they are as of), read in one transaction through the ``seq``
+        indexes: the cost follows the number of changes, not the size of the file."""
+        with self._reading() as db:
+            high = self._seq()
+            rows = db.execute(f"SELECT {COLUMNS} FROM memories WHERE seq > ? ORDER BY seq",
+                              (seq,)).fetchall()
+            gone = db.execute("SELECT id, character_id FROM deleted WHERE seq > ? ORDER BY seq",
+                              (seq,)).fetchall()
+        return [self._record(r, True) for r in rows], [tuple(g) for g in gone], high
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """Several reads as of one moment (a deferred transaction: a WAL read snapshot)."""
+        with self._lock:
+            db = self.db
+            own = not db.in_transaction
+            if own:
+                db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                if own and db.in_transaction:
+                    db.execute("COMMIT")
