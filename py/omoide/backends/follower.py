@@ -24,6 +24,8 @@ from omoide.backends.listener import load_engine
 if TYPE_CHECKING:
     from omoide.backends.sqlite import SQLiteBackend
     from omoide.engine.core import MemoryEngine
+    from omoide.engine.memory import Memory
+    from omoide.engine.store import CharacterStore
 
 
 class Follower:
@@ -64,10 +66,15 @@ class Follower:
             if store is None or (record["model"] and record["model"] != store.stamp):
                 restamped[character].append(record)
                 continue
-            if self._holds(store, record):
-                continue
+            memory, trashed_at = memory_of(record), record["trashed_at"]
+            held = self._held(store, memory.id)
+            if held is not None and held == (memory, trashed_at):
+                continue  # e.g. our own write, seen again after a foreign one
+            # a vector changes only with its text or model: otherwise keep the one held
+            same_vector = held is not None and (held[0].text, held[0].model) == (
+                memory.text, memory.model)
             try:
-                store.sync(memory_of(record), record["vector"], record["trashed_at"])
+                store.sync(memory, None if same_vector else record["vector"], trashed_at)
                 self.applied += 1
             except (KeyError, TypeError, ValueError):
                 self.skipped += 1
@@ -77,15 +84,10 @@ class Follower:
             self.applied += len(restamped[character])
 
     @staticmethod
-    def _holds(store: Any, record: dict[str, Any]) -> bool:
-        """The engine already holds exactly this record (e.g. a row another process only
-        read back, or our own write seen again)."""
-        memory_id, trashed_at = record["id"], record["trashed_at"]
-        if trashed_at is None:
-            current = store.records.get(memory_id)
-        else:
-            entry = store.trash.get(memory_id)
-            if entry is None or entry.trashed_at != trashed_at:
-                return False
-            current = entry.memory
-        return current is not None and memory_of(record).to_dict() == current.to_dict()
+    def _held(store: CharacterStore, memory_id: str) -> tuple[Memory, float | None] | None:
+        """(record, trashed_at) the engine holds for ``memory_id``, or None."""
+        memory = store.records.get(memory_id)
+        if memory is not None:
+            return memory, None
+        entry = store.trash.get(memory_id)
+        return (entry.memory, entry.trashed_at) if entry is not None else None

@@ -84,6 +84,18 @@ CREATE TRIGGER IF NOT EXISTS memories_deleted AFTER DELETE ON memories BEGIN
 END;
 """
 COLUMNS = "id, character_id, kind, trashed_at, updated_at, record, vector"
+# A recall on a live row: count + n, last_recalled_at = the later of the stored one and ours.
+TOUCH = """
+UPDATE memories SET record = CASE
+    WHEN COALESCE(json_extract(record, '$.last_recalled_at'), 0) < :at
+    THEN json_set(record, '$.recall_count',
+                  COALESCE(json_extract(record, '$.recall_count'), 0) + :count,
+                  '$.last_recalled_at', json(:at_json))
+    ELSE json_set(record, '$.recall_count',
+                  COALESCE(json_extract(record, '$.recall_count'), 0) + :count)
+    END
+WHERE id = :id AND trashed_at IS NULL
+"""
 TEXT_INDEX_CACHE = 8  # characters whose BM25 index is kept between searches
 
 
@@ -261,13 +273,12 @@ class SQLiteBackend:
         """Count ``count`` recalls at ``at`` on a live memory with one atomic SQL increment
         (two processes recalling it both count; no stale record is written back). False,
         and nothing written, when the memory is trashed or gone."""
+        # The time goes in as JSON text (json(?)): a REAL rendered by SQLite's JSON keeps
+        # only 15 digits, and a later load would not equal what this engine holds.
         with self._writing():
-            return self.db.execute(
-                "UPDATE memories SET record = json_set(record, '$.recall_count', "
-                "COALESCE(json_extract(record, '$.recall_count'), 0) + ?, "
-                "'$.last_recalled_at', MAX(COALESCE(json_extract(record, "
-                "'$.last_recalled_at'), 0), ?)) WHERE id = ? AND trashed_at IS NULL",
-                (int(count), float(at), memory_id)).rowcount > 0
+            return self.db.execute(TOUCH, {"id": memory_id, "count": int(count),
+                                           "at": float(at),
+                                           "at_json": json.dumps(float(at))}).rowcount > 0
 
     def delete(self, memory_id: str) -> bool:
         with self._writing():

@@ -106,19 +106,23 @@ class CharacterStore:
         for entry in trashed:
             self.trash[entry.memory.id] = entry
 
-    def sync(self, memory: Memory, vector: Sequence[float], trashed_at: float | None) -> None:
+    def sync(self, memory: Memory, vector: Sequence[float] | None,
+             trashed_at: float | None) -> None:
         """Make this store hold exactly the stored state of one memory (live, or trashed at
-        ``trashed_at``) that another process committed; no listeners: it came from storage."""
-        if memory.id in self.trash:
-            self.drop(memory.id)
+        ``trashed_at``) that another process committed; ``vector`` None: unchanged, the one
+        this store holds. No listeners: it came from storage."""
+        entry = self.trash.pop(memory.id, None)
+        if vector is None and entry is not None:
+            vector = entry.vector
         if trashed_at is None:
             self.put(memory, vector, emit=False)
             return
-        if memory.id in self.records:
-            self.drop(memory.id)
+        if vector is None:
+            vector = self.kernel.vector(memory.id)
         row = as_float_list(vector)
         if len(row) != self.dimension:
             raise ValueError(f"vector has {len(row)} dimensions, index has {self.dimension}")
+        self.drop(memory.id)
         self.trash[memory.id] = TrashEntry(memory, row, trashed_at)
 
     def drop(self, memory_id: str) -> None:
