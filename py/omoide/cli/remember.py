@@ -6,6 +6,7 @@ import argparse
 
 from omoide.cli.context import Context
 from omoide.engine.memory import KINDS, Memory
+from omoide.errors import OmoideError
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -65,6 +66,9 @@ def update(ctx: Context) -> int:
               if getattr(a, name) is not None}
     if a.key is not None:
         fields["key"] = a.key or None
+    if not fields:
+        raise OmoideError.of("INVALID_ARGUMENT", name="update",
+                             reason="give --text, --kind, --importance or --key")
     memory = engine.update(a.character, a.id, **fields)
     if ctx.json:
         ctx.emit(memory.to_dict())
