@@ -206,10 +206,10 @@ def test_a_version_1_file_gets_the_change_feed_and_is_followed(tmp_path):
     b = open_workspace(db, embedder=HashingEmbedder())
     con = sqlite3.connect(db)
     assert con.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == ("2",)
-    assert "seq" in {r[1] for r in con.execute("PRAGMA table_info(memories)")}
+    assert con.execute("SELECT COUNT(*) FROM changes").fetchone() == (0,)
     con.close()
     old = a.engine.recall("alice", "green tea", touch=False)[0].memory
-    assert old.id == "01HF7YAT00KY70X8DPQ5G8VVAF"  # a schema-1 row (seq 0)
+    assert old.id == "01HF7YAT00KY70X8DPQ5G8VVAF"  # a schema-1 row (no feed entry)
     b.engine.forget("alice", old.id)
     assert old.id not in ids(a.engine.recall("alice", "green tea"))
     assert row(db, old.id)[0] is not None
@@ -284,3 +284,31 @@ def test_any_interleaving_leaves_both_engines_equal_to_the_file(tmp_path_factory
     finally:
         for ws in both.values():
             ws.close()
+
+
+def test_the_change_feed_sees_every_writer_and_only_grows(tmp_path):
+    from omoide.backends.sqlite import SQLiteBackend
+
+    db = tmp_path / "feed.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    first = ws.engine.remember("alice", "Alice loves green tea")
+    second = ws.engine.remember("alice", "Alice hikes on Sundays")
+    ws.close()
+    feed = SQLiteBackend(db)
+    records, gone, start = feed.changes_since(0)
+    assert [r["id"] for r in records] == [first.id, second.id] and gone == []
+    other = sqlite3.connect(db)  # a writer that is not this code: the triggers catch it
+    other.execute("UPDATE memories SET updated_at = 1 WHERE id = ?", (first.id,))
+    other.commit()
+    records, gone, after_update = feed.changes_since(start)
+    assert [r["id"] for r in records] == [first.id] and after_update > start
+    other.execute("DELETE FROM memories WHERE id = ?", (second.id,))
+    other.commit()
+    records, gone, after_delete = feed.changes_since(after_update)
+    assert records == [] and gone == [(second.id, "alice")] and after_delete > after_update
+    # one entry per memory: the earlier entries of a row are gone, the newest stays
+    assert other.execute("SELECT id FROM changes ORDER BY seq").fetchall() == [
+        (first.id,), (second.id,)]
+    other.close()
+    assert feed.changes_since(after_delete) == ([], [], after_delete)
+    feed.shutdown()

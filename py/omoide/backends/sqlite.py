@@ -1,15 +1,15 @@
 """``SQLiteBackend``: memories in one SQLite file (standard library ``sqlite3``, WAL mode).
 
 Layout (schema version 2): ``memories(id PK, character_id, kind, trashed_at, updated_at,
-record JSON, vector BLOB, seq)``; the vector is little-endian float32, the record JSON holds
-every other field. WAL lets a reader (the reference server, a CLI ``recall``) run while another
+record JSON, vector BLOB)``; the vector is little-endian float32, the record JSON holds every
+other field. WAL lets a reader (the reference server, a CLI ``recall``) run while another
 process writes; every call is one transaction, so a crash never leaves half a write.
 
-The change feed (schema 2; a schema-1 file gets it in place when opened): triggers stamp
-every inserted or changed row with the next value of ``change_seq`` and leave a tombstone
-in ``deleted`` for every deleted row, whoever writes (this code, the CLI's re-vectorization,
+The change feed (schema 2; a schema-1 file gets it in place when opened): triggers on
+``memories`` append ``changes(seq, id, character_id)`` for every inserted, changed or deleted
+row and drop that id's earlier entry, whoever writes (this code, the CLI's re-vectorization,
 an older tool). A process that keeps an engine in memory reads only ``seq > last seen``
-(``changes_since``, indexed) after SQLite's ``data_version`` says another connection committed.
+(``changes_since``) after SQLite's ``data_version`` says another connection committed.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ CREATE TABLE IF NOT EXISTS memories (
     trashed_at REAL,
     updated_at REAL NOT NULL,
     record TEXT NOT NULL,
-    vector BLOB,
-    seq INTEGER NOT NULL DEFAULT 0
+    vector BLOB
 );
 CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind);
 -- pages in id order and totals per kind without a sort or a table scan (added in place:
@@ -55,32 +54,29 @@ CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, 
 CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-# The change feed (schema 2), created after a schema-1 ``memories`` got its ``seq`` column.
-# Triggers, not code: every writer of the file takes part. ``UPDATE OF`` leaves out ``seq``
-# itself, so stamping a row never fires another stamp.
+# The change feed (schema 2). Triggers, not code: every writer of the file takes part.
+# ``seq`` is the rowid: a new entry gets the largest + 1; the entry it supersedes is deleted
+# AFTER the insert, so the largest is never deleted and ``seq`` only grows. A row that is no
+# longer in ``memories`` was deleted (the entry is its tombstone). One small row per change:
+# the memory's own row (vector and all) is never written twice.
 CHANGE_FEED = """
-CREATE TABLE IF NOT EXISTS change_seq (value INTEGER NOT NULL);
-INSERT INTO change_seq SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM change_seq);
-CREATE TABLE IF NOT EXISTS deleted (
-    id TEXT PRIMARY KEY, character_id TEXT NOT NULL, seq INTEGER NOT NULL
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, character_id TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS deleted_by_seq ON deleted (seq);
-CREATE INDEX IF NOT EXISTS memories_by_seq ON memories (seq);
+CREATE INDEX IF NOT EXISTS changes_by_id ON changes (id);
 CREATE TRIGGER IF NOT EXISTS memories_inserted AFTER INSERT ON memories BEGIN
-    UPDATE change_seq SET value = value + 1;
-    UPDATE memories SET seq = (SELECT value FROM change_seq) WHERE rowid = NEW.rowid;
-    DELETE FROM deleted WHERE id = NEW.id;
+    INSERT INTO changes (id, character_id) VALUES (NEW.id, NEW.character_id);
+    DELETE FROM changes WHERE id = NEW.id AND seq < last_insert_rowid();
 END;
-CREATE TRIGGER IF NOT EXISTS memories_changed
-AFTER UPDATE OF id, character_id, kind, trashed_at, updated_at, record, vector ON memories
-BEGIN
-    UPDATE change_seq SET value = value + 1;
-    UPDATE memories SET seq = (SELECT value FROM change_seq) WHERE rowid = NEW.rowid;
+CREATE TRIGGER IF NOT EXISTS memories_changed AFTER UPDATE ON memories BEGIN
+    INSERT INTO changes (id, character_id) VALUES (NEW.id, NEW.character_id);
+    DELETE FROM changes WHERE id = NEW.id AND seq < last_insert_rowid();
+    INSERT INTO changes (id, character_id) SELECT OLD.id, OLD.character_id
+        WHERE OLD.id <> NEW.id;
 END;
 CREATE TRIGGER IF NOT EXISTS memories_deleted AFTER DELETE ON memories BEGIN
-    UPDATE change_seq SET value = value + 1;
-    INSERT OR REPLACE INTO deleted (id, character_id, seq)
-        VALUES (OLD.id, OLD.character_id, (SELECT value FROM change_seq));
+    INSERT INTO changes (id, character_id) VALUES (OLD.id, OLD.character_id);
+    DELETE FROM changes WHERE id = OLD.id AND seq < last_insert_rowid();
 END;
 """
 COLUMNS = "id, character_id, kind, trashed_at, updated_at, record, vector"
@@ -157,15 +153,9 @@ class SQLiteBackend:
 
     @staticmethod
     def _migrate(db: sqlite3.Connection) -> None:
-        """Schema 1 -> 2 in place (idempotent, safe when two processes open the file at once):
-        the ``seq`` column, then the change feed and the version in one transaction."""
-        columns = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
-        if "seq" not in columns:
-            try:
-                db.execute("ALTER TABLE memories ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
-            except sqlite3.OperationalError as err:
-                if "duplicate column" not in str(err):  # another process was first
-                    raise
+        """Schema 1 -> 2 in place, in one transaction (idempotent: two processes opening
+        the file at once are safe): the change feed and the version. Rows already there
+        have no entry: the engine that opens the file loads them all anyway."""
         try:
             db.executescript(f"BEGIN IMMEDIATE; {CHANGE_FEED} INSERT OR REPLACE INTO meta "
                              f"VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;")
@@ -222,7 +212,8 @@ class SQLiteBackend:
                 self.on_commit(before, after)
 
     def _seq(self) -> int:
-        return self.db.execute("SELECT value FROM change_seq").fetchone()[0]
+        """The change feed's position: its largest ``seq`` (one b-tree seek)."""
+        return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()[0]
 
     def _write(self, record: dict[str, Any], *, insert: bool) -> None:
         body = {k: v for k, v in record.items() if k not in ("trashed_at", "vector")}
@@ -384,15 +375,19 @@ class SQLiteBackend:
 
     def changes_since(self, seq: int) -> tuple[list[dict[str, Any]], list[tuple[str, str]], int]:
         """(records with vectors changed after ``seq``, (id, character) of rows deleted after
-        it, the position they are as of), read in one transaction through the ``seq``
-        indexes: the cost follows the number of changes, not the size of the file."""
+        it, the position they are as of), read in one transaction from the feed's entries
+        after ``seq``: the cost follows the number of changes, not the size of the file."""
+        columns = ", ".join(f"m.{c}" for c in COLUMNS.split(", "))
         with self._reading() as db:
             high = self._seq()
-            rows = db.execute(f"SELECT {COLUMNS} FROM memories WHERE seq > ? ORDER BY seq",
-                              (seq,)).fetchall()
-            gone = db.execute("SELECT id, character_id FROM deleted WHERE seq > ? ORDER BY seq",
-                              (seq,)).fetchall()
-        return [self._record(r, True) for r in rows], [tuple(g) for g in gone], high
+            rows = db.execute(
+                f"SELECT {columns}, c.id, c.character_id FROM changes c "
+                "LEFT JOIN memories m ON m.id = c.id WHERE c.seq > ? ORDER BY c.seq",
+                (seq,)).fetchall()
+        width = len(COLUMNS.split(", "))
+        records = [self._record(r[:width], True) for r in rows if r[0] is not None]
+        gone = [(r[width], r[width + 1]) for r in rows if r[0] is None]
+        return records, gone, high
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
