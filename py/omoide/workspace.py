@@ -7,6 +7,10 @@ reference server over HTTP) are routed by a ``BackendManager``.
     ws.governor.recall("alice", "what does alice drink")
     ws.close()
 
+Several processes may hold one file at once (an MCP server, the CLI, your agent): before
+every verb the engine takes over what the others committed (``backends/follower.py``), and
+its own writes change only what they change (``backends/listener.py``).
+
 Default file: ``$OMOIDE_HOME/omoide.db``, else ``$XDG_DATA_HOME/omoide/omoide.db``, else
 ``~/.local/share/omoide/omoide.db``.
 """
