@@ -56,7 +56,7 @@ class BackendListener:
         previous, memory_id = change.previous, change.memory_id
         record = record_of(change.memory, change.vector)
         if previous is None or previous is change.memory:  # new (or changed in place)
-            if change.vector is not None and previous is None:
+            if previous is None:  # a new memory always comes with its vector
                 try:
                     self.backend.create(record)
                     return
