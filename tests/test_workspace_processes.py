@@ -199,6 +199,22 @@ def test_own_writes_are_never_read_back(pair):
     assert a.follower.applied == 1
 
 
+def test_a_character_re_vectorized_elsewhere_is_reloaded_whole(pair):
+    _, a, b = pair
+    tea = a.engine.remember("alice", "Alice loves green tea")
+    rain = a.engine.remember("alice", "Alice hates rain")
+    a.engine.forget("alice", rain.id)
+    a.engine.remember("bob", "Bob drinks black coffee")
+    other = HashingEmbedder(seed=1)
+    b.engine.revectorize("alice", other)
+    stats = a.engine.stats("alice")
+    assert (stats["model"], stats["memories"], stats["trashed"]) == (other.stamp, 1, 1)
+    assert stats["model_mismatch"]  # a still embeds with the old model: recall says so
+    assert a.engine.stats("bob")["model"] == HashingEmbedder().stamp
+    assert ids(a.engine.recall("alice", "green tea", mode="fulltext")) == [tea.id]
+    assert a.engine.trash("alice")[0].memory.model == other.stamp
+
+
 def test_a_version_1_file_gets_the_change_feed_and_is_followed(tmp_path):
     db = tmp_path / "old.db"
     shutil.copy(FIXTURE, db)
