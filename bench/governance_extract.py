@@ -1,0 +1,167 @@
+"""Extraction benchmark: how many everyday statements the pattern extractor catches, and how
+often it stores a question, small talk or someone else's statement as the user's memory.
+
+The set is ``bench/data/extraction_{en,ja}.jsonl``: per language >= 300 chat-style messages
+that state a preference, decision, habit (kind ``pattern``) or fact about the user and their
+people, each labelled with its kind and subject, plus >= 100 negatives (questions, small talk,
+third-person reports, requests and other non-statements). Each row carries a fixed ``split``
+(``dev`` / ``heldout``, from the first byte of the SHA-256 of the text): failures on the dev half
+may be inspected (``--show-dev-failures``) while the extractor is improved; the held-out half
+is only ever scored, never printed.
+
+Scores per language and split:
+
+- recall: positives whose expected kind is among the kinds extracted from the message;
+- precision per kind: messages where the kind was extracted that were labelled with it;
+- false positives: negatives that produced a memory, except a fact about the third person a
+  report is about (allowed by the design: never the user's preference, decision or habit);
+- subject match: recalled positives whose key agrees with the labelled subject (the key's
+  subject equals, contains or is contained in the normalized labelled subject).
+
+    PYTHONPATH=py:. .venv/bin/python bench/governance_extract.py [--show-dev-failures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "py"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import machine_info, md_table, write_results  # noqa: E402
+from omoide.governance.extract import extract, make_key  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+KINDS = ("preference", "decision", "pattern", "fact")
+LANGS = ("en", "ja")
+SPLITS = ("dev", "heldout")
+
+
+def load(lang: str) -> list[dict]:
+    rows = [json.loads(line) for line in (DATA / f"extraction_{lang}.jsonl").open(encoding="utf-8")]
+    assert all(r["split"] in SPLITS for r in rows)
+    return rows
+
+
+def subject_matches(kind: str, subject: str, keys: list[str | None]) -> bool:
+    want = (make_key(kind, subject) or "").partition(":")[2]
+    for key in keys:
+        got = (key or "").partition(":")[2]
+        if want and got and (want in got or got in want):
+            return True
+    return False
+
+
+def score(rows: list[dict]) -> tuple[dict, list[dict]]:
+    positives = [r for r in rows if r["kind"]]
+    negatives = [r for r in rows if not r["kind"]]
+    predicted_by_kind: Counter[str] = Counter()
+    correct_by_kind: Counter[str] = Counter()
+    recalled_by_kind: Counter[str] = Counter()
+    total_by_kind: Counter[str] = Counter(r["kind"] for r in positives)
+    subject_ok = 0
+    failures: list[dict] = []
+    false_positives = 0
+    for row in rows:
+        candidates, _ = extract([row["text"]])
+        kinds = {c.kind for c in candidates}
+        for kind in kinds:
+            predicted_by_kind[kind] += 1
+            correct_by_kind[kind] += kind == row["kind"]
+        got = [(c.kind, c.key, c.polarity) for c in candidates]
+        if row["kind"]:
+            if row["kind"] in kinds:
+                recalled_by_kind[row["kind"]] += 1
+                keys = [c.key for c in candidates if c.kind == row["kind"]]
+                if subject_matches(row["kind"], row["subject"], keys):
+                    subject_ok += 1
+                else:
+                    failures.append({"why": "subject", **row, "got": got})
+            else:
+                failures.append({"why": "missed", **row, "got": got})
+        else:
+            allowed = row["negative"] == "third" and kinds <= {"fact"}
+            if candidates and not allowed:
+                false_positives += 1
+                failures.append({"why": "false positive", **row, "got": got})
+    recalled = sum(recalled_by_kind.values())
+    result = {
+        "positives": len(positives),
+        "negatives": len(negatives),
+        "recall": recalled / len(positives) if positives else None,
+        "false_positive_rate": false_positives / len(negatives) if negatives else None,
+        "subject_match": subject_ok / recalled if recalled else None,
+        "per_kind": {
+            kind: {
+                "n": total_by_kind[kind],
+                "recall": recalled_by_kind[kind] / total_by_kind[kind] if total_by_kind[kind]
+                else None,
+                "precision": correct_by_kind[kind] / predicted_by_kind[kind]
+                if predicted_by_kind[kind] else None,
+            }
+            for kind in KINDS
+        },
+    }
+    return result, failures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show-dev-failures", action="store_true",
+                        help="print the dev half's misses and false positives (never held-out)")
+    parser.add_argument("--name", default="governance_extract")
+    args = parser.parse_args()
+
+    results: dict = {}
+    rows_md = []
+    kind_rows_md = []
+    started = time.perf_counter()
+    for lang in LANGS:
+        rows = load(lang)
+        for split in (*SPLITS, "all"):
+            part = [r for r in rows if split == "all" or r["split"] == split]
+            result, failures = score(part)
+            results[f"{lang}/{split}"] = result
+            rows_md.append([lang, split, result["positives"], result["negatives"],
+                            result["recall"], result["false_positive_rate"],
+                            result["subject_match"]])
+            for kind in KINDS:
+                k = result["per_kind"][kind]
+                kind_rows_md.append([lang, split, kind, k["n"], k["recall"], k["precision"]])
+            if split == "dev" and args.show_dev_failures:
+                for f in failures:
+                    print(f"[{lang} dev] {f['why']}: {f['text']!r} expected "
+                          f"{f['kind']}/{f.get('subject')} got {f['got']}")
+    seconds = time.perf_counter() - started
+    n_messages = sum(results[f"{lang}/all"]["positives"] + results[f"{lang}/all"]["negatives"]
+                     for lang in LANGS)
+    payload = {
+        "benchmark": "governance_extract",
+        "machine": machine_info(),
+        "data": {lang: f"bench/data/extraction_{lang}.jsonl" for lang in LANGS},
+        "goal": {"recall": 0.90, "false_positive_rate": 0.05},
+        "messages": n_messages,
+        "seconds": round(seconds, 3),
+        "results": results,
+    }
+    markdown = (
+        "# Extraction (pattern extractor), labelled EN + JA set\n\n"
+        f"commit {payload['machine']['git_commit']}, {n_messages} messages in "
+        f"{seconds:.2f} s. Goal: recall >= 0.90, false positives <= 0.05 per language.\n\n"
+        + md_table(["lang", "split", "positives", "negatives", "recall", "false positives",
+                    "subject match"], rows_md)
+        + "\n## Per kind (kind `pattern` = habit)\n\n"
+        + md_table(["lang", "split", "kind", "n", "recall", "precision"], kind_rows_md)
+    )
+    json_path, md_path = write_results(args.name, payload, markdown)
+    print(markdown)
+    print(f"wrote {json_path} and {md_path}")
+
+
+if __name__ == "__main__":
+    main()
