@@ -27,7 +27,7 @@ import argparse
 import json
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "py"))
@@ -48,10 +48,16 @@ def load(lang: str) -> list[dict]:
     return rows
 
 
-def subject_matches(kind: str, subject: str, keys: list[str | None]) -> bool:
-    want = (make_key(kind, subject) or "").partition(":")[2]
+def subject_matches(kind: str, subject: str, keys: list[str | None], text: str) -> bool:
+    """Loose agreement of a key with the labelled subject: one contains the other (word
+    joints ignored). Favourites key on their category ("my favourite fruit is X" ->
+    ``preference:favorite_fruit``), so there the labelled subject must be in the text."""
+    want = (make_key(kind, subject) or "").partition(":")[2].replace("_", "")
     for key in keys:
         got = (key or "").partition(":")[2]
+        if got.startswith(("favorite", "好きな")):
+            return subject.casefold() in text.casefold()
+        got = got.replace("_", "")
         if want and got and (want in got or got in want):
             return True
     return False
@@ -78,7 +84,7 @@ def score(rows: list[dict]) -> tuple[dict, list[dict]]:
             if row["kind"] in kinds:
                 recalled_by_kind[row["kind"]] += 1
                 keys = [c.key for c in candidates if c.kind == row["kind"]]
-                if subject_matches(row["kind"], row["subject"], keys):
+                if subject_matches(row["kind"], row["subject"], keys, row["text"]):
                     subject_ok += 1
                 else:
                     failures.append({"why": "subject", **row, "got": got})

@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from omoide.governance.keys import base_verb
+
 Found = tuple[str, str | None, str, dict[str, str]]
 
 I = r"(?:i|we)"  # noqa: E741 - the pronoun
@@ -100,7 +102,7 @@ _HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
-    r"\b(?:said|says|say|told me|tells me|apparently|heard|read that|according to|"
+    r"\b(?:said|says|(?:people|they|everyone|he|she|you) say|told me|tells me|apparently|heard|read that|according to|"
     r"claims?|reckons)\b",
     re.IGNORECASE,
 )
@@ -110,6 +112,11 @@ _OTHER_PERSON = re.compile(
     re.IGNORECASE,
 )
 _PRONOUN_SUBJECT = re.compile(r"^(?:it|them|that|this|those|these|they|one|ones)$", re.I)
+# Objects that point into the conversation, not at a lasting subject ("I love you",
+# "I like that idea", "I hate when that happens", "I usually do").
+_DEICTIC_SUBJECT = re.compile(
+    r"^(?:you|your|yours|u|him|her|us|me|myself|that|this|what|when|how|where|who|do|so|"
+    r"there|here|it all|everything|anything|nothing|something)\b", re.I)
 
 # -- subject cleanup -------------------------------------------------------------------------
 
@@ -152,30 +159,6 @@ _DECISION_VERBS = (
 )
 _PREFER_SPLIT = re.compile(r"\s+(?:over|rather than|instead of|more than|than)\s+", re.I)
 _PREFER_SPLIT_TO = re.compile(r"\s+(?:over|rather than|instead of|more than|than|to)\s+", re.I)
-_NOT_GERUNDS = frozenset(
-    "thing something nothing everything anything morning evening spring string king ring "
-    "wing ceiling wedding pudding sibling sing bring sting swing during ping building "
-    "painting clothing ending feeling meeting".split()
-)
-
-
-def base_verb(word: str) -> str:
-    """Base form of an -ing word ("watching" -> "watch", "running" -> "run",
-    "baking" -> "bake"); other words unchanged."""
-    low = word.lower()
-    if not low.endswith("ing") or len(low) <= 5 or low in _NOT_GERUNDS:
-        return word
-    stem = low[:-3]
-    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
-        return stem[:-1]  # running, swimming, quitting
-    if (len(stem) <= 4 and re.search(r"[^aeiou][aeiou][^aeiouwxy]$", stem)
-            and not stem.endswith(("en", "er", "it", "et", "ow"))):
-        return stem + "e"  # baking, making, writing, hiking
-    if re.search(r"(?:[^aeiou]l|[cv])$", stem) and not stem.endswith("ll"):
-        return stem + "e"  # cycling, dancing, moving
-    return stem
-
-
 def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None = None,
                    decision: bool = False) -> tuple[str, dict[str, str]]:
     meta: dict[str, str] = {}
@@ -303,11 +286,12 @@ _PREFERENCES = _rules([
      r"[.!]*$"),
     ("the_more", "preference", "like", r"^the \w+(?:er|r) (?:the )?(?P<x>.+?),? the better"),
     ("what_i", "preference", "like",
-     r"^(?P<x>.+?) (?:is|are) what (?:i|we) (?:prefer|like|love|enjoy|want)\b"),
+     rf"^(?P<x>.+?) (?:is|are) (?:what|something|one thing|one of the things|a \w+|an \w+|"
+     rf"the \w+)(?: that)? (?:i|we) {ADV}(?:prefer|like|love|enjoy|want|adore)\b"),
     ("no_thanks", "preference", "dislike", r"^(?P<x>.+?),? no thanks?\b"),
     ("dont_like", "preference", "dislike",
      rf"^{I} {ADV}(?:don'?t|do not|never|didn'?t ever|no longer) {ADV}(?:like|love|enjoy|"
-     rf"care for|dig|fancy|eat|drink)\s+(?P<x>.+)"),
+     rf"care for|dig|fancy)\s+(?P<x>.+)"),
     ("hate", "preference", "dislike",
      rf"^{I} {ADV}(?:hate|dislike|detest|loathe|despise|can'?t stand|cannot stand|"
      rf"can'?t handle|can'?t bear|can'?t tolerate|can'?t eat|can'?t drink|can'?t do|"
@@ -324,7 +308,7 @@ _PREFERENCES = _rules([
      rf"^{I} {ADV}(?:prefer|like|love|adore|enjoy|dig|fancy|appreciate|cherish|relish|"
      rf"live for)\s+(?P<x>.+)"),
     ("grown_to", "preference", "like",
-     rf"^{I} (?:'ve|have) (?:been |grown to |come to |always |really |started to |"
+     rf"^{I}\s*(?:'ve|have) (?:been |grown to |come to |always |really |started to |"
      rf"learned to |fallen in love with )*(?:loving|love|liked|like|enjoying|enjoyed|"
      rf"into)\s+(?P<x>.+)"),
     ("fan", "preference", "like",
@@ -339,10 +323,10 @@ _PREFERENCES = _rules([
 
 _DECISIONS_STRONG = _rules([
     ("decided_not", "decision", "dislike",
-     rf"^(?:{I} )?{ADV}(?:have |'ve )?(?:finally )?(?:decided|chose|resolved|vowed|promised "
+     rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally )?(?:decided|chose|resolved|vowed|promised "
      rf"myself|made up (?:my|our) minds?) not to\s+(?P<x>.+)"),
     ("decided", "decision", "like",
-     rf"^(?:{I} )?{ADV}(?:have |'ve )?(?:finally |officially )?(?:decided|made up (?:my|our) "
+     rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally |officially )?(?:decided|made up (?:my|our) "
      rf"minds?|made the (?:call|decision)|resolved|vowed|promised myself)\s+(?:that\s+)?"
      rf"(?:to\s+|on\s+)?(?P<x>.+)"),
     ("wont", "decision", "dislike",
@@ -364,7 +348,7 @@ _DECISIONS_STRONG = _rules([
     ("going_with", "decision", "like",
      rf"^(?:{IM} )?(?:going|goin'?) (?:with|for)\s+(?P<x>.+)"),
     ("settled", "decision", "like",
-     rf"^(?:{I} )?(?:have |'ve )?(?:decided|settled|landed) on\s+(?P<x>.+)"),
+     rf"^(?:{I}(?:'ve| have)?\s+)?(?:decided|settled|landed) on\s+(?P<x>.+)"),
 ])
 
 _HABIT_CUE = re.compile(
@@ -391,7 +375,7 @@ _HABIT_IMPLICIT = re.compile(
 
 _FACTS_LATE = _rules([
     ("have", "fact", None,
-     rf"^{I} (?:have|'ve got|have got|'ve|got|own) (?!to\b|been\b|no\b|had\b|got\b|"
+     rf"^{I}\s*(?:have|'ve got|have got|got|own) (?!\w+ed\b|to\b|been\b|no\b|had\b|got\b|"
      rf"(?:a|an) (?:question|quick question|problem|meeting|idea|feeling|lot|good|great|nice|"
      rf"bad|long|busy|hard|rough|tough|headache|cold|few)\b|an idea|time\b|fun\b|plans\b|"
      rf"work\b|class\b|school\b|something\b|nothing\b|everything\b|enough\b)(?P<x>.+)"),
@@ -423,17 +407,22 @@ _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked u
           r"committed to|reserved|installed|upgraded to|hired|rented)")
 _DECISIONS_LATE = _rules([
     ("stop", "decision", "dislike",
-     rf"^{I} {ADV}(?:'ve |have |'m |am |'re |are |just |finally |recently |officially |"
+     rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
      rf"also )*{_STOP}\s+(?P<x>.+)"),
     ("start", "decision", "like",
-     rf"^{I} {ADV}(?:'ve |have |'m |am |'re |are |just |finally |recently |officially |"
+     rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
      rf"also )*{_START}\s+(?P<x>.+)"),
+    # the present progressive is a plan only for a change ("we're getting a cat") or with a
+    # time ahead ("I'm seeing the dentist next week"), not for what is going on right now
     ("progressive", "decision", "like",
-     rf"^{IM} (?:also |finally |officially |now |seriously |actually )?(?!(?:going|wondering|"
-     rf"thinking|feeling|looking|kidding|joking|doing|being|trying|dying|getting tired|"
-     rf"having|hoping|waiting|asking|saying|talking|reading|watching|listening|working|"
-     rf"sitting|lying|eating|drinking|cooking|playing|studying|still)\b)"
-     rf"(?P<v>[a-z]+ing)\b\s*(?P<x>.*)"),
+     rf"^{IM} (?:also |finally |officially |now |seriously |actually )?"
+     rf"(?P<v>(?:getting|buying|selling|moving|switching|joining|learning|taking up|leaving|"
+     rf"adopting|launching|starting|quitting|changing|applying|signing up|retiring|"
+     rf"training for|saving for|renovating|relocating|marrying|getting married)\b|"
+     rf"[a-z]+ing\b(?=.*\b(?:next|tomorrow|tonight|this (?:week|weekend|month|year|spring|"
+     rf"summer|fall|autumn|winter)|in (?:january|february|march|april|may|june|july|august|"
+     rf"september|october|november|december|the (?:fall|spring|summer|winter))|on "
+     rf"(?:mon|tues|wednes|thurs|fri|satur|sun)day|soon)\b))\s*(?P<x>.*)"),
     ("progressive_go", "decision", "like",
      rf"^{IM} (?:also |finally |officially |now )?going (?P<x>(?:back|fully|full|to|home to|"
      rf"abroad|vegan|vegetarian|remote|part-time|freelance)\b.*)"),
@@ -493,7 +482,7 @@ def refused(text: str) -> bool:
 
 def _resolve(subject: str, previous: str | None) -> str | None:
     if not _PRONOUN_SUBJECT.match(subject.strip()):
-        return subject
+        return None if _DEICTIC_SUBJECT.match(subject.strip()) else subject
     if previous is None:
         return None
     np = _leading_noun_phrase(_clean(previous))
@@ -553,7 +542,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                 re.match(r"(?:not|stop|quit|give up|cut|drop|cancel)\b", match.group("x"), re.I))
             subject, meta = _clean_subject(kind, match.group("x"), decision=True)
             subject = _strip_start_stop(subject)
-            if subject:
+            if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
     if decision_lead:
         subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
@@ -580,7 +569,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                 r"switched from|switching from", text, re.I) else None
             if from_to:
                 subject, meta["over"] = from_to.group("b"), from_to.group("a")
-            if subject:
+            if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, polarity, subject, meta
     return None
 
@@ -610,7 +599,9 @@ def _habit(text: str) -> Found | None:
         return None
     polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
     raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "
-                 r"point of not|no longer)\s+)+", "", _HABIT_ADVERBS.sub("", match.group("x")),
+                 r"point of not|no longer|not)\s+)+", "", _HABIT_ADVERBS.sub("", match.group("x")),
                  flags=re.I)
     subject = _clean_subject("pattern", raw)[0]
-    return ("pattern", polarity, subject, {}) if subject else None
+    if not subject or _DEICTIC_SUBJECT.match(subject):
+        return None
+    return "pattern", polarity, subject, {}

@@ -33,7 +33,7 @@ Found = tuple[str, str | None, str, dict[str, str]]
 _QUOTED = re.compile(r"「[^」]*」|『[^』]*』")
 _LEAD = re.compile(
     r"^(?:(?:えっと|えーと|あの|あのね|実は|ちなみに|正直|正直に言うと|個人的には|やっぱり|"
-    r"まあ|でも|あと|それと|そして|ところで|そういえば|ねえ|ね|うん|はい)[、,]?\s*)*"
+    r"まあ|でも|あと|それと|そして|ところで|そういえば|ねえ|うん|はい)[、,]?\s*)*"
     r"(?:(?:私|わたし|僕|ぼく|俺|おれ|自分|私たち|僕たち|うち|我々|あたし)(?:は|も|って)[、,]?\s*)?"
 )
 _SELF = r"(?:私|わたし|僕|ぼく|俺|おれ|自分|あたし|うち)"
@@ -62,7 +62,11 @@ _HEARSAY = re.compile(
     r"みたいです|みたいだ|みたいだね|って聞いた|と聞いた|って読んだ|と読んだ|"
     r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ)$"
 )
-_DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな)")
+_DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
+# Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
+_NOT_HABIT_END = re.compile(
+    r"(?:(?<![なた])い|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|すみません|"
+    r"お疲れ(?:様|さま)?(?:です)?|よろしく)$")
 
 _OTHER_TOPIC = re.compile(rf"^(?:うちの|{_SELF}の|あの|その)?(?P<r>{REL})(?:たち)?(?:は|が|って|も)")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?好きな")
@@ -101,6 +105,7 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("hometown", r"^(?P<v>.+?)(?:出身|生まれ)(?:です|だ|で|$)"),
         ("hometown", r"^(?P<v>.+?)で(?:育ち|育った|生まれ)"),
         ("rel_home", rf"^(?P<r>{REL})は(?P<v>.+?)に(?:住んで|暮らして)"),
+        ("pet", rf"^(?P<x>.+?){_NUM}(?:匹|頭|羽)と暮らして"),
         ("home", r"^(?P<v>.+?)(?:に住んで|で暮らして|と暮らして|に引っ越してきた|に引っ越して"
                  r"きました|在住|で一人暮らし|一人暮らし)"),
         ("rel_job", rf"^(?P<r>{REL})は(?P<v>.+?)(?:を|の仕事を)(?:して|やって)"),
@@ -110,7 +115,6 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("job", r"^(?P<v>.+?)の仕事を(?:して|やって)"),
         ("job", r"^(?P<v>.+?)を(?:教えて|経営して)"),
         ("pet", rf"^(?P<x>.+?)を(?:{_NUM}(?:匹|頭|羽))?飼って"),
-        ("pet", rf"^(?P<x>.+?){_NUM}(?:匹|頭|羽)と暮らして"),
         ("have", rf"^(?P<x>{REL}|{PET}|子供|子ども)が(?:{_NUM}(?:人|匹))?(?:います|いる|いて|"
                  rf"おります)"),
         ("language", r"^(?P<x>.+?)(?:が|も)?(?:話せます|話せる|喋れる|しゃべれる)"),
@@ -133,7 +137,7 @@ def _fact(body: str, other: str | None) -> Found | None:
             continue
         groups = match.groupdict()
         rel = groups.get("r")
-        if other and not rel and name not in ("rel_name",):
+        if other and not rel and name not in ("rel_name", "have"):
             continue  # about someone else: only the rules that name them
         if name == "identity":
             value = (groups["v"] or "").strip()
@@ -382,7 +386,7 @@ def _decision(body: str) -> Found | None:
 
 
 def _habit(body: str) -> Found | None:
-    if not _HABIT_CUE.search(body):
+    if not _HABIT_CUE.search(body) or _NOT_HABIT_END.search(body):
         return None
     x = _HABIT_TAIL.sub("", body)
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"

@@ -86,6 +86,31 @@ def singular(word: str) -> str:
     return word
 
 
+_NOT_GERUNDS = frozenset(
+    "thing something nothing everything anything morning evening spring string king ring "
+    "wing ceiling wedding pudding sibling sing bring sting swing during ping building "
+    "painting clothing ending feeling meeting dumpling darling icing stuffing filling "
+    "earring offspring duckling seedling lightning ceiling".split()
+)
+
+
+def base_verb(word: str) -> str:
+    """Base form of an -ing word ("watching" -> "watch", "running" -> "run",
+    "baking" -> "bake"); other words unchanged."""
+    low = word.lower()
+    if not low.endswith("ing") or len(low) <= 5 or low in _NOT_GERUNDS:
+        return word
+    stem = low[:-3]
+    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "lszaeiou":
+        return stem[:-1]  # running, swimming, quitting
+    if (len(stem) <= 4 and re.search(r"[^aeiou][aeiou][^aeiouwxy]$", stem)
+            and not stem.endswith(("en", "er", "it", "et", "ow"))):
+        return stem + "e"  # baking, making, writing, hiking
+    if re.search(r"(?:[^aeiou]l|[cv])$", stem) and not stem.endswith("ll"):
+        return stem + "e"  # cycling, dancing, moving
+    return stem
+
+
 def _en_word(word: str) -> str:
     word = EN_SYNONYMS.get(word, word)
     return EN_SYNONYMS.get(singular(word), singular(word))
@@ -109,11 +134,11 @@ _JA_ENDINGS = re.compile(
     r"(?:ようにしています|ようにしてる|ようにする|ことにしています|ことにしてる|しています|"
     r"してます|している|してる|しませんでした|しません|しなかった|しない|します|しました|"
     r"する|した|でした|です|だ|ています|てます|ている|てる|ます|ました|ません|ない|んだ|"
-    r"なんです|なんだ|んです|ね|よ|な|笑|ー)+$"
+    r"なんです|なんだ|んです|ね|よ|な|笑)+$"
 )
 # Inflections a verb's okurigana can end in (dictionary form, masu stem, ichidan stem).
 _JA_VERB_TAIL = re.compile(
-    r"(?<=[\u4e00-\u9fff])(?:[うくすつぬぶむるぐいきしちにびみりぎ]|べる|べ|える|え|ける|け|"
+    r"(?<=[\u4e00-\u9fff])(?:[うくすつぬぶむるぐいきしちにびみりぎっんかさたまらわがば]|べる|べ|える|え|ける|け|"
     r"める|め|れる|れ|きる|じる|ちる|びる|りる|いる|せる|てる|げる|げ|せ)$"
 )
 # The nominalizer の after a verb or adjective (「観るのが好き」): not part of the subject.
@@ -143,8 +168,11 @@ JA_GLOSSARY: dict[str, tuple[str, str]] = {
     "ラズベリーパイ": ("raspberry pi", "raspberry pi"),
 }
 _GLOSSARY_RE = re.compile("|".join(sorted(map(re.escape, JA_GLOSSARY), key=len, reverse=True)))
+# A particle (compound ones first) where it follows a non-hiragana character; followed by
+# hiragana only for は/が/を/には/では, which are never a word's own okurigana.
 _JA_PARTICLE_SPLIT = re.compile(
-    r"(?<=[^\u3040-\u309f\s])[はがをにでとへもの](?=[^\u3040-\u309f]|$)"
+    r"(?<=[^\u3040-\u309f\s])(?:(?:には|では|とは|へは|からは|までは|にも|でも|とも|から|まで|"
+    r"より|での|への|との|[はがをにでとへもの])(?=[^\u3040-\u309f]|$)|(?:には|では|[はがを]))"
 )
 
 
@@ -215,7 +243,7 @@ def normalize_subject(subject: str) -> str:
         if word.isascii():
             if word in EN_FILLER:
                 continue
-            word = _en_word(word)
+            word = _en_word(base_verb(word) if not out else word)
         if out and length + 1 + len(word) > MAX_SUBJECT:
             break
         out.append(word[:MAX_SUBJECT])
