@@ -60,7 +60,7 @@ def test_both_languages_agree_on_keys_and_importance():
         ("I really love the Rust compiler a lot!", "preference", "like",
          "preference:rust_compiler"),
         ("I hate YAML", "preference", "dislike", "preference:yaml"),
-        ("I can't stand tabs", "preference", "dislike", "preference:tabs"),
+        ("I can't stand tabs", "preference", "dislike", "preference:tab"),
         ("I'm not a fan of Java", "preference", "dislike", "preference:java"),
         ("I prefer TypeScript over JavaScript because of types", "preference", "like",
          "preference:typescript"),
@@ -73,10 +73,10 @@ def test_both_languages_agree_on_keys_and_importance():
         ("We won't use MongoDB", "decision", "dislike", "decision:mongodb"),
         ("I decided not to learn Perl", "decision", "dislike", "decision:learn_perl"),
         ("I usually drink green tea in the morning", "pattern", "like",
-         "pattern:drink_green_tea_in_the_morning"),
+         "pattern:drink_green_tea_in_morning"),
         ("I never deploy on Fridays", "pattern", "dislike", "pattern:deploy_on_fridays"),
         ("Honestly, I always write tests first", "pattern", "like",
-         "pattern:write_tests_first"),
+         "pattern:write_test_first"),
         ("I like C++ and C#", "preference", "like", "preference:c++_and_c#"),
         ("I like Node.js", "preference", "like", "preference:node.js"),
     ],
@@ -98,9 +98,9 @@ def test_english_patterns(text, kind, polarity, key):
         ("Vueに決めました", "decision", "like", "decision:vue"),
         ("MongoDBは使いません", "decision", "dislike", "decision:mongodb"),
         ("仕事ではGoを使います", "decision", "like", "decision:go_at_work"),
-        ("必ずテストを書きます", "pattern", "like", "pattern:test_書き"),
+        ("必ずテストを書きます", "pattern", "like", "pattern:test_書"),
         ("決して金曜日にデプロイしません", "pattern", "dislike", "pattern:金曜日_deploy"),
-        ("朝はいつもコーヒーを飲みます", "pattern", "like", "pattern:朝_コーヒー_飲み"),
+        ("朝はいつもコーヒーを飲みます", "pattern", "like", "pattern:朝_コーヒー_飲"),
         ("いつもpushする前にcommitします", "pattern", "like", "pattern:commit_before_pushing"),
         ("ＴｙｐｅＳｃｒｉｐｔが好きです", "preference", "like", "preference:typescript"),
     ],
@@ -115,7 +115,7 @@ def test_japanese_patterns(text, kind, polarity, key):
 def test_japanese_particles_do_not_change_the_key():
     a = extract_clause("いつも朝にコーヒーを飲みます")
     b = extract_clause("いつも朝はコーヒーを飲みます")
-    assert a.key == b.key == "pattern:朝_コーヒー_飲み"
+    assert a.key == b.key == "pattern:朝_コーヒー_飲"
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_only_user_messages_by_default_and_roles_are_configurable():
     found, _ = extract(messages)
     assert [c.key for c in found] == ["preference:sushi"] and found[0].source == 1
     found, _ = extract(messages, roles=("user", "assistant"))
-    assert [c.key for c in found] == ["preference:helping_you", "preference:sushi"]
+    assert [c.key for c in found] == ["preference:help_you", "preference:sushi"]
 
 
 def test_openai_content_parts_are_read():

@@ -135,8 +135,10 @@ _TAIL_FILLER = re.compile(
 )
 _DECISION_TIME_TAIL = re.compile(
     r"(?:\s+(?:starting |from |as of |by |until |before |for |on |in |at )?(?:today|"
-    r"tomorrow|tonight|yesterday|now|soon|finally|for now|from now on|next \w+|this \w+|"
-    r"last \w+|the fall|the spring|the summer|the winter|\d{4}|january|february|march|"
+    r"tomorrow|tonight|yesterday|now|soon|finally|for now|from now on|"
+    r"(?:next|this|last) (?:week|weekend|month|year|time|spring|summer|fall|autumn|winter|"
+    r"morning|evening|semester|term|season|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"the fall|the spring|the summer|the winter|\d{4}|january|february|march|"
     r"april|may|june|july|august|september|october|november|december|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|a while|good|once and for all|"
     r"(?:the )?(?:end|start|beginning) of \w+(?: \w+)?)(?:\s+\d+\w*)?)+$",
@@ -522,8 +524,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, subject, {"value": (groups.get("v") or groups["x"]).strip()}
         raw = groups["x"]
         if name not in ("prefer", "dont_like", "hate", "grown_to", "fan", "not_fan",
-                        "rather", "person", "not_person") and _OTHER_PERSON.match(raw):
-            continue
+                        "rather", "person", "not_person") and (
+                _OTHER_PERSON.match(raw) or re.match(rf"(?:{I}|{IM}|i'\w+)\b", raw, re.I)):
+            continue  # a stance predicate on a thing, not on a person or a clause
         prefer = name == "prefer" and re.search(r"\bprefer\b", text, re.I)
         splitter = None
         if name in ("prefer", "grown_to", "fan"):

@@ -235,15 +235,21 @@ def _ja_words(text: str) -> str:
 
 def normalize_subject(subject: str) -> str:
     """The subject part of a key (see the module docstring for the rule)."""
-    text = unicodedata.normalize("NFKC", subject).casefold().replace("'", "").replace("’", "")
+    text = unicodedata.normalize("NFKC", subject).replace("'", "").replace("’", "")
     words = re.findall(r"[^\W_]+(?:[.+#-][^\W_]+)*[+#]*|[+#]+", text)
     out: list[str] = []
     length = 0
-    for word in words:
+    for original in words:
+        word = original.casefold()
         if word.isascii():
             if word in EN_FILLER:
                 continue
-            word = _en_word(base_verb(word) if not out else word)
+            if not out:
+                word = base_verb(word)  # "I love hiking" and "I love to hike" agree
+            if original == original.casefold():
+                word = _en_word(word)
+            else:  # names and products keep their form ("Postgres", "Kubernetes")
+                word = EN_SYNONYMS.get(word, word)
         if out and length + 1 + len(word) > MAX_SUBJECT:
             break
         out.append(word[:MAX_SUBJECT])
