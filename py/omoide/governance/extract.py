@@ -98,8 +98,8 @@ _EN_CLAUSE_SPLIT = re.compile(
     re.IGNORECASE,
 )
 _JA_CONJUNCTION_END = re.compile(r"(?<=[すたいだ])(?:が|けど|けれども|けれど)$")
-# Japanese: after 「…ですが、」「…けど、」, before 「、そして」, and after a te-form 「…て、」「…で、」
-# (but not the topic 「…では、」).
+# Japanese: after 「…ですが、」「…けど、」, before 「、そして」, and after a te-form
+# 「…て、」「…で、」 (but not the topic 「…では、」).
 _JA_CLAUSE_SPLIT = re.compile(
     r"(?<=[すたいだ]が)、|(?<=けど)、?|(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
     r"(?<=[^は][てで])、"
@@ -142,7 +142,9 @@ _EN_STRONG = re.compile(r"\b(?:really|love|hate|never|absolutely|definitely)\b",
 _JA_STRONG = re.compile(r"大好き|大嫌い|必ず|絶対|決して|本当に|とても|すごく")
 
 
-def extract_clause(clause: str, source: int = 0, *, previous: str | None = None) -> Candidate | None:
+def extract_clause(
+    clause: str, source: int = 0, *, previous: str | None = None
+) -> Candidate | None:
     """The candidate one clause states, or None. ``previous`` is the clause before it in the
     same message (what "it" / 「本当に好き」 refer to)."""
     ja = has_japanese(clause)
@@ -185,6 +187,7 @@ def extract(
             for i, part in enumerate(parts)) if c]
         candidates.extend(found)
         if not found:
-            reason = "empty message" if not text.strip() else "no preference, decision, habit or fact"
+            reason = ("empty message" if not text.strip()
+                      else "no preference, decision, habit or fact")
             unmatched.append(Unmatched(index, reason))
     return candidates, unmatched

@@ -102,7 +102,8 @@ _HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
-    r"\b(?:said|says|(?:people|they|everyone|he|she|you) say|told me|tells me|apparently|heard|read that|according to|"
+    r"\b(?:said|says|(?:people|they|everyone|he|she|you) say|told me|tells me|apparently|"
+    r"heard|read that|according to|"
     r"claims?|reckons)\b",
     re.IGNORECASE,
 )
@@ -497,7 +498,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     if not text:
         return None
     # "call me Ken" is the user's name, not a request
-    for name, kind, polarity, pattern in _FACTS[:2]:
+    for _, kind, polarity, pattern in _FACTS[:2]:
         if pattern.match(text):
             return kind, polarity, "name", {}
     if refused(text):
@@ -538,7 +539,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         subject = _resolve(subject, previous) if subject else None
         if subject:
             return kind, polarity, subject, meta
-    for name, kind, polarity, pattern in _DECISIONS_STRONG:
+    for _, kind, polarity, pattern in _DECISIONS_STRONG:
         match = pattern.match(text)
         if match:
             negative = polarity == "dislike" or bool(

@@ -54,7 +54,8 @@ _REQUEST_END = re.compile(
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
     r"しよう|しましょう|話して|書いて|要約して|リマインドして)$"
 )
-_WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|(?:かもね|かも|かもしれない|"
+_WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|"
+                   r"(?:かもね|かも|かもしれない|"
                    r"かもしれません|たいな|たいなあ|たいなー)$")
 _HEARSAY = re.compile(
     r"(?:って言ってた|と言ってた|って言ってる|と言っていた|って言っていた|って言う|と言う|"
@@ -68,7 +69,8 @@ _NOT_HABIT_END = re.compile(
     r"(?:(?<![なた])い|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|すみません|"
     r"お疲れ(?:様|さま)?(?:です)?|よろしく)$")
 
-_OTHER_TOPIC = re.compile(rf"^(?:うちの|{_SELF}の|あの|その)?(?P<r>{REL})(?:たち)?(?:は|が|って|も)")
+_OTHER_TOPIC = re.compile(
+    rf"^(?:うちの|{_SELF}の|あの|その)?(?P<r>{REL})(?:たち)?(?:は|が|って|も)")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?好きな")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
@@ -366,7 +368,7 @@ def _decision(body: str) -> Found | None:
         if not match:
             continue
         x = match.group("x")
-        if name == "decided" and re.search(r"(?:ことにしてる|ことにしている|ことにしています)", rest):
+        if name == "decided" and re.search(r"ことにして(?:る|いる|います)", rest):
             return None  # an ongoing rule: a habit
         if name == "intend" and re.search(r"ようにして(?:る|いる|います|ます)", rest):
             return None
@@ -392,8 +394,8 @@ def _habit(body: str) -> Found | None:
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
                               r"見ない", x))
     x = _HABIT_ADVERB.sub("", x).strip(" 、,")
-    x = re.sub(r"^(?:毎朝|まいあさ)", "朝", x)
-    x = re.sub(r"^(?:毎晩|まいばん|毎夜)", "夜", x)
+    x = re.sub(r"^(?:毎朝|まいあさ)(?:は|に)?", "朝は", x)  # 毎朝X and 朝はいつもX agree
+    x = re.sub(r"^(?:毎晩|まいばん|毎夜)(?:は|に)?", "夜は", x)
     x = re.sub(r"^(?:毎日|まいにち)", "", x).strip(" 、,")
     x = JA_FILLER.sub("", x)
     if not x or _DEICTIC.match(x) or not ja_subject(x):
