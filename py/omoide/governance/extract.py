@@ -27,9 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from omoide.engine.memory import KIND_TYPES
+from omoide.governance import extract_en, extract_ja
 from omoide.governance.extract_en import english
 from omoide.governance.extract_ja import japanese
 from omoide.governance.keys import (  # noqa: F401 - re-exported: the extractor's key API
@@ -57,7 +58,7 @@ class Candidate:
     importance: float
     lang: str  # "en" / "ja"
     source: int  # index of the message it came from
-    via: str = "pattern"  # "pattern" / "llm"
+    via: str = "pattern"  # "pattern" / "prototype" (the embedding stage) / "llm"
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -167,27 +168,74 @@ def extract_clause(
     )
 
 
+class ClauseClassifier(Protocol):
+    """The second stage (``omoide.governance.prototypes.PrototypeClassifier``)."""
+
+    def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]: ...
+
+
 def extract(
-    messages: Sequence[Message] | str, *, roles: Iterable[str] = ("user",)
+    messages: Sequence[Message] | str,
+    *,
+    roles: Iterable[str] = ("user",),
+    classifier: ClauseClassifier | None = None,
 ) -> tuple[list[Candidate], list[Unmatched]]:
     """Candidates from the messages spoken by ``roles`` (plain strings count as "user"),
-    in order, plus the messages nothing was found in (with why)."""
+    in order, plus the messages nothing was found in (with why). With a ``classifier``,
+    clauses no pattern matched (and no rule refused) go through it in one batch."""
     if isinstance(messages, str):
         messages = [messages]
     wanted = set(roles)
-    candidates: list[Candidate] = []
-    unmatched: list[Unmatched] = []
+    found: dict[int, list[tuple[int, Candidate]]] = {}
+    texts: dict[int, str] = {}
+    pending: list[tuple[int, int, str, str]] = []  # (message, clause, clause text, open text)
     for index, message in enumerate(messages):
         role, text = message_text(message)
         if role not in wanted:
             continue
+        texts[index] = text
+        found[index] = []
         parts = clauses(text)
-        found = [c for c in (
-            extract_clause(part, index, previous=parts[i - 1] if i else None)
-            for i, part in enumerate(parts)) if c]
-        candidates.extend(found)
-        if not found:
-            reason = ("empty message" if not text.strip()
+        for i, part in enumerate(parts):
+            candidate = extract_clause(part, index, previous=parts[i - 1] if i else None)
+            if candidate:
+                found[index].append((i, candidate))
+            elif classifier is not None:
+                module = extract_ja if has_japanese(part) else extract_en
+                opened = module.open_statement(part)
+                if opened:
+                    pending.append((index, i, part, opened))
+    if pending and classifier is not None:
+        for (index, i, part, opened), verdict in zip(
+                pending, classifier.classify([p[3] for p in pending]), strict=True):
+            candidate = _classified(part, opened, index, verdict)
+            if candidate:
+                found[index].append((i, candidate))
+    candidates: list[Candidate] = []
+    unmatched: list[Unmatched] = []
+    for index, items in found.items():
+        candidates.extend(c for _, c in sorted(items, key=lambda item: item[0]))
+        if not items:
+            reason = ("empty message" if not texts[index].strip()
                       else "no preference, decision, habit or fact")
             unmatched.append(Unmatched(index, reason))
     return candidates, unmatched
+
+
+def _classified(clause: str, opened: str, source: int,
+                verdict: tuple[str, str] | None) -> Candidate | None:
+    if verdict is None:
+        return None
+    kind, polarity = verdict
+    ja = has_japanese(clause)
+    subject = (extract_ja if ja else extract_en).open_subject(kind, opened)
+    key = make_key(kind, subject)
+    content = clamp_content(clause)
+    if key is None or content is None:
+        return None
+    polarity_or_none = None if kind == "fact" else polarity
+    return Candidate(
+        text=content, kind=kind, key=key, polarity=polarity_or_none,
+        importance=BASE_IMPORTANCE[kind], lang="ja" if ja else "en", source=source,
+        via="prototype", meta={"polarity": polarity_or_none} if polarity_or_none else {},
+    )

@@ -609,3 +609,30 @@ def _habit(text: str) -> Found | None:
     if not subject or _DEICTIC_SUBJECT.match(subject):
         return None
     return "pattern", polarity, subject, {}
+
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|our|us)\b", re.I)
+_SUBJECTLESS = re.compile(r"^(?:just |finally |also |already |officially )?[a-z]+(?:ed|ing)\b",
+                          re.I)
+_OTHER_START = re.compile(rf"^(?:(?:my|our) {REL}\b(?!'s name)|[A-Z][a-z]+ (?!is my\b)\w+s\b)")
+_FIRST_PERSON_LEAD = re.compile(
+    r"^(?:i|we)(?:'m|'ve|'ll|'d|'re| am| are| have| will| just| also| really)*\s+", re.I)
+
+
+def open_statement(clause: str) -> str | None:
+    """The cleaned clause when no rule refuses it and it may be about the user (it has a
+    first-person word, or drops its subject: "Just ordered a new bike"), else None. What the
+    second, embedding stage may classify."""
+    text = _clean(clause)
+    if not text or refused(text) or _OTHER_PERSON.match(text) or _OTHER_START.match(text):
+        return None
+    if not (_FIRST_PERSON.search(text) or _SUBJECTLESS.match(text)):
+        return None
+    return text
+
+
+def open_subject(kind: str, text: str) -> str:
+    """A key subject for a clause the embedding stage classified: the clause without its
+    first-person lead, cleaned like a pattern subject."""
+    return _clean_subject(kind, _FIRST_PERSON_LEAD.sub("", text), decision=kind == "decision")[0]

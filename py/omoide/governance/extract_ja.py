@@ -401,3 +401,18 @@ def _habit(body: str) -> Found | None:
     if not x or _DEICTIC.match(x) or not ja_subject(x):
         return None
     return "pattern", "dislike" if negative else "like", x, {}
+
+
+def open_statement(clause: str) -> str | None:
+    """The cleaned clause when no rule refuses it and it is not about someone else, else
+    None. What the second, embedding stage may classify."""
+    body = _clean(clause)
+    if not body or refused(body) or _other_person(body) or _DEICTIC.match(body):
+        return None
+    return body
+
+
+def open_subject(kind: str, body: str) -> str:
+    """A key subject for a clause the embedding stage classified: the clause itself, its
+    habit adverbs and endings off (the key rule does the rest)."""
+    return _HABIT_ADVERB.sub("", _HABIT_TAIL.sub("", body)) or body
