@@ -62,19 +62,24 @@ _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _LEAD = re.compile(
     r"^(?:(?:well|ok|okay|so|actually|honestly|also|and|but|yeah|yes|yep|oh|btw|personally|"
     r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
-    r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what)"
+    r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
+    r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what)"
     r"[,!:.]*\s+)*",
     re.IGNORECASE,
 )
 _TIME_LEAD = re.compile(
-    rf"^(?P<t>(?:on |every |each |after |before |in the |at |most |during |this |next )?"
-    rf"(?:{WEEKDAY}s?|weekends?|weekdays?|mornings?|evenings?|nights?|afternoons?|"
-    rf"dinner|lunch|breakfast|work|my commute|the commute|year|month|week|day|night)"
+    rf"^(?P<t>(?:on |every |each |after |before |in the |at |most |during |this |next |"
+    rf"for (?:the|this|my|our) [\w-]+ |on (?:the|this|my|our) [\w-]+ )?"
+    rf"(?:{WEEKDAY}s?(?: and {WEEKDAY}s?)?|weekends?|weekdays?|mornings?|evenings?|nights?|"
+    rf"afternoons?|dinner|lunch|breakfast|work|my commute|the commute|years?|months?|weeks?|"
+    rf"days?|project|app|team|dashboard|frontend|backend|site|trip|wedding|party)"
     rf"(?: (?:nights?|mornings?|evenings?))?),?\s+(?P<rest>(?:i|we)\b.*)$",
     re.IGNORECASE,
 )
 _DECISION_LEAD = re.compile(
-    r"^(?:from now on|starting (?:today|tomorrow|now|next \w+|this \w+)|as of (?:today|now|"
+    r"^(?:from now on|going forward|starting (?:on )?(?:today|tomorrow|tonight|now|next \w+|"
+    r"this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
+    r"june|july|august|september|october|november|december|\d+\w*)|as of (?:today|now|"
     r"this \w+)|from (?:today|tomorrow|next \w+)|this year|next year|this month|next month|"
     r"this week|next week|today|tomorrow|tonight|in the new year),?\s+",
     re.IGNORECASE,
@@ -116,8 +121,8 @@ _PRONOUN_SUBJECT = re.compile(r"^(?:it|them|that|this|those|these|they|one|ones)
 # Objects that point into the conversation, not at a lasting subject ("I love you",
 # "I like that idea", "I hate when that happens", "I usually do").
 _DEICTIC_SUBJECT = re.compile(
-    r"^(?:you|your|yours|u|him|her|us|me|myself|that|this|what|when|how|where|who|do|so|"
-    r"there|here|it all|everything|anything|nothing|something)\b", re.I)
+    r"^(?:(?:you|your|yours|u|him|her|us|me|myself|that|this|what|when|how|where|who|"
+    r"there|here|it all|everything|anything|nothing|something)\b|(?:do|so|it)$)", re.I)
 
 # -- subject cleanup -------------------------------------------------------------------------
 
@@ -224,7 +229,7 @@ def _rules(specs: list[tuple[str, str, str | None, str]]) -> list[Rule]:
 
 
 _FACTS = _rules([
-    ("name", "fact", None, r"^my name(?:'s| is)\s+(?P<v>.+)"),
+    ("name", "fact", None, r"^(?:my|the) name(?:'s| is)\s+(?P<v>.+)"),
     ("name", "fact", None, r"^(?:call me|people call me|(?:i'?m|i am) called)\s+(?P<v>\w+)"),
     ("rel_name", "fact", None,
      r"^my (?P<r>[a-z][\w -]{1,30}?)(?:'s|s'|s)? name(?:'s| is)\s+(?P<v>.+)"),
@@ -238,24 +243,42 @@ _FACTS = _rules([
     ("home", "fact", None,
      rf"^{I} (?:currently |still |now )?(?:live|'m living|am living|are living|'re living)\b"),
     ("home", "fact", None, rf"^{I} (?:just |recently )?(?:moved|relocated) (?:to|into)\b"),
-    ("hometown", "fact", None, rf"^{I} (?:grew up|was born|were born) (?:in|near|on|at)\b"),
+    ("hometown", "fact", None,
+     rf"^{I} (?:grew up|was born|were born)(?: and raised)? (?:in|near|on|at)\b"),
+    ("rel_partner", "fact", None,
+     rf"^i'?ve been (?:with|married to|dating|seeing) (?:my )?(?P<r>{REL})\b"),
     ("hometown", "fact", None, rf"^{IM} (?:originally )?from\s+"),
-    ("job", "fact", None, r"^i (?:work|'m working|am working) (?:as|in)\b"),
+    ("job", "fact", None, r"^i(?: work|'m working| am working| currently work) (?:as|in)\b"),
     ("job", "fact", None, r"^i work (?:night|day|early|late|double)? ?shifts?\b"),
-    ("employer", "fact", None, r"^i (?:work|'m working|am working) (?:at|for)\b"),
+    ("employer", "fact", None, r"^i(?: work|'m working| am working) (?:at|for)\b"),
     ("job", "fact", None, r"^i (?:teach|taught)\s+"),
+    ("job", "fact", None, r"^i (?:do|make) [\w ]{1,30} for a living\b"),
     ("job", "fact", None,
-     r"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:business|shop|store|bakery|"
+     r"^i'?m in (?:sales|marketing|finance|hr|it|tech|retail|healthcare|education|consulting|"
+     r"banking|insurance|construction|hospitality|real estate|logistics|government|law|"
+     r"medicine|publishing|advertising|media|research|accounting|engineering)\b"),
+    ("home", "fact", None, rf"^{IM} (?:based|living|located|settled) in\b"),
+    ("home", "fact", None, rf"^{I}\s*(?:'ve|have)? (?:lived|been living) in\b"),
+    ("siblings", "fact", None,
+     r"^i'?m (?:the )?(?:oldest|youngest|middle|eldest|only) (?:child|kid|one|of|sibling)\b"),
+    ("languages", "fact", None,
+     r"^i'?m (?:fluent in|a native (?:\w+ )?speaker|bilingual|trilingual)\b"),
+    ("age", "fact", None, r"^i (?:just )?turned (?P<v>\d{1,3})\b"),
+    ("studies", "fact", None, r"^i (?:graduated from|went to|studied at|dropped out of)\s+"),
+    ("job", "fact", None,
+     r"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?(?:business|shop|"
+     r"store|bakery|"
      r"cafe|café|restaurant|company|bar|studio|salon|farm|startup)\b"),
     ("age", "fact", None, rf"^{IM} (?P<v>\d{{1,3}})(?: years old| yo| y/o)?$"),
     ("height", "fact", None, rf"^{IM} (?P<v>\d+(?:\.\d+)?) ?(?:cm|m|ft|feet|foot)\b"),
     ("allergy", "fact", None, rf"^{IM} (?:very |really |super )?allergic to (?P<x>.+)"),
     ("state", "fact", None,
      rf"^{IM} (?P<x>married|single|divorced|engaged|pregnant|vegetarian|vegan|pescatarian|"
+     rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
      rf"left[- ]handed|right[- ]handed|retired|unemployed|self[- ]employed|a twin|twins|"
      rf"an only child|diabetic|colou?r ?blind|deaf|blind)\b"),
     ("attribute", "fact", None,
-     r"^my (?!favou?rite\b|fav\b|fave\b|plan\b|goal\b|resolution\b|new\b|rule\b|"
+     r"^(?:my|our) (?!favou?rite\b|fav\b|fave\b|plan\b|goal\b|resolution\b|new\b|rule\b|"
      r"new year)(?P<a>[a-z][\w -]{1,30}?)(?:'s| is| are)\s+(?P<v>.+)"),
 ])
 
@@ -279,7 +302,9 @@ _PREFERENCES = _rules([
      r"my style|my jam)"),
     ("stress", "preference", "dislike",
      r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
-     r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy)"),
+     r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy|drains? me|"
+     r"tires? me out|(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
+     r"off|disgusting|horrible|nasty))"),
     ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?:>|>>)\s*(?P<over>.+)"),
     ("over", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
@@ -288,6 +313,19 @@ _PREFERENCES = _rules([
      r"^(?P<x>[\w .+#-]{2,30}?),? (?:always|all the way|every time|any day|forever|for life)"
      r"[.!]*$"),
     ("the_more", "preference", "like", r"^the \w+(?:er|r) (?:the )?(?P<x>.+?),? the better"),
+    ("obsession", "preference", "like",
+     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:new |latest |biggest |current )?"
+     r"(?:obsession|addiction|passion|weakness|comfort)|what keeps me (?:sane|going|happy|"
+     r"alive)|the only \w+ i\b)"),
+    ("better", "preference", "like",
+     r"^(?P<x>[^,]+?) (?:is|are) (?:way |so much |much |far )?better than (?P<over>[^,]+)"),
+    ("beats", "preference", "like", r"^(?P<x>[^,]+?) beats (?P<over>[^,]+)"),
+    ("nothing_better", "preference", "like",
+     r"^(?:there'?s |there is )?nothing (?:better than|beats|like|compares to) (?P<x>.+)"),
+    ("give_me", "preference", "like", r"^give me (?P<x>.+?)(?: over (?P<over>.+))?$"),
+    ("pick", "preference", "like",
+     r"^(?:i|we)'?d (?:always |much rather |rather )?(?:pick|choose|take|go for) (?P<x>.+?) "
+     r"over (?P<over>.+)"),
     ("what_i", "preference", "like",
      rf"^(?P<x>.+?) (?:is|are) (?:what|something|one thing|one of the things|a \w+|an \w+|"
      rf"the \w+)(?: that)? (?:i|we) {ADV}(?:prefer|like|love|enjoy|want|adore)\b"),
@@ -296,7 +334,7 @@ _PREFERENCES = _rules([
      rf"^{I} {ADV}(?:don'?t|do not|never|didn'?t ever|no longer) {ADV}(?:like|love|enjoy|"
      rf"care for|dig|fancy)\s+(?P<x>.+)"),
     ("hate", "preference", "dislike",
-     rf"^{I} {ADV}(?:hate|dislike|detest|loathe|despise|can'?t stand|cannot stand|"
+     rf"^{I} {ADV}(?:hate|dislike|detest|loathe|despise|can'?t stand|cannot stand|refuse to|"
      rf"can'?t handle|can'?t bear|can'?t tolerate|can'?t eat|can'?t drink|can'?t do|"
      rf"could never eat|am not into|'m not into)\s+(?P<x>.+)"),
     ("not_fan", "preference", "dislike",
@@ -309,7 +347,8 @@ _PREFERENCES = _rules([
      r"^(?:i|we)'?d (?:much )?rather\s+(?P<x>.+?)(?: than (?P<over>.+))?$"),
     ("prefer", "preference", "like",
      rf"^{I} {ADV}(?:prefer|like|love|adore|enjoy|dig|fancy|appreciate|cherish|relish|"
-     rf"live for)\s+(?P<x>.+)"),
+     rf"live for|can'?t get enough of|(?:have|'ve got|got) (?:a soft spot|a thing|a weakness) "
+     rf"for)\s+(?P<x>.+)"),
     ("grown_to", "preference", "like",
      rf"^{I}\s*(?:'ve|have) (?:been |grown to |come to |always |really |started to |"
      rf"learned to |fallen in love with )*(?:loving|love|liked|like|enjoying|enjoyed|"
@@ -330,7 +369,7 @@ _DECISIONS_STRONG = _rules([
      rf"myself|made up (?:my|our) minds?) not to\s+(?P<x>.+)"),
     ("decided", "decision", "like",
      rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally |officially )?(?:decided|made up (?:my|our) "
-     rf"minds?|made the (?:call|decision)|resolved|vowed|promised myself)\s+(?:that\s+)?"
+     rf"minds?|made the (?:call|decision)|resolved|vowed|promised myself)[:,]?\s+(?:that\s+)?"
      rf"(?:to\s+|on\s+)?(?P<x>.+)"),
     ("wont", "decision", "dislike",
      rf"^{I}\s*(?:won'?t|will not|shan'?t|are not going to|aren'?t going to|am not going to|"
@@ -340,12 +379,19 @@ _DECISIONS_STRONG = _rules([
      rf"^(?:{I}\s*(?:'ll|will|shall|'m going to|am going to|'re going to|are going to|"
      rf"'m gonna|am gonna|'re gonna|are gonna|gonna|plan to|'m planning to|am planning to|"
      rf"'re planning to|are planning to|intend to|want to|wanna|'m hoping to|hope to|aim to|"
-     rf"need to start|'ve got to start|'m aiming to|'m about to|am about to)|gonna|"
+     rf"need to start|'ve got to start|'m aiming to|'m about to|am about to|'m trying to|"
+     rf"am trying to|'re trying to|'m committing to|'m committed to|'ve committed to|"
+     rf"commit to)|gonna|"
      rf"going to)\s+(?P<x>.+)"),
     ("plan", "decision", "like",
      r"^my (?:plan|goal|resolution|new year'?s resolution|new rule|new habit|rule) (?:is|"
      r"'s|for \w+(?: \w+)? is) (?:to )?(?P<x>.+)"),
     ("no_more", "decision", "dislike", r"^no more\s+(?P<x>.+)"),
+    ("not_now", "decision", "dislike",
+     rf"^{IM} not (?P<x>[a-z]+ing\b.*\b(?:this|next) (?:week|weekend|month|year|\w+day)\b.*)"),
+    ("resolve_tail", "decision", "like",
+     rf"^{I}(?:'m|'re|'ll| am| are| will)?\s+(?P<x>.+?),? (?:from now on|going forward|"
+     rf"starting (?:today|tomorrow|tonight|now|next \w+|this \w+))\b"),
     ("done_with", "decision", "dislike", rf"^{IM} {ADV}(?:done|through|finished) with\s+(?P<x>.+)"),
     ("lets", "decision", "like", rf"^let'?s {_DECISION_VERBS}\s+(?P<x>.+)"),
     ("going_with", "decision", "like",
@@ -365,13 +411,19 @@ _HABIT_CUE = re.compile(
     rf"breakfast|i sleep|going to bed)|after (?:work|dinner|lunch|breakfast|\d+\s*(?:am|pm)?|"
     rf"noon|midnight)|first thing|by \d+|around \d+\s*(?:am|pm)?|at \d+\s*(?:am|pm)|"
     rf"tend to|tends to|a lot\b|never|rarely|seldom|hardly ever|sometimes|make a point|"
-    rf"religiously|without fail|on my commute|early riser|night owl|early bird)",
+    rf"religiously|without fail|on my commute|early riser|night owl|early bird|everywhere|"
+    rf"whenever|every time|on (?:my|the) (?:lunch break|commute|way (?:to|home))|"
+    rf"during lunch|at lunch)",
     re.IGNORECASE,
 )
 _HABIT_NEGATIVE = re.compile(
     r"\b(?:never|rarely|seldom|hardly ever|don'?t|do not|try not to|avoid|make a point of "
     r"not|no longer)\b", re.IGNORECASE)
 _HABIT_SUBJECT = re.compile(rf"^(?:{I}|{IM}|i'?ve|we'?ve)\s+(?P<x>.+)", re.IGNORECASE)
+_HABIT_ROUTINE = re.compile(
+    r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:part of my (?:\w+ )?(?:routine|day|"
+    r"mornings?|evenings?)|my (?:\w+ )?(?:routine|ritual|habit)|my usual|a (?:daily|nightly|"
+    r"weekly|morning|evening) (?:thing|ritual|habit)|non-negotiable)\b", re.IGNORECASE)
 _HABIT_IMPLICIT = re.compile(
     rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?))?|"
     rf"(?P<a>[\w ]{{2,20}}) day) (?:are|is) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
@@ -386,6 +438,9 @@ _FACTS_LATE = _rules([
      rf"^{IM} (?:a|an) (?!(?:bit|little|lot|huge|big)\b)(?P<x>[\w -]+?)(?: at | in | for | "
      rf"from |,|$)"),
     ("nationality", "fact", None, r"^i'?m (?P<x>[A-Z][a-z]+(?:ian|ese|ish|ch|an|i))$"),
+    ("have_not", "fact", None,
+     rf"^{I} (?:don'?t|do not) (?:own|have) (?:a|an|any) (?P<x>car|bike|pets?|kids|children|"
+     rf"tv|television|license|licence|driver'?s license|smartphone|siblings|partner)\b"),
     ("speak", "fact", None, r"^i (?:speak|can speak)\s+(?P<x>.+)"),
     ("car", "fact", None, r"^i (?:drive)\s+(?P<x>.+)"),
     ("instrument", "fact", None, r"^i (?:play) (?:the )\s*(?P<x>.+)"),
@@ -400,14 +455,15 @@ _FACTS_LATE = _rules([
 _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up|giving up|give up|dropped|dropping|"
          r"cancell?ed|cancell?ing|cancel|cut out|cutting out|cut back on|cutting back on|"
          r"cut down on|cutting down on|ditched|ditching|deleted|deleting|unsubscribed from|"
-         r"sold|selling|left|leaving|retired from|broke up with)")
+         r"sold|selling|left|leaving|retired from|broke up with|resigned from|resigned|"
+         r"handed in (?:my )?(?:notice|resignation)|cutting|cut)")
 _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked up|joined|"
           r"joining|signed up for|signing up for|signed|enrolled in|enrolling in|registered "
           r"for|applied for|applied to|booked|bought|ordered|getting|adopted|adopting|"
           r"switched to|switching to|switched from|moved to|moving to|migrating to|migrated "
           r"to|moving|accepted|chose|picked|went with|settled on|ended up (?:buying|getting|"
           r"with|going with|choosing)?|became|become|changed|set|set up|subscribed to|"
-          r"committed to|reserved|installed|upgraded to|hired|rented)")
+          r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled)")
 _DECISIONS_LATE = _rules([
     ("stop", "decision", "dislike",
      rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
@@ -420,6 +476,7 @@ _DECISIONS_LATE = _rules([
     ("progressive", "decision", "like",
      rf"^{IM} (?:also |finally |officially |now |seriously |actually )?"
      rf"(?P<v>(?:getting|buying|selling|moving|switching|joining|learning|taking up|leaving|"
+     rf"deleting|cancell?ing|dropping|putting|booking|ordering|"
      rf"adopting|launching|starting|quitting|changing|applying|signing up|retiring|"
      rf"training for|saving for|renovating|relocating|marrying|getting married)\b|"
      rf"[a-z]+ing\b(?=.*\b(?:next|tomorrow|tonight|this (?:week|weekend|month|year|spring|"
@@ -439,7 +496,8 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
         return "name"
     if name.startswith("rel_"):
         return f"{rel} {name[4:]}"
-    if name in ("home", "hometown", "job", "employer", "age", "height", "commute"):
+    if name in ("home", "hometown", "job", "employer", "age", "height", "commute", "siblings",
+                "languages"):
         return name
     if name == "allergy":
         return "allergy " + _clean_subject("fact", groups["x"])[0]
@@ -474,6 +532,32 @@ def _clean(clause: str) -> str:
     return text.strip()
 
 
+# Chat English drops the subject ("Just ordered a new bike!", "not a fan of crowds",
+# "born and raised in Kobe"): the implied "I" is put back before the rules read the clause.
+_PRO_DROP: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(?:just |finally |also |already )?(?:ordered|bought|booked|signed up|"
+                r"started|stopped|quit|switched|joined|entered|registered|cancell?ed|deleted|"
+                r"adopted|picked|chose|decided|moved|applied|enrolled|sold|gave up)\b", re.I),
+     "I "),
+    (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
+                r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting)\b",
+                re.I), "I'm "),
+    (re.compile(r"^(?:not (?:a (?:big |huge )?fan|into|big on|keen on|a \w+ person)|(?:a )?"
+                r"(?:big |huge )?fan of|obsessed with|really into|crazy about|so into)\b",
+                re.I), "I'm "),
+    (re.compile(r"^(?:born|raised|born and raised)\b", re.I), "I was "),
+    (re.compile(r"^(?:love|hate|can'?t stand|adore|enjoy|prefer|usually|never|often|rarely)\b",
+                re.I), "I "),
+]
+
+
+def _pro_drop(text: str) -> str:
+    for pattern, subject in _PRO_DROP:
+        if pattern.match(text):
+            return subject + text[0].lower() + text[1:]
+    return text
+
+
 def refused(text: str) -> bool:
     """Questions, requests, wishes, hypotheticals and reported speech state nothing about
     the speaker."""
@@ -503,6 +587,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, "name", {}
     if refused(text):
         return None
+    text = _pro_drop(text)
     time_lead = _TIME_LEAD.match(text)
     if time_lead:
         text = f"{time_lead.group('rest')} {time_lead.group('t')}"
@@ -590,6 +675,10 @@ def _strip_start_stop(subject: str) -> str:
 
 
 def _habit(text: str) -> Found | None:
+    routine = _HABIT_ROUTINE.match(text)
+    if routine and not _OTHER_PERSON.match(routine.group("x")):
+        subject = _clean_subject("pattern", routine.group("x"))[0]
+        return ("pattern", "like", subject, {}) if subject else None
     implicit = _HABIT_IMPLICIT.match(text)
     if implicit:
         if implicit.group("a"):
