@@ -318,9 +318,8 @@ _FUTURE_LEAD = re.compile(
     r"(?:今年|来年|今月|来月|今週|来週|今週末|来週末)(?:は|こそ)?|明日|明後日|今夜|今晩|"
     r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
 )
-_FUTURE_END = re.compile(
-    r"(?:ます|ます！|る|る！|ます。|になります|します|する)$"
-)
+# A guess about what will happen is not a plan (「明日雨降るかな」).
+_GUESS_END = re.compile(r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず)$")
 
 _HABIT_CUE = re.compile(
     r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
@@ -333,7 +332,7 @@ _HABIT_CUE = re.compile(
     r"^昼(?:は|に)|夕方(?:は|に)|寝る前|起きたら|帰ったら|食後|(?:の|した)?(?:あと|後)(?:は|に|で)|"
     r"通勤中|朝食に|夕食後|夕飯は|朝ごはんは|昼ごはんは|ルーティン|お決まり|定番|夜型|朝型|"
     r"まずない|ことはない|以降(?:は|に)?|以前(?:は|に)|たびに|度に|どこでも|いつでも|"
-    r"(?:の)?(?:とき|時)(?:は|に)|昼休み|休憩中|帰りに"
+    r"(?:の|る|た)(?:とき|時)(?:は|に)|昼休み|休憩中|帰りに"
 )
 _HABIT_ADVERB = re.compile(
     r"いつも|必ず|常に|普段は|普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ|"
@@ -419,7 +418,8 @@ def _decision(body: str) -> Found | None:
             meta["over"] = over
         if ja_subject(x):
             return "decision", "dislike" if negative else "like", x, meta
-    if future and ja_subject(rest) and not _HABIT_CUE.search(rest):
+    if future and ja_subject(rest) and not _HABIT_CUE.search(rest) and not _GUESS_END.search(
+            rest):
         return "decision", "like", rest, {}
     return None
 
