@@ -166,7 +166,8 @@ def run(method: str, classifier, show_dev_failures: bool) -> tuple[dict, list, l
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show-dev-failures", action="store_true",
-                        help="print the dev split's misses and false positives (never held-out or blind)")
+                        help="print the dev split's misses and false positives "
+                             "(never held-out or blind)")
     parser.add_argument("--name", default="governance_extract")
     parser.add_argument("--prototypes", action="store_true",
                         help="also score the embedding stage (needs dist/models, onnxruntime)")

@@ -127,9 +127,9 @@ _DEICTIC_SUBJECT = re.compile(
 # -- subject cleanup -------------------------------------------------------------------------
 
 _TAIL_CUT = re.compile(
-    r"\s*(?:,|\s-\s|\s(?:because|cuz|coz|since|as it|as they|but|though|although|when i|"
-    r"if i|whenever|which|so that|so i|especially|lol|haha|tbh|imo|in my opinion|"
-    r"and i|and it|and they|that's)\b).*$",
+    r"\s*(?:,|\s-\s|\s(?:because|cuz|coz|since|as it|as they|but|though|although|"
+    r"when i can|if i can|whenever (?:i can|possible)|if possible|which|so that|so i|"
+    r"especially|lol|haha|tbh|imo|in my opinion|and i|and it|and they|that's)\b).*$",
     re.IGNORECASE,
 )
 _TAIL_FILLER = re.compile(
@@ -156,7 +156,8 @@ _LEAD_WORDS = re.compile(
     re.IGNORECASE,
 )
 _HABIT_ADVERBS = re.compile(
-    r"\b(?:usually|always|often|normally|generally|typically|regularly|habitually|"
+    r"\b(?:almost |nearly |pretty much |just about )?(?:usually|always|often|normally|"
+    r"generally|typically|regularly|habitually|"
     r"frequently|constantly|tend to|tends to|make a point of|try to|try not to|still|"
     r"just|really)\s+",
     re.IGNORECASE,

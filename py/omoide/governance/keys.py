@@ -42,7 +42,7 @@ def has_japanese(text: str) -> bool:
 EN_FILLER = frozenset(
     "a an the my our really anymore still just actually honestly also very so "
     "too much quite totally absolutely definitely definately literally lately nowadays "
-    "basically kinda sorta pretty soo".split()
+    "basically kinda sorta pretty soo almost nearly".split()
 )
 # Folded to one spelling (British/US, short forms, family words).
 EN_SYNONYMS: dict[str, str] = {
