@@ -422,3 +422,10 @@ def test_any_text_gives_bounded_candidates_or_nothing(text):
 def test_a_statement_turned_into_a_question_gives_nothing(statement, mark):
     assert extract_clause(statement) is not None
     assert extract([statement + mark])[0] == []
+
+
+def test_a_habit_keeps_its_condition_and_almost_always_is_always():
+    tired = extract_clause("I always check the logs when I am tired")
+    stuck = extract_clause("I usually check the logs when I am stuck")
+    assert tired.key != stuck.key
+    assert extract_clause("I almost always check the logs when I am tired").key == tired.key
