@@ -8,17 +8,17 @@ clauses about someone else are refused before (``extract_en.open_statement`` /
 each kind scores the mean cosine of its ``TOP`` nearest prototypes, ``none`` (small talk,
 feelings of the moment, reports, requests) included; the clause takes the best kind when it
 beats ``none`` by at least ``margin``. Without a model nothing changes: the stage is off.
+Pure Python (no numpy), so it runs in Pyodide as it does under CPython.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 TOP = 3
 DEFAULT_MARGIN = 0.02
@@ -89,37 +89,38 @@ class PrototypeClassifier:
     embedder: Any
     margin: float = DEFAULT_MARGIN
     _labels: list[str] = field(default_factory=list, init=False, repr=False)
-    _matrix: np.ndarray | None = field(default=None, init=False, repr=False)
+    _vectors: list[list[float]] | None = field(default=None, init=False, repr=False)
 
-    def _prototypes(self) -> tuple[list[str], np.ndarray]:
-        if self._matrix is None:
+    def _prototypes(self) -> tuple[list[str], list[list[float]]]:
+        if self._vectors is None:
             labels, texts = [], []
             for kind, phrases in PROTOTYPES.items():
                 labels += [kind] * len(phrases)
                 texts += phrases
-            self._labels, self._matrix = labels, self._embed(texts)
-        return self._labels, self._matrix
+            self._labels, self._vectors = labels, self._embed(texts)
+        return self._labels, self._vectors
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         # symmetric comparison: both sides are "queries" for e5-style models
-        vectors = np.asarray(self.embedder.embed_queries(texts), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1, norms)
+        out = []
+        for vector in self.embedder.embed_queries(texts):
+            values = [float(v) for v in vector]
+            norm = math.sqrt(sum(v * v for v in values)) or 1.0
+            out.append([v / norm for v in values])
+        return out
 
     def scores(self, clauses: Sequence[str]) -> list[dict[str, float]]:
         """Per clause: each kind's (and ``none``'s) mean cosine to its TOP prototypes."""
         if not clauses:
             return []
-        labels, matrix = self._prototypes()
-        sims = self._embed(list(clauses)) @ matrix.T
-        label_array = np.asarray(labels)
+        labels, prototypes = self._prototypes()
         out = []
-        for row in sims:
-            per_kind = {}
-            for kind in PROTOTYPES:
-                values = np.sort(row[label_array == kind])[::-1][:TOP]
-                per_kind[kind] = float(values.mean())
-            out.append(per_kind)
+        for vector in self._embed(list(clauses)):
+            by_kind: dict[str, list[float]] = {kind: [] for kind in PROTOTYPES}
+            for label, prototype in zip(labels, prototypes, strict=True):
+                by_kind[label].append(sum(a * b for a, b in zip(vector, prototype, strict=True)))
+            out.append({kind: sum(sorted(values, reverse=True)[:TOP]) / min(TOP, len(values))
+                        for kind, values in by_kind.items()})
         return out
 
     def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]:
