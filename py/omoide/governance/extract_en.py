@@ -236,7 +236,8 @@ _FACTS = _rules([
      r"^my (?P<r>[a-z][\w -]{1,30}?)(?:'s|s'|s)? name(?:'s| is)\s+(?P<v>.+)"),
     ("rel_name", "fact", None, rf"^my (?P<r>{REL})(?:'s| is)\s+(?:called|named)\s+(?P<v>.+)"),
     ("rel_age", "fact", None, rf"^my (?P<r>{REL})(?:'s| is| just turned| turned)\s+(?P<v>\d+)\b"),
-    ("rel_home", "fact", None, rf"^my (?P<r>{REL}) (?:still )?(?:lives|lived|is living)\s+"),
+    ("rel_home", "fact", None,
+     rf"^my (?P<r>{REL}) (?:still )?(?:lives|lived|is living|live|are living)\s+"),
     ("rel_origin", "fact", None, rf"^my (?P<r>{REL})(?:'s| is) (?:originally )?from\s+"),
     ("rel_job", "fact", None, rf"^my (?P<r>{REL}) (?:works|is working|worked)\s+"),
     ("rel_job", "fact", None,
@@ -265,6 +266,9 @@ _FACTS = _rules([
     ("languages", "fact", None,
      r"^i'?m (?:fluent in|a native (?:\w+ )?speaker|bilingual|trilingual)\b"),
     ("age", "fact", None, r"^i (?:just )?turned (?P<v>\d{1,3})\b"),
+    ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>\d{{1,3}})\b"),
+    ("married", "fact", None, rf"^{I} (?:just |recently )?got (?P<x>married|engaged|divorced)\b"),
+    ("height", "fact", None, rf"^{IM} .{{0,30}}?\b(?P<v>\d{{2,3}}) ?cm\b"),
     ("studies", "fact", None, r"^i (?:graduated from|went to|studied at|dropped out of)\s+"),
     ("job", "fact", None,
      r"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?(?:business|shop|"
@@ -291,19 +295,34 @@ _PREFERENCES = _rules([
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?my (?:absolute |all[- ]time |very |most |"
      r"number one |#1 )?(?:favou?rite|fav|fave|favs|go-to)(?: (?P<a>[\w -]+?))?\s*[!.]*$"),
     ("thing", "preference", "like",
-     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:jam|thing|comfort food|guilty "
-     r"pleasure|weakness|happy place|everything|obsession)|the best|the greatest|amazing|"
-     r"awesome|so good|the way to go|life)\b"),
+     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:\w+ )?(?:jam|thing|comfort food|"
+     r"guilty pleasure|weakness|happy place|everything|obsession)|the best|the greatest|"
+     r"amazing|awesome|so good|the way to go|life|everything|the peak of|the highlight of|"
+     r"heaven|perfection|the dream)\b"),
     ("thing_not", "preference", "dislike",
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:not (?:really )?(?:my thing|for me|my "
-     r"cup of tea)|the worst|gross|disgusting|a crime|overrated|terrible|awful|horrible|"
-     r"nasty)\b"),
+     r"cup of tea|my vibe|my style|my scene|my jam)|the worst|gross|disgusting|a crime|"
+     r"overrated|terrible|awful|horrible|nasty|my nightmare|my enemy|the bane of)\b"),
+    ("not_enjoy", "preference", "dislike",
+     r"^(?P<x>.+?) (?:isn'?t|aren'?t|is not|are not) (?:really |exactly )?(?:something|what|"
+     r"a thing|anything) (?:i|we) (?:enjoy|like|love|want)\b"),
+    ("get_along", "preference", "dislike",
+     r"^(?P<x>.+?) and (?:i|me) (?:do not|don'?t|never) get along\b"),
+    ("how_i_like", "preference", "like",
+     r"^(?P<x>.+?),? (?:that'?s|that is) (?:how|the way) (?:i|we) like\b"),
+    ("could_eat", "preference", "like",
+     rf"^{I} could (?:eat|drink|watch|listen to|read|play|live on) (?P<x>.+?) (?:every day|"
+     rf"all day|forever|nonstop|on repeat|for days)\b"),
+    ("scared", "preference", "dislike",
+     rf"^{IM} {ADV}(?:way |far |much )?(?:too )?(?:scared|afraid|terrified|sick|tired) of "
+     rf"(?P<x>.+?)(?: to .*)?$"),
     ("thing_not", "preference", "dislike",
      r"^(?P<x>.+?) (?:isn'?t|aren'?t) (?:really |exactly )?(?:my thing|for me|my cup of tea|"
      r"my style|my jam)"),
     ("stress", "preference", "dislike",
      r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
      r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy|drains? me|"
+     r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
      r"tires? me out|(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
      r"off|disgusting|horrible|nasty))"),
     ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?:>|>>)\s*(?P<over>.+)"),
@@ -312,7 +331,7 @@ _PREFERENCES = _rules([
      r"time| for me|,.*)?[.!]*$"),
     ("always", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?),? (?:always|all the way|every time|any day|forever|for life)"
-     r"[.!]*$"),
+     r"(?: for [\w ]{2,20})?[.!]*$"),
     ("the_more", "preference", "like", r"^the \w+(?:er|r) (?:the )?(?P<x>.+?),? the better"),
     ("obsession", "preference", "like",
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:new |latest |biggest |current )?"
@@ -322,7 +341,9 @@ _PREFERENCES = _rules([
      r"^(?P<x>[^,]+?) (?:is|are) (?:way |so much |much |far )?better than (?P<over>[^,]+)"),
     ("beats", "preference", "like", r"^(?P<x>[^,]+?) beats (?P<over>[^,]+)"),
     ("nothing_better", "preference", "like",
-     r"^(?:there'?s |there is )?nothing (?:better than|beats|like|compares to) (?P<x>.+)"),
+     r"^(?:there'?s |there is )?nothing (?:better than|beats|like|compares to|(?:relaxes|"
+     r"calms|cheers|makes) me (?:up |down |happy |happier )?(?:like|more than|than)) "
+     r"(?P<x>.+)"),
     ("give_me", "preference", "like", r"^give me (?P<x>.+?)(?: over (?P<over>.+))?$"),
     ("pick", "preference", "like",
      r"^(?:i|we)'?d (?:always |much rather |rather )?(?:pick|choose|take|go for) (?P<x>.+?) "
@@ -348,8 +369,8 @@ _PREFERENCES = _rules([
      r"^(?:i|we)'?d (?:much )?rather\s+(?P<x>.+?)(?: than (?P<over>.+))?$"),
     ("prefer", "preference", "like",
      rf"^{I} {ADV}(?:prefer|like|love|adore|enjoy|dig|fancy|appreciate|cherish|relish|"
-     rf"live for|can'?t get enough of|(?:have|'ve got|got) (?:a soft spot|a thing|a weakness) "
-     rf"for)\s+(?P<x>.+)"),
+     rf"live for|devour|binge|can'?t get enough of|(?:have|'ve got|got) (?:a soft spot|"
+     rf"a thing|a weakness) for)\s+(?P<x>.+)"),
     ("grown_to", "preference", "like",
      rf"^{I}\s*(?:'ve|have) (?:been |grown to |come to |always |really |started to |"
      rf"learned to |fallen in love with )*(?:loving|love|liked|like|enjoying|enjoyed|"
@@ -357,11 +378,13 @@ _PREFERENCES = _rules([
     ("fan", "preference", "like",
      rf"^{IM} {ADV}(?:a |an )?(?:big |huge |massive |great |total |die-?hard |major )?"
      rf"(?:fans? of|into|obsessed with|addicted to|hooked on|fond of|crazy about|nuts about|"
-     rf"passionate about|a sucker for|in love with|all about)\s+(?P<x>.+)"),
+     rf"passionate about|a sucker for|in love with|all about|drawn to|partial to|attracted "
+     rf"to)\s+(?P<x>.+)"),
     ("person", "preference", "like",
      rf"^{IM} (?:more of |definitely |totally |such |really )?(?:a |an )(?P<x>[\w-]+"
      rf"(?: [\w-]+)?) (?:person|lover|fan|addict|nerd|geek|junkie|enthusiast|fanatic|"
-     rf"aficionado|buff|head)\b"),
+     rf"aficionado|buff|head|drinker|eater|reader|watcher|guy|girl|kind of (?:guy|girl|"
+     rf"person))\b"),
 ])
 
 _DECISIONS_STRONG = _rules([
@@ -394,6 +417,17 @@ _DECISIONS_STRONG = _rules([
      rf"^{I}(?:'m|'re|'ll| am| are| will)?\s+(?P<x>.+?),? (?:from now on|going forward|"
      rf"starting (?:today|tomorrow|tonight|now|next \w+|this \w+))\b"),
     ("done_with", "decision", "dislike", rf"^{IM} {ADV}(?:done|through|finished) with\s+(?P<x>.+)"),
+    ("off", "decision", "dislike",
+     rf"^{IM} {ADV}off (?P<x>.+?) (?:for good|for now|from now on|forever|starting \w+)\b"),
+    ("booked", "decision", "like",
+     r"^(?P<x>(?!it\b|that\b|this\b).+?) (?:is|are|'s) (?:all |finally |now )?(?:booked|"
+     r"scheduled|planned|set|confirmed|arranged|ordered|paid for|sorted|happening)\b"),
+    ("put_up", "decision", "dislike",
+     rf"^{I} (?:just |finally )?(?:put|are putting|'re putting|'m putting) (?P<x>.+?) "
+     rf"(?:on the market|up for sale|up for adoption)\b"),
+    ("bare_quit", "decision", "dislike",
+     rf"^(?:{I}|{IM}) (?:just |finally |officially )?(?:quit|quitting|resigned|resigning)"
+     rf"(?P<x>)[!.]*$"),
     ("lets", "decision", "like", rf"^let'?s {_DECISION_VERBS}\s+(?P<x>.+)"),
     ("going_with", "decision", "like",
      rf"^(?:{IM} )?(?:going|goin'?) (?:with|for)\s+(?P<x>.+)"),
@@ -414,7 +448,8 @@ _HABIT_CUE = re.compile(
     rf"tend to|tends to|a lot\b|never|rarely|seldom|hardly ever|sometimes|make a point|"
     rf"religiously|without fail|on my commute|early riser|night owl|early bird|everywhere|"
     rf"whenever|every time|on (?:my|the) (?:lunch break|commute|way (?:to|home))|"
-    rf"during lunch|at lunch)",
+    rf"during lunch|at lunch|try not to|try to avoid|make sure to|make it a point|"
+    rf"as soon as|when i (?:wake|get) up|when i get home|once i get home|between meals)",
     re.IGNORECASE,
 )
 _HABIT_NEGATIVE = re.compile(
@@ -424,10 +459,18 @@ _HABIT_SUBJECT = re.compile(rf"^(?:{I}|{IM}|i'?ve|we'?ve)\s+(?P<x>.+)", re.IGNOR
 _HABIT_ROUTINE = re.compile(
     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:part of my (?:\w+ )?(?:routine|day|"
     r"mornings?|evenings?)|my (?:\w+ )?(?:routine|ritual|habit)|my usual|a (?:daily|nightly|"
-    r"weekly|morning|evening) (?:thing|ritual|habit)|non-negotiable)\b", re.IGNORECASE)
+    r"weekly|morning|evening) (?:thing|ritual|habit)|non-negotiable|a must|essential)\b",
+    re.IGNORECASE)
+_HABIT_FIRST_THING = re.compile(
+    r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
+    r"(?:to )?(?P<x>.+)", re.IGNORECASE)
+_TIME_LEAD_WIDE = re.compile(
+    r"^(?P<t>(?:every|each|most|on|after|before|during|around) (?:\w+ ){0,4}?\w+),?\s+"
+    r"(?P<rest>(?:i|we)\b.*)$", re.IGNORECASE)
 _HABIT_IMPLICIT = re.compile(
     rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?))?|"
-    rf"(?P<a>[\w ]{{2,20}}) day) (?:are|is) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
+    rf"(?!(?:last|first|next|this|that|the|my|our|every|big|a) )(?P<a>[\w ]{{2,20}}) day) "
+    rf"(?:are|is) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
 
 _FACTS_LATE = _rules([
     ("have", "fact", None,
@@ -464,7 +507,8 @@ _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked u
           r"switched to|switching to|switched from|moved to|moving to|migrating to|migrated "
           r"to|moving|accepted|chose|picked|went with|settled on|ended up (?:buying|getting|"
           r"with|going with|choosing)?|became|become|changed|set|set up|subscribed to|"
-          r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled)")
+          r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled|"
+          r"pulled the trigger on|took the plunge on|went for|switched|changed)")
 _DECISIONS_LATE = _rules([
     ("stop", "decision", "dislike",
      rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
@@ -500,6 +544,8 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
     if name in ("home", "hometown", "job", "employer", "age", "height", "commute", "siblings",
                 "languages"):
         return name
+    if name == "married":
+        return groups["x"].lower()
     if name == "allergy":
         return "allergy " + _clean_subject("fact", groups["x"])[0]
     if name in ("state", "speak", "car", "instrument", "studies", "wear"):
@@ -538,7 +584,8 @@ def _clean(clause: str) -> str:
 _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(?:just |finally |also |already )?(?:ordered|bought|booked|signed up|"
                 r"started|stopped|quit|switched|joined|entered|registered|cancell?ed|deleted|"
-                r"adopted|picked|chose|decided|moved|applied|enrolled|sold|gave up)\b", re.I),
+                r"adopted|picked|chose|decided|moved|applied|enrolled|sold|gave up|pulled|"
+                r"took|went for)\b", re.I),
      "I "),
     (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
                 r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting)\b",
@@ -559,9 +606,15 @@ def _pro_drop(text: str) -> str:
     return text
 
 
+_STANCE_REQUEST = re.compile(r"^give me .+\b(?:over|any day|every time|anytime|always)\b",
+                             re.I)
+
+
 def refused(text: str) -> bool:
     """Questions, requests, wishes, hypotheticals and reported speech state nothing about
-    the speaker."""
+    the speaker ("give me X over Y" is a stance, not a request)."""
+    if _STANCE_REQUEST.match(text):
+        return False
     return bool(
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
         or _HYPOTHETICAL.search(text) or _REPORTED.search(text)
@@ -586,10 +639,14 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     for _, kind, polarity, pattern in _FACTS[:2]:
         if pattern.match(text):
             return kind, polarity, "name", {}
+    if previous and re.match(r"^(?:no|nope|nah),? thanks?(?: you)?\b", text, re.I) and (
+            previous.rstrip().endswith("?")):
+        subject = _clean_subject("preference", previous.rstrip(" ?"))[0]
+        return ("preference", "dislike", subject, {}) if subject else None
     if refused(text):
         return None
     text = _pro_drop(text)
-    time_lead = _TIME_LEAD.match(text)
+    time_lead = _TIME_LEAD.match(text) or _TIME_LEAD_WIDE.match(text)
     if time_lead:
         text = f"{time_lead.group('rest')} {time_lead.group('t')}"
     decision_lead = _DECISION_LEAD.match(text)
@@ -625,13 +682,13 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         subject = _resolve(subject, previous) if subject else None
         if subject:
             return kind, polarity, subject, meta
-    for _, kind, polarity, pattern in _DECISIONS_STRONG:
+    for name, kind, polarity, pattern in _DECISIONS_STRONG:
         match = pattern.match(text)
         if match:
             negative = polarity == "dislike" or bool(
                 re.match(r"(?:not|stop|quit|give up|cut|drop|cancel)\b", match.group("x"), re.I))
             subject, meta = _clean_subject(kind, match.group("x"), decision=True)
-            subject = _strip_start_stop(subject)
+            subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
     if decision_lead:
@@ -676,6 +733,10 @@ def _strip_start_stop(subject: str) -> str:
 
 
 def _habit(text: str) -> Found | None:
+    first = _HABIT_FIRST_THING.match(text)
+    if first:
+        subject = _clean_subject("pattern", first.group("x"))[0]
+        return ("pattern", "like", subject, {}) if subject else None
     routine = _HABIT_ROUTINE.match(text)
     if routine and not _OTHER_PERSON.match(routine.group("x")):
         subject = _clean_subject("pattern", routine.group("x"))[0]
