@@ -26,12 +26,16 @@ def classifier():
                                                      threads=1))
 
 
-def test_a_paraphrase_no_pattern_catches_is_classified(classifier):
-    text = "Honestly nothing makes me happier than a bowl of pho"
+@pytest.mark.parametrize(("text", "kind"), [
+    ("pho on a rainy evening makes me so happy", "preference"),
+    ("I'm picking up the ukulele", "decision"),
+    ("Sundays mean pancakes in my house", "pattern"),
+])
+def test_a_paraphrase_no_pattern_catches_is_classified(classifier, text, kind):
     assert extract([text])[0] == []  # the pattern stage alone finds nothing
     found, unmatched = extract([text], classifier=classifier)
-    assert [(c.kind, c.via) for c in found] == [("preference", "prototype")]
-    assert found[0].key.startswith("preference:") and unmatched == []
+    assert [(c.kind, c.via) for c in found] == [(kind, "prototype")]
+    assert found[0].key.startswith(f"{kind}:") and unmatched == []
 
 
 @pytest.mark.parametrize("text", [
