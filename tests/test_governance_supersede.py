@@ -118,6 +118,18 @@ def test_a_negation_never_merges_into_a_near_identical_typed_memory():
         assert trashed(e)[typed.id].meta["superseded_by"] == item.memory_id
 
 
+def test_the_issue_japanese_pair_supersedes_and_keeps_the_original():
+    e = make_engine()
+    first = ingest(e, "a", ["私は辛いラーメンが大好きです"]).stored[0]
+    [item] = ingest(e, "a", ["もう辛いラーメンは好きじゃない。"]).items
+    assert item.key == first.key  # もう is not part of the subject
+    assert item.action == "superseded" and item.supersedes == first.memory_id
+    assert [m.text for m in e.memories("a")] == ["もう辛いラーメンは好きじゃない。"]
+    assert trashed(e)[first.memory_id].text == "私は辛いラーメンが大好きです"
+    e.restore("a", first.memory_id)  # restorable: the newer one becomes history instead
+    assert [m.text for m in e.memories("a")] == ["私は辛いラーメンが大好きです"]
+
+
 def test_japanese_contradiction_with_the_same_key_supersedes():
     e = make_engine()
     first = ingest(e, "a", ["辛いラーメンが大好きです"]).stored[0]
