@@ -6,6 +6,7 @@ import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 import * as vectors from "./kernel/vectors.js";
 import * as store from "./store/db.js";
 import { characterVerbs } from "./store/characters.js";
+import { originVerbs } from "./store/origins.js";
 
 const base = new URL("./", import.meta.url);
 const DEFAULT_MODEL = { model: "omoide/multilingual-e5-small", dtype: "q8" };
@@ -182,6 +183,8 @@ async function boot(onProgress) {
   pyodide.registerJsModule("omoide_vectors", vectors);
   pyodide.registerJsModule("omoide_host", host);
   pyodide.runPython("import omoide.browser.wasm_kernel");
+  // rpc verbs of their own modules: the JS client's, SillyTavern / RisuAI files
+  pyodide.runPython("import omoide.browser.client, omoide.browser.tavern");
   const session = pyodide.pyimport("omoide.browser.session");
   py = {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
@@ -249,6 +252,7 @@ channel.onmessage = ({ data }) => emit({ type: "changed", characters: data.chara
 
 const jsVerbs = {
   ...characterVerbs(() => db, callPython, locked, touched),
+  ...originVerbs(() => db),
   async models() {
     return (await fetch(new URL("models/registry.json", base))).json();
   },
