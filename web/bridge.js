@@ -145,6 +145,7 @@ async function answer(origin, method, params) {
     throw error("INVALID_ARGUMENT", "Invalid params: not an object.", { name: "params" });
   }
   eventOrigin = origin;
+  if (asWindow) document.getElementById("bridge-text").textContent = `Connected to ${origin}.`;
   engine ??= startEngine();
   const { call } = await engine;
   // the grant may have changed while the engine booted: read it again

@@ -114,9 +114,30 @@ export class OmoideClient {
         reject(new OmoideError("TIMEOUT", `${method} got no answer within ${this.timeoutMs} ms.`));
       }, this.timeoutMs) : null;
       this.pending.set(id, { resolve, reject, timer });
+      if (this.popup) this.watchPopup();
       this.target().postMessage({ protocol: PROTOCOL, type: "request", id, method, params },
         this.origin);
     });
+  }
+
+  // Calls waiting on a window the user closed fail instead of hanging.
+  watchPopup() {
+    if (this.watch) return;
+    this.watch = setInterval(() => {
+      if (!this.popup?.closed && this.pending.size) return;
+      clearInterval(this.watch);
+      this.watch = null;
+      if (!this.popup?.closed) return;
+      this.failAll("WINDOW_CLOSED", "The Omoide window was closed; open it again.");
+    }, 500);
+  }
+
+  failAll(code, message) {
+    for (const { reject, timer } of this.pending.values()) {
+      clearTimeout(timer);
+      reject(new OmoideError(code, message));
+    }
+    this.pending.clear();
   }
 
   // -- verbs ---------------------------------------------------------------------------------
@@ -160,11 +181,7 @@ export class OmoideClient {
 
   close() {
     removeEventListener("message", this.onMessage);
-    for (const { reject, timer } of this.pending.values()) {
-      clearTimeout(timer);
-      reject(new OmoideError("CLOSED", "The client was closed."));
-    }
-    this.pending.clear();
+    this.failAll("CLOSED", "The client was closed.");
     this.frame.remove();
     if (this.popup && !this.popup.closed) this.popup.close();
   }
