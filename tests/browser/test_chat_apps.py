@@ -158,8 +158,20 @@ def test_tavern_files_in_and_out(app, tmp_path):
     before = texts(app, "seraphina")
     assert "The harbor town of Minato trades in salt and dried fish." in before
 
+    # the other formats: V3 JSON card, RisuAI chat and lorebook
+    assert "card-v3 → Kaito: 1 facts" in upload(app, "kaito.json", samples.as_json(samples.CARD_V3))
+    assert "risu-chat → Kaito" in upload(app, "risu.json", samples.as_json(samples.RISU_CHAT),
+                                         into="kaito")
+    assert "risu-lorebook → Kaito: 1 facts" in upload(
+        app, "guild.json", samples.as_json(samples.RISU_LOREBOOK), into="kaito")
+    assert any("spicy" in t for t in texts(app, "kaito"))
+
     for name, data in [("plain.png", samples.tiny_png()), ("broken.jsonl", b'{"a": 1}\n{oops'),
-                       ("nothing.json", b'{"hello": "world"}')]:
+                       ("nothing.json", b'{"hello": "world"}'),
+                       ("noname.json", samples.as_json({"spec": "chara_card_v3", "data": {}})),
+                       ("risu.json", samples.as_json({"type": "risuChat", "data": {
+                           "message": [{"role": "bot", "data": "x"}]}})),
+                       ("lore.json", samples.as_json({"entries": {"0": {"content": 5}}}))]:
         failed = upload(app, name, data, into="seraphina")
         assert app.get_attribute("#tavern-report", "data-state") == "failed"
         assert f"{name}: not a valid" in failed and "Nothing was imported" in failed
