@@ -50,8 +50,7 @@ def prompt_context(governor: Governor, character: str, query: str | None,
         raise OmoideError.of("INVALID_ARGUMENT", name="query", reason="must be text")
     block = tiers.context(governor.engine, character, query, token_budget, k=validate.k(k),
                           policy=governor.policy, line=dated_line, cost=estimate_tokens)
-    store = governor.engine.stores.get(character)
-    records = store.records if store is not None else {}
+    get = governor.engine.get
     return {"text": block.text, "tokens": block.chars,
-            "hot": [memory_summary(records[i]) for i in block.hot_ids],
-            "recalled": [memory_summary(records[i]) for i in block.recalled_ids]}
+            "hot": [memory_summary(get(character, i)) for i in block.hot_ids],
+            "recalled": [memory_summary(get(character, i)) for i in block.recalled_ids]}

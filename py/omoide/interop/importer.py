@@ -74,7 +74,7 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
     store = engine.stores.get(target)
     if store is not None:
         engine.check_model(store)  # refused before anything is embedded or written
-    held = {m.text for m in store.records.values()} if store is not None else set()
+    held = {m.text for m in engine.memories(target)} if store is not None else set()
     fresh, seen = [], set(held)
     for fact in plan.facts:
         try:
