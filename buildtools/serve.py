@@ -102,13 +102,18 @@ def demo_server(host: str = "127.0.0.1", port: int = 0, quiet: bool = True) -> A
 
 def serve_forever(host: str, port: int) -> None:
     server = AppServer(DIST, host, port, quiet=False)
-    demo = demo_server(host, port + 1, quiet=False).start()
     print(f"Omoide is served at {server.url}  (Ctrl+C to stop)", flush=True)
-    print(f"The chat demo (another origin) is at {demo.url}?omoide={server.url}", flush=True)
+    try:
+        demo: AppServer | None = demo_server(host, port + 1, quiet=False).start()
+        print(f"The chat demo (another origin) is at {demo.url}?omoide={server.url}", flush=True)
+    except OSError as e:  # the next port is taken: the app still runs
+        demo = None
+        print(f"The chat demo is not served: port {port + 1}: {e.strerror}", flush=True)
     try:
         server.httpd.serve_forever()
     except KeyboardInterrupt:
         print("stopped")
     finally:
-        demo.stop()
+        if demo is not None:
+            demo.stop()
         server.httpd.server_close()
