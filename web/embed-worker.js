@@ -235,6 +235,7 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
   const dim = active.info.dimension;
   const out = new Float32Array(texts.length * dim);
   const order = lengthOrder(texts);
+  let fellBack = null;
   for (let i = 0; i < texts.length; i += batchSize) {
     const rows = order.slice(i, i + batchSize);
     const batch = rows.map((r) => prefix + texts[r]);
@@ -243,15 +244,18 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
       data = await runBatch(active.extractor, batch);
     } catch (err) {
       if (active.device !== "webgpu") throw err;
-      // A lost GPU device: reload on WebAssembly and carry on, with the reason surfaced.
+      // A lost GPU device or a failing WebGPU session: reload on WebAssembly and redo this
+      // batch (no text is skipped), with the reason surfaced to the caller.
       await loadNow({ model: active.model, dtype: active.dtype, device: "wasm" });
-      current.reason = `WebGPU device lost (${err.message}); using WebAssembly`;
+      current.reason = `WebGPU failed (${err.message}); using WebAssembly`;
+      fellBack = current.reason;
       active = current;
       data = await runBatch(active.extractor, batch);
     }
     rows.forEach((row, j) => out.set(data.subarray(j * dim, (j + 1) * dim), row * dim));
   }
-  return Comlink.transfer({ dims: [texts.length, dim], data: out }, [out.buffer]);
+  return Comlink.transfer({ dims: [texts.length, dim], data: out, device: active.device,
+    fellBack }, [out.buffer]);
 }
 
 function status() {
