@@ -18,6 +18,7 @@ EXIT_INTERRUPTED = 130
 EPILOG = """examples:
   python -m omoide remember alice "Alice loves green tea" --kind preference
   python -m omoide recall alice "what does alice drink" --json
+  python -m omoide update alice 01HF7YAT00KY70X8DPQ5G8VVAF --importance 0.9
   python -m omoide ingest alice chat.txt --dry-run
   python -m omoide export backup.json --with-vectors
   python -m omoide --db other.db import backup.json
