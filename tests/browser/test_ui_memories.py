@@ -297,7 +297,7 @@ def test_language_switch_and_keyboard_tabs(page: Page) -> None:
 
 
 def test_catalogues_cover_every_key_in_both_languages(page: Page) -> None:
-    missing = page.evaluate("""async () => {
+    missing = page.evaluate(r"""async () => {
         const { CATALOGUES } = await import('./i18n.js');
         // A plural form (key.one, key.few...) needs its base message in the other language,
         // not the same form: Japanese has only one, English two.
