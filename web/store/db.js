@@ -53,7 +53,51 @@ export function openDatabase(name = "omoide") {
     staging: "[stamp+character+id], [stamp+character]",
     settings: "key",
   });
+  // v2: a generation per character (written with each change, so another tab reloads only
+  // what changed) and the recall counts, kept apart from the records (a recall writes no
+  // record). The single "generation" setting of v1 is gone.
+  db.version(2).stores({
+    generations: "character",
+    recalls: "[character+id], character",
+  }).upgrade((tx) => tx.table("settings").delete("generation"));
   return db;
+}
+
+// Generation row of changes that are not one character's (settings, the selected model):
+// a tab that sees it move reloads everything.
+export const GLOBAL = "*";
+
+export async function generations(db) {
+  return new Map((await db.generations.toArray()).map((g) => [g.character, g.generation]));
+}
+
+// Bump the generation of each character (call inside the transaction of the change itself).
+async function bumpGenerations(db, characters) {
+  const keys = [...characters];
+  const rows = await db.generations.bulkGet(keys);
+  const next = keys.map((character, i) => ({ character,
+    generation: (rows[i]?.generation ?? 0) + 1 }));
+  await db.generations.bulkPut(next);
+  return new Map(next.map((g) => [g.character, g.generation]));
+}
+
+export async function bumpGeneration(db, character) {
+  return db.transaction("rw", db.generations, () => bumpGenerations(db, [character]));
+}
+
+// Add counted recalls ({character, id, count, last}) to the recalls table, in one transaction
+// (additive: two tabs counting at once both count).
+export async function addRecalls(db, counts) {
+  if (!counts.length) return;
+  await db.transaction("rw", db.recalls, db.memories, async () => {
+    const keys = counts.map((c) => [c.character, c.id]);
+    const [rows, records] = await Promise.all([db.recalls.bulkGet(keys),
+      db.memories.bulkGet(keys)]);
+    // a memory purged since its recall leaves no trace
+    await db.recalls.bulkPut(counts.flatMap((c, i) => (records[i] ? [{
+      character: c.character, id: c.id, count: (rows[i]?.count ?? 0) + c.count,
+      last: Math.max(rows[i]?.last ?? 0, c.last) }] : [])));
+  });
 }
 
 export function segmentChecksum(ids, data, dimension) {
@@ -84,16 +128,20 @@ async function clearSlot(db, record, dimension) {
   await db.segments.put(seal({ ...segment, ids }, dimension));
 }
 
-const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, db.staging];
+const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, db.staging,
+  db.generations, db.recalls];
 
 // Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
 // vectors come in one flat Float32Array, each change names its offset.
-// Returns, per character, how many vectors were written inline (compaction's trigger).
+// Returns, per character, how many vectors were written inline (compaction's trigger), and
+// the new generation of every character changed (bumped in the same transaction).
 // ``queue`` (the backup mirror queue, optional) is written in the same transaction.
 export async function persistMany(db, changes, flat, queue = undefined) {
   const inline = new Map();
+  let bumped = new Map();
   const tables = queue === undefined ? ALL_TABLES(db) : [...ALL_TABLES(db), db.settings];
   await db.transaction("rw", tables, async () => {
+    bumped = await bumpGenerations(db, new Set(changes.map((c) => c.character)));
     if (queue !== undefined) await db.settings.put({ key: MIRROR_QUEUE, value: queue });
     for (const change of changes) {
       const d = change.dimension;
@@ -110,7 +158,7 @@ export async function persistMany(db, changes, flat, queue = undefined) {
       }
     }
   });
-  return inline;
+  return { inline, generations: bumped };
 }
 
 // Apply one engine change in one transaction (or in the caller's transaction).
@@ -127,6 +175,7 @@ export async function persistChange(db, change) {
     } else if (op === "purge") {
       await clearSlot(db, record, change.dimension ?? record.dimension);
       await db.memories.delete([character, change.memory_id]);
+      await db.recalls.delete([character, change.memory_id]);
     } else {
       throw new Error(`unknown change ${op}`);
     }
@@ -225,6 +274,12 @@ export async function loadCharacter(db, character) {
   const records = await db.memories.where("character").equals(character).toArray();
   const segments = await db.segments.where("[character+stamp]")
     .equals([character, stamp.stamp]).toArray();
+  const recalls = {};
+  const recallRows = new Map();
+  for (const row of await db.recalls.where("character").equals(character).toArray()) {
+    recalls[row.id] = row.count;
+    recallRows.set(row.id, row);
+  }
   const { dimension } = stamp;
   const rows = new Map();
   const corrupt = [];
@@ -258,10 +313,20 @@ export async function loadCharacter(db, character) {
   const loose = records.filter((r) => r.vector && r.stamp === stamp.stamp).length;
   return {
     character, stamp: stamp.stamp, model_id: stamp.model_id, dimension, loose,
-    records: records.map((r) => ({ ...r.record, trashed_at: r.trashed_at })),
+    records: records.map((r) => withRecalls(r, recallRows.get(r.id))),
+    recalls,
     ids, vectors: vectors.subarray(0, ids.length * dimension), missing,
     corrupt_segments: corrupt.length,
   };
+}
+
+// A stored record with its counted recalls folded in (what the engine holds).
+function withRecalls(row, recall) {
+  const record = { ...row.record, trashed_at: row.trashed_at };
+  if (!recall) return record;
+  record.recall_count = (record.recall_count ?? 0) + recall.count;
+  record.last_recalled_at = Math.max(record.last_recalled_at ?? 0, recall.last);
+  return record;
 }
 
 export async function listCharacters(db) {
@@ -273,9 +338,12 @@ export async function putCharacter(db, character) {
 }
 
 export async function deleteCharacterData(db, character) {
-  const tables = [db.memories, db.segments, db.stamps, db.staging, db.characters];
+  const tables = [db.memories, db.segments, db.stamps, db.staging, db.characters, db.recalls,
+    db.generations];
   return db.transaction("rw", tables, async () => {
     await db.memories.where("character").equals(character).delete();
+    await db.recalls.where("character").equals(character).delete();
+    await bumpGenerations(db, [character]);
     await db.segments.where("[character+stamp]").between([character, Dexie.minKey],
       [character, Dexie.maxKey]).delete();
     await db.stamps.delete(character);

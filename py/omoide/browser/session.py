@@ -22,11 +22,13 @@ from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
+from . import listing  # noqa: F401 - registers the memories_page verb
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js
 from .http import fetch_request_transport, fetch_transport
 from .persistence import IndexedDBListener
+from .recall_stats import RecallStats
 from .rpc import handler
 from .wasm_kernel import wasm_kernel_factory
 
@@ -50,7 +52,8 @@ SECRET_SETTINGS = ("backup_key",)  # never shown back in full (see ``masked``)
 
 class Session:
     def __init__(self, model: str, dtype: str) -> None:
-        self.listener = IndexedDBListener()
+        self.recall_stats = RecallStats()
+        self.listener = IndexedDBListener(self.recall_stats)
         self.mirror = MirrorListener()
         self.queue_store = IndexedDBQueueStore(load_queue, write_queue)
         self.backends: BackendManager | None = None
@@ -116,10 +119,17 @@ def load_character(payload_json: str, vectors: Any) -> dict[str, Any]:
         else:
             trashed.append(TrashEntry(memory, by_id[memory.id], trashed_at))
     store.load(live, trashed)
+    session().recall_stats.loaded(character, data.get("recalls") or {})
     repaired = repair(store, missing)
     flush()
     return {"character": character, "loaded": len(data["records"]) - len(missing),
             "repaired": repaired, "corrupt_segments": data["corrupt_segments"]}
+
+
+def drop_character(character: str) -> None:
+    """Forget a character's store (another tab removed its data); nothing is written."""
+    session().engine.stores.pop(character, None)
+    session().recall_stats.loaded(character, {})
 
 
 def repair(store: Any, missing: list[dict[str, Any]]) -> int:
@@ -221,17 +231,25 @@ def purge_trash(character: str) -> list[str]:
 @handler("recall")
 def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
            threshold: float | None = None, rrf_k: float | None = None,
-           fusion: str | None = None, kinds: list[str] | None = None) -> list[dict[str, Any]]:
+           fusion: str | None = None, kinds: list[str] | None = None,
+           count: bool = True) -> list[dict[str, Any]]:
     """Recall; in vector and hybrid mode a trashed memory that matches the query almost
-    exactly (cosine >= 0.95, better than any live one) is revived first and flagged."""
+    exactly (cosine >= 0.95, better than any live one) is revived first and flagged.
+
+    A recall writes nothing: with ``count`` its hits' recall counts go up in memory and the
+    worker adds them to the ``recalls`` table later (``recall_stats``); without it (the
+    recall playground) nothing about the memories changes."""
     s = session()
     args = {"k": k, "mode": mode, "threshold": threshold, "fusion": fusion, "kinds": kinds,
-            "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k}
+            "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k, "touch": False}
     if mode == "fulltext":
         hits, revived = s.engine.recall(character, query, **args), []
     else:
         result = s.governor.recall(character, query, **args)
         hits, revived = result.hits, result.revived
+    if count and hits:
+        store = s.engine.stores[hits[0].memory.character_id]
+        hits = s.recall_stats.count(store, hits, s.engine.now())
     return [hit_dict(h) | {"revived": h.memory.id in revived} for h in hits]
 
 
