@@ -20,6 +20,7 @@ let embedder = null; // Comlink link to the embedding worker
 // reflects; another tab's write moves one in IndexedDB, and only that character reloads.
 let known = new Map();
 const reloads = new Map(); // character -> reloads caused by other tabs (storage_info)
+const loadTimes = new Map(); // character -> times of its last load (storage_info)
 let listeners = [];
 let revectorizing = null; // {model, dtype, cancel, done, total, started}
 const channel = new BroadcastChannel("omoide-changes");
@@ -111,9 +112,12 @@ const host = plainErrors({
   async queue_save(json) {
     await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
   },
-  async stage(json) {
-    const { stamp, items } = JSON.parse(json);
-    await db.staging.bulkPut(items.map((i) => ({ stamp, ...i })));
+  // Vectors of a running re-vectorization: ids and texts as JSON, the rows in one array.
+  async stage(json, flat) {
+    const { stamp, dimension, items } = JSON.parse(json);
+    const rows = new Float32Array(flat);
+    await db.staging.bulkPut(items.map((item, n) => ({ stamp, ...item, dimension,
+      vector: rows.slice(n * dimension, (n + 1) * dimension) })));
   },
 });
 
@@ -182,21 +186,42 @@ async function flushRecalls() {
 
 // Rebuild one character from IndexedDB; returns a notice when something had to be repaired.
 async function loadOne(id) {
-  const data = await store.loadCharacter(db, id);
+  const data = await store.loadCharacter(db, id, (d) => vectors.createStore(d));
   if (!data) {
     py.dropCharacter(id);
     return null;
   }
   looseVectors.set(id, data.loose);
-  const { vectors: rows, ...rest } = data;
-  const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), rows)).toJs({
-    dict_converter: Object.fromEntries,
-  });
+  const { live, trash, timing, ...rest } = data;
+  const started = performance.now();
+  const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), live, trash))
+    .toJs({ dict_converter: Object.fromEntries });
+  loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
+    rows: rest.live_ids.length + rest.trash_ids.length });
+  scheduleTextIndexing();
   if (result.repaired || result.corrupt_segments) {
     return `${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
       `${result.repaired} memories re-embedded, none lost`;
   }
   return null;
+}
+
+// Full-text indexes are completed after boot, in small steps under the lock (boot analyzes
+// no text; a full-text query before the end completes the index first, so it is never wrong).
+const TEXT_STEP_MS = 50;
+let textTimer = null;
+function scheduleTextIndexing() {
+  textTimer ??= setTimeout(async () => {
+    let left = 0;
+    try {
+      left = await navigator.locks.request(WRITE_LOCK, () =>
+        callPython("index_text_step", {}));
+    } catch (err) {
+      left = 0; // the next load schedules it again
+    }
+    textTimer = null;
+    if (left > 0) scheduleTextIndexing();
+  }, TEXT_STEP_MS);
 }
 
 // Before a call: reload what other tabs changed since this engine last looked (only the
@@ -236,9 +261,10 @@ async function loadEverything() {
     const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
     const staged = await db.staging.where("[stamp+character]")
       .between([stamp, ""], [stamp, "\uffff"]).toArray();
-    py.loadStaged(stamp, JSON.stringify(staged.map(({ character, id, text, vector }) => ({
-      character, id, text, vector: Array.from(vector),
-    }))));
+    const rows = new Float32Array(staged.length * target.dimension);
+    staged.forEach(({ vector }, n) => rows.set(vector, n * target.dimension));
+    py.loadStaged(stamp, JSON.stringify(staged.map(({ character, id, text }) => ({
+      character, id, text }))), rows);
   }
   for (const message of notices) emit({ type: "notice", message });
   return notices;
@@ -384,7 +410,9 @@ const jsVerbs = {
   // What this tab's engine reflects: generations, reloads caused by other tabs, recall
   // counts not yet written.
   storage_info: () => ({ generations: Object.fromEntries(known),
-    reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size }),
+    reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
+    loads: Object.fromEntries(loadTimes),
+    pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
   flush_recalls: () => flushRecalls().then(() => ({ pending_recalls: recallCounts.size })),
   // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
   debug_fail_writes({ writes = 1 } = {}) {
