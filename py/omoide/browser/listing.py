@@ -28,6 +28,9 @@ def checked_int(name: str, value: Any, low: int, high: int) -> int:
 def matcher(kind: str | None, tier: str | None, text: str | None):
     if tier is not None and tier not in TIERS:
         raise OmoideError.of("INVALID_ARGUMENT", name="tier", reason=f"not in {TIERS}")
+    for name, value in (("kind", kind), ("text", text)):
+        if value is not None and not isinstance(value, str):
+            raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a text")
     needle = (text or "").strip().lower()
 
     def matches(m: Memory) -> bool:
