@@ -158,11 +158,15 @@ function countRecalls(hits) {
     row.last = Math.max(row.last, memory.last_recalled_at ?? 0);
     recallCounts.set(key, row);
   }
-  if (recallCounts.size >= RECALL_FLUSH_ROWS) flushRecalls();
-  else recallTimer ??= setTimeout(flushRecalls, RECALL_FLUSH_MS);
+  if (recallCounts.size >= RECALL_FLUSH_ROWS) flushRecallsLocked();
+  else recallTimer ??= setTimeout(flushRecallsLocked, RECALL_FLUSH_MS);
 }
 
+// Under the engine lock, like every write: it never lands between a call and its commit.
+const flushRecallsLocked = () => navigator.locks.request(WRITE_LOCK, flushRecalls);
+
 // One additive transaction on the recalls table; no generation moves, no tab is told.
+// The caller holds the engine lock.
 async function flushRecalls() {
   clearTimeout(recallTimer);
   recallTimer = null;
@@ -178,7 +182,7 @@ async function flushRecalls() {
       recallCounts.set(key, later ? { ...row, count: row.count + later.count,
         last: Math.max(row.last, later.last) } : row);
     }
-    recallTimer ??= setTimeout(flushRecalls, RECALL_FLUSH_MS * 5);
+    recallTimer ??= setTimeout(flushRecallsLocked, RECALL_FLUSH_MS * 5);
   }
 }
 
@@ -413,7 +417,8 @@ const jsVerbs = {
     reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
     loads: Object.fromEntries(loadTimes),
     pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
-  flush_recalls: () => flushRecalls().then(() => ({ pending_recalls: recallCounts.size })),
+  flush_recalls: () => flushRecallsLocked().then(() => ({
+    pending_recalls: recallCounts.size })),
   // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
   debug_fail_writes({ writes = 1 } = {}) {
     store.faults.failWrites = writes;

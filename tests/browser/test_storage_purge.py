@@ -9,8 +9,8 @@ from .conftest import engine_call, wait_ready
 N = 300  # one full segment (256 rows) + a tail of 44
 IMPORT = """async ([n, stamp, dim]) => {
   const memories = [], vectors = {};
-  let seed = 7;
-  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5;
+  const rand = () => Math.random() - 0.5; // every vector distinct (a byte search must not
+  // find another memory's copy)
   for (let i = 0; i < n; i++) {
     const id = `p${String(i).padStart(4, "0")}`;
     memories.push({ id, text: `secret number ${i} of piko`, kind: "fact", type: "semantic",

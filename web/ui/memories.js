@@ -181,7 +181,7 @@ export function mountMemories(panel, ctx) {
   const newer = h("button", { type: "button", id: "memory-newer" });
   const older = h("button", { type: "button", id: "memory-older" });
   const where = h("span", { class: "muted", id: "memory-page" });
-  const pager = h("nav", { class: "actions pager", id: "memory-pager", hidden: true },
+  const pager = h("nav", { class: "pager", id: "memory-pager", hidden: true },
     newer, where, older);
   newer.addEventListener("click", () => { offset = Math.max(0, offset - PAGE_SIZE); reload(); });
   older.addEventListener("click", () => { offset += PAGE_SIZE; reload(); });
@@ -208,7 +208,10 @@ export function mountMemories(panel, ctx) {
     older.disabled = page.offset + page.items.length >= page.matched;
     where.textContent = t("memories.page", { from: page.items.length ? page.offset + 1 : 0,
       to: page.offset + page.items.length, matched: page.matched, total: page.total });
-    clear(list, page.items.map(item));
+    // a memory being edited keeps its form when the page is fetched again
+    const editing = new Map([...list.querySelectorAll("li.memory")]
+      .filter((li) => li.querySelector("form.edit")).map((li) => [li.dataset.id, li]));
+    clear(list, page.items.map((memory) => editing.get(memory.id) ?? item(memory)));
   }
 
   function item(memory) {
@@ -274,6 +277,7 @@ export function mountMemories(panel, ctx) {
         if (done === undefined) return;
         ctx.notify(t("memories.updated"));
       }
+      form.remove(); // done editing: the next render shows the row again
       await reload();
     });
     li.replaceChildren(form);
