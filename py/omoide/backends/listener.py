@@ -4,13 +4,15 @@ and ``load_engine`` rebuilds the engine's stores from the backend's records at s
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import MemoryBackend, memory_of, record_of
 from omoide.embeddings.registry import parse_stamp
+from omoide.engine import validate
 from omoide.engine.listener import Change
 from omoide.engine.memory import TrashEntry
+from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -42,22 +44,66 @@ class BackendListener:
             self.backend.create(record)
 
 
+def checked_records(engine: MemoryEngine,
+                    records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored records that pass the record schema (with a vector); every other one is
+    put in ``engine.quarantine`` (kept on disk untouched, reported by ``audit``)."""
+    good = []
+    for raw in records:
+        try:
+            good.append(validate.record(raw, max_text_length=engine.max_text_length,
+                                        require_vector=True))
+        except OmoideError as e:
+            quarantine(engine, raw, e)
+    return good
+
+
+def quarantine(engine: MemoryEngine, raw: Any, error: OmoideError) -> None:
+    row = raw if isinstance(raw, dict) else {}
+    memory_id = row.get("id") if isinstance(row.get("id"), str) else repr(row.get("id"))
+    character = row.get("character_id")
+    engine.quarantine[memory_id] = {
+        "id": memory_id, "character_id": character if isinstance(character, str) else None,
+        "field": error.fields.get("field"), "reason": str(error),
+    }
+
+
 def load_engine(engine: MemoryEngine, records: list[dict[str, Any]]) -> dict[str, int]:
     """Fill ``engine`` with stored records (every one with its vector); no listener fires.
+    A record that breaks the schema, or whose vector does not fit its character's index (the
+    dimension of the character's most common stamp), is quarantined, never loaded.
     Answers the number of memories loaded per character."""
     by_character: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
+    for record in checked_records(engine, records):
         by_character[record["character_id"]].append(record)
     loaded = {}
     for character, rows in sorted(by_character.items()):
-        stamp = rows[0]["model"] or engine.embedder.stamp
+        stamp = Counter(r["model"] for r in rows).most_common(1)[0][0]
         model_id, _, dimension = parse_stamp(stamp)
+        fitting = []
+        for r in rows:
+            if len(r["vector"]) == dimension:
+                fitting.append(r)
+            else:
+                quarantine(engine, r, OmoideError.of(
+                    "INVALID_RECORD", field="vector", memory_id=r["id"],
+                    reason=f"vector: {len(r['vector'])} numbers in an index of {dimension}"))
         store = engine.new_store(character, stamp=stamp, model_id=model_id,
                                  dimension=dimension)
-        live = [(memory_of(r), r["vector"]) for r in rows if r["trashed_at"] is None]
+        live = [(memory_of(r), r["vector"]) for r in fitting if r["trashed_at"] is None]
         trashed = [TrashEntry(memory_of(r), r["vector"], r["trashed_at"])
-                   for r in rows if r["trashed_at"] is not None]
+                   for r in fitting if r["trashed_at"] is not None]
         store.load(live, trashed)
         engine.stores[character] = store
-        loaded[character] = len(rows)
+        loaded[character] = len(fitting)
+    for q in list(engine.quarantine.values()):  # a character whose every row is bad
+        character = q["character_id"]
+        if character is None or character in engine.stores:
+            continue
+        try:
+            validate.character_id(character)
+        except OmoideError:
+            continue
+        engine.writable_store(character)  # empty: listed, audited, never written by this
+        loaded[character] = 0
     return loaded

@@ -47,6 +47,8 @@ CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind
 CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, id);
 CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- display names of characters (an export carries them; a character may have no memories)
+CREATE TABLE IF NOT EXISTS characters (id TEXT PRIMARY KEY, name TEXT NOT NULL);
 """
 COLUMNS = "id, character_id, kind, trashed_at, updated_at, record, vector"
 TEXT_INDEX_CACHE = 8  # characters whose BM25 index is kept between searches
@@ -118,9 +120,19 @@ class SQLiteBackend:
 
     @staticmethod
     def _record(row: tuple, with_vector: bool) -> dict[str, Any]:
-        record = json.loads(row[5])
+        """A row as a record. An unreadable row (damaged outside Omoide) comes back with what
+        can be read, so the record schema names what is wrong and the loader quarantines it."""
+        try:
+            record = json.loads(row[5])
+        except (TypeError, ValueError):
+            record = None
+        if not isinstance(record, dict):
+            record = {"id": row[0], "character_id": row[1]}
         record["trashed_at"] = row[3]
-        record["vector"] = unpack(row[6]) if with_vector else None
+        try:
+            record["vector"] = unpack(row[6]) if with_vector else None
+        except (TypeError, ValueError):
+            record["vector"] = None
         return record
 
     @contextmanager
@@ -139,7 +151,8 @@ class SQLiteBackend:
     def _write(self, record: dict[str, Any], *, insert: bool) -> None:
         body = {k: v for k, v in record.items() if k not in ("trashed_at", "vector")}
         values = (record["id"], record["character_id"], record["kind"], record["trashed_at"],
-                  float(record["updated_at"]), json.dumps(body, ensure_ascii=False),
+                  float(record["updated_at"]),
+                  json.dumps(body, ensure_ascii=False, allow_nan=False),
                   pack(record["vector"]))
         verb = "INSERT" if insert else "REPLACE"
         self.db.execute(f"{verb} INTO memories ({COLUMNS}) VALUES (?,?,?,?,?,?,?)", values)
@@ -265,3 +278,25 @@ class SQLiteBackend:
         with self._lock:
             rows = self.db.execute(f"SELECT {COLUMNS} FROM memories ORDER BY id").fetchall()
         return [self._record(r, True) for r in rows]
+
+    # -- character names (export / import) ---------------------------------------------------
+
+    def character_names(self) -> dict[str, str]:
+        """Display names by character id (characters named by an import, with or without
+        memories); a character without a row is shown by its id."""
+        with self._lock:
+            return dict(self.db.execute("SELECT id, name FROM characters ORDER BY id"))
+
+    def add_character_names(self, names: dict[str, str]) -> None:
+        """Record the names of characters that have none yet (one transaction); a name
+        already stored is kept."""
+        with self._writing():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany("INSERT OR IGNORE INTO characters (id, name) VALUES (?, ?)",
+                                    sorted(names.items()))
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise

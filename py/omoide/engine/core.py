@@ -24,7 +24,7 @@ from omoide.engine.store import CharacterStore
 from omoide.errors import OmoideError
 from omoide.kernels import KernelFactory, default_kernel
 
-DEFAULT_MAX_TEXT_LENGTH = 8_000
+DEFAULT_MAX_TEXT_LENGTH = validate.MAX_TEXT_LENGTH
 
 
 class MemoryEngine:
@@ -50,6 +50,10 @@ class MemoryEngine:
         self.listeners: list[ChangeListener] = list(listeners)
         self.stores: dict[str, CharacterStore] = {}
         self.revectorize_jobs: dict[str, RevectorizeJob] = {}
+        # Rows found invalid when loading from storage, by memory id: skipped (never crash a
+        # verb), kept on disk untouched, reported by ``audit`` ({id, character_id, field,
+        # reason}).
+        self.quarantine: dict[str, dict[str, Any]] = {}
 
     # -- plumbing shared by the verb modules -----------------------------------------------
 

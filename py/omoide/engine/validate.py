@@ -1,16 +1,51 @@
-"""Argument checks shared by the verbs; each failure is an ``OmoideError`` with a stable code."""
+"""Argument checks shared by the verbs, and the ONE memory record schema (``record``) every
+door uses: engine verbs, export/import, backends, snapshots, rows read back from SQLite or
+IndexedDB. Each failure is an ``OmoideError`` with a stable code that names the field.
+
+The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector``):
+
+| field | rule |
+|---|---|
+| ``id`` | 1..128 ASCII letters, digits, ``_`` or ``-`` (ULIDs by default) |
+| ``character_id`` | 1..128 Unicode letters, marks, digits, ``_ - . @ + '``, inner spaces; |
+|  | no ``..`` |
+| ``text`` | a string with a visible character, at most the engine's limit (8000) |
+| ``kind`` / ``type`` | one of ``KINDS``; ``type`` is the kind's type (filled in when absent) |
+| ``key`` | null or a non-blank string of at most 256 characters |
+| ``importance`` | a finite number in [0, 1] |
+| ``created_at``, ``updated_at`` | seconds since the epoch, finite, in [0, 253402300799] |
+| ``last_recalled_at``, ``trashed_at`` | null or such a time |
+| ``recall_count`` | an integer >= 0 |
+| ``model`` | "" or a stamp ``model@dtype#dimension`` of at most 256 characters |
+| ``meta`` | a JSON object (string keys, finite numbers), at most 64 KiB as JSON, depth <= 16 |
+| ``vector`` | null or a list of finite numbers, as long as the stamp's dimension |
+"""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Iterable
+from typing import Any
 
-from omoide.engine.memory import KINDS
+from omoide.engine.memory import KIND_TYPES, KINDS, Memory
 from omoide.errors import OmoideError
 
 MAX_CHARACTER_ID = 128
+MAX_MEMORY_ID = 128
+MAX_CHARACTER_NAME = 80  # the web app's limit (web/store/characters.js)
+MAX_KEY = 256
+MAX_STAMP = 256
+MAX_META_BYTES = 64 * 1024
+MAX_META_DEPTH = 16
+MAX_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+MAX_TEXT_LENGTH = 8_000  # the engine's default limit
 MODES = ("hybrid", "vector", "fulltext")
 MAX_K = 1000
+RECORD_FIELDS = (*Memory.__dataclass_fields__, "trashed_at", "vector")
+_MEMORY_ID = re.compile(r"[A-Za-z0-9_-]+")
+_CHARACTER_PUNCTUATION = frozenset("_-.@+' ")
 
 
 def character_id(value: object) -> str:
@@ -28,7 +63,48 @@ def character_id(value: object) -> str:
         raise OmoideError.of(
             "INVALID_CHARACTER_ID", character=value, reason="contains control characters"
         )
+    if not all(c.isalnum() or c in _CHARACTER_PUNCTUATION or _is_mark(c) for c in value):
+        raise OmoideError.of(
+            "INVALID_CHARACTER_ID", character=value,
+            reason="use letters, digits, inner spaces and _ - . @ + ' only",
+        )
+    if ".." in value:
+        raise OmoideError.of("INVALID_CHARACTER_ID", character=value, reason="contains '..'")
     return value
+
+
+def character_name(value: object, name: str = "name") -> str:
+    """A character's display name: visible text of at most ``MAX_CHARACTER_NAME``."""
+    if not isinstance(value, str) or not value.strip() or value.strip() != value:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="must be a non-empty string without padding")
+    if len(value) > MAX_CHARACTER_NAME or not value.isprintable():
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason=f"at most {MAX_CHARACTER_NAME} printable characters",
+        )
+    return value
+
+
+def _is_mark(c: str) -> bool:
+    import unicodedata
+
+    return unicodedata.category(c).startswith("M")
+
+
+def memory_id(value: object, name: str = "id") -> str:
+    if (not isinstance(value, str) or not 1 <= len(value) <= MAX_MEMORY_ID
+            or not _MEMORY_ID.fullmatch(value)):
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason=f"{_short(value)} is not 1..{MAX_MEMORY_ID} ASCII letters, digits, _ or -",
+        )
+    return value
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def text(value: object, limit: int) -> str:
@@ -53,10 +129,23 @@ def kinds(values: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(kind(v) for v in values)
 
 
+def _is_number(value: object) -> bool:
+    return (not isinstance(value, bool) and isinstance(value, int | float)
+            and math.isfinite(value))
+
+
 def unit_interval(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason=f"{value!r} not in [0, 1]")
-    return float(value)
+    if not _is_number(value) or not 0 <= value <= 1:  # type: ignore[operator]
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} not in [0, 1]")
+    return float(value)  # type: ignore[arg-type]
+
+
+def count(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} is not an integer >= 0")
+    return value
 
 
 def k(value: object) -> int:
@@ -99,17 +188,47 @@ def timestamp(value: object, name: str = "at") -> float:
     from datetime import datetime
 
     if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason=f"{value!r} is not a time")
-    return float(value)
+        value = value.timestamp()
+    if not _is_number(value) or not 0 <= value <= MAX_TIME:  # type: ignore[operator]
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason=f"{_short(value)} is not a time (seconds since 1970, up to year 9999)",
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
+def optional_timestamp(value: object, name: str) -> float | None:
+    return None if value is None else timestamp(value, name)
+
+
+def _json_safe(value: object, depth: int) -> bool:
+    if depth > MAX_META_DEPTH:
+        return False
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_safe(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_safe(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def meta(value: object) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be a dict")
+        raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
+    if not _json_safe(value, 1):
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name="meta",
+            reason=f"must be JSON data (string keys, finite numbers, depth <= {MAX_META_DEPTH})",
+        )
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > MAX_META_BYTES:
+        raise OmoideError.of("INVALID_ARGUMENT", name="meta",
+                             reason=f"{size} bytes as JSON, the limit is {MAX_META_BYTES}")
     return dict(value)
 
 
@@ -118,4 +237,146 @@ def key(value: object) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise OmoideError.of("INVALID_ARGUMENT", name="key", reason="must be a non-empty string")
+    if len(value) > MAX_KEY:
+        raise OmoideError.of("INVALID_ARGUMENT", name="key",
+                             reason=f"{len(value)} characters, the limit is {MAX_KEY}")
     return value
+
+
+def stamp_dimension(value: object, name: str = "model") -> int | None:
+    """The dimension a model stamp ``model@dtype#dimension`` names; None for ""."""
+    if not isinstance(value, str) or len(value) > MAX_STAMP:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"must be a model stamp of at most {MAX_STAMP} characters")
+    if value == "":
+        return None
+    model, _, rest = value.partition("@")
+    _, _, dimension = rest.partition("#")
+    if not model or not dimension.isdigit() or not 0 < int(dimension) <= 65_536:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} is not a stamp model@dtype#dimension")
+    return int(dimension)
+
+
+def vector(value: object, dimension: int | None = None, name: str = "vector") -> list[float]:
+    """A list of finite numbers (``dimension`` long when given), as floats."""
+    if not isinstance(value, list | tuple) or not value:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="must be a non-empty list of numbers")
+    if not all(_is_number(x) for x in value):
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="must hold finite numbers only")
+    if dimension is not None and len(value) != dimension:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"has {len(value)} numbers, {dimension} expected")
+    return [float(x) for x in value]
+
+
+# -- the record schema ------------------------------------------------------------------------
+
+RECORD_DEFAULTS: dict[str, Any] = {
+    "kind": "fact", "key": None, "importance": 0.5, "created_at": 0.0, "updated_at": 0.0,
+    "last_recalled_at": None, "recall_count": 0, "model": "", "meta": {},
+    "trashed_at": None, "vector": None,
+}
+
+
+def _field(name: str, value: Any, max_text_length: int) -> Any:
+    """One field of a record, checked and normalized (raises INVALID_ARGUMENT/EMPTY_TEXT/
+    TEXT_TOO_LONG; ``record`` turns those into INVALID_RECORD naming the field)."""
+    if name == "id":
+        return memory_id(value)
+    if name == "character_id":
+        return character_id(value)
+    if name == "text":
+        return text(value, max_text_length)
+    if name == "kind":
+        return kind(value)
+    if name == "type":
+        if value not in KIND_TYPES.values():
+            raise OmoideError.of("INVALID_ARGUMENT", name="type",
+                                 reason=f"{_short(value)} is not factual or episodic")
+        return value
+    if name == "key":
+        return key(value)
+    if name == "importance":
+        return unit_interval("importance", value)
+    if name in ("created_at", "updated_at"):
+        return timestamp(value, name)
+    if name in ("last_recalled_at", "trashed_at"):
+        return optional_timestamp(value, name)
+    if name == "recall_count":
+        return count(name, value)
+    if name == "model":
+        stamp_dimension(value)
+        return value
+    if name == "meta":
+        if value is None:
+            raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
+        return meta(value)
+    if name == "vector":
+        return None if value is None else vector(value)
+    raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="unknown field")
+
+
+def _bad_record(error: OmoideError, field_name: str, record_id: object) -> OmoideError:
+    reason = error.fields.get("reason") or str(error).rstrip(".")
+    shown = record_id if isinstance(record_id, str) and len(record_id) <= 64 else "?"
+    return OmoideError.of("INVALID_RECORD", field=field_name, memory_id=shown,
+                          reason=f"{field_name}: {reason}")
+
+
+def record_fields(fields: object, *, max_text_length: int = MAX_TEXT_LENGTH,
+                  record_id: object = None) -> dict[str, Any]:
+    """Some fields of a record (an update), each checked; unknown names are refused."""
+    if not isinstance(fields, dict):
+        raise OmoideError.of("INVALID_RECORD", field="record", memory_id="?",
+                             reason="must be an object")
+    out = {}
+    for name, value in fields.items():
+        if name not in RECORD_FIELDS:
+            raise OmoideError.of("INVALID_RECORD", field=str(name)[:64], memory_id="?",
+                                 reason=f"unknown field {_short(name)}")
+        try:
+            out[name] = _field(name, value, max_text_length)
+        except OmoideError as e:
+            raise _bad_record(e, name, record_id if record_id is not None
+                              else fields.get("id")) from None
+    return out
+
+
+def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
+           dimension: int | None = None, require_vector: bool = False) -> dict[str, Any]:
+    """A complete record: defaults filled in, every field checked, ``type`` agreeing with
+    ``kind``, a vector as long as its stamp's dimension (and ``dimension``, when given).
+    Raises INVALID_RECORD with ``field`` and ``memory_id``."""
+    if not isinstance(data, dict):
+        raise OmoideError.of("INVALID_RECORD", field="record", memory_id="?",
+                             reason="must be an object")
+    for name in ("id", "character_id", "text"):
+        if name not in data:
+            raise OmoideError.of("INVALID_RECORD", field=name, memory_id="?",
+                                 reason=f"{name}: missing")
+    full = RECORD_DEFAULTS | data
+    if "type" not in data and full.get("kind") in KIND_TYPES:
+        full["type"] = KIND_TYPES[full["kind"]]
+    out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"))
+    rid = out["id"]
+    if out["type"] != KIND_TYPES[out["kind"]]:
+        raise OmoideError.of("INVALID_RECORD", field="type", memory_id=rid,
+                             reason=f"type: {out['type']!r} does not match kind {out['kind']!r}")
+    vec = out["vector"]
+    if vec is None:
+        if require_vector:
+            raise OmoideError.of("INVALID_RECORD", field="vector", memory_id=rid,
+                                 reason="vector: missing")
+        return out
+    stamped = stamp_dimension(out["model"])
+    if stamped is None:
+        raise OmoideError.of("INVALID_RECORD", field="model", memory_id=rid,
+                             reason="model: a vector needs the stamp of the model that made it")
+    for expected in (stamped, dimension):
+        if expected is not None and len(vec) != expected:
+            raise OmoideError.of("INVALID_RECORD", field="vector", memory_id=rid,
+                                 reason=f"vector: has {len(vec)} numbers, {expected} expected")
+    return out
