@@ -275,6 +275,21 @@ const jsVerbs = {
     return revectorizeStatus();
   },
   revectorize_status: () => revectorizeStatus(),
+  // An import carries display names: characters new to this browser get theirs (a name
+  // already here is kept), characters without memories included.
+  async import_data(params) {
+    return locked(async () => {
+      const known = new Set((await store.listCharacters(db)).map((c) => c.id));
+      const report = await callPython("import_data", params);
+      for (const [id, name] of Object.entries(report.names ?? {})) {
+        if (known.has(id)) continue;
+        await store.putCharacter(db, { id, name, created_at: Date.now() / 1000,
+          deleted_at: null });
+        await touched(id);
+      }
+      return report;
+    });
+  },
   settings: () => locked(() => callPython("settings", {})),
   embedder_status: () => runtimeInfo ?? { device: null },
   async set_settings(changes) {

@@ -13,9 +13,10 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..backends.http import HttpBackend, HttpConfig
+from ..backends.listener import quarantine
 from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
-from ..engine import MemoryEngine, exchange
+from ..engine import MemoryEngine, exchange, validate
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
@@ -104,22 +105,40 @@ def load_character(payload_json: str, vectors: Any) -> dict[str, Any]:
     store = engine.new_store(character, stamp=data["stamp"], model_id=data["model_id"],
                              dimension=dim)
     engine.stores[character] = store
-    missing = [r for r in data["records"] if r["id"] not in by_id]
+    records = checked_records(engine, data["records"], by_id, dim)  # bad rows: quarantined
+    missing = [r for r in records if r["id"] not in by_id]
     live, trashed = [], []
-    for record in data["records"]:
+    for record in records:
         if record["id"] not in by_id:
             continue
-        trashed_at = record.pop("trashed_at", None)
         memory = Memory.from_dict(record)
-        if trashed_at is None:
+        if record["trashed_at"] is None:
             live.append((memory, by_id[memory.id]))
         else:
-            trashed.append(TrashEntry(memory, by_id[memory.id], trashed_at))
+            trashed.append(TrashEntry(memory, by_id[memory.id], record["trashed_at"]))
     store.load(live, trashed)
     repaired = repair(store, missing)
     flush()
-    return {"character": character, "loaded": len(data["records"]) - len(missing),
-            "repaired": repaired, "corrupt_segments": data["corrupt_segments"]}
+    return {"character": character, "loaded": len(records) - len(missing),
+            "repaired": repaired, "corrupt_segments": data["corrupt_segments"],
+            "quarantined": len(data["records"]) - len(records)}
+
+
+def checked_records(engine: MemoryEngine, rows: list[Any], vectors: dict[str, list[float]],
+                    dimension: int) -> list[dict[str, Any]]:
+    """The IndexedDB rows that pass the one record schema (with their vector, when the
+    segment still has it); the others go to ``engine.quarantine`` (kept in IndexedDB
+    untouched, reported by ``audit``)."""
+    good = []
+    for raw in rows:
+        row = raw if isinstance(raw, dict) else {}
+        try:
+            good.append(validate.record(
+                row | {"vector": vectors.get(row.get("id"))},  # type: ignore[arg-type]
+                max_text_length=engine.max_text_length, dimension=dimension))
+        except OmoideError as e:
+            quarantine(engine, raw, e)
+    return good
 
 
 def repair(store: Any, missing: list[dict[str, Any]]) -> int:
@@ -129,11 +148,10 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
     model, dtype, _ = parse_stamp(store.stamp)
     vectors = BrowserEmbedder(model, dtype).embed_passages([r["text"] for r in missing])
     for record, vector in zip(missing, vectors, strict=True):
-        trashed_at = record.pop("trashed_at", None)
         memory = Memory.from_dict(record)
         store.put(memory, vector)  # persisted: the segment row is written again
-        if trashed_at is not None:
-            store.move_to_trash(memory.id, trashed_at)
+        if record["trashed_at"] is not None:
+            store.move_to_trash(memory.id, record["trashed_at"])
     return len(missing)
 
 
