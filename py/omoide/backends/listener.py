@@ -71,14 +71,17 @@ def quarantine(engine: MemoryEngine, raw: Any, error: OmoideError) -> None:
 def load_engine(engine: MemoryEngine, records: list[dict[str, Any]]) -> dict[str, int]:
     """Fill ``engine`` with stored records (every one with its vector); no listener fires.
     A record that breaks the schema, or whose vector does not fit its character's index (the
-    dimension of the character's most common stamp), is quarantined, never loaded.
+    dimension of the selected model's stamp when the character has rows of it, else of its
+    most common stamp), is quarantined, never loaded.
     Answers the number of memories loaded per character."""
     by_character: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in checked_records(engine, records):
         by_character[record["character_id"]].append(record)
     loaded = {}
     for character, rows in sorted(by_character.items()):
-        stamp = Counter(r["model"] for r in rows).most_common(1)[0][0]
+        stamps = Counter(r["model"] for r in rows)
+        stamp = (engine.embedder.stamp if engine.embedder.stamp in stamps
+                 else stamps.most_common(1)[0][0])
         model_id, _, dimension = parse_stamp(stamp)
         fitting = []
         for r in rows:

@@ -116,7 +116,7 @@ def text(value: object, limit: int) -> str:
 
 
 def kind(value: object) -> str:
-    if value not in KINDS:
+    if not isinstance(value, str) or value not in KINDS:
         raise OmoideError.of("INVALID_ARGUMENT", name="kind", reason=f"{value!r} not in {KINDS}")
     return value  # type: ignore[return-value]
 
@@ -358,7 +358,7 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
             raise OmoideError.of("INVALID_RECORD", field=name, memory_id="?",
                                  reason=f"{name}: missing")
     full = RECORD_DEFAULTS | data
-    if "type" not in data and full.get("kind") in KIND_TYPES:
+    if "type" not in data and isinstance(full.get("kind"), str) and full["kind"] in KIND_TYPES:
         full["type"] = KIND_TYPES[full["kind"]]
     out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"))
     rid = out["id"]
