@@ -129,7 +129,7 @@ def open_workspace(
         manager.initialize()
         manager.start()
     engine = MemoryEngine(embedder)
-    loaded = load_engine(engine, backend.all_records())
+    loaded = load_engine(engine, backend.all_records(), backend.character_names())
     engine.add_listener(BackendListener(backend))  # write-ahead: a refusal vetoes the change
     if manager is not None:
         engine.add_listener(ManagerMirror(manager))  # then queued for every fallback

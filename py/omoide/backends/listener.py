@@ -5,6 +5,7 @@ and ``load_engine`` rebuilds the engine's stores from the backend's records at s
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import MemoryBackend, memory_of, record_of
@@ -68,11 +69,13 @@ def quarantine(engine: MemoryEngine, raw: Any, error: OmoideError) -> None:
     }
 
 
-def load_engine(engine: MemoryEngine, records: list[dict[str, Any]]) -> dict[str, int]:
+def load_engine(engine: MemoryEngine, records: list[dict[str, Any]],
+                characters: Iterable[str] = ()) -> dict[str, int]:
     """Fill ``engine`` with stored records (every one with its vector); no listener fires.
     A record that breaks the schema, or whose vector does not fit its character's index (the
     dimension of the selected model's stamp when the character has rows of it, else of its
     most common stamp), is quarantined, never loaded.
+    ``characters``: ids known without memories (e.g. named by an import).
     Answers the number of memories loaded per character."""
     by_character: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in checked_records(engine, records):
@@ -99,8 +102,10 @@ def load_engine(engine: MemoryEngine, records: list[dict[str, Any]]) -> dict[str
         store.load(live, trashed)
         engine.stores[character] = store
         loaded[character] = len(fitting)
-    for q in list(engine.quarantine.values()):  # a character whose every row is bad
-        character = q["character_id"]
+    # characters without a loadable row: named ones (an import) and those whose every row
+    # is quarantined get an empty store, so they are listed, audited and recalled (nothing)
+    named = [q["character_id"] for q in engine.quarantine.values()] + list(characters)
+    for character in named:
         if character is None or character in engine.stores:
             continue
         try:

@@ -162,12 +162,24 @@ class SQLiteBackend:
     def create(self, record: dict[str, Any]) -> dict[str, Any]:
         full = check_record(record)
         with self._writing():
+            self._check_dimension(full)
             try:
                 self._write(full, insert=True)
             except sqlite3.IntegrityError:
                 raise OmoideError.of("BACKEND_CONFLICT", backend=self.name,
                                      memory_id=full["id"]) from None
         return full
+
+    def _check_dimension(self, record: dict[str, Any]) -> None:
+        """A new memory's vector must fit its character's index (one indexed row read)."""
+        row = self.db.execute(
+            "SELECT length(vector) / 4 FROM memories WHERE character_id = ? AND vector IS NOT "
+            "NULL LIMIT 1", (record["character_id"],)).fetchone()
+        if row is not None and row[0] != len(record["vector"]):
+            raise OmoideError.of(
+                "INVALID_RECORD", field="vector", memory_id=record["id"],
+                reason=f"vector: {len(record['vector'])} numbers, but the index of "
+                       f"{record['character_id']!r} has {row[0]}")
 
     def get(self, memory_id: str, *, with_vector: bool = False) -> dict[str, Any] | None:
         with self._lock:

@@ -214,6 +214,8 @@ def import_data(engine: MemoryEngine, data: Any,
         report["characters"].append(c.id)
         report["names"][c.id] = c.name
         report["skipped"] += c.skipped
+        if c.id not in engine.stores:
+            engine.writable_store(c.id)  # listed from now on, memories or not
         if not c.records:
             continue
         need = [r for r in c.records if r["vector"] is None]
