@@ -153,6 +153,10 @@ async function loadEverything() {
       notices.push(`${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
         `${result.repaired} memories re-embedded, none lost`);
     }
+    if (result.quarantined) {
+      notices.push(`${id}: ${result.quarantined} invalid stored record(s) skipped and kept ` +
+        "as they are (listed by audit)");
+    }
   }
   const target = await store.getSetting(db, "revectorize_target", null);
   if (target) {

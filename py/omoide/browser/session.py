@@ -547,6 +547,14 @@ def restore_step(cursor: int = 0, batch: int = 64,
 def restore_records(s: Session, job: dict[str, Any], character: str,
                     records: list[dict[str, Any]]) -> set[str]:
     engine = s.engine
+    checked = []
+    for r in records:  # the server's records are input like any other: the record schema
+        try:
+            checked.append(validate.record(r | {"character_id": character},
+                                           max_text_length=engine.max_text_length))
+        except OmoideError:
+            job["failed"] += 1
+    records = checked
     known = engine.stores.get(character)
     existing = set(known.records) | set(known.trash) if known else set()
     fresh = [r for r in records if r["id"] not in existing]
