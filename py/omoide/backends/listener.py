@@ -53,7 +53,7 @@ def checked_records(engine: MemoryEngine,
     for raw in records:
         try:
             good.append(validate.record(raw, max_text_length=engine.max_text_length,
-                                        require_vector=True))
+                                        require_vector=True, stored=True))
         except OmoideError as e:
             quarantine(engine, raw, e)
     return good

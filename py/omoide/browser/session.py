@@ -135,7 +135,7 @@ def checked_records(engine: MemoryEngine, rows: list[Any], vectors: dict[str, li
         try:
             good.append(validate.record(
                 row | {"vector": vectors.get(row.get("id"))},  # type: ignore[arg-type]
-                max_text_length=engine.max_text_length, dimension=dimension))
+                max_text_length=engine.max_text_length, dimension=dimension, stored=True))
         except OmoideError as e:
             quarantine(engine, raw, e)
     return good

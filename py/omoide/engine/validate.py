@@ -23,6 +23,7 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -130,8 +131,25 @@ def kinds(values: Iterable[str] | None) -> frozenset[str] | None:
 
 
 def _is_number(value: object) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, int | float)
-            and math.isfinite(value))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
+
+
+def _finite_numbers(values: list | tuple) -> bool:
+    """Every item a finite int or float (not a bool). Runs at every load of every stored
+    vector, so the common case stays in C: the types in one pass, then one sum."""
+    if not set(map(type, values)) <= {float, int}:
+        return False
+    try:
+        if math.isfinite(math.fsum(values)):
+            return True
+    except (OverflowError, ValueError):
+        pass
+    return all(map(_is_number, values))  # a huge but finite sum, or a real offender
 
 
 def unit_interval(name: str, value: object) -> float:
@@ -220,6 +238,8 @@ def meta(value: object) -> dict:
         return {}
     if not isinstance(value, dict):
         raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
+    if not value:
+        return {}
     if not _json_safe(value, 1):
         raise OmoideError.of(
             "INVALID_ARGUMENT", name="meta",
@@ -248,27 +268,43 @@ def stamp_dimension(value: object, name: str = "model") -> int | None:
     if not isinstance(value, str) or len(value) > MAX_STAMP:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason=f"must be a model stamp of at most {MAX_STAMP} characters")
+    dimension = _stamp_dimension(value)
+    if dimension == 0:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} is not a stamp model@dtype#dimension")
+    return dimension
+
+
+@functools.lru_cache(maxsize=64)  # a workspace holds a handful of stamps
+def _stamp_dimension(value: str) -> int | None:
+    """The stamp's dimension, None for "", 0 when it is not a stamp."""
     if value == "":
         return None
     model, _, rest = value.partition("@")
     _, _, dimension = rest.partition("#")
     if not model or not dimension.isdigit() or not 0 < int(dimension) <= 65_536:
-        raise OmoideError.of("INVALID_ARGUMENT", name=name,
-                             reason=f"{_short(value)} is not a stamp model@dtype#dimension")
+        return 0
     return int(dimension)
 
 
-def vector(value: object, dimension: int | None = None, name: str = "vector") -> list[float]:
-    """A list of finite numbers (``dimension`` long when given), as floats."""
+def vector(value: object, dimension: int | None = None, name: str = "vector", *,
+           stored: bool = False) -> list[float]:
+    """A list of finite numbers (``dimension`` long when given), as floats. ``stored``: a
+    list decoded from float32 storage (floats by construction; only finiteness is checked,
+    with one sum: float32 values cannot overflow it)."""
     if not isinstance(value, list | tuple) or not value:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason="must be a non-empty list of numbers")
-    if not all(_is_number(x) for x in value):
+    if stored and isinstance(value, list) and math.isfinite(sum(value)):
+        pass
+    elif not _finite_numbers(value):
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason="must hold finite numbers only")
     if dimension is not None and len(value) != dimension:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason=f"has {len(value)} numbers, {dimension} expected")
+    if stored and isinstance(value, list):
+        return value  # already floats: no copy
     return [float(x) for x in value]
 
 
@@ -281,42 +317,43 @@ RECORD_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _field(name: str, value: Any, max_text_length: int) -> Any:
-    """One field of a record, checked and normalized (raises INVALID_ARGUMENT/EMPTY_TEXT/
-    TEXT_TOO_LONG; ``record`` turns those into INVALID_RECORD naming the field)."""
-    if name == "id":
-        return memory_id(value)
-    if name == "character_id":
-        return character_id(value)
-    if name == "text":
-        return text(value, max_text_length)
-    if name == "kind":
-        return kind(value)
-    if name == "type":
-        if value not in KIND_TYPES.values():
-            raise OmoideError.of("INVALID_ARGUMENT", name="type",
-                                 reason=f"{_short(value)} is not factual or episodic")
-        return value
-    if name == "key":
-        return key(value)
-    if name == "importance":
-        return unit_interval("importance", value)
-    if name in ("created_at", "updated_at"):
-        return timestamp(value, name)
-    if name in ("last_recalled_at", "trashed_at"):
-        return optional_timestamp(value, name)
-    if name == "recall_count":
-        return count(name, value)
-    if name == "model":
-        stamp_dimension(value)
-        return value
-    if name == "meta":
-        if value is None:
-            raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
-        return meta(value)
-    if name == "vector":
-        return None if value is None else vector(value)
-    raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="unknown field")
+def _type(value: object) -> str:
+    if not isinstance(value, str) or value not in KIND_TYPES.values():
+        raise OmoideError.of("INVALID_ARGUMENT", name="type",
+                             reason=f"{_short(value)} is not factual or episodic")
+    return value
+
+
+def _record_meta(value: object) -> dict:
+    if value is None:
+        raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
+    return meta(value)
+
+
+def _model(value: object) -> str:
+    stamp_dimension(value)
+    return value  # type: ignore[return-value]
+
+
+# field -> check(value, max_text_length, stored); one table, so a record costs one lookup
+# per field (every stored row passes here at load)
+_FIELD_CHECKS: dict[str, Any] = {
+    "id": lambda v, n, s: memory_id(v),
+    "character_id": lambda v, n, s: character_id(v),
+    "text": lambda v, n, s: text(v, n),
+    "kind": lambda v, n, s: kind(v),
+    "type": lambda v, n, s: _type(v),
+    "key": lambda v, n, s: key(v),
+    "importance": lambda v, n, s: unit_interval("importance", v),
+    "created_at": lambda v, n, s: timestamp(v, "created_at"),
+    "updated_at": lambda v, n, s: timestamp(v, "updated_at"),
+    "last_recalled_at": lambda v, n, s: optional_timestamp(v, "last_recalled_at"),
+    "trashed_at": lambda v, n, s: optional_timestamp(v, "trashed_at"),
+    "recall_count": lambda v, n, s: count("recall_count", v),
+    "model": lambda v, n, s: _model(v),
+    "meta": lambda v, n, s: _record_meta(v),
+    "vector": lambda v, n, s: None if v is None else vector(v, stored=s),
+}
 
 
 def _bad_record(error: OmoideError, field_name: str, record_id: object) -> OmoideError:
@@ -327,18 +364,19 @@ def _bad_record(error: OmoideError, field_name: str, record_id: object) -> Omoid
 
 
 def record_fields(fields: object, *, max_text_length: int = MAX_TEXT_LENGTH,
-                  record_id: object = None) -> dict[str, Any]:
+                  record_id: object = None, stored: bool = False) -> dict[str, Any]:
     """Some fields of a record (an update), each checked; unknown names are refused."""
     if not isinstance(fields, dict):
         raise OmoideError.of("INVALID_RECORD", field="record", memory_id="?",
                              reason="must be an object")
     out = {}
     for name, value in fields.items():
-        if name not in RECORD_FIELDS:
+        check = _FIELD_CHECKS.get(name) if isinstance(name, str) else None
+        if check is None:
             raise OmoideError.of("INVALID_RECORD", field=str(name)[:64], memory_id="?",
                                  reason=f"unknown field {_short(name)}")
         try:
-            out[name] = _field(name, value, max_text_length)
+            out[name] = check(value, max_text_length, stored)
         except OmoideError as e:
             raise _bad_record(e, name, record_id if record_id is not None
                               else fields.get("id")) from None
@@ -346,9 +384,11 @@ def record_fields(fields: object, *, max_text_length: int = MAX_TEXT_LENGTH,
 
 
 def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
-           dimension: int | None = None, require_vector: bool = False) -> dict[str, Any]:
+           dimension: int | None = None, require_vector: bool = False,
+           stored: bool = False) -> dict[str, Any]:
     """A complete record: defaults filled in, every field checked, ``type`` agreeing with
     ``kind``, a vector as long as its stamp's dimension (and ``dimension``, when given).
+    ``stored``: the vector was decoded from float32 storage (see ``vector``).
     Raises INVALID_RECORD with ``field`` and ``memory_id``."""
     if not isinstance(data, dict):
         raise OmoideError.of("INVALID_RECORD", field="record", memory_id="?",
@@ -360,7 +400,8 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
     full = RECORD_DEFAULTS | data
     if "type" not in data and isinstance(full.get("kind"), str) and full["kind"] in KIND_TYPES:
         full["type"] = KIND_TYPES[full["kind"]]
-    out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"))
+    out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"),
+                        stored=stored)
     rid = out["id"]
     if out["type"] != KIND_TYPES[out["kind"]]:
         raise OmoideError.of("INVALID_RECORD", field="type", memory_id=rid,
