@@ -264,3 +264,25 @@ def test_any_junk_is_accepted_whole_or_refused_by_name(change):
         assert err.code == "INVALID_RECORD" and err.fields["field"]
         return
     json.dumps(out, allow_nan=False)  # anything accepted is plain JSON
+
+
+def test_indexeddb_rows_pass_the_same_schema_at_browser_load():
+    """``browser.session.load_character`` keeps only rows that pass; the rest is quarantined
+    (the browser's audit lists them; IndexedDB is not touched)."""
+    from omoide.browser.session import checked_records
+
+    engine = MemoryEngine(HashingEmbedder())
+    good = {k: v for k, v in GOOD.items() if k != "vector"} | {"trashed_at": None}
+    rows = [good,
+            good | {"id": "01BAD00000000000000000000A", "importance": math.nan},
+            good | {"id": "01BAD00000000000000000000B", "key": {"a": 1}},
+            good | {"id": "01BAD00000000000000000000C", "text": ""},
+            "not even a record"]
+    vectors = {r["id"]: [0.125] * 64 for r in rows[:4]}
+    kept = checked_records(engine, rows, vectors, 64)
+    assert [r["id"] for r in kept] == [GOOD["id"]] and kept[0]["vector"] == [0.125] * 64
+    assert {q["id"]: q["field"] for q in engine.quarantine.values()} == {
+        "01BAD00000000000000000000A": "importance", "01BAD00000000000000000000B": "key",
+        "01BAD00000000000000000000C": "text", "None": "id"}
+    lost = checked_records(MemoryEngine(HashingEmbedder()), [good], {}, 64)
+    assert lost[0]["vector"] is None  # a lost vector: re-embedded by repair, not quarantined
