@@ -43,7 +43,7 @@ MESSAGES: dict[str, str] = {
     "LLM_AUTH": "The chat endpoint {url} refused the API key (HTTP {status}).",
     "LLM_UNREACHABLE": "Cannot reach the chat endpoint {url}: {reason}.",
     "LLM_BAD_ANSWER": "The chat endpoint {url} gave an unusable answer: {reason}.",
-    "INVALID_RECORD": "Invalid memory record {memory_id!r}: {reason}.",
+    "INVALID_RECORD": "Invalid memory record: {reason}.",
     "BACKEND_CONFLICT": "The backend {backend!r} already holds a memory with id {memory_id!r}.",
     "BACKEND_HTTP": "The backend {url} answered HTTP {status}: {body}",
     "BACKEND_UNREACHABLE": "Cannot reach the backend {url}: {reason}.",

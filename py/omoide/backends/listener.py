@@ -91,9 +91,9 @@ def load_engine(engine: MemoryEngine, records: list[dict[str, Any]],
             if len(r["vector"]) == dimension:
                 fitting.append(r)
             else:
-                quarantine(engine, r, OmoideError.of(
-                    "INVALID_RECORD", field="vector", memory_id=r["id"],
-                    reason=f"vector: {len(r['vector'])} numbers in an index of {dimension}"))
+                quarantine(engine, r, validate.invalid_record(
+                    "vector", r["id"],
+                    f"vector: {len(r['vector'])} numbers in an index of {dimension}"))
         store = engine.new_store(character, stamp=stamp, model_id=model_id,
                                  dimension=dimension)
         live = [(memory_of(r), r["vector"]) for r in fitting if r["trashed_at"] is None]

@@ -28,6 +28,7 @@ from omoide.backends.base import (
     check_record,
     page_args,
 )
+from omoide.engine import validate
 from omoide.errors import OmoideError
 
 SCHEMA_VERSION = 1
@@ -176,10 +177,9 @@ class SQLiteBackend:
             "SELECT length(vector) / 4 FROM memories WHERE character_id = ? AND vector IS NOT "
             "NULL LIMIT 1", (record["character_id"],)).fetchone()
         if row is not None and row[0] != len(record["vector"]):
-            raise OmoideError.of(
-                "INVALID_RECORD", field="vector", memory_id=record["id"],
-                reason=f"vector: {len(record['vector'])} numbers, but the index of "
-                       f"{record['character_id']!r} has {row[0]}")
+            raise validate.invalid_record(
+                "vector", record["id"], f"vector: {len(record['vector'])} numbers, but the "
+                f"index of {record['character_id']!r} has {row[0]}")
 
     def get(self, memory_id: str, *, with_vector: bool = False) -> dict[str, Any] | None:
         with self._lock:

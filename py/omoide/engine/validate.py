@@ -356,25 +356,29 @@ _FIELD_CHECKS: dict[str, Any] = {
 }
 
 
+def invalid_record(field_name: str, memory_id: str, reason: str) -> OmoideError:
+    """INVALID_RECORD naming the field (``fields["field"]``) and, when known, the record."""
+    where = f" (memory {memory_id!r})" if memory_id != "?" else ""
+    return OmoideError.of("INVALID_RECORD", field=field_name, memory_id=memory_id,
+                          reason=reason + where)
+
+
 def _bad_record(error: OmoideError, field_name: str, record_id: object) -> OmoideError:
     reason = error.fields.get("reason") or str(error).rstrip(".")
     shown = record_id if isinstance(record_id, str) and len(record_id) <= 64 else "?"
-    return OmoideError.of("INVALID_RECORD", field=field_name, memory_id=shown,
-                          reason=f"{field_name}: {reason}")
+    return invalid_record(field_name, shown, f"{field_name}: {reason}")
 
 
 def record_fields(fields: object, *, max_text_length: int = MAX_TEXT_LENGTH,
                   record_id: object = None, stored: bool = False) -> dict[str, Any]:
     """Some fields of a record (an update), each checked; unknown names are refused."""
     if not isinstance(fields, dict):
-        raise OmoideError.of("INVALID_RECORD", field="record", memory_id="?",
-                             reason="must be an object")
+        raise invalid_record("record", "?", "must be an object")
     out = {}
     for name, value in fields.items():
         check = _FIELD_CHECKS.get(name) if isinstance(name, str) else None
         if check is None:
-            raise OmoideError.of("INVALID_RECORD", field=str(name)[:64], memory_id="?",
-                                 reason=f"unknown field {_short(name)}")
+            raise invalid_record(str(name)[:64], "?", f"unknown field {_short(name)}")
         try:
             out[name] = check(value, max_text_length, stored)
         except OmoideError as e:
@@ -391,12 +395,10 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
     ``stored``: the vector was decoded from float32 storage (see ``vector``).
     Raises INVALID_RECORD with ``field`` and ``memory_id``."""
     if not isinstance(data, dict):
-        raise OmoideError.of("INVALID_RECORD", field="record", memory_id="?",
-                             reason="must be an object")
+        raise invalid_record("record", "?", "must be an object")
     for name in ("id", "character_id", "text"):
         if name not in data:
-            raise OmoideError.of("INVALID_RECORD", field=name, memory_id="?",
-                                 reason=f"{name}: missing")
+            raise invalid_record(name, "?", f"{name}: missing")
     full = RECORD_DEFAULTS | data
     if "type" not in data and isinstance(full.get("kind"), str) and full["kind"] in KIND_TYPES:
         full["type"] = KIND_TYPES[full["kind"]]
@@ -404,20 +406,19 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
                         stored=stored)
     rid = out["id"]
     if out["type"] != KIND_TYPES[out["kind"]]:
-        raise OmoideError.of("INVALID_RECORD", field="type", memory_id=rid,
-                             reason=f"type: {out['type']!r} does not match kind {out['kind']!r}")
+        raise invalid_record("type", rid,
+                             f"type: {out['type']!r} does not match kind {out['kind']!r}")
     vec = out["vector"]
     if vec is None:
         if require_vector:
-            raise OmoideError.of("INVALID_RECORD", field="vector", memory_id=rid,
-                                 reason="vector: missing")
+            raise invalid_record("vector", rid, "vector: missing")
         return out
     stamped = stamp_dimension(out["model"])
     if stamped is None:
-        raise OmoideError.of("INVALID_RECORD", field="model", memory_id=rid,
-                             reason="model: a vector needs the stamp of the model that made it")
+        raise invalid_record("model", rid,
+                             "model: a vector needs the stamp of the model that made it")
     for expected in (stamped, dimension):
         if expected is not None and len(vec) != expected:
-            raise OmoideError.of("INVALID_RECORD", field="vector", memory_id=rid,
-                                 reason=f"vector: has {len(vec)} numbers, {expected} expected")
+            raise invalid_record("vector", rid,
+                                 f"vector: has {len(vec)} numbers, {expected} expected")
     return out
