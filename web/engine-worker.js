@@ -206,7 +206,7 @@ async function loadOne(id) {
   const data = await store.loadCharacter(db, id, (d) => vectors.createStore(d));
   if (!data) {
     py.dropCharacter(id);
-    return null;
+    return [];
   }
   looseVectors.set(id, data.loose);
   const { live, trash, timing, ...rest } = data;
@@ -216,11 +216,16 @@ async function loadOne(id) {
   loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
     rows: rest.live_ids.length + rest.trash_ids.length });
   scheduleTextIndexing();
+  const notices = [];
   if (result.repaired || result.corrupt_segments) {
-    return `${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
-      `${result.repaired} memories re-embedded, none lost`;
+    notices.push(`${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
+      `${result.repaired} memories re-embedded, none lost`);
   }
-  return null;
+  if (result.quarantined) {
+    notices.push(`${id}: ${result.quarantined} invalid stored record(s) skipped and kept ` +
+      "as they are (listed by audit)");
+  }
+  return notices;
 }
 
 // Full-text indexes are completed after boot, in small steps under the lock (boot analyzes
@@ -253,10 +258,10 @@ async function catchUp() {
   for (const [character, g] of current) {
     if (known.get(character) === g) continue;
     await flushRecalls();
-    const notice = await loadOne(character);
+    const notices = await loadOne(character);
     known.set(character, g);
     reloads.set(character, (reloads.get(character) ?? 0) + 1);
-    if (notice) emit({ type: "notice", message: notice });
+    for (const message of notices) emit({ type: "notice", message });
   }
 }
 
@@ -270,8 +275,7 @@ async function loadEverything() {
     emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
   const notices = [];
   for (const { id } of await store.listCharacters(db)) {
-    const notice = await loadOne(id);
-    if (notice) notices.push(notice);
+    notices.push(...await loadOne(id));
   }
   const target = await store.getSetting(db, "revectorize_target", null);
   if (target) {
@@ -412,6 +416,21 @@ const jsVerbs = {
     return revectorizeStatus();
   },
   revectorize_status: () => revectorizeStatus(),
+  // An import carries display names: characters new to this browser get theirs (a name
+  // already here is kept), characters without memories included.
+  async import_data(params) {
+    return locked(async () => {
+      const known = new Set((await store.listCharacters(db)).map((c) => c.id));
+      const report = await callPython("import_data", params);
+      for (const [id, name] of Object.entries(report.names ?? {})) {
+        if (known.has(id)) continue;
+        await store.putCharacter(db, { id, name, created_at: Date.now() / 1000,
+          deleted_at: null });
+        await touched(id);
+      }
+      return report;
+    });
+  },
   settings: () => locked(() => callPython("settings", {})),
   embedder_status: () => runtimeInfo ?? { device: null },
   async set_settings(changes) {

@@ -14,9 +14,10 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..backends.http import HttpBackend, HttpConfig
+from ..backends.listener import quarantine
 from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
-from ..engine import MemoryEngine, exchange
+from ..engine import MemoryEngine, exchange, validate
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
@@ -109,31 +110,43 @@ def load_character(payload_json: str, live: Any, trash: Any) -> dict[str, Any]:
     s = session()
     engine = s.engine
     character, dim = data["character"], data["dimension"]
-    by_id = {r["id"]: r for r in data["records"]}
     engine.stores.pop(character, None)
     store = engine.new_store(character, stamp=data["stamp"], model_id=data["model_id"],
                              dimension=dim)
     engine.stores[character] = store
-    memories = []
-    for memory_id in data["live_ids"]:
-        record = by_id[memory_id]
-        record.pop("trashed_at", None)
-        memories.append(Memory.from_dict(record))
+    records = checked_records(engine, data["records"])  # bad rows: quarantined
+    live_kernel = WasmKernel.adopt(live, data["live_ids"], **KERNEL_OPTIONS)
     trash_kernel = WasmKernel.adopt(trash, data["trash_ids"], **KERNEL_OPTIONS)
-    trashed = []
-    for memory_id in data["trash_ids"]:
-        record = dict(by_id[memory_id])
-        trashed_at = record.pop("trashed_at")
-        trashed.append(TrashEntry(Memory.from_dict(record), trash_kernel.vector(memory_id),
-                                  trashed_at))
-    store.adopt(WasmKernel.adopt(live, data["live_ids"], **KERNEL_OPTIONS), trash_kernel,
-                memories, trashed)
+    # A quarantined record's vector row must not stay searchable without its memory.
+    live_kernel.remove([i for i in data["live_ids"] if i not in records])
+    trash_kernel.remove([i for i in data["trash_ids"] if i not in records])
+    memories = [Memory.from_dict(records[i]) for i in data["live_ids"] if i in records]
+    trashed = [TrashEntry(Memory.from_dict(records[i]), trash_kernel.vector(i),
+                          records[i]["trashed_at"])
+               for i in data["trash_ids"] if i in records]
+    store.adopt(live_kernel, trash_kernel, memories, trashed)
     s.recall_stats.loaded(character, data.get("recalls") or {})
-    missing = [by_id[i] for i in data["missing"]]
+    missing = [records[i] for i in data["missing"] if i in records]
     repaired = repair(store, missing)
     flush()
-    return {"character": character, "loaded": len(data["records"]) - len(missing),
-            "repaired": repaired, "corrupt_segments": data["corrupt_segments"]}
+    return {"character": character, "loaded": len(records) - len(missing),
+            "repaired": repaired, "corrupt_segments": data["corrupt_segments"],
+            "quarantined": len(data["records"]) - len(records)}
+
+
+def checked_records(engine: MemoryEngine, rows: list[Any]) -> dict[str, dict[str, Any]]:
+    """The IndexedDB rows that pass the one record schema, by id (their vectors are in the
+    kernel stores, checked by their segment's CRC); the others go to ``engine.quarantine``
+    (kept in IndexedDB untouched, reported by ``audit``)."""
+    good = {}
+    for raw in rows:
+        try:
+            record = validate.record(raw, max_text_length=engine.max_text_length, stored=True)
+        except OmoideError as e:
+            quarantine(engine, raw, e)
+            continue
+        good[record["id"]] = record
+    return good
 
 
 @handler("memory_info")
@@ -171,11 +184,10 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
     model, dtype, _ = parse_stamp(store.stamp)
     vectors = BrowserEmbedder(model, dtype).embed_passages([r["text"] for r in missing])
     for record, vector in zip(missing, vectors, strict=True):
-        trashed_at = record.pop("trashed_at", None)
         memory = Memory.from_dict(record)
         store.put(memory, vector)  # persisted: the segment row is written again
-        if trashed_at is not None:
-            store.move_to_trash(memory.id, trashed_at)
+        if record["trashed_at"] is not None:
+            store.move_to_trash(memory.id, record["trashed_at"])
     return len(missing)
 
 
@@ -579,6 +591,14 @@ def restore_step(cursor: int = 0, batch: int = 64,
 def restore_records(s: Session, job: dict[str, Any], character: str,
                     records: list[dict[str, Any]]) -> set[str]:
     engine = s.engine
+    checked = []
+    for r in records:  # the server's records are input like any other: the record schema
+        try:
+            checked.append(validate.record(r | {"character_id": character},
+                                           max_text_length=engine.max_text_length))
+        except OmoideError:
+            job["failed"] += 1
+    records = checked
     known = engine.stores.get(character)
     existing = set(known.records) | set(known.trash) if known else set()
     fresh = [r for r in records if r["id"] not in existing]

@@ -26,7 +26,7 @@ from omoide.engine.store import CharacterStore
 from omoide.errors import OmoideError
 from omoide.kernels import KernelFactory, default_kernel
 
-DEFAULT_MAX_TEXT_LENGTH = 8_000
+DEFAULT_MAX_TEXT_LENGTH = validate.MAX_TEXT_LENGTH
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -66,6 +66,10 @@ class MemoryEngine:
         self.listeners: list[ChangeListener] = list(listeners)
         self.stores: dict[str, CharacterStore] = {}
         self.revectorize_jobs: dict[str, RevectorizeJob] = {}
+        # Rows found invalid when loading from storage, by memory id: skipped (never crash a
+        # verb), kept on disk untouched, reported by ``audit`` ({id, character_id, field,
+        # reason}).
+        self.quarantine: dict[str, dict[str, Any]] = {}
         # Run before a verb: e.g. a workspace catching up with what other processes
         # committed to its file (``backends/follower.py``).
         self.refreshers: list[Callable[[], None]] = []

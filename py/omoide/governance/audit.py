@@ -9,7 +9,9 @@
 - stale memories: not recalled (or, never recalled, not created) for ``stale_days``;
 - contradictions: memories whose polarity flipped, with their history;
 - model stamp state: the store's stamp vs the selected model, and records off-stamp;
-- how many memories ``summarize`` would fold, and the governance log for the character.
+- how many memories ``summarize`` would fold, and the governance log for the character;
+- quarantined rows: stored records of the character that break the record schema, skipped
+  at load and kept on disk untouched (``engine.quarantine``).
 
 Nothing is written: no recall counters are touched, no listener hears anything.
 """
@@ -66,6 +68,7 @@ class AuditReport:
     model: dict[str, Any] = field(default_factory=dict)
     summarizable: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -196,4 +199,6 @@ def audit(
         duplicates=duplicates, stale=stale[:max_listed], contradictions=contradictions,
         model=model, summarizable=len(foldable),
         events=[e.to_dict() for e in log.events(character)] if log is not None else [],
+        quarantined=sorted((q for q in engine.quarantine.values()
+                            if q["character_id"] == character), key=lambda q: q["id"]),
     )
