@@ -104,6 +104,19 @@ class BM25Index:
             count=count,
         )
 
+    def coverage(self, terms: Sequence[str], ids: Sequence[str]) -> list[float] | None:
+        """Per document, the idf-weighted share of the query's distinct terms it contains
+        (1.0: every term); None when the query has no term. O(terms) per document."""
+        weights = {term: self.idf(term) for term in set(terms)}
+        total = sum(weights.values())
+        if total <= 0.0:
+            return None
+        out = []
+        for doc_id in ids:
+            present = self._doc_terms.get(doc_id, {})
+            out.append(sum(w for term, w in weights.items() if term in present) / total)
+        return out
+
     def scores(self, terms: Sequence[str], ids: Sequence[str]) -> list[float]:
         """BM25 of the given documents (0 for no match or unknown id)."""
         scores = self._accumulate(terms, set(ids))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from omoide.engine import forget as forget_module
@@ -175,10 +176,14 @@ class MemoryEngine:
         kinds: Iterable[str] | None = None,
         fusion: str | None = None,
         touch: bool = True,
+        min_relevance: float | None = None,
+        now: float | datetime | None = None,
+        use_time: bool = True,
     ) -> list[Hit]:
         return recall_module.recall(
             self, character, query, k=k, mode=mode, threshold=threshold, rrf_k=rrf_k,
-            kinds=kinds, fusion=fusion, touch=touch,
+            kinds=kinds, fusion=fusion, touch=touch, min_relevance=min_relevance, now=now,
+            use_time=use_time,
         )
 
     def get(self, character: str, memory_id: str) -> Memory:
