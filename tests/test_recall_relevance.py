@@ -145,3 +145,11 @@ def test_missing_evidence_never_vetoes_the_other(standout, coverage):
     assert both >= relevance(standout, None) - 1e-12
     assert both >= relevance(None, coverage) - 1e-12
     assert relevance(None, None) == 0.0
+
+
+def test_a_small_store_gets_no_default_cut_but_still_a_relevance():
+    e = MemoryEngine(HashingEmbedder(64))
+    e.remember_many("new", ["green tea in the morning", "black coffee at work"])
+    hits = e.recall("new", "zzzz unrelated qwerty", touch=False)
+    assert hits and all(0.0 <= h.relevance < DEFAULT_MIN_RELEVANCE for h in hits)
+    assert e.recall("new", "zzzz unrelated qwerty", min_relevance=0.5) == []

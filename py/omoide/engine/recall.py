@@ -9,7 +9,8 @@ Threshold semantics (never silently rescaled):
 Every hit also carries ``relevance`` in [0, 1] (``engine/relevance.py``: the same meaning for
 every query, character and model). When no hit reaches ``min_relevance`` (default
 ``DEFAULT_MIN_RELEVANCE``; 0 keeps everything) the query is "no good match" and recall returns
-nothing, so a query unrelated to every memory returns nothing; otherwise the hits come back
+nothing, so a query unrelated to every memory returns nothing (the default applies from
+``DEFAULT_CUT_POPULATION`` memories on); otherwise the hits come back
 in rank order with their relevance. The ranking itself is the fused score's.
 
 Time (``engine/timeframe.py``): when the query names a span ("last week", "in May 2023",
@@ -37,6 +38,7 @@ from omoide.engine.fusion import (
 )
 from omoide.engine.memory import Hit, Memory
 from omoide.engine.relevance import (
+    DEFAULT_CUT_POPULATION,
     DEFAULT_MIN_RELEVANCE,
     content_terms,
     relevance,
@@ -78,8 +80,8 @@ def recall(
     floor = validate.threshold(threshold, mode)
     rrf_k = validate.positive("rrf_k", rrf_k)
     kind_filter = validate.kinds(kinds)
-    cut = DEFAULT_MIN_RELEVANCE if min_relevance is None else validate.unit_interval(
-        "min_relevance", min_relevance)
+    cut = None if min_relevance is None else validate.unit_interval("min_relevance",
+                                                                     min_relevance)
     reference = engine.now() if now is None else validate.timestamp(now, "now")
     if fusion is None:  # the selected model's recommendation (registry), else adaptive
         fusion = default_fusion(engine.embedder.model_id)
@@ -106,7 +108,9 @@ def recall(
     else:
         hits = _hybrid_hits(engine, store, query, text_query, k, floor, allowed, fusion,
                             rrf_k, frame)
-    if not any(h.relevance >= cut for h in hits):
+    if cut is None and len(store.records) >= DEFAULT_CUT_POPULATION:
+        cut = DEFAULT_MIN_RELEVANCE
+    if cut is not None and not any(h.relevance >= cut for h in hits):
         hits = []  # no good match: nothing the query names stands out among the memories
     return _touched(engine, store, hits) if touch else hits
 

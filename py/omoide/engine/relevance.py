@@ -31,6 +31,8 @@ never per set. ``DEFAULT_MIN_RELEVANCE`` is the cut-off recall applies unless th
 passes ``min_relevance``: when no hit of a query reaches it, the query matched nothing
 ("no good match") and recall returns no hit; otherwise the hits come back in rank order, each
 with its own relevance (a weaker hit below a strong one is still shown, marked by its score).
+A character with fewer than ``DEFAULT_CUT_POPULATION`` memories gets no default cut-off: so
+few memories cannot show what chance looks like.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ TEXT_SLOPE = 40.0  # per unit of lexical coverage
 TEXT_CENTER = 0.18  # coverage that is, on its own, an even call
 BIAS = 0.0
 DEFAULT_MIN_RELEVANCE = 0.5
+# The default cut-off needs a population to tell a standout from chance: below this many
+# memories it is not applied (hits still carry relevance; an explicit min_relevance applies).
+DEFAULT_CUT_POPULATION = 20
 MIN_POPULATION = 3  # fewer memories than this: no vector standout can be measured
 # English question and pronoun words, as the analyzer emits them (case-folded); the analyzer's
 # own stopwords are gone already.
