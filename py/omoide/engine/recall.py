@@ -16,7 +16,8 @@ in rank order with their relevance. The ranking itself is the fused score's.
 Time (``engine/timeframe.py``): when the query names a span ("last week", "in May 2023",
 先週, 去年の夏), reckoned from ``now`` (default: the engine's clock), memories whose time
 (``created_at``) lies in it are added to the candidates and, in hybrid mode, their fused score
-gets ``TIME_BOOST`` standard deviations; the words naming the span are not searched as text.
+gets ``TIME_BOOST`` standard deviations (the words naming the span stay in the full-text
+query: measured, removing them cost LoCoMo any@10).
 Every hit says whether it lies in the span (``in_timeframe``; None when the query named none).
 """
 
@@ -45,7 +46,7 @@ from omoide.engine.relevance import (
     vector_standout,
 )
 from omoide.engine.store import CharacterStore
-from omoide.engine.timeframe import TimeFrame, normalize, parse_timeframe
+from omoide.engine.timeframe import TimeFrame, parse_timeframe
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -96,30 +97,19 @@ def recall(
     if kind_filter is not None:
         allowed = {i for i, m in store.records.items() if m.kind in kind_filter}
     frame = None
-    text_query = query
     if use_time:
         frame = parse_timeframe(query, now if isinstance(now, datetime) else reference)
-        if frame is not None:
-            text_query = _without(query, frame)
     if mode == "vector":
         hits = _vector_hits(engine, store, query, k, floor, allowed, frame)
     elif mode == "fulltext":
-        hits = _fulltext_hits(store, text_query, k, floor, allowed, frame)
+        hits = _fulltext_hits(store, query, k, floor, allowed, frame)
     else:
-        hits = _hybrid_hits(engine, store, query, text_query, k, floor, allowed, fusion,
-                            rrf_k, frame)
+        hits = _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame)
     if cut is None and len(store.records) >= DEFAULT_CUT_POPULATION:
         cut = DEFAULT_MIN_RELEVANCE
     if cut is not None and not any(h.relevance >= cut for h in hits):
         hits = []  # no good match: nothing the query names stands out among the memories
     return _touched(engine, store, hits) if touch else hits
-
-
-def _without(query: str, frame: TimeFrame) -> str:
-    """The query with the words that named its time span removed (for full-text)."""
-    text = normalize(query)
-    rest = text.replace(frame.phrase, " ", 1)
-    return rest if rest.strip() else text
 
 
 def _in_frame(store: CharacterStore, frame: TimeFrame | None,
@@ -169,11 +159,10 @@ def _fulltext_hits(store: CharacterStore, query, k, floor, allowed, frame) -> li
     return hits
 
 
-def _hybrid_hits(engine, store, query, text_query, k, floor, allowed, fusion, rrf_k,
-                 frame) -> list[Hit]:
+def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame) -> list[Hit]:
     depth = max(k, MIN_CANDIDATES)
     vector = embed_query(engine.embedder, query)
-    terms = store.analyzer(text_query)
+    terms = store.analyzer(query)
     by_vector = store.kernel.top_k(vector, depth, allowed)
     by_text = store.text_index.search(terms, depth, allowed)
     in_frame = _in_frame(store, frame, allowed)

@@ -39,11 +39,10 @@ from __future__ import annotations
 
 import math
 
-VECTOR_SLOPE = 2.0  # per standard deviation of standout beyond chance
-VECTOR_CENTER = 1.0  # standout beyond chance that is, on its own, an even call
+VECTOR_SLOPE = 1.0  # per standard deviation of standout beyond chance
+VECTOR_CENTER = 2.0  # standout beyond chance that is, on its own, an even call
 TEXT_SLOPE = 40.0  # per unit of lexical coverage
-TEXT_CENTER = 0.18  # coverage that is, on its own, an even call
-BIAS = 0.0
+TEXT_CENTER = 0.2  # coverage that is, on its own, an even call
 DEFAULT_MIN_RELEVANCE = 0.5
 # The default cut-off needs a population to tell a standout from chance: below this many
 # memories it is not applied (hits still carry relevance; an explicit min_relevance applies).
