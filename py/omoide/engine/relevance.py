@@ -18,7 +18,8 @@ scale-free by construction:
   no memory holds (a typo, a topic the character never met) counts fully against. Unlike the
   BM25 score it does not grow with term frequency or shrink with memory length. Question
   words ("what", "how", "did", ...) are left out of it: they say what kind of answer is
-  wanted, not what it is about, and conversations are full of them.
+  wanted, not what it is about, and conversations are full of them; so are Japanese bigrams
+  written only in hiragana (particles and endings: くらい, ですか).
 
 ``relevance = 1 - (1 - r_v) * (1 - r_t)`` with ``r_v = sigmoid(VECTOR_SLOPE * (s_v -
 VECTOR_CENTER))`` and ``r_t = sigmoid(TEXT_SLOPE * (c - TEXT_CENTER))``: a memory is relevant
@@ -57,9 +58,14 @@ QUESTION_WORDS = frozenset(
 )
 
 
+def _hiragana_only(term: str) -> bool:
+    return all("\u3040" <= char <= "\u309f" for char in term)
+
+
 def content_terms(terms: list[str]) -> list[str]:
-    """The query terms that say what the query is about (question words left out)."""
-    return [t for t in terms if t not in QUESTION_WORDS]
+    """The query terms that say what the query is about: English question words and
+    all-hiragana Japanese bigrams (particles, endings: どれくらいか, ですか) left out."""
+    return [t for t in terms if t not in QUESTION_WORDS and not _hiragana_only(t)]
 
 
 def chance_level(count: int) -> float:
