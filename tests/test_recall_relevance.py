@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omoide.engine import MemoryEngine
+from omoide.engine.analyzer import analyze
 from omoide.engine.bm25 import BM25Index
 from omoide.engine.relevance import (
     DEFAULT_MIN_RELEVANCE,
@@ -121,6 +122,19 @@ def test_coverage_is_the_idf_share_of_the_query_terms_present():
 
 def test_question_words_do_not_count_as_content():
     assert content_terms(["what", "did", "mika", "adopt"]) == ["mika", "adopt"]
+    assert content_terms(["音速", "どれ", "れく", "くら"]) == ["音速"]  # hiragana: grammar
+
+
+def test_a_lone_bigram_inside_a_longer_japanese_word_is_chance():
+    index = BM25Index()
+    index.add("minecraft", analyze("マインクラフトのサーバー"))
+    index.add("maine", analyze("メイン州の空港"))  # shares only イン with マインクラフト
+    index.add("filler", analyze("東京都の天気"))
+    query = analyze("マインクラフト")
+    chained, lone, _ = index.coverage(query, ["minecraft", "maine", "filler"])
+    assert chained == pytest.approx(1.0)
+    assert lone == 0.0
+    assert index.coverage(analyze("東京"), ["filler"]) == [pytest.approx(1.0)]  # one-bigram run
 
 
 unit = st.floats(0, 1)
