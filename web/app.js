@@ -107,6 +107,11 @@ function startEmbedder() {
     embedder,
     progressLog,
     loadModel,
+    // Files into the model cache only (offline use); the loaded model does not change.
+    downloadModel: (options) => {
+      lastOptions = options;
+      return embedder.download(options, onProgress);
+    },
     embed: (texts, options) => embedder.embed(texts, options),
   };
 }
@@ -167,7 +172,37 @@ async function start() {
     return;
   }
   await showDiagnostics(engine).catch((err) => console.warn("diagnostics failed", err));
+  ctx.on("lang", () => showDiagnostics(engine).catch(() => {}));
   await startUI(ctx);
+  warmModel();
+}
+
+// After ready, the selected model initialises in the background when its files are already
+// here (a reload, or offline), so the first remember or recall does not wait for it. A model
+// never downloaded is left for the user to fetch (it can be hundreds of MB).
+async function warmModel() {
+  const line = document.getElementById("model-warm");
+  const show = (state, key, fields) => {
+    line.dataset.state = state;
+    line.textContent = t(key, fields);
+    line.hidden = false;
+  };
+  try {
+    const selected = (ctx.modelState ?? await ctx.refreshModelState())?.selected;
+    if (!selected?.model) return;
+    const available = await window.omoide.embedder.availability();
+    if (!available[`${selected.model}@${selected.dtype}`]?.cached) {
+      show("absent", "model.warmAbsent", selected);
+      return;
+    }
+    show("loading", "model.warming", selected);
+    const started = performance.now();
+    await window.omoide.embedder.load(selected);
+    show("ready", "model.warmReady", { ...selected,
+      ms: Math.round(performance.now() - started) });
+  } catch (err) {
+    show("failed", "model.warmFailed", { reason: err.message });
+  }
 }
 
 start();

@@ -63,7 +63,7 @@ function plainErrors(functions) {
 const host = plainErrors({
   async embed(texts, kind, model, dtype) {
     await ensureModel(model, dtype);
-    return embedder.embed(texts.toJs ? texts.toJs() : texts, { kind });
+    return embedder.embed(texts.toJs ? texts.toJs() : texts, { kind, model, dtype });
   },
   async persist_many(changesJson, flat, queueJson) {
     const changes = JSON.parse(changesJson);

@@ -43,6 +43,7 @@ export const CATALOGUES = {
     "characters.create": "Create character",
     "characters.created": "Created {name}.",
     "characters.count": "{count} memories",
+    "characters.count.one": "{count} memory",
     "characters.current": "selected",
     "characters.mismatch": "needs re-vectorizing",
     "characters.rename": "Rename",
@@ -118,6 +119,7 @@ export const CATALOGUES = {
     "recall.search": "Search",
     "recall.searching": "Searching…",
     "recall.summary": "{n} results in {ms} ms ({mode})",
+    "recall.summary.one": "{n} result in {ms} ms ({mode})",
     "recall.none": "No good match: no memory is clearly related to this query.",
     "recall.minRelevance": "Min. relevance (%)",
     "recall.minRelevanceHint": "Empty: the default cut-off. 0 shows every hit, however weak.",
@@ -143,11 +145,26 @@ export const CATALOGUES = {
     "model.apply": "Use this model",
     "model.current": "Current: {model} ({dtype}), stamp",
     "model.details": "Languages: {languages} · {dimension} dimensions · download {size} · licence {license}",
-    "model.mismatch": "{n} character(s) need re-vectorizing",
+    "model.mismatch": "{n} characters need re-vectorizing",
+    "model.mismatch.one": "{n} character needs re-vectorizing",
     "model.allMatch": "all memories match",
     "model.switched": "Now using {model} ({dtype}).",
-    "model.runtime": "Embeddings run on {device} ({threads} thread(s)): {reason}.",
+    "model.runtime": "Embeddings run on {device} ({threads} threads): {reason}.",
+    "model.runtime.one": "Embeddings run on {device} ({threads} thread): {reason}.",
+    "model.reason.requested": "WebAssembly was requested",
+    "model.reason.noWebgpu": "WebGPU is not available here",
+    "model.reason.noAdapter": "no WebGPU adapter was found",
+    "model.reason.adapter": "WebGPU adapter found",
     "model.runtimeUnknown": "The model loads on first use.",
+    "model.warming": "Preparing the model {model} ({dtype}) in the background…",
+    "model.warmReady": "Model {model} ({dtype}) ready in {ms} ms.",
+    "model.warmAbsent": "Model {model} ({dtype}) is not downloaded yet: it downloads on first use, or from the maintenance tab.",
+    "model.warmFailed": "The model could not be prepared: {reason}",
+    "model.offlineYes": "downloaded, works offline",
+    "model.offlineNo": "not downloaded ({size})",
+    "model.download": "Download for offline use",
+    "model.downloaded": "{model} ({dtype}) is downloaded and works offline.",
+    "model.unavailable": "{model} ({dtype}) is not available: {reason}. The current model stays selected.",
     "revectorize.title": "Re-vectorize",
     "revectorize.explain": "Embeds memories again with the selected model. It runs in the background; you can cancel and resume later, even after a reload.",
     "revectorize.scope": "Characters",
@@ -170,6 +187,7 @@ export const CATALOGUES = {
     "report.reembedded": "Re-embedded",
     "revectorize.finished": "finished",
     "revectorize.done": "Re-vectorized {n} memories.",
+    "revectorize.done.one": "Re-vectorized {n} memory.",
     "storage.title": "Storage",
     "storage.used": "{usage} used of {quota} ({pct}%)",
     "storage.persisted": "persistent (the browser will not evict it)",
@@ -179,6 +197,7 @@ export const CATALOGUES = {
     "storage.persistDenied": "The browser did not grant persistent storage.",
     "trash.title": "Trash",
     "trash.count": "{n} forgotten memories of {name}",
+    "trash.count.one": "{n} forgotten memory of {name}",
     "trash.when": "forgotten {age}",
     "trash.restoreOf": "Restore “{text}”",
     "trash.restored": "Memory restored.",
@@ -192,6 +211,7 @@ export const CATALOGUES = {
     "summarize.previewTitle": "Preview: {groups} summaries from {n} memories ({before} → {after} tokens).",
     "summarize.appliedTitle": "Applied: {groups} summaries from {n} memories ({before} → {after} tokens).",
     "summarize.group": "{n} memories, {before} → {after} tokens",
+    "summarize.group.one": "{n} memory, {before} → {after} tokens",
     "summarize.nothing": "Nothing to summarize yet.",
     "export.title": "Export and import",
     "export.scope": "What",
@@ -402,7 +422,20 @@ export const CATALOGUES = {
     "model.allMatch": "すべての記憶が一致しています",
     "model.switched": "{model}（{dtype}）に切り替えました。",
     "model.runtime": "埋め込みは {device}（{threads} スレッド）で実行中: {reason}。",
+    "model.reason.requested": "WebAssembly が指定されました",
+    "model.reason.noWebgpu": "この環境では WebGPU を使えません",
+    "model.reason.noAdapter": "WebGPU アダプタが見つかりません",
+    "model.reason.adapter": "WebGPU アダプタを検出",
     "model.runtimeUnknown": "モデルは最初に使うときに読み込まれます。",
+    "model.warming": "モデル {model}（{dtype}）をバックグラウンドで準備中…",
+    "model.warmReady": "モデル {model}（{dtype}）の準備ができました（{ms} ms）。",
+    "model.warmAbsent": "モデル {model}（{dtype}）はまだダウンロードされていません。最初に使うとき、またはメンテナンスタブからダウンロードされます。",
+    "model.warmFailed": "モデルを準備できませんでした: {reason}",
+    "model.offlineYes": "ダウンロード済み・オフラインで使用可",
+    "model.offlineNo": "未ダウンロード（{size}）",
+    "model.download": "オフライン用にダウンロード",
+    "model.downloaded": "{model}（{dtype}）をダウンロードしました。オフラインで使えます。",
+    "model.unavailable": "{model}（{dtype}）は使用できません: {reason}。現在のモデルのままです。",
     "revectorize.title": "再ベクトル化",
     "revectorize.explain": "選択中のモデルで記憶を埋め込み直します。バックグラウンドで動き、キャンセルして後から（再読み込み後でも）再開できます。",
     "revectorize.scope": "対象キャラクター",
@@ -519,10 +552,17 @@ export function pickLanguage(preferred = navigator.languages ?? [navigator.langu
   return match ?? "en";
 }
 
+// A message with a count (`n` or `count`) may have plural forms, `key.one`, `key.other`...
+// picked by the language's plural rules (Japanese has one form; English "1 memory").
 export function translator(lang) {
   const table = CATALOGUES[lang] ?? CATALOGUES.en;
-  return (key, fields = {}) =>
-    (table[key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => String(fields[k]));
+  const rules = new Intl.PluralRules(lang in CATALOGUES ? lang : "en");
+  const lookup = (key) => table[key] ?? CATALOGUES.en[key];
+  return (key, fields = {}) => {
+    const count = fields.n ?? fields.count;
+    const form = typeof count === "number" ? lookup(`${key}.${rules.select(count)}`) : undefined;
+    return (form ?? lookup(key) ?? key).replace(/\{(\w+)\}/g, (_, k) => String(fields[k]));
+  };
 }
 
 // Text only: catalogues and memory text are never parsed as HTML.

@@ -37,19 +37,40 @@ export function mountMaintenance(panel, ctx) {
   const modelCurrent = h("p", { id: "model-current" });
   const modelRuntime = h("p", { class: "muted", id: "model-runtime" });
   const modelDetails = h("p", { class: "muted", id: "model-details" });
+  const modelOffline = h("p", { id: "model-offline" });
+  const modelDownload = tx("button", "model.download", { type: "button", id: "model-download",
+    hidden: true }, t);
   const modelForm = h("form", { class: "stack", id: "model-form" },
     h("div", { class: "row" }, field(t, "model.model", modelSelect).row,
       field(t, "model.dtype", dtypeSelect).row),
-    modelDetails, modelApply);
+    modelDetails, modelOffline, h("div", { class: "actions" }, modelApply, modelDownload));
+  // Which model builds are complete in this browser's model cache (usable offline).
+  let available = {};
+  const isAvailable = (model, dtype) => Boolean(available[`${model}@${dtype}`]?.cached);
+  async function refreshAvailability() {
+    available = await window.omoide.embedder.availability().catch(() => ({}));
+    if (catalogue) renderDtypes(dtypeSelect.value);
+  }
   const modelBox = section(t, "model.title", "model-box", modelCurrent, modelRuntime,
     modelForm);
-  // Where embeddings run (WebGPU or WebAssembly) and why, as the embedding worker decided.
+  // Where embeddings run (WebGPU or WebAssembly) and why, as the embedding worker decided;
+  // the worker's known reasons are translated, and the line follows the language switch.
+  const REASONS = {
+    "WebAssembly was requested": "model.reason.requested",
+    "WebGPU is not available here": "model.reason.noWebgpu",
+    "no WebGPU adapter was found": "model.reason.noAdapter",
+    "WebGPU adapter found": "model.reason.adapter",
+  };
+  let runtimeInfo = null;
   function renderRuntime(info) {
+    runtimeInfo = info;
+    const reason = REASONS[info?.reason] ? t(REASONS[info.reason]) : info?.reason ?? "";
     clear(modelRuntime, info?.device
       ? t("model.runtime", { device: info.device === "webgpu" ? "WebGPU" : "WebAssembly",
-        reason: info.reason ?? "", threads: info.threads ?? 1 })
+        reason, threads: info.threads ?? 1, n: info.threads ?? 1 })
       : t("model.runtimeUnknown"));
   }
+  ctx.on("lang", () => renderRuntime(runtimeInfo));
   window.omoide.onEvent((event) => {
     if (event.type === "embedder") renderRuntime(event);
   });
@@ -76,20 +97,49 @@ export function mountMaintenance(panel, ctx) {
     const model = catalogue.models.find((m) => m.id === modelSelect.value);
     if (!model) return;
     options(dtypeSelect, model.dtypes.map((d) => [d,
-      model.sizes?.[d] ? `${d} (${formatBytes(model.sizes[d])})` : d]),
+      (model.sizes?.[d] ? `${d} (${formatBytes(model.sizes[d])})` : d)
+        + (isAvailable(model.id, d) ? " ✓" : "")]),
     model.dtypes.includes(preferred) ? preferred : model.dtypes[0]);
     clear(modelDetails, t("model.details", {
       languages: (model.languages ?? []).join(", "), dimension: model.dimension,
       size: formatBytes(model.sizes?.[dtypeSelect.value]), license: model.license ?? "—",
     }));
+    const here = isAvailable(model.id, dtypeSelect.value);
+    modelOffline.dataset.available = String(here);
+    clear(modelOffline, here ? t("model.offlineYes")
+      : t("model.offlineNo", { size: formatBytes(model.sizes?.[dtypeSelect.value]) }));
+    modelDownload.hidden = here;
   }
+  // The model's files, fetched (with the download panel's progress) before it is used; a
+  // failure says what really failed (offline, HTTP status, checksum) and changes nothing.
+  async function ensureDownloaded(choice) {
+    if (isAvailable(choice.model, choice.dtype)) return true;
+    try {
+      await window.omoide.downloadModel(choice);
+      return true;
+    } catch (err) {
+      const reason = navigator.onLine === false ? `offline (${err.message})` : err.message;
+      ctx.notify(t("model.unavailable", { ...choice, reason }), { kind: "error" });
+      return false;
+    } finally {
+      await refreshAvailability();
+    }
+  }
+  modelDownload.addEventListener("click", async () => {
+    const choice = { model: modelSelect.value, dtype: dtypeSelect.value };
+    const ok = await ctx.run(modelDownload, () => ensureDownloaded(choice));
+    if (ok) ctx.notify(t("model.downloaded", choice));
+  });
   modelSelect.addEventListener("change", () => renderDtypes(dtypeSelect.value));
   dtypeSelect.addEventListener("change", () => renderDtypes(dtypeSelect.value));
   modelForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const choice = { model: modelSelect.value, dtype: dtypeSelect.value };
     modelBox.setAttribute("aria-busy", "true");
-    const done = await ctx.run(modelApply, () => ctx.call("select_model", choice));
+    // A model that cannot be had (offline, never downloaded) is refused here, before it
+    // becomes the selected model and blocks every character's recall.
+    const done = await ctx.run(modelApply, async () =>
+      (await ensureDownloaded(choice)) ? ctx.call("select_model", choice) : undefined);
     modelBox.removeAttribute("aria-busy");
     if (done === undefined) return;
     await Promise.all([ctx.refreshModelState(), ctx.refreshCharacters()]);
@@ -572,6 +622,7 @@ export function mountMaintenance(panel, ctx) {
   async function loadModels() {
     catalogue = await ctx.run(null, () => ctx.call("models", {}));
     renderModels();
+    await refreshAvailability();
   }
 
   let loaded = false;

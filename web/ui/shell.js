@@ -126,7 +126,11 @@ function showNotice(ctx, message, kind, actionLabel, action) {
   button.onclick = action ? () => { box.hidden = true; action(); } : null;
   box.hidden = false;
   clearTimeout(noticeTimer);
-  if (kind !== "error") noticeTimer = setTimeout(() => { box.hidden = true; }, 8000);
+  // A notice that offers an action stays until used or closed; others go by themselves
+  // (errors stay longer, and remain in the console).
+  if (!action) {
+    noticeTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 15000 : 8000);
+  }
 }
 
 // WAI-ARIA tabs: one tab in the tab order, arrows/Home/End move between tabs.

@@ -1,0 +1,69 @@
+"""The model is warm before it is needed, and the picker knows what works offline.
+
+After a reload the selected model initialises in the background (its files are cached), the
+picker marks each model build as downloaded or not, and offline a switch to a model that was
+never downloaded is refused with the real reason while the current model keeps working.
+"""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from buildtools.serve import AppServer
+
+from .conftest import DIST, engine_call, go_offline, wait_ready
+
+expect.set_options(timeout=30_000)
+E5 = "omoide/multilingual-e5-small"
+MINILM = "omoide/all-MiniLM-L6-v2"
+
+
+def test_warm_model_offline_picker_and_refused_switch(launch, tmp_path):
+    server = AppServer(DIST, port=47641).start()
+    try:
+        context = launch(tmp_path / "profile")
+        page = context.new_page()
+        page.goto(server.url)
+        wait_ready(page)
+        # First visit: the default model was never downloaded, so nothing is fetched for it
+        # at boot; the line says it loads on first use.
+        warm = page.locator("#model-warm")
+        expect(warm).to_have_attribute("data-state", "absent")
+        engine_call(page, "create_character", {"name": "Yui"})
+        engine_call(page, "remember", {"character": "yui", "text": "Yui keeps a diary."})
+        assert page.evaluate("() => window.omoide.embedder.availability()")[
+            f"{E5}@q8"]["cached"] is True
+
+        # A reload: the selected model warms up by itself, before any remember or recall.
+        page.reload()
+        wait_ready(page)
+        expect(warm).to_have_attribute("data-state", "ready")
+        status = page.evaluate("() => window.omoide.embedder.status()")
+        assert status["loaded"] and status["model"] == E5
+        expect(page.locator("#panel-characters")).to_contain_text("1 memory")
+        expect(page.locator("#panel-characters")).not_to_contain_text("1 memories")
+
+        # The picker marks which builds are downloaded.
+        page.click("#tab-maintenance")
+        page.select_option("#model-select", E5)
+        page.select_option("#dtype-select", "q8")
+        expect(page.locator("#model-offline")).to_have_attribute("data-available", "true")
+        page.select_option("#model-select", MINILM)
+        page.select_option("#dtype-select", "q8")
+        expect(page.locator("#model-offline")).to_have_attribute("data-available", "false")
+        expect(page.locator("#model-download")).to_be_visible()
+
+        # Offline, switching to it is refused with the reason; the current model stays.
+        go_offline(page, server)
+        page.click("#model-apply")
+        notice = page.locator("#notice")
+        expect(notice).to_be_visible()
+        expect(notice).to_contain_text("not available")
+        expect(notice).to_contain_text(MINILM)
+        state = engine_call(page, "model_state")
+        assert state["selected"]["model"] == E5 and state["mismatched"] == []
+        hits = engine_call(page, "recall", {"character": "yui", "query": "diary",
+                                            "mode": "vector"})
+        assert hits and hits[0]["memory"]["text"] == "Yui keeps a diary."
+    finally:
+        server.stop()
