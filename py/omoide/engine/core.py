@@ -123,9 +123,11 @@ class MemoryEngine:
         at: Any = None,
         meta: dict | None = None,
         key: str | None = None,
+        context: str | None = None,
     ) -> Memory:
         return remember_module.remember(
-            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key
+            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key,
+            context=context,
         )
 
     def remember_many(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 
@@ -75,7 +76,8 @@ def import_data(engine: MemoryEngine, data: Any) -> dict[str, Any]:
         vectors = c["vectors"] if reuse else {}
         need = [m for m in fresh if m.get("id") not in vectors]
         embedded = dict(zip([m["id"] for m in need],
-                            engine.embedder.embed_passages([m["text"] for m in need]),
+                            embed_memories(engine.embedder,
+                                           [(m["text"], m.get("context")) for m in need]),
                             strict=True)) if need else {}
         store = engine.writable_store(character)
         for m in fresh:

@@ -46,6 +46,10 @@ class Memory:
     recall_count: int = 0
     model: str = ""  # stamp of the vector space its vector lives in
     meta: dict[str, Any] = field(default_factory=dict)
+    # Indexed, never displayed: words around the memory (a conversation turn's session date and
+    # neighbouring turns) that help recall find it. Embedded as the normalized blend of the
+    # text's and the context's vectors; BM25 indexes the text twice and the context once.
+    context: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

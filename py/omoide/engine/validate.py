@@ -119,3 +119,13 @@ def key(value: object) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise OmoideError.of("INVALID_ARGUMENT", name="key", reason="must be a non-empty string")
     return value
+
+
+def context(value: object, limit: int) -> str | None:
+    """Optional index context: a string (empty means none) within the text limit."""
+    if not isinstance(value, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="context", reason="must be a string")
+    if len(value) > limit:
+        raise OmoideError.of("INVALID_ARGUMENT", name="context",
+                             reason=f"longer than {limit} characters")
+    return value if value.strip() else None
