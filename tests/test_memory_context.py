@@ -110,3 +110,19 @@ def test_revectorize_embeds_the_blend_with_the_new_model(engine):
     memory = memory_with_context(engine)
     assert engine.stores["mika"].kernel.vector(memory.id) == pytest.approx(
         blend(new, memory.text, CONTEXT), abs=1e-5)
+
+
+def test_a_backend_keeps_the_context_and_refuses_a_bad_one(engine, tmp_path):
+    from omoide.backends.base import memory_of, record_of
+    from omoide.backends.sqlite import SQLiteBackend
+
+    backend = SQLiteBackend(tmp_path / "m.db")
+    backend.initialize()
+    memory = memory_with_context(engine)
+    backend.create(record_of(memory, engine.stores["mika"].kernel.vector(memory.id)))
+    assert memory_of(backend.get(memory.id)).context == CONTEXT
+    with pytest.raises(OmoideError) as info:
+        backend.create(record_of(memory) | {"id": "other", "context": 42})
+    assert info.value.code == "INVALID_RECORD" and "context" in str(info.value)
+    assert backend.get("other") is None
+    backend.shutdown()

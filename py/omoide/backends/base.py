@@ -88,6 +88,8 @@ def check_fields(fields: dict[str, Any]) -> dict[str, Any]:
         raise bad(f"'kind' must be one of {', '.join(KIND_TYPES)}")
     if "meta" in fields and not isinstance(fields["meta"], dict):
         raise bad("'meta' must be an object")
+    if fields.get("context") is not None and not isinstance(fields["context"], str):
+        raise bad("'context' must be a string or null")
     for name in ("importance", "created_at", "updated_at"):
         if name in fields and not isinstance(fields[name], int | float):
             raise bad(f"'{name}' must be a number")
