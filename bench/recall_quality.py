@@ -29,6 +29,9 @@ LoCoMo text variants (``--variants``); the stored memory text is always the prot
 - ``context-blend``: the vector is the normalized mean of the turn's own vector and its
   contextual vector; BM25 indexes the turn text followed by the contextual text (so the
   turn's own words count twice). The turn keeps its identity, its neighbours add recall.
+- ``engine-context``: the engine's own feature, through the public API: each turn is
+  remembered with ``context`` = the session date and turns i-1 and i+1; the engine embeds
+  the normalized blend of text and context and BM25-indexes the text twice + the context.
 
 Relevance cut-off (``cutoff`` rows, default recall = hybrid with the model's default fusion):
 every question and each of the 200 unrelated queries of ``bench/data/unrelated_queries.json``
@@ -80,7 +83,7 @@ MODES = (  # (label, mode, fusion)
     ("hybrid zscore", "hybrid", "zscore"),
     ("hybrid rrf", "hybrid", "rrf"),
 )
-VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend")
+VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend", "engine-context")
 SEED = 0  # set by --seed
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -92,7 +95,7 @@ class Doc:
     embed_text: str | tuple[str, ...]  # the vector is the normalized mean of their vectors
     index_text: str  # what BM25 indexes
     at: float
-
+    context: str | None = None  # engine-context: the memory's index context
 
 @dataclass
 class Query:
@@ -152,6 +155,12 @@ def load_locomo(variant: str) -> list[Corpus]:
                 if variant == "speaker":
                     listener = speakers[1] if turn["speaker"] == speakers[0] else speakers[0]
                     embed_text = f"{turn['speaker']} said to {listener}: {turn['text']}"
+                elif variant == "engine-context":  # the engine's own context feature
+                    neighbours = [lines[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
+                    context = "\n".join([f"On {date}:", *neighbours])
+                    corpus.docs.append(Doc(turn["dia_id"], text, text, text, when.timestamp(),
+                                           context))
+                    continue
                 elif variant.startswith("context"):
                     window = lines[max(i - 1, 0) : i + 2]
                     embed_text = "\n".join([f"On {date}:", *window])
@@ -224,6 +233,7 @@ def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
     memories = engine.remember_many(
         corpus.character,
         [{"text": d.text, "at": d.at, "kind": corpus.kind, "meta": {"label": d.label}}
+         | ({"context": d.context} if d.context else {})
          for d in corpus.docs],
     )
     labels = {m.id: d.label for m, d in zip(memories, corpus.docs, strict=True)}
@@ -334,7 +344,14 @@ def seeded_memory_ids(seed: int) -> None:
 
 def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpus],
              fulltext_memo: dict, log: Callable[[str], None]) -> list[dict]:
-    passages = passage_vectors(model, [d for c in corpora for d in c.docs])
+    if variant == "engine-context":  # raw rows: every text, then every context (the engine
+        # blends them itself, in remember_many's one embedding call per corpus)
+        passages = None
+        raw = {id(c): np.vstack([model.embed("passages", [d.text for d in c.docs]),
+                                 model.embed("passages", [d.context for d in c.docs])])
+               for c in corpora}
+    else:
+        passages = passage_vectors(model, [d for c in corpora for d in c.docs])
     queries = model.embed("queries", [q.text for c in corpora for q in c.queries])
     unrelated = unrelated_queries()
     unrelated_vectors = model.embed("queries", unrelated)
@@ -343,14 +360,16 @@ def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpu
     collisions = 0
     for corpus in corpora:
         n_d, n_q = len(corpus.docs), len(corpus.queries)
-        engine, labels, clash = build_engine(model, corpus, passages[p_at : p_at + n_d],
+        rows = raw[id(corpus)] if passages is None else passages[p_at : p_at + n_d]
+        engine, labels, clash = build_engine(model, corpus, rows,
                                              queries[q_at : q_at + n_q],
                                              (unrelated, unrelated_vectors))
         engines.append((engine, labels, corpus))
         collisions += clash
         p_at, q_at = p_at + n_d, q_at + n_q
     all_queries = [q for c in corpora for q in c.queries]
-    index_kind = {"context-fulltext": "context", "context-blend": "turn+context"}.get(
+    index_kind = {"context-fulltext": "context", "context-blend": "turn+context",
+                  "engine-context": "engine context"}.get(
         variant, "turn")
     rows = []
     for label, mode, fusion in MODES:
