@@ -32,6 +32,8 @@ LoCoMo text variants (``--variants``); the stored memory text is always the prot
 - ``engine-context``: the engine's own feature, through the public API: each turn is
   remembered with ``context`` = the session date and turns i-1 and i+1; the engine embeds
   the normalized blend of text and context and BM25-indexes the text twice + the context.
+- ``engine-context-preceding``: the same with the preceding turn only (what a turn added one
+  at a time can have without re-indexing it when its successor arrives).
 
 Relevance cut-off (``cutoff`` rows, default recall = hybrid with the model's default fusion):
 every question and each of the 200 unrelated queries of ``bench/data/unrelated_queries.json``
@@ -83,7 +85,8 @@ MODES = (  # (label, mode, fusion)
     ("hybrid zscore", "hybrid", "zscore"),
     ("hybrid rrf", "hybrid", "rrf"),
 )
-VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend", "engine-context")
+VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend", "engine-context",
+            "engine-context-preceding")
 SEED = 0  # set by --seed
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -155,8 +158,9 @@ def load_locomo(variant: str) -> list[Corpus]:
                 if variant == "speaker":
                     listener = speakers[1] if turn["speaker"] == speakers[0] else speakers[0]
                     embed_text = f"{turn['speaker']} said to {listener}: {turn['text']}"
-                elif variant == "engine-context":  # the engine's own context feature
-                    neighbours = [lines[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
+                elif variant.startswith("engine-context"):  # the engine's own context feature
+                    around = (i - 1,) if variant.endswith("preceding") else (i - 1, i + 1)
+                    neighbours = [lines[j] for j in around if 0 <= j < len(lines)]
                     context = "\n".join([f"On {date}:", *neighbours])
                     corpus.docs.append(Doc(turn["dia_id"], text, text, text, when.timestamp(),
                                            context))
@@ -344,7 +348,7 @@ def seeded_memory_ids(seed: int) -> None:
 
 def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpus],
              fulltext_memo: dict, log: Callable[[str], None]) -> list[dict]:
-    if variant == "engine-context":  # raw rows: every text, then every context (the engine
+    if variant.startswith("engine-context"):  # raw rows: every text, then every context (the engine
         # blends them itself, in remember_many's one embedding call per corpus)
         passages = None
         raw = {id(c): np.vstack([model.embed("passages", [d.text for d in c.docs]),
@@ -369,7 +373,8 @@ def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpu
         p_at, q_at = p_at + n_d, q_at + n_q
     all_queries = [q for c in corpora for q in c.queries]
     index_kind = {"context-fulltext": "context", "context-blend": "turn+context",
-                  "engine-context": "engine context"}.get(
+                  "engine-context": "engine context",
+                  "engine-context-preceding": "engine context (preceding)"}.get(
         variant, "turn")
     rows = []
     for label, mode, fusion in MODES:
