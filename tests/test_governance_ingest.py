@@ -32,7 +32,7 @@ def test_report_says_what_happened_to_every_message():
         ("skipped", 1, None),
         ("merged", 3, "preference:typescript"),
     ]
-    assert report.items[4].reason == "no preference, decision or habit"
+    assert report.items[4].reason == "no preference, decision, habit or fact"
     assert report.count("stored") == 4 and len(report.merged) == 1 and len(report.skipped) == 1
     memories = {m.key: m for m in e.memories("mika")}
     assert set(memories) == {i.key for i in report.stored}

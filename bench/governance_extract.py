@@ -1,0 +1,249 @@
+"""Extraction benchmark: how many everyday statements the pattern extractor catches, and how
+often it stores a question, small talk or someone else's statement as the user's memory.
+
+The set is ``bench/data/extraction_{en,ja}.jsonl``: per language >= 300 chat-style messages
+that state a preference, decision, habit (kind ``pattern``) or fact about the user and their
+people, each labelled with its kind and subject, plus >= 100 negatives (questions, small talk,
+third-person reports, requests and other non-statements). Each row carries a fixed ``split``:
+
+- ``dev`` / ``heldout``: the first set (from the first byte of the SHA-256 of the text).
+  Failures on ``dev`` may be inspected (``--show-dev-failures``); ``heldout`` is only scored.
+  The same author wrote the set and then the rules, so both halves flatter the rules.
+- ``dev2``: 100 statements + 40 negatives per language written after the first rules, in a
+  looser chat style (slang, dropped subjects, indirect phrasings). It scored 0.40 (EN) and
+  0.57 (JA) recall with those rules; its failures were then studied and the rules widened,
+  so it is a development set now.
+- ``dev3``: 100 + 40 per language written after that, on other topics, first scored blind
+  (0.64 EN / 0.60 JA recall, 0.00 / 0.10 false positives), then studied: development too.
+- ``blind``: 60 statements (15 per kind) + 20 negatives per language written after the
+  second widening, scored only and never used to change a rule or a prototype: the honest
+  estimate of how the rules generalise to phrasings their author did not have in front of
+  him. (Small: one message is 0.017 of recall, 0.05 of false positives.)
+
+Scores per language and split:
+
+- recall: positives whose expected kind is among the kinds extracted from the message;
+- precision per kind: messages where the kind was extracted that were labelled with it;
+- false positives: negatives that produced a memory, except a fact about the third person a
+  report is about (allowed by the design: never the user's preference, decision or habit);
+- subject match: recalled positives whose key agrees with the labelled subject (the key's
+  subject equals, contains or is contained in the normalized labelled subject).
+
+``--prototypes`` also runs the second stage (``omoide.governance.prototypes``: clauses no
+pattern matched, classified by multilingual-e5-small q8 against labelled prototype phrases),
+sweeps its margin on the development splits only (dev, dev2, dev3) and scores every split
+with the margin chosen there (best recall with false positives <= 0.05 in both languages).
+
+    PYTHONPATH=py:. .venv/bin/python bench/governance_extract.py [--show-dev-failures]
+        [--prototypes]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "py"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import machine_info, md_table, write_results  # noqa: E402
+from omoide.governance.extract import extract, make_key  # noqa: E402
+from omoide.governance.prototypes import DEFAULT_MARGIN, PrototypeClassifier  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+KINDS = ("preference", "decision", "pattern", "fact")
+LANGS = ("en", "ja")
+SPLITS = ("dev", "heldout", "dev2", "dev3", "blind")
+DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
+
+
+def load(lang: str) -> list[dict]:
+    rows = [json.loads(line) for line in (DATA / f"extraction_{lang}.jsonl").open(encoding="utf-8")]
+    assert all(r["split"] in SPLITS for r in rows)
+    return rows
+
+
+def subject_matches(kind: str, subject: str, keys: list[str | None], text: str) -> bool:
+    """Loose agreement of a key with the labelled subject: one contains the other (word
+    joints ignored). Favourites key on their category ("my favourite fruit is X" ->
+    ``preference:favorite_fruit``), so there the labelled subject must be in the text."""
+    want = (make_key(kind, subject) or "").partition(":")[2].replace("_", "")
+    for key in keys:
+        got = (key or "").partition(":")[2]
+        if got.startswith(("favorite", "好きな")):
+            return subject.casefold() in text.casefold()
+        got = got.replace("_", "")
+        if want and got and (want in got or got in want):
+            return True
+    return False
+
+
+def score(rows: list[dict], classifier=None) -> tuple[dict, list[dict]]:
+    positives = [r for r in rows if r["kind"]]
+    negatives = [r for r in rows if not r["kind"]]
+    predicted_by_kind: Counter[str] = Counter()
+    correct_by_kind: Counter[str] = Counter()
+    recalled_by_kind: Counter[str] = Counter()
+    total_by_kind: Counter[str] = Counter(r["kind"] for r in positives)
+    subject_ok = 0
+    failures: list[dict] = []
+    false_positives = 0
+    for row in rows:
+        candidates, _ = extract([row["text"]], classifier=classifier)
+        kinds = {c.kind for c in candidates}
+        for kind in kinds:
+            predicted_by_kind[kind] += 1
+            correct_by_kind[kind] += kind == row["kind"]
+        got = [(c.kind, c.key, c.polarity) for c in candidates]
+        if row["kind"]:
+            if row["kind"] in kinds:
+                recalled_by_kind[row["kind"]] += 1
+                keys = [c.key for c in candidates if c.kind == row["kind"]]
+                if subject_matches(row["kind"], row["subject"], keys, row["text"]):
+                    subject_ok += 1
+                else:
+                    failures.append({"why": "subject", **row, "got": got})
+            else:
+                failures.append({"why": "missed", **row, "got": got})
+        else:
+            allowed = row["negative"] == "third" and kinds <= {"fact"}
+            if candidates and not allowed:
+                false_positives += 1
+                failures.append({"why": "false positive", **row, "got": got})
+    recalled = sum(recalled_by_kind.values())
+    result = {
+        "positives": len(positives),
+        "negatives": len(negatives),
+        "recall": recalled / len(positives) if positives else None,
+        "false_positive_rate": false_positives / len(negatives) if negatives else None,
+        "subject_match": subject_ok / recalled if recalled else None,
+        "per_kind": {
+            kind: {
+                "n": total_by_kind[kind],
+                "recall": recalled_by_kind[kind] / total_by_kind[kind] if total_by_kind[kind]
+                else None,
+                "precision": correct_by_kind[kind] / predicted_by_kind[kind]
+                if predicted_by_kind[kind] else None,
+            }
+            for kind in KINDS
+        },
+    }
+    return result, failures
+
+
+class CachingEmbedder:
+    """Embeds each text once across the margin sweep."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.cache: dict[str, list[float]] = {}
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, self.inner.embed_queries(missing), strict=True))
+        return [self.cache[t] for t in texts]
+
+
+def run(method: str, classifier, show_dev_failures: bool) -> tuple[dict, list, list]:
+    results: dict = {}
+    rows_md: list = []
+    kind_rows_md: list = []
+    for lang in LANGS:
+        rows = load(lang)
+        for split in (*SPLITS, "dev+heldout"):
+            part = [r for r in rows if r["split"] in split.split("+")]
+            result, failures = score(part, classifier)
+            results[f"{method}/{lang}/{split}"] = result
+            rows_md.append([method, lang, split, result["positives"], result["negatives"],
+                            result["recall"], result["false_positive_rate"],
+                            result["subject_match"]])
+            for kind in KINDS:
+                k = result["per_kind"][kind]
+                kind_rows_md.append([method, lang, split, kind, k["n"], k["recall"],
+                                     k["precision"]])
+            if split == "dev" and show_dev_failures:
+                for f in failures:
+                    print(f"[{lang} dev] {f['why']}: {f['text']!r} expected "
+                          f"{f['kind']}/{f.get('subject')} got {f['got']}")
+    return results, rows_md, kind_rows_md
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show-dev-failures", action="store_true",
+                        help="print the dev split's misses and false positives "
+                             "(never held-out or blind)")
+    parser.add_argument("--name", default="governance_extract")
+    parser.add_argument("--prototypes", action="store_true",
+                        help="also score the embedding stage (needs dist/models, onnxruntime)")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    results, rows_md, kind_rows_md = run("patterns", None, args.show_dev_failures)
+    payload_extra: dict = {}
+    markdown_extra = ""
+    if args.prototypes:
+        from omoide.embeddings.onnx_provider import OnnxEmbedder
+
+        embedder = CachingEmbedder(
+            OnnxEmbedder.from_model_id("omoide/multilingual-e5-small", "q8"))
+        sweep = []
+        for margin in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
+            classifier = PrototypeClassifier(embedder, margin=margin)
+            dev = {lang: score([r for r in load(lang) if r["split"] in DEV_SPLITS],
+                               classifier)[0] for lang in LANGS}
+            sweep.append({"margin": margin, **{
+                f"{lang}_{m}": dev[lang][m] for lang in LANGS
+                for m in ("recall", "false_positive_rate")}})
+        ok = [row for row in sweep
+              if all(row[f"{lang}_false_positive_rate"] <= 0.05 for lang in LANGS)]
+        chosen = max(ok or sweep, key=lambda row: (
+            sum(row[f"{lang}_recall"] for lang in LANGS), row["margin"]))["margin"]
+        proto_results, proto_rows, proto_kind_rows = run(
+            "patterns+prototypes", PrototypeClassifier(embedder, margin=chosen), False)
+        results.update(proto_results)
+        rows_md += proto_rows
+        kind_rows_md += proto_kind_rows
+        payload_extra = {"prototype_margin_sweep_dev": sweep, "prototype_margin": chosen,
+                         "default_margin": DEFAULT_MARGIN}
+        markdown_extra = (
+            f"\n## Second stage: margin sweep on dev + dev2 + dev3 (chosen: {chosen})\n\n"
+            + md_table(["margin", "en recall", "en false positives", "ja recall",
+                        "ja false positives"],
+                       [[r["margin"], r["en_recall"], r["en_false_positive_rate"],
+                         r["ja_recall"], r["ja_false_positive_rate"]] for r in sweep]))
+    seconds = time.perf_counter() - started
+    n_messages = sum(len(load(lang)) for lang in LANGS)
+    payload = {
+        "benchmark": "governance_extract",
+        "machine": machine_info(),
+        "data": {lang: f"bench/data/extraction_{lang}.jsonl" for lang in LANGS},
+        "goal": {"recall": 0.90, "false_positive_rate": 0.05},
+        "messages": n_messages,
+        "seconds": round(seconds, 3),
+        "results": results,
+        **payload_extra,
+    }
+    markdown = (
+        "# Extraction (pattern extractor), labelled EN + JA set\n\n"
+        f"commit {payload['machine']['git_commit']}, {n_messages} messages in "
+        f"{seconds:.2f} s. Goal: recall >= 0.90, false positives <= 0.05 per language.\n\n"
+        + md_table(["method", "lang", "split", "positives", "negatives", "recall",
+                    "false positives", "subject match"], rows_md)
+        + "\n## Per kind (kind `pattern` = habit)\n\n"
+        + md_table(["method", "lang", "split", "kind", "n", "recall", "precision"],
+                   kind_rows_md)
+        + markdown_extra
+    )
+    json_path, md_path = write_results(args.name, payload, markdown)
+    print(markdown)
+    print(f"wrote {json_path} and {md_path}")
+
+
+if __name__ == "__main__":
+    main()

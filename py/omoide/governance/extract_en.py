@@ -1,0 +1,789 @@
+"""English clause -> (kind, polarity, subject, meta), or None.
+
+How a clause is read, in order (the first rule that matches wins):
+
+1. cleaned: curly quotes straightened, letters repeated 3+ times cut to two ("sooo" ->
+   "soo"), common apostrophe-less contractions restored ("im" -> "i'm"), quoted text removed
+   ("'I love you' is a song" says nothing about the speaker), lead fillers dropped
+   ("ok so", "honestly", "I think"), a leading time phrase moved to the end
+   ("on weekends I usually go cycling" -> "I usually go cycling on weekends");
+2. refused: questions, requests, wishes and hypotheticals, reported speech ("Tom said…",
+   "apparently…", "I read that…");
+3. facts about the user and their people ("my name is", "my sister's name is", "my dog is
+   called", "I live in", "I work as/at", "I'm 34", "I'm from", "I'm allergic to", "my X is Y");
+4. preferences: stance verbs with "I"/"we" (like, love, enjoy, prefer, hate, can't stand,
+   "I'm into", "I'm a big fan of", "I'm a cat person", "I'd rather"), and stance predicates on
+   a thing ("X is my favourite", "my favourite X is Y", "X is the best", "X isn't my thing",
+   "X > Y", "X over Y any day");
+5. decisions with an explicit future or resolution (will, going to, gonna, plan to, want to,
+   decided, "my plan is", "no more", "I'm done with", "let's use", "going with");
+6. habits: a first-person clause with a frequency or time expression (usually, always, every
+   morning, twice a week, on Sundays, most nights, before bed, tend to, never, a lot);
+7. other facts ("I have two cats", "I'm a nurse", "I speak", "I drive"…);
+8. decisions as actions: starting or stopping something (started, quit, stopped, gave up,
+   cancelled, switched to, signed up for, bought, booked, chose) and the present
+   progressive ("we're getting a cat").
+
+Clauses about someone else ("My sister loves horror movies", "Kenji decided…") match no rule
+except the fact rules on the user's people ("my husband is a teacher"), so a third-person
+report yields a fact about that person or nothing — never the user's own preference.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from omoide.governance.keys import base_verb
+
+Found = tuple[str, str | None, str, dict[str, str]]
+
+I = r"(?:i|we)"  # noqa: E741 - the pronoun
+IM = r"(?:i'?m|i am|we'?re|we are)"
+ADV = (r"(?:(?:really|just|absolutely|kind of|kinda|quite|so|soo|totally|definitely|"
+       r"definately|honestly|still|actually|also|genuinely|seriously|truly|do|much|"
+       r"pretty much|always|now|secretly|low ?key|lowkey)\s+)*")
+REL = (r"(?:(?:older|younger|big|little|baby|twin|best|eldest|oldest|youngest|new)\s+)?"
+       r"(?:sister|brother|mother|mom|mum|father|dad|husband|wife|partner|boyfriend|"
+       r"girlfriend|son|daughter|kid|kids|child|children|friend|boss|grandma|grandmother|"
+       r"grandpa|grandfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
+       r"kitten|pet|hamster|rabbit|bird|parrot|fish|goldfish|turtle|baby|fianc[eé]e?|"
+       r"coworker|colleague|teacher|parents|family|sibling|siblings|niece|nephew|"
+       r"grandson|granddaughter|manager|landlord|doctor)")
+WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+
+_CONTRACTIONS = {
+    "im": "i'm", "ive": "i've", "dont": "don't", "cant": "can't", "wont": "won't",
+    "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't", "arent": "aren't",
+    "ill": None,  # "ill" is a word: left alone
+}
+_CONTRACTION_RE = re.compile(r"\b(im|ive|dont|cant|wont|didnt|doesnt|isnt|arent)\b", re.I)
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
+_LEAD = re.compile(
+    r"^(?:(?:well|ok|okay|so|actually|honestly|also|and|but|yeah|yes|yep|oh|btw|personally|"
+    r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
+    r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
+    r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what)"
+    r"[,!:.]*\s+)*",
+    re.IGNORECASE,
+)
+_TIME_LEAD = re.compile(
+    rf"^(?P<t>(?:on |every |each |after |before |in the |at |most |during |this |next |"
+    rf"for (?:the|this|my|our) [\w-]+ |on (?:the|this|my|our) [\w-]+ )?"
+    rf"(?:{WEEKDAY}s?(?: and {WEEKDAY}s?)?|weekends?|weekdays?|mornings?|evenings?|nights?|"
+    rf"afternoons?|dinner|lunch|breakfast|work|my commute|the commute|years?|months?|weeks?|"
+    rf"days?|project|app|team|dashboard|frontend|backend|site|trip|wedding|party)"
+    rf"(?: (?:nights?|mornings?|evenings?))?),?\s+(?P<rest>(?:i|we)\b.*)$",
+    re.IGNORECASE,
+)
+_DECISION_LEAD = re.compile(
+    r"^(?:from now on|going forward|starting (?:on )?(?:today|tomorrow|tonight|now|next \w+|"
+    r"this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
+    r"june|july|august|september|october|november|december|\d+\w*)|as of (?:today|now|"
+    r"this \w+)|from (?:today|tomorrow|next \w+)|this year|next year|this month|next month|"
+    r"this week|next week|today|tomorrow|tonight|in the new year),?\s+",
+    re.IGNORECASE,
+)
+
+# -- refusals ---------------------------------------------------------------------------------
+
+_QUESTION = re.compile(
+    r"^(?:do|does|did|are|is|was|were|can|could|would|will|should|shall|have|has|had|may|"
+    r"might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any (?:idea|ideas|"
+    r"tips|thoughts|recommendations)|wanna|want to|know any|ever)\b",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^(?:please|pls|plz|tell me|remind me|let me|help me|show me|give me|teach me|translate|"
+    r"summari[sz]e|write|imagine|pretend|explain|describe|recommend|suggest|list|find|"
+    r"look up|make me|i'?d (?:like|love|want) (?:a|an|some|to|you)|i want you|can you|could "
+    r"you|would you|i was wondering|i wonder|just kidding|let'?s (?:talk|chat|see|not|do "
+    r"something))\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|^(?:i'?d|we'?d) "
+    r"(?!rather\b)",
+    re.IGNORECASE,
+)
+_REPORTED = re.compile(
+    r"\b(?:said|says|(?:people|they|everyone|he|she|you) say|told me|tells me|apparently|"
+    r"heard|read that|according to|"
+    r"claims?|reckons)\b",
+    re.IGNORECASE,
+)
+_OTHER_PERSON = re.compile(
+    r"^(?:he|she|they|his|her|their|you|your|it|its|this|that|there|these|those|people|"
+    r"everyone|everybody|someone|somebody|nobody|most|some|all|what|which|who)\b|'s\s",
+    re.IGNORECASE,
+)
+_PRONOUN_SUBJECT = re.compile(r"^(?:it|them|that|this|those|these|they|one|ones)$", re.I)
+# Objects that point into the conversation, not at a lasting subject ("I love you",
+# "I like that idea", "I hate when that happens", "I usually do").
+_DEICTIC_SUBJECT = re.compile(
+    r"^(?:(?:you|your|yours|u|him|her|us|me|myself|that|this|what|when|how|where|who|"
+    r"there|here|it all|everything|anything|nothing|something)\b|(?:do|so|it)$)", re.I)
+
+# -- subject cleanup -------------------------------------------------------------------------
+
+_TAIL_CUT = re.compile(
+    r"\s*(?:,|\s-\s|\s(?:because|cuz|coz|since|as it|as they|but|though|although|"
+    r"when i can|if i can|whenever (?:i can|possible)|if possible|which|so that|so i|"
+    r"especially|lol|haha|tbh|imo|in my opinion|and i|and it|and they|that's)\b).*$",
+    re.IGNORECASE,
+)
+_TAIL_FILLER = re.compile(
+    r"(?:\s+(?:a lot|a bunch|very much|so much|soo much|too|as well|anymore|any more|really|"
+    r"these days|nowadays|lately|now|though|actually|honestly|instead|at all|most|"
+    r"the most|for me|to me|tbh|imo|recently|any day|always|forever|for sure|myself|"
+    r"either|haha|lol|again|[:;]-?[)(dp]|!+|\.+))+$",
+    re.IGNORECASE,
+)
+_DECISION_TIME_TAIL = re.compile(
+    r"(?:\s+(?:starting |from |as of |by |until |before |for |on |in |at )?(?:today|"
+    r"tomorrow|tonight|yesterday|now|soon|finally|for now|from now on|"
+    r"(?:next|this|last) (?:week|weekend|month|year|time|spring|summer|fall|autumn|winter|"
+    r"morning|evening|semester|term|season|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"the fall|the spring|the summer|the winter|\d{4}|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|a while|good|once and for all|"
+    r"(?:the )?(?:end|start|beginning) of \w+(?: \w+)?)(?:\s+\d+\w*)?)+$",
+    re.IGNORECASE,
+)
+_LEAD_WORDS = re.compile(
+    r"^(?:(?:the|a|an|my|our|some|to|using|working with|writing|coding in|more|eating|"
+    r"drinking|having|doing)\s+)+",
+    re.IGNORECASE,
+)
+_HABIT_ADVERBS = re.compile(
+    r"\b(?:almost |nearly |pretty much |just about )?(?:usually|always|often|normally|"
+    r"generally|typically|regularly|habitually|"
+    r"frequently|constantly|tend to|tends to|make a point of|try to|try not to|still|"
+    r"just|really)\s+",
+    re.IGNORECASE,
+)
+_DECISION_VERBS = (
+    r"(?:use|go with|adopt|pick|choose|switch to|stick with|move to|migrate to|try|"
+    r"standardi[sz]e on|settle on|go for|get|buy|build (?:it |the \w+ )?(?:with|in|on))"
+)
+_PREFER_SPLIT = re.compile(r"\s+(?:over|rather than|instead of|more than|than)\s+", re.I)
+_PREFER_SPLIT_TO = re.compile(r"\s+(?:over|rather than|instead of|more than|than|to)\s+", re.I)
+def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None = None,
+                   decision: bool = False) -> tuple[str, dict[str, str]]:
+    meta: dict[str, str] = {}
+    x = _TAIL_CUT.sub("", raw.strip())
+    x = x.strip(" .!?;:~*")
+    x = _TAIL_FILLER.sub("", x)
+    if decision:
+        x = _DECISION_TIME_TAIL.sub("", x)
+        x = re.sub(r"^" + _DECISION_VERBS + r"\s+", "", x, flags=re.I)
+        x = re.sub(r"^(?:i'?m|i am|we'?re|we are|i'?ll|we'?ll|i will|we will)\s+", "", x,
+                   flags=re.I)
+    if kind == "pattern":
+        x = _HABIT_ADVERBS.sub("", x)
+    if rival_split is not None:
+        parts = rival_split.split(x, maxsplit=1)
+        if len(parts) == 2 and parts[0].strip():
+            x, meta["over"] = parts[0], parts[1].strip()
+    x = _LEAD_WORDS.sub("", x.strip())
+    x = _TAIL_FILLER.sub("", x).strip(" ,.!")
+    if x:
+        first, _, rest = x.partition(" ")
+        x = (base_verb(first) + " " + rest).strip()
+    return x, meta
+
+
+def _leading_noun_phrase(clause: str) -> str | None:
+    """What an earlier clause is about, for a later "it"/"them" ("pineapple on pizza is a
+    crime, I hate it" -> "pineapple on pizza")."""
+    match = re.match(
+        r"^(?P<np>[\w' +#.-]{2,40}?)(?:,|\s(?:is|are|was|were|isn't|aren't|helps?|makes?|"
+        r"hurts?|gets?|tastes?|seems?|looks?|sounds?|stress(?:es)?)\b)",
+        clause.strip(), re.IGNORECASE,
+    )
+    if not match or _OTHER_PERSON.match(match.group("np")) or re.match(
+            rf"^{I}\b", match.group("np"), re.I):
+        return None
+    return match.group("np")
+
+
+# -- rules ------------------------------------------------------------------------------------
+
+_JOB_WORDS = re.compile(
+    r"(?:er|or|ist|ian|ant|ent|nurse|chef|cook|doctor|student|pilot|lawyer|artist|engineer|"
+    r"teacher|designer|developer|writer|freelancer|consultant|clerk|barista|vet|dentist|"
+    r"carpenter|plumber|electrician|farmer|firefighter|officer|programmer|translator|"
+    r"architect|scientist|researcher|professor|intern|secretary|model|actor|actress|"
+    r"musician|athlete|coach|manager|accountant|analyst|editor|baker|butcher|driver|"
+    r"mechanic|pharmacist|therapist|surgeon|paramedic|soldier|priest|monk|journalist|"
+    r"photographer|illustrator|animator|streamer|housewife|homemaker|retiree)$",
+    re.IGNORECASE,
+)
+
+# (name, kind, polarity, pattern). Patterns see the cleaned clause; ``x`` is the subject,
+# ``a`` an attribute (facts: the key is the attribute, the value stays in the text).
+Rule = tuple[str, str, str | None, re.Pattern[str]]
+
+
+def _rules(specs: list[tuple[str, str, str | None, str]]) -> list[Rule]:
+    return [(name, kind, pol, re.compile(body, re.IGNORECASE)) for name, kind, pol, body in specs]
+
+
+_FACTS = _rules([
+    ("name", "fact", None, r"^(?:my|the) name(?:'s| is)\s+(?P<v>.+)"),
+    ("name", "fact", None, r"^(?:call me|people call me|(?:i'?m|i am) called)\s+(?P<v>\w+)"),
+    ("rel_name", "fact", None,
+     r"^my (?P<r>[a-z][\w -]{1,30}?)(?:'s|s'|s)? name(?:'s| is)\s+(?P<v>.+)"),
+    ("rel_name", "fact", None, rf"^my (?P<r>{REL})(?:'s| is)\s+(?:called|named)\s+(?P<v>.+)"),
+    ("rel_age", "fact", None, rf"^my (?P<r>{REL})(?:'s| is| just turned| turned)\s+(?P<v>\d+)\b"),
+    ("rel_home", "fact", None,
+     rf"^my (?P<r>{REL}) (?:still )?(?:lives|lived|is living|live|are living)\s+"),
+    ("rel_origin", "fact", None, rf"^my (?P<r>{REL})(?:'s| is) (?:originally )?from\s+"),
+    ("rel_job", "fact", None, rf"^my (?P<r>{REL}) (?:works|is working|worked)\s+"),
+    ("rel_job", "fact", None,
+     rf"^my (?P<r>{REL})(?:'s| is) (?:a|an) (?P<v>[\w -]+?)(?: at [\w ]+)?$"),
+    ("home", "fact", None,
+     rf"^{I} (?:currently |still |now )?(?:live|'m living|am living|are living|'re living)\b"),
+    ("home", "fact", None, rf"^{I} (?:just |recently )?(?:moved|relocated) (?:to|into)\b"),
+    ("hometown", "fact", None,
+     rf"^{I} (?:grew up|was born|were born)(?: and raised)? (?:in|near|on|at)\b"),
+    ("rel_partner", "fact", None,
+     rf"^i'?ve been (?:with|married to|dating|seeing) (?:my )?(?P<r>{REL})\b"),
+    ("hometown", "fact", None, rf"^{IM} (?:originally )?from\s+"),
+    ("job", "fact", None, r"^i(?: work|'m working| am working| currently work) (?:as|in)\b"),
+    ("job", "fact", None, r"^i work (?:night|day|early|late|double)? ?shifts?\b"),
+    ("employer", "fact", None, r"^i(?: work|'m working| am working) (?:at|for)\b"),
+    ("job", "fact", None, r"^i (?:teach|taught)\s+"),
+    ("job", "fact", None, r"^i (?:do|make) [\w ]{1,30} for a living\b"),
+    ("job", "fact", None,
+     r"^i'?m in (?:sales|marketing|finance|hr|it|tech|retail|healthcare|education|consulting|"
+     r"banking|insurance|construction|hospitality|real estate|logistics|government|law|"
+     r"medicine|publishing|advertising|media|research|accounting|engineering)\b"),
+    ("home", "fact", None, rf"^{IM} (?:based|living|located|settled) in\b"),
+    ("home", "fact", None, rf"^{I}\s*(?:'ve|have)? (?:lived|been living) in\b"),
+    ("siblings", "fact", None,
+     r"^i'?m (?:the )?(?:oldest|youngest|middle|eldest|only) (?:child|kid|one|of|sibling)\b"),
+    ("languages", "fact", None,
+     r"^i'?m (?:fluent in|a native (?:\w+ )?speaker|bilingual|trilingual)\b"),
+    ("age", "fact", None, r"^i (?:just )?turned (?P<v>\d{1,3})\b"),
+    ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>\d{{1,3}})\b"),
+    ("married", "fact", None, rf"^{I} (?:just |recently )?got (?P<x>married|engaged|divorced)\b"),
+    ("height", "fact", None, rf"^{IM} .{{0,30}}?\b(?P<v>\d{{2,3}}) ?cm\b"),
+    ("studies", "fact", None, r"^i (?:graduated from|went to|studied at|dropped out of)\s+"),
+    ("job", "fact", None,
+     r"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?(?:business|shop|"
+     r"store|bakery|"
+     r"cafe|café|restaurant|company|bar|studio|salon|farm|startup)\b"),
+    ("age", "fact", None, rf"^{IM} (?P<v>\d{{1,3}})(?: years old| yo| y/o)?$"),
+    ("height", "fact", None, rf"^{IM} (?P<v>\d+(?:\.\d+)?) ?(?:cm|m|ft|feet|foot)\b"),
+    ("allergy", "fact", None, rf"^{IM} (?:very |really |super )?allergic to (?P<x>.+)"),
+    ("state", "fact", None,
+     rf"^{IM} (?P<x>married|single|divorced|engaged|pregnant|vegetarian|vegan|pescatarian|"
+     rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
+     rf"left[- ]handed|right[- ]handed|retired|unemployed|self[- ]employed|a twin|twins|"
+     rf"an only child|diabetic|colou?r ?blind|deaf|blind)\b"),
+    ("attribute", "fact", None,
+     r"^(?:my|our) (?!favou?rite\b|fav\b|fave\b|plan\b|goal\b|resolution\b|new\b|rule\b|"
+     r"new year)(?P<a>[a-z][\w -]{1,30}?)(?:'s| is| are)\s+(?P<v>.+)"),
+])
+
+_PREFERENCES = _rules([
+    ("favorite", "preference", "like",
+     r"^my (?:absolute |all[- ]time |very |most )?(?:favou?rite|fav|fave|go-to) "
+     r"(?P<a>[\w -]{1,40}?) (?:is|are|has to be|would be|'s)\s+(?P<v>.+)"),
+    ("favorite_of", "preference", "like",
+     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?my (?:absolute |all[- ]time |very |most |"
+     r"number one |#1 )?(?:favou?rite|fav|fave|favs|go-to)(?: (?P<a>[\w -]+?))?\s*[!.]*$"),
+    ("thing", "preference", "like",
+     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:\w+ )?(?:jam|thing|comfort food|"
+     r"guilty pleasure|weakness|happy place|everything|obsession)|the best|the greatest|"
+     r"amazing|awesome|so good|the way to go|life|everything|the peak of|the highlight of|"
+     r"heaven|perfection|the dream)\b"),
+    ("thing_not", "preference", "dislike",
+     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:not (?:really )?(?:my thing|for me|my "
+     r"cup of tea|my vibe|my style|my scene|my jam)|the worst|gross|disgusting|a crime|"
+     r"overrated|terrible|awful|horrible|nasty|my nightmare|my enemy|the bane of)\b"),
+    ("not_enjoy", "preference", "dislike",
+     r"^(?P<x>.+?) (?:isn'?t|aren'?t|is not|are not) (?:really |exactly )?(?:something|what|"
+     r"a thing|anything) (?:i|we) (?:enjoy|like|love|want)\b"),
+    ("get_along", "preference", "dislike",
+     r"^(?P<x>.+?) and (?:i|me) (?:do not|don'?t|never) get along\b"),
+    ("how_i_like", "preference", "like",
+     r"^(?P<x>.+?),? (?:that'?s|that is) (?:how|the way) (?:i|we) like\b"),
+    ("could_eat", "preference", "like",
+     rf"^{I} could (?:eat|drink|watch|listen to|read|play|live on) (?P<x>.+?) (?:every day|"
+     rf"all day|forever|nonstop|on repeat|for days)\b"),
+    ("scared", "preference", "dislike",
+     rf"^{IM} {ADV}(?:way |far |much )?(?:too )?(?:scared|afraid|terrified|sick|tired) of "
+     rf"(?P<x>.+?)(?: to .*)?$"),
+    ("thing_not", "preference", "dislike",
+     r"^(?P<x>.+?) (?:isn'?t|aren'?t) (?:really |exactly )?(?:my thing|for me|my cup of tea|"
+     r"my style|my jam)"),
+    ("stress", "preference", "dislike",
+     r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
+     r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy|drains? me|"
+     r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
+     r"tires? me out|(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
+     r"off|disgusting|horrible|nasty))"),
+    ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?:>|>>)\s*(?P<over>.+)"),
+    ("over", "preference", "like",
+     r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
+     r"time| for me|,.*)?[.!]*$"),
+    ("always", "preference", "like",
+     r"^(?P<x>[\w .+#-]{2,30}?),? (?:always|all the way|every time|any day|forever|for life)"
+     r"(?: for [\w ]{2,20})?[.!]*$"),
+    ("the_more", "preference", "like", r"^the \w+(?:er|r) (?:the )?(?P<x>.+?),? the better"),
+    ("obsession", "preference", "like",
+     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:new |latest |biggest |current )?"
+     r"(?:obsession|addiction|passion|weakness|comfort)|what keeps me (?:sane|going|happy|"
+     r"alive)|the only \w+ i\b)"),
+    ("better", "preference", "like",
+     r"^(?P<x>[^,]+?) (?:is|are) (?:way |so much |much |far )?better than (?P<over>[^,]+)"),
+    ("beats", "preference", "like", r"^(?P<x>[^,]+?) beats (?P<over>[^,]+)"),
+    ("nothing_better", "preference", "like",
+     r"^(?:there'?s |there is )?nothing (?:better than|beats|like|compares to|(?:relaxes|"
+     r"calms|cheers|makes) me (?:up |down |happy |happier )?(?:like|more than|than)) "
+     r"(?P<x>.+)"),
+    ("give_me", "preference", "like", r"^give me (?P<x>.+?)(?: over (?P<over>.+))?$"),
+    ("pick", "preference", "like",
+     r"^(?:i|we)'?d (?:always |much rather |rather )?(?:pick|choose|take|go for) (?P<x>.+?) "
+     r"over (?P<over>.+)"),
+    ("what_i", "preference", "like",
+     rf"^(?P<x>.+?) (?:is|are) (?:what|something|one thing|one of the things|a \w+|an \w+|"
+     rf"the \w+)(?: that)? (?:i|we) {ADV}(?:prefer|like|love|enjoy|want|adore)\b"),
+    ("no_thanks", "preference", "dislike", r"^(?P<x>.+?),? no thanks?\b"),
+    ("dont_like", "preference", "dislike",
+     rf"^{I} {ADV}(?:don'?t|do not|never|didn'?t ever|no longer) {ADV}(?:like|love|enjoy|"
+     rf"care for|dig|fancy)\s+(?P<x>.+)"),
+    ("hate", "preference", "dislike",
+     rf"^{I} {ADV}(?:hate|dislike|detest|loathe|despise|can'?t stand|cannot stand|refuse to|"
+     rf"can'?t handle|can'?t bear|can'?t tolerate|can'?t eat|can'?t drink|can'?t do|"
+     rf"could never eat|am not into|'m not into)\s+(?P<x>.+)"),
+    ("not_fan", "preference", "dislike",
+     rf"^{IM} {ADV}not {ADV}(?:a |an )?(?:big |huge |great |massive )?(?:fans? of|into|big "
+     rf"on|keen on|fond of|crazy about|a fan)\s+(?P<x>.+)"),
+    ("not_person", "preference", "dislike",
+     rf"^{IM} (?:really )?not (?:a|an|much of a) (?P<x>[\w-]+(?: [\w-]+)?) "
+     rf"(?:person|fan|lover|kind of \w+)\b"),
+    ("rather", "preference", "like",
+     r"^(?:i|we)'?d (?:much )?rather\s+(?P<x>.+?)(?: than (?P<over>.+))?$"),
+    ("prefer", "preference", "like",
+     rf"^{I} {ADV}(?:prefer|like|love|adore|enjoy|dig|fancy|appreciate|cherish|relish|"
+     rf"live for|devour|binge|can'?t get enough of|(?:have|'ve got|got) (?:a soft spot|"
+     rf"a thing|a weakness) for)\s+(?P<x>.+)"),
+    ("grown_to", "preference", "like",
+     rf"^{I}\s*(?:'ve|have) (?:been |grown to |come to |always |really |started to |"
+     rf"learned to |fallen in love with )*(?:loving|love|liked|like|enjoying|enjoyed|"
+     rf"into)\s+(?P<x>.+)"),
+    ("fan", "preference", "like",
+     rf"^{IM} {ADV}(?:a |an )?(?:big |huge |massive |great |total |die-?hard |major )?"
+     rf"(?:fans? of|into|obsessed with|addicted to|hooked on|fond of|crazy about|nuts about|"
+     rf"passionate about|a sucker for|in love with|all about|drawn to|partial to|attracted "
+     rf"to)\s+(?P<x>.+)"),
+    ("person", "preference", "like",
+     rf"^{IM} (?:more of |definitely |totally |such |really )?(?:a |an )(?P<x>[\w-]+"
+     rf"(?: [\w-]+)?) (?:person|lover|fan|addict|nerd|geek|junkie|enthusiast|fanatic|"
+     rf"aficionado|buff|head|drinker|eater|reader|watcher|guy|girl|kind of (?:guy|girl|"
+     rf"person))\b"),
+])
+
+_DECISIONS_STRONG = _rules([
+    ("decided_not", "decision", "dislike",
+     rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally )?(?:decided|chose|resolved|vowed|promised "
+     rf"myself|made up (?:my|our) minds?) not to\s+(?P<x>.+)"),
+    ("decided", "decision", "like",
+     rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally |officially )?(?:decided|made up (?:my|our) "
+     rf"minds?|made the (?:call|decision)|resolved|vowed|promised myself)[:,]?\s+(?:that\s+)?"
+     rf"(?:to\s+|on\s+)?(?P<x>.+)"),
+    ("wont", "decision", "dislike",
+     rf"^{I}\s*(?:won'?t|will not|shan'?t|are not going to|aren'?t going to|am not going to|"
+     rf"'m not going to|'re not going to|'m not gonna|'re not gonna|am not gonna|don'?t plan "
+     rf"to|do not plan to|'m not planning to|am not planning to)\s+(?P<x>.+)"),
+    ("will", "decision", "like",
+     rf"^(?:{I}\s*(?:'ll|will|shall|'m going to|am going to|'re going to|are going to|"
+     rf"'m gonna|am gonna|'re gonna|are gonna|gonna|plan to|'m planning to|am planning to|"
+     rf"'re planning to|are planning to|intend to|want to|wanna|'m hoping to|hope to|aim to|"
+     rf"need to start|'ve got to start|'m aiming to|'m about to|am about to|'m trying to|"
+     rf"am trying to|'re trying to|'m committing to|'m committed to|'ve committed to|"
+     rf"commit to)|gonna|"
+     rf"going to)\s+(?P<x>.+)"),
+    ("plan", "decision", "like",
+     r"^my (?:plan|goal|resolution|new year'?s resolution|new rule|new habit|rule) (?:is|"
+     r"'s|for \w+(?: \w+)? is) (?:to )?(?P<x>.+)"),
+    ("no_more", "decision", "dislike", r"^no more\s+(?P<x>.+)"),
+    ("not_now", "decision", "dislike",
+     rf"^{IM} not (?P<x>[a-z]+ing\b.*\b(?:this|next) (?:week|weekend|month|year|\w+day)\b.*)"),
+    ("resolve_tail", "decision", "like",
+     rf"^{I}(?:'m|'re|'ll| am| are| will)?\s+(?P<x>.+?),? (?:from now on|going forward|"
+     rf"starting (?:today|tomorrow|tonight|now|next \w+|this \w+))\b"),
+    ("done_with", "decision", "dislike", rf"^{IM} {ADV}(?:done|through|finished) with\s+(?P<x>.+)"),
+    ("off", "decision", "dislike",
+     rf"^{IM} {ADV}off (?P<x>.+?) (?:for good|for now|from now on|forever|starting \w+)\b"),
+    ("booked", "decision", "like",
+     r"^(?P<x>(?!it\b|that\b|this\b).+?) (?:is|are|'s) (?:all |finally |now )?(?:booked|"
+     r"scheduled|planned|set|confirmed|arranged|ordered|paid for|sorted|happening)\b"),
+    ("put_up", "decision", "dislike",
+     rf"^{I} (?:just |finally )?(?:put|are putting|'re putting|'m putting) (?P<x>.+?) "
+     rf"(?:on the market|up for sale|up for adoption)\b"),
+    ("bare_quit", "decision", "dislike",
+     rf"^(?:{I}|{IM}) (?:just |finally |officially )?(?:quit|quitting|resigned|resigning)"
+     rf"(?P<x>)[!.]*$"),
+    ("lets", "decision", "like", rf"^let'?s {_DECISION_VERBS}\s+(?P<x>.+)"),
+    ("going_with", "decision", "like",
+     rf"^(?:{IM} )?(?:going|goin'?) (?:with|for)\s+(?P<x>.+)"),
+    ("settled", "decision", "like",
+     rf"^(?:{I}(?:'ve| have)?\s+)?(?:decided|settled|landed) on\s+(?P<x>.+)"),
+])
+
+_HABIT_CUE = re.compile(
+    rf"\b(?:usually|always|often|normally|generally|typically|regularly|habitually|"
+    rf"frequently|constantly|daily|nightly|weekly|monthly|every ?day|ev(?:e)?ry \w+|"
+    rf"each (?:morning|night|evening|day|week|weekend|month|year|{WEEKDAY})|"
+    rf"most (?:days|nights|mornings|evenings|weekends|weeks|of the time)|(?:once|twice|"
+    rf"\w+ times|\d+ ?x) (?:a|per|every) (?:day|week|month|year|night|morning)|a day\b|"
+    rf"per day|a week\b|all day|on (?:the )?(?:weekends?|weekdays|{WEEKDAY}s)|{WEEKDAY}s\b|"
+    rf"at night|in the (?:mornings?|evenings?|afternoons?)|before (?:bed|sleeping|work|"
+    rf"breakfast|i sleep|going to bed)|after (?:work|dinner|lunch|breakfast|\d+\s*(?:am|pm)?|"
+    rf"noon|midnight)|first thing|by \d+|around \d+\s*(?:am|pm)?|at \d+\s*(?:am|pm)|"
+    rf"tend to|tends to|a lot\b|never|rarely|seldom|hardly ever|sometimes|make a point|"
+    rf"religiously|without fail|on my commute|early riser|night owl|early bird|everywhere|"
+    rf"whenever|every time|on (?:my|the) (?:lunch break|commute|way (?:to|home))|"
+    rf"during lunch|at lunch|try not to|try to avoid|make sure to|make it a point|"
+    rf"as soon as|when i (?:wake|get) up|when i get home|once i get home|between meals)",
+    re.IGNORECASE,
+)
+_HABIT_NEGATIVE = re.compile(
+    r"\b(?:never|rarely|seldom|hardly ever|don'?t|do not|try not to|avoid|make a point of "
+    r"not|no longer)\b", re.IGNORECASE)
+_HABIT_SUBJECT = re.compile(rf"^(?:{I}|{IM}|i'?ve|we'?ve)\s+(?P<x>.+)", re.IGNORECASE)
+_HABIT_ROUTINE = re.compile(
+    r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:part of my (?:\w+ )?(?:routine|day|"
+    r"mornings?|evenings?)|my (?:\w+ )?(?:routine|ritual|habit)|my usual|a (?:daily|nightly|"
+    r"weekly|morning|evening) (?:thing|ritual|habit)|non-negotiable|a must|essential)\b",
+    re.IGNORECASE)
+_HABIT_FIRST_THING = re.compile(
+    r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
+    r"(?:to )?(?P<x>.+)", re.IGNORECASE)
+_TIME_LEAD_WIDE = re.compile(
+    r"^(?P<t>(?:every|each|most|on|after|before|during|around) (?:\w+ ){0,4}?\w+),?\s+"
+    r"(?P<rest>(?:i|we)\b.*)$", re.IGNORECASE)
+_HABIT_IMPLICIT = re.compile(
+    rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?))?|"
+    rf"(?!(?:last|first|next|this|that|the|my|our|every|big|a) )(?P<a>[\w ]{{2,20}}) day) "
+    rf"(?:are|is) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
+
+_FACTS_LATE = _rules([
+    ("have", "fact", None,
+     rf"^{I}\s*(?:have|'ve got|have got|got|own) (?!\w+ed\b|to\b|been\b|no\b|had\b|got\b|"
+     rf"(?:a|an) (?:question|quick question|problem|meeting|idea|feeling|lot|good|great|nice|"
+     rf"bad|long|busy|hard|rough|tough|headache|cold|few)\b|an idea|time\b|fun\b|plans\b|"
+     rf"work\b|class\b|school\b|something\b|nothing\b|everything\b|enough\b)(?P<x>.+)"),
+    ("i_am", "fact", None,
+     rf"^{IM} (?:a|an) (?!(?:bit|little|lot|huge|big)\b)(?P<x>[\w -]+?)(?: at | in | for | "
+     rf"from |,|$)"),
+    ("nationality", "fact", None, r"^i'?m (?P<x>[A-Z][a-z]+(?:ian|ese|ish|ch|an|i))$"),
+    ("have_not", "fact", None,
+     rf"^{I} (?:don'?t|do not) (?:own|have) (?:a|an|any) (?P<x>car|bike|pets?|kids|children|"
+     rf"tv|television|license|licence|driver'?s license|smartphone|siblings|partner)\b"),
+    ("speak", "fact", None, r"^i (?:speak|can speak)\s+(?P<x>.+)"),
+    ("car", "fact", None, r"^i (?:drive)\s+(?P<x>.+)"),
+    ("instrument", "fact", None, r"^i (?:play) (?:the )\s*(?P<x>.+)"),
+    ("studies", "fact", None,
+     r"^i (?:studied|majored in|study|'m studying|am studying|graduated in|have a degree in)"
+     r"\s+(?P<x>.+)"),
+    ("wear", "fact", None, r"^i (?:wear)\s+(?P<x>.+)"),
+    ("home", "fact", None, r"^i (?:share|rent) (?:a|an) (?:flat|apartment|house|room)\b"),
+    ("commute", "fact", None, r"^i commute\b"),
+])
+
+_STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up|giving up|give up|dropped|dropping|"
+         r"cancell?ed|cancell?ing|cancel|cut out|cutting out|cut back on|cutting back on|"
+         r"cut down on|cutting down on|ditched|ditching|deleted|deleting|unsubscribed from|"
+         r"sold|selling|left|leaving|retired from|broke up with|resigned from|resigned|"
+         r"handed in (?:my )?(?:notice|resignation)|cutting|cut)")
+_START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked up|joined|"
+          r"joining|signed up for|signing up for|signed|enrolled in|enrolling in|registered "
+          r"for|applied for|applied to|booked|bought|ordered|getting|adopted|adopting|"
+          r"switched to|switching to|switched from|moved to|moving to|migrating to|migrated "
+          r"to|moving|accepted|chose|picked|went with|settled on|ended up (?:buying|getting|"
+          r"with|going with|choosing)?|became|become|changed|set|set up|subscribed to|"
+          r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled|"
+          r"pulled the trigger on|took the plunge on|went for|switched|changed)")
+_DECISIONS_LATE = _rules([
+    ("stop", "decision", "dislike",
+     rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
+     rf"also )*{_STOP}\s+(?P<x>.+)"),
+    ("start", "decision", "like",
+     rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
+     rf"also )*{_START}\s+(?P<x>.+)"),
+    # the present progressive is a plan only for a change ("we're getting a cat") or with a
+    # time ahead ("I'm seeing the dentist next week"), not for what is going on right now
+    ("progressive", "decision", "like",
+     rf"^{IM} (?:also |finally |officially |now |seriously |actually )?"
+     rf"(?P<v>(?:getting|buying|selling|moving|switching|joining|learning|taking up|leaving|"
+     rf"deleting|cancell?ing|dropping|putting|booking|ordering|"
+     rf"adopting|launching|starting|quitting|changing|applying|signing up|retiring|"
+     rf"training for|saving for|renovating|relocating|marrying|getting married)\b|"
+     rf"[a-z]+ing\b(?=.*\b(?:next|tomorrow|tonight|this (?:week|weekend|month|year|spring|"
+     rf"summer|fall|autumn|winter)|in (?:january|february|march|april|may|june|july|august|"
+     rf"september|october|november|december|the (?:fall|spring|summer|winter))|on "
+     rf"(?:mon|tues|wednes|thurs|fri|satur|sun)day|soon)\b))\s*(?P<x>.*)"),
+    ("progressive_go", "decision", "like",
+     rf"^{IM} (?:also |finally |officially |now )?going (?P<x>(?:back|fully|full|to|home to|"
+     rf"abroad|vegan|vegetarian|remote|part-time|freelance)\b.*)"),
+])
+
+
+def _fact_subject(name: str, match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    rel = groups.get("r")
+    if name == "name":
+        return "name"
+    if name.startswith("rel_"):
+        return f"{rel} {name[4:]}"
+    if name in ("home", "hometown", "job", "employer", "age", "height", "commute", "siblings",
+                "languages"):
+        return name
+    if name == "married":
+        return groups["x"].lower()
+    if name == "allergy":
+        return "allergy " + _clean_subject("fact", groups["x"])[0]
+    if name in ("state", "speak", "car", "instrument", "studies", "wear"):
+        if name in ("state", "wear", "instrument"):
+            return _clean_subject("fact", groups["x"])[0]
+        return {"speak": "languages", "car": "car", "studies": "studies"}[name]
+    if name == "attribute":
+        return groups["a"]
+    if name == "nationality":
+        return "nationality"
+    if name == "i_am":
+        noun = _clean_subject("fact", groups["x"])[0]
+        last = noun.split()[-1] if noun.split() else noun
+        return "job" if _JOB_WORDS.search(last) else noun
+    if name == "have":
+        x = re.split(r"\s+(?:named|called|who|that|which|and|in|at|from|with|on|,)\b|,",
+                     groups["x"], maxsplit=1, flags=re.I)[0]
+        x = re.sub(r"^(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|some|"
+                   r"several|many|a few|a couple of|the)\s+", "", x.strip(), flags=re.I)
+        return _clean_subject("fact", x)[0]
+    return _clean_subject("fact", groups.get("x") or name)[0]
+
+
+def _clean(clause: str) -> str:
+    text = unicodedata.normalize("NFKC", clause).replace("’", "'").replace("‘", "'")
+    text = re.sub(r"([a-zA-Z])\1{2,}", r"\1\1", text)
+    text = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1).lower()] or m.group(1), text)
+    stripped = _QUOTED.sub(" ", text)
+    text = " ".join(stripped.split()) if stripped.strip() else text
+    text = _LEAD.sub("", text.strip())
+    return text.strip()
+
+
+# Chat English drops the subject ("Just ordered a new bike!", "not a fan of crowds",
+# "born and raised in Kobe"): the implied "I" is put back before the rules read the clause.
+_PRO_DROP: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(?:just |finally |also |already )?(?:ordered|bought|booked|signed up|"
+                r"started|stopped|quit|switched|joined|entered|registered|cancell?ed|deleted|"
+                r"adopted|picked|chose|decided|moved|applied|enrolled|sold|gave up|pulled|"
+                r"took|went for)\b", re.I),
+     "I "),
+    (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
+                r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting)\b",
+                re.I), "I'm "),
+    (re.compile(r"^(?:not (?:a (?:big |huge )?fan|into|big on|keen on|a \w+ person)|(?:a )?"
+                r"(?:big |huge )?fan of|obsessed with|really into|crazy about|so into)\b",
+                re.I), "I'm "),
+    (re.compile(r"^(?:born|raised|born and raised)\b", re.I), "I was "),
+    (re.compile(r"^(?:love|hate|can'?t stand|adore|enjoy|prefer|usually|never|often|rarely)\b",
+                re.I), "I "),
+]
+
+
+def _pro_drop(text: str) -> str:
+    for pattern, subject in _PRO_DROP:
+        if pattern.match(text):
+            return subject + text[0].lower() + text[1:]
+    return text
+
+
+_STANCE_REQUEST = re.compile(r"^give me .+\b(?:over|any day|every time|anytime|always)\b",
+                             re.I)
+
+
+def refused(text: str) -> bool:
+    """Questions, requests, wishes, hypotheticals and reported speech state nothing about
+    the speaker ("give me X over Y" is a stance, not a request)."""
+    if _STANCE_REQUEST.match(text):
+        return False
+    return bool(
+        text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
+        or _HYPOTHETICAL.search(text) or _REPORTED.search(text)
+    )
+
+
+def _resolve(subject: str, previous: str | None) -> str | None:
+    if not _PRONOUN_SUBJECT.match(subject.strip()):
+        return None if _DEICTIC_SUBJECT.match(subject.strip()) else subject
+    if previous is None:
+        return None
+    np = _leading_noun_phrase(_clean(previous))
+    return _clean_subject("preference", np)[0] if np else None
+
+
+def english(clause: str, previous: str | None = None) -> Found | None:
+    """What one English clause states about the user, if anything (see the module doc)."""
+    text = _clean(clause)
+    if not text:
+        return None
+    # "call me Ken" is the user's name, not a request
+    for _, kind, polarity, pattern in _FACTS[:2]:
+        if pattern.match(text):
+            return kind, polarity, "name", {}
+    if previous and re.match(r"^(?:no|nope|nah),? thanks?(?: you)?\b", text, re.I) and (
+            previous.rstrip().endswith("?")):
+        subject = _clean_subject("preference", previous.rstrip(" ?"))[0]
+        return ("preference", "dislike", subject, {}) if subject else None
+    if refused(text):
+        return None
+    text = _pro_drop(text)
+    time_lead = _TIME_LEAD.match(text) or _TIME_LEAD_WIDE.match(text)
+    if time_lead:
+        text = f"{time_lead.group('rest')} {time_lead.group('t')}"
+    decision_lead = _DECISION_LEAD.match(text)
+    if decision_lead:
+        text = text[decision_lead.end():]
+
+    for name, kind, polarity, pattern in _FACTS:
+        match = pattern.match(text)
+        if match:
+            return kind, polarity, _fact_subject(name, match), {}
+    for name, kind, polarity, pattern in _PREFERENCES:
+        match = pattern.match(text)
+        if not match:
+            continue
+        groups = match.groupdict()
+        if name == "favorite" or (name == "favorite_of" and groups.get("a")
+                                  and len(groups["a"].split()) <= 3):
+            subject = "favorite " + _clean_subject(kind, groups["a"])[0]
+            return kind, polarity, subject, {"value": (groups.get("v") or groups["x"]).strip()}
+        raw = groups["x"]
+        if name not in ("prefer", "dont_like", "hate", "grown_to", "fan", "not_fan",
+                        "rather", "person", "not_person") and (
+                _OTHER_PERSON.match(raw) or re.match(rf"(?:{I}|{IM}|i'\w+)\b", raw, re.I)):
+            continue  # a stance predicate on a thing, not on a person or a clause
+        prefer = name == "prefer" and re.search(r"\bprefer\b", text, re.I)
+        splitter = None
+        if name in ("prefer", "grown_to", "fan"):
+            splitter = (_PREFER_SPLIT_TO if prefer and not re.match(r"to\s", raw, re.I)
+                        else _PREFER_SPLIT)
+        subject, meta = _clean_subject(kind, raw, rival_split=splitter)
+        if groups.get("over"):
+            meta["over"] = _clean_subject(kind, groups["over"])[0]
+        subject = _resolve(subject, previous) if subject else None
+        if subject:
+            return kind, polarity, subject, meta
+    for name, kind, polarity, pattern in _DECISIONS_STRONG:
+        match = pattern.match(text)
+        if match:
+            negative = polarity == "dislike" or bool(
+                re.match(r"(?:not|stop|quit|give up|cut|drop|cancel)\b", match.group("x"), re.I))
+            subject, meta = _clean_subject(kind, match.group("x"), decision=True)
+            subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
+            if subject and not _DEICTIC_SUBJECT.match(subject):
+                return kind, "dislike" if negative else "like", subject, meta
+    if decision_lead:
+        subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
+                                       decision=True)
+        if subject:
+            return "decision", "like", _strip_start_stop(subject), meta
+    habit = _habit(text)
+    if habit:
+        return habit
+    for name, kind, polarity, pattern in _FACTS_LATE:
+        match = pattern.match(text)
+        if match:
+            subject = _fact_subject(name, match)
+            if subject:
+                return kind, polarity, subject, {}
+    for name, kind, polarity, pattern in _DECISIONS_LATE:
+        match = pattern.match(text)
+        if match:
+            raw = match.group("x")
+            if name == "progressive":
+                raw = f"{match.group('v')} {raw}"
+            subject, meta = _clean_subject(kind, raw, decision=True)
+            from_to = re.match(r"^(?P<a>.+?) to (?P<b>.+)$", subject) if re.search(
+                r"switched from|switching from", text, re.I) else None
+            if from_to:
+                subject, meta["over"] = from_to.group("b"), from_to.group("a")
+            if subject and not _DEICTIC_SUBJECT.match(subject):
+                return kind, polarity, subject, meta
+    return None
+
+
+def _strip_start_stop(subject: str) -> str:
+    """A decision's subject without its start/stop verb, so that "I'm starting X" and
+    "I stopped X" share a key (their polarity differs)."""
+    stripped = re.sub(rf"^(?:{_STOP}|{_START}|start|stop|learn to|try to|try)\s+", "", subject,
+                      flags=re.I)
+    if stripped and stripped != subject:
+        first, _, rest = stripped.partition(" ")
+        return (base_verb(first) + " " + rest).strip()
+    return subject
+
+
+def _habit(text: str) -> Found | None:
+    first = _HABIT_FIRST_THING.match(text)
+    if first:
+        subject = _clean_subject("pattern", first.group("x"))[0]
+        return ("pattern", "like", subject, {}) if subject else None
+    routine = _HABIT_ROUTINE.match(text)
+    if routine and not _OTHER_PERSON.match(routine.group("x")):
+        subject = _clean_subject("pattern", routine.group("x"))[0]
+        return ("pattern", "like", subject, {}) if subject else None
+    implicit = _HABIT_IMPLICIT.match(text)
+    if implicit:
+        if implicit.group("a"):
+            subject = implicit.group("a")
+        else:
+            subject = f"{implicit.group('x')} {implicit.group('t')}"
+        subject = _clean_subject("pattern", subject)[0]
+        return ("pattern", "like", subject, {}) if subject else None
+    match = _HABIT_SUBJECT.match(text)
+    if not match or not _HABIT_CUE.search(text):
+        return None
+    polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
+    raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "
+                 r"point of not|no longer|not)\s+)+", "", _HABIT_ADVERBS.sub("", match.group("x")),
+                 flags=re.I)
+    subject = _clean_subject("pattern", raw)[0]
+    if not subject or _DEICTIC_SUBJECT.match(subject):
+        return None
+    return "pattern", polarity, subject, {}
+
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|our|us)\b", re.I)
+_SUBJECTLESS = re.compile(r"^(?:just |finally |also |already |officially )?[a-z]+(?:ed|ing)\b",
+                          re.I)
+_OTHER_START = re.compile(rf"^(?:(?:my|our) {REL}\b(?!'s name)|[A-Z][a-z]+ (?!is my\b)\w+s\b)")
+_FIRST_PERSON_LEAD = re.compile(
+    r"^(?:i|we)(?:'m|'ve|'ll|'d|'re| am| are| have| will| just| also| really)*\s+", re.I)
+
+
+def open_statement(clause: str) -> str | None:
+    """The cleaned clause when no rule refuses it and it may be about the user (it has a
+    first-person word, or drops its subject: "Just ordered a new bike"), else None. What the
+    second, embedding stage may classify."""
+    text = _clean(clause)
+    if not text or refused(text) or _OTHER_PERSON.match(text) or _OTHER_START.match(text):
+        return None
+    if not (_FIRST_PERSON.search(text) or _SUBJECTLESS.match(text)):
+        return None
+    return text
+
+
+def open_subject(kind: str, text: str) -> str:
+    """A key subject for a clause the embedding stage classified: the clause without its
+    first-person lead, cleaned like a pattern subject."""
+    return _clean_subject(kind, _FIRST_PERSON_LEAD.sub("", text), decision=kind == "decision")[0]

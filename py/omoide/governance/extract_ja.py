@@ -1,0 +1,501 @@
+"""Japanese clause -> (kind, polarity, subject, meta), or None.
+
+Japanese drops the speaker, so a clause is the user's own statement unless it names someone
+else. How a clause is read, in order:
+
+1. cleaned: NFKC, quoted text (「…」『…』) removed when something else remains, lead fillers
+   and the speaker's own topic (私は, 僕は, 実は, ちなみに…) dropped;
+2. refused: questions (か, ？, or a question word with かな/の/っけ), requests (ください, 〜して,
+   てほしい), wishes and hypotheticals (〜たら…たい, かも), hearsay (らしい, って言ってた,
+   んだって, みたい, そうです after a plain verb);
+3. someone else: a clause whose topic is another person (姉は, 友達が, 彼の好きな…, or
+   「AはBが好き」 with A not the speaker) gives a fact about that person when it states one
+   (名前, 歳, 出身, 住んでいる, 仕事) and nothing otherwise;
+4. facts about the user (名前は, 〜歳です, 〜出身, 〜に住んでいる, 〜として働いている,
+   〜を飼っている, 兄が一人います, 看護師です…);
+5. preferences (好き, 大好き, 好み, 好物, 〜派, 目がない, ハマっている, 気に入っている, 趣味,
+   嫌い, 苦手, 無理, 〜は好きじゃない, 食べられない; 「AよりB」 comparisons);
+6. decisions (ことにした, 決めた, 〜にしました, つもり, 予定, 〜ようと思う, 始めた, やめた,
+   買った, 申し込んだ, これからは…, 来月から…, 〜を使います);
+7. habits (毎朝, 毎週, いつも, よく, たいてい, 週に3回, 〜のが習慣です, 日課, 〜ようにしている,
+   〜ことにしている, 〜がち, 癖, a weekday or time-of-day topic).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from omoide.governance.keys import JA_FILLER, ja_subject
+
+Found = tuple[str, str | None, str, dict[str, str]]
+
+_QUOTED = re.compile(r"「[^」]*」|『[^』]*』")
+_LEAD = re.compile(
+    r"^(?:(?:えっと|えーと|あの|あのね|実は|ちなみに|正直|正直に言うと|個人的には|やっぱり|"
+    r"まあ|でも|あと|それと|そして|ところで|そういえば|ねえ|うん|はい)[、,]?\s*)*"
+    r"(?:(?:私|わたし|僕|ぼく|俺|おれ|自分|私たち|僕たち|うち|我々|あたし)(?:は|も|って)[、,]?\s*)?"
+)
+_SELF = r"(?:私|わたし|僕|ぼく|俺|おれ|自分|あたし|うち)"
+REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親友|同僚|上司|先生|祖父|祖母|"
+       r"子供たち|子どもたち|子供|子ども|娘|息子|両親|家族|チーム|隣の人|あの人|その人|人|"
+       r"みんな|皆|ルームメイト|部下|先輩|後輩|母親|父親|旦那|嫁|主人|おばあちゃん|"
+       r"おじいちゃん|お母さん|お父さん|お兄ちゃん|お姉ちゃん|兄弟|姉妹|いとこ|叔母|叔父|"
+       r"彼ら|奥さん|社長|店長|[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
+       r"お?[\u4e00-\u9fff]{1,3}さん)")
+PET = r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット)"
+
+_QUESTION_WORD = re.compile(
+    r"何|なに|なん(?:で|て|の)|どこ|どう|いつ|誰|だれ|どっち|どちら|どれ|なぜ|どんな|どの|"
+    r"いくら|どのくらい|どれくらい")
+_QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか)$")
+_QUESTION_SOFT_END = re.compile(r"(?:かな|の|っけ|だっけ|かなあ|の\?)$")
+_REQUEST_END = re.compile(
+    r"(?:ください|下さい|くださいな|して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
+    r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
+    r"話して|書いて|要約して|リマインドして|考えさせて)$"
+)
+_WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
+                   r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
+                   r"(?:かもね|かも|かもしれない|"
+                   r"かもしれません|たいな|たいなあ|たいなー)$")
+_HEARSAY = re.compile(
+    r"(?:って言ってた|と言ってた|って言ってる|と言っていた|って言っていた|って言う|と言う|"
+    r"みんな言う|んだって|なんだって|だって|らしい|らしいです|らしいよ|らしいね|みたい|"
+    r"みたいです|みたいだ|みたいだね|って聞いた|と聞いた|って読んだ|と読んだ|"
+    r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ)$"
+)
+_DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
+# Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
+_NOT_HABIT_END = re.compile(
+    r"(?:(?<![なた])い|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|すみません|"
+    r"お疲れ(?:様|さま)?(?:です)?|よろしく)$")
+
+_OTHER_TOPIC = re.compile(
+    rf"^(?:(?:うちの|{_SELF}の|あの|その)?(?P<r>{REL})(?:たち)?|(?:うちの|{_SELF}の)"
+    rf"(?P<p>{PET}))(?:は|が|って|も)")
+_OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?好きな")
+_DOUBLE_SUBJECT = re.compile(
+    r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
+    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|[^、,]+?より[^、,]+?派)")
+_TIME_TOPIC = re.compile(
+    r"^(?:朝|夜|昼|夕方|週末|休日|平日|毎日|今日|最近|冬|夏|春|秋|家|仕事|職場|会社|"
+    r"この|今回|今|昔|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
+    r"スポーツ|フロント|バックエンド)")
+
+# -- facts ----------------------------------------------------------------------------------
+
+_NUM = r"(?:[0-9]+|[一二三四五六七八九十]+)"
+_JOB_SUFFIX = re.compile(
+    r"(?:師|士|員|者|家|医|官|学生|大学生|院生|生徒|手|デザイナー|エンジニア|シェフ|パイロット|"
+    r"プログラマー|ライター|トレーナー|マネージャー|アーティスト|フリーランス|教師|主婦|主夫|"
+    r"店長|社長|ナース|コック|バリスタ|講師|作家|画家|記者|翻訳者|通訳|公務員|会社員|"
+    r"フリーター|学生さん|職人|職|年生)$")
+_IDENTITY = re.compile(
+    r"(?:左利き|右利き|独身|既婚|ベジタリアン|ヴィーガン|ビーガン|双子|一人っ子|長男|長女|"
+    r"次男|次女|末っ子|不耐症|体質|夜型|朝型)$")
+_ATTRIBUTE = r"(?:誕生日|血液型|身長|体重|出身|星座|職業|仕事|住まい|住所|年齢|専攻|国籍|本名)"
+
+# (name, pattern); ``r`` a relation, ``x`` the subject, ``v`` a value kept in the text.
+_FACTS: list[tuple[str, re.Pattern[str]]] = [
+    (name, re.compile(body)) for name, body in [
+        ("rel_name", rf"^(?:{_SELF}の|うちの)?(?P<r>{REL}|{PET}|.+?)の名前は(?P<v>.+)"),
+        ("name", rf"^(?:{_SELF}の)?名前は(?P<v>.+)"),
+        ("name", r"^(?P<v>.+?)(?:って|と)呼んで"),
+        ("name", r"^(?P<v>.+?)(?:と申します|といいます|と言います|って言います|っていいます)$"),
+        ("name", r"^(?P<v>[^、。]{1,10}?)(?:です|と申します|っていいます)[、,]\s*(?:よろしく|"
+                 r"はじめまして)"),
+        ("married", r"^(?:[^、。]{0,4}?)?(?P<x>結婚|離婚|婚約)(?:しました|した|しています|してます|"
+                    r"してる|している)$"),
+        ("height", r"(?:^|は)(?:[^、。]{0,8}?)(?P<v>[0-9]{2,3}) ?(?:センチ|cm)"),
+        ("pet_named", r"^(?P<v>.+?)(?:っていう|という)名前の(?P<x>.+?)を飼って"),
+        ("rel_age", rf"^(?:うちの)?(?P<r>{REL}|{PET})(?:は|が)[^、。]{{0,6}}?{_NUM}歳"),
+        ("age", rf"^(?:[^、。]{{0,4}}?)?{_NUM}歳(?:です|だ|になりました|になった|$)"),
+        ("rel_origin", rf"^(?P<r>{REL})は(?P<v>.+?)(?:出身|生まれ)"),
+        ("hometown", r"^(?P<v>.+?)(?:出身|生まれ)(?:です|だ|で|$)"),
+        ("hometown", r"^(?P<v>.+?)で(?:育ち|育った|生まれ)"),
+        ("hometown", r"^生まれも育ちも(?P<v>.+)"),
+        ("studies", r"^(?P<v>.+?(?:大学|高校|学校|大学院|専門学校))を(?:卒業|中退)"),
+        ("rel_partner", r"^(?P<r>.+?)(?:と|とは)付き合って"),
+        ("own", r"^(?P<x>.+?)(?:は|を)持って(?:いません|ない|ません|います|ます|る|いる)$"),
+        ("rel_home", rf"^(?P<r>{REL})は(?P<v>.+?)に(?:住んで|暮らして)"),
+        ("pet", rf"^(?P<x>.+?){_NUM}(?:匹|頭|羽)と暮らして"),
+        ("home", r"^(?P<v>.+?)(?:に住んで|で暮らして|と暮らして|に引っ越してきた|に引っ越して"
+                 r"きました|在住|で一人暮らし|一人暮らし)"),
+        ("rel_job", rf"^(?P<r>{REL})は(?P<v>.+?)(?:を|の仕事を)(?:して|やって)"),
+        ("rel_job", rf"^(?P<r>{REL})は(?P<v>.+?)(?:として|で)働いて"),
+        ("job", r"^(?P<v>.+?)として働いて"),
+        ("employer", r"^(?P<v>.+?)(?:で働いて|で働いてる|に勤めて|に勤務|で勤務)"),
+        ("job_at", r"^(?P<v>.+?)で(?P<j>[^、でを]+?)(?:を|として)(?:して|やって|働いて)"),
+        ("job", r"^(?P<v>.+?)の仕事を(?:して|やって)"),
+        ("job", r"^(?P<v>.+?)を(?:教えて|経営して)"),
+        ("pet", rf"^(?P<x>.+?)を(?:{_NUM}(?:匹|頭|羽))?飼って"),
+        ("have", rf"^(?:[^、がは]{{0,6}}の)?(?P<x>{REL}|{PET}|子供|子ども)(?:と(?:{REL}))*が"
+                 rf"(?:{_NUM}(?:人|匹))?(?:ずつ)?(?:います|いる|いて|おります)"),
+        ("language", r"^(?P<x>.+?)(?:が|も)?(?:話せます|話せる|喋れる|しゃべれる|ペラペラ|"
+                     r"ぺらぺら|堪能)"),
+        ("car", r"^(?P<x>.+?)に乗って(?:います|ます|る|いる)$"),
+        ("allergy", r"^(?P<x>.+?)アレルギー"),
+        ("condition", r"^(?P<x>.+?(?:病|症))(?:があります|がある|です|持ち)"),
+        ("instrument",
+         r"^(?P<x>.+?)を弾き(?:ます)?$|^(?P<y>.+?)を弾(?:く|ける|けます|いています|いてます|いてる)$"),
+        ("attribute", rf"^(?P<a>{_ATTRIBUTE})は(?P<v>.+)"),
+        ("rel_job",
+         rf"^(?:うちの|{_SELF}の)?(?P<r>{REL}|{PET})は(?P<v>[^、,をがに]+?)(?:です|だ)?$"),
+        ("identity", r"^(?P<v>[^、,をがにでは]+?)(?:です|だ|やってます|やってる|をしてます|"
+                     r"をしています|してます|をやってます|なんです|なんだ|なので|だから|なんで)?"
+                     r"(?:笑|よ|ね|ー)*$"),
+    ]
+]
+
+
+def _fact(body: str, other: str | None) -> Found | None:
+    for name, pattern in _FACTS:
+        match = pattern.match(body)
+        if not match:
+            continue
+        groups = match.groupdict()
+        rel = groups.get("r")
+        if other and not rel and name not in ("rel_name", "have", "rel_partner"):
+            continue  # about someone else: only the rules that name them
+        if name == "identity":
+            value = (groups["v"] or "").strip()
+            if _JOB_SUFFIX.search(value):
+                return "fact", None, "仕事", {}
+            if value.endswith("人") and len(value) >= 3:
+                return "fact", None, "国籍", {}
+            if value.endswith("座") and len(value) >= 3:
+                return "fact", None, "星座", {}
+            identity = _IDENTITY.search(value)
+            if identity:
+                return "fact", None, identity.group(0), {}
+            continue
+        if name == "rel_job":
+            value = (groups.get("v") or "").strip()
+            if not (_JOB_SUFFIX.search(value) or "を" in body or "働" in body):
+                return "fact", None, f"{rel}", {}
+            return "fact", None, f"{rel}の仕事", {}
+        if name == "rel_name":
+            if other is None and not re.fullmatch(rf"{REL}|{PET}", rel or ""):
+                rel = ja_subject(rel or "")
+            return "fact", None, f"{rel}の名前", {}
+        if name == "rel_partner":
+            return "fact", None, groups["r"], {}
+        if name.startswith("rel_"):
+            attr = {"rel_age": "年齢", "rel_origin": "出身", "rel_home": "住まい"}[name]
+            return "fact", None, f"{rel}の{attr}", {}
+        if name == "job_at":
+            return "fact", None, "仕事" if _JOB_SUFFIX.search(groups["j"]) else "勤務先", {}
+        subject = {
+            "name": "名前", "age": "年齢", "hometown": "出身", "home": "住まい",
+            "job": "仕事", "employer": "勤務先", "language": "言語", "car": "車",
+            "studies": "学歴", "married": "結婚", "height": "身長",
+        }.get(name)
+        if subject:
+            return "fact", None, subject, {}
+        if name == "attribute":
+            return "fact", None, groups["a"], {}
+        if name == "allergy":
+            return "fact", None, f"アレルギー {groups['x']}", {}
+        x = groups.get("x") or groups.get("y") or ""
+        x = re.sub(rf"^(?:うちの|{_SELF}の)|{_NUM}(?:匹|頭|羽|人)$", "", x)
+        if x:
+            return "fact", None, x, {}
+    return None
+
+
+# -- preferences ----------------------------------------------------------------------------
+
+_X = r"(?P<x>.*?)"
+_PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
+    (name, pol, re.compile(body)) for name, pol, body in [
+        ("favorite", "like", r"^(?:一番)?(?:好き|すき)な(?P<a>.+?)は(?P<v>.+)"),
+        ("not_like", "dislike",
+         rf"^{_X}(?:の方|のほう)?(?:は|が|も)?(?:あまり|あんまり|そんなに|それほど|全然|もう)?"
+         r"(?:好き|すき)(?:では|じゃ)(?:ありません|ない|なかった|なくなった|なくなりました)"),
+        ("not_good_at", "dislike",
+         rf"^{_X}(?:は|が|も|って)?(?:あまり|あんまり|そんなに|全然)?(?:得意|好き)(?:では|じゃ)"
+         r"(?:ない|ありません)"),
+        ("soft_no", "dislike", rf"^{_X}(?:は|って)ちょっと(?:ね|な|かな|…|\.\.\.)*$"),
+        ("irritates", "dislike",
+         rf"^{_X}(?:は|って|に|が)(?:本当に|ほんと|いつも)?(?:イライラする|イラつく|うんざり|"
+         r"ストレス|疲れる|耐えられない|気持ち悪くなる|具合が悪くなる|気分が悪くなる)"),
+        ("mismatch", "dislike",
+         rf"^{_X}(?:とは|と|は|って)(?:どうも|あまり|あんまり)?(?:相性が悪い|合わない|合わなくて)"),
+        ("unneeded", "dislike", rf"^{_X}(?:は|って)(?:もう)?(?:いらない|要らない|いらん)"),
+        ("cannot_like", "dislike",
+         rf"^{_X}(?:は|って)(?:あまり|あんまり|どうしても)?(?:楽しいと|好きだと|好きに)?"
+         r"(?:思えない|なれない)"),
+        ("dislike", "dislike",
+         rf"^{_X}(?:は|が|も|って)?(?:ちょっと|本当に|ほんとに|ほんと|マジで|まじで|すごく|とても|"
+         r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|"
+         r"最悪|最低|"
+         r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
+        ("cannot", "dislike",
+         rf"^{_X}(?:は|が)?(?:食べられない|食べられません|食べれない|食べれません|飲めない|"
+         r"飲めません|飲まない派|食べない派)"),
+        ("like", "like",
+         rf"^{_X}(?:の方|のほう)?(?:が|は|も|って)?(?:大|だい|とても|すごく|めっちゃ|めちゃくちゃ|"
+         r"本当に|ほんとに|一番|超|かなり|結構|けっこう)?(?:好き|すき|スキ|大好き|好物|大好物)"
+         r"(?!(?:では|じゃ))"),
+        ("prefer", "like", rf"^{_X}(?:が|は|を)?(?:好み|好む|好んで)"),
+        ("camp", "like", rf"^{_X}派(?:です|だ|なんです|かな|$)"),
+        ("weakness", "like", rf"^{_X}(?:に|には)(?:目がな|弱い|弱くて|勝てない|惹かれる|"
+                                 r"心惹かれる|ときめく)"),
+        ("unmatched", "like",
+         r"^(?P<x>.+?)ほど(?:[^、。]{0,12}?)(?:もの|こと)は(?:ない|ありません)"),
+        ("context_best", "like",
+         r"^(?:.+?)なら(?:やっぱり|やっぱ|断然|絶対|もちろん)(?P<x>[^、。]+?)(?:一択|でしょ|だね|"
+         r"かな|です|!)*$"),
+        ("endless", "like", rf"^{_X}(?:なら|だったら)(?:いくらでも|何時間でも|毎日でも|何杯でも)"),
+        ("happiest", "like",
+         rf"^{_X}(?:が|は|って)(?:一日で|人生で|一週間で|一年で)?(?:一番|いちばん)の?(?:楽しみ|幸せ|"
+         r"落ち着く|楽しい|"
+         r"好き)"),
+        ("hooked", "like",
+         rf"^{_X}(?:に|には|にも)?(?:ハマって|はまって|ハマった|はまった|夢中|凝って|ドハマり|"
+         r"どハマり|どはまり|ハマると|はまると)"),
+        ("fond", "like", rf"^{_X}(?:が|は|を)?(?:気に入って|お気に入り)"),
+        ("hobby", "like", rf"^{_X}(?:が|は)(?:{_SELF}の)?趣味"),
+        ("hobby", "like", r"^趣味は(?P<x>.+)"),
+        ("better", "like", rf"^{_X}(?:の方|のほう)がいい"),
+        ("best", "like", rf"^{_X}(?:が|は|って)?(?:最高|一番いい|いちばんいい)"),
+        ("rather_better", "like",
+         r"^(?P<over>.+?)より(?:も)?(?P<x>[^、。]+?)(?:が|の方が|のほうが)(?:いい|好き|好み)"),
+        ("rather", "like",
+         r"^(?P<over>.+?)より(?:も)?(?:断然|絶対|やっぱり|やっぱ)?(?P<x>[^、。]*[^\u3040-\u309f、。])"
+         r"(?:派|かな|でしょ|だね|です|!)*$"),
+    ]
+]
+
+
+def _preference(body: str, previous: str | None) -> Found | None:
+    for name, polarity, pattern in _PREFERENCES:
+        match = pattern.match(body)
+        if not match:
+            continue
+        groups = match.groupdict()
+        if name == "favorite":
+            return "preference", polarity, f"好きな{groups['a']}", {
+                "value": groups["v"].strip()}
+        raw = groups["x"] or ""
+        meta: dict[str, str] = {"over": groups["over"]} if groups.get("over") else {}
+        for sep in ("より", "よりも"):
+            if sep in raw:
+                over, _, raw = raw.rpartition(sep)
+                meta["over"] = over
+        raw = re.sub(r"(?:の方|のほう)$", "", raw)
+        if not ja_subject(raw) or _DEICTIC.match(raw):
+            raw = _previous_object(previous) or ""
+        if ja_subject(raw):
+            return "preference", polarity, raw, meta
+    return None
+
+
+def _previous_object(previous: str | None) -> str | None:
+    """What the previous clause was about (「ジャズをよく聴くけど、本当に好き」)."""
+    if not previous:
+        return None
+    text = re.sub(r"^(?:最近|今|昔|前|いつも|毎日)(?:は|も)?", "", _clean(previous))
+    match = re.match(r"^(?P<np>[^、,をがは]{1,20}?)(?:ばっかり|ばかり|だけ|を|が|は)", text)
+    return match.group("np") if match else None
+
+
+# -- decisions and habits ---------------------------------------------------------------------
+
+_DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
+    (name, pol, re.compile(body)) for name, pol, body in [
+        ("bare_quit", "dislike",
+         r"^(?:仕事を|会社を)?(?P<x>)(?:辞めます|辞めました|辞めた|辞める)(?:!|！)*$"),
+        ("wont_use", "dislike",
+         r"^(?P<x>.+?)(?:は|を)(?:もう)?(?:使いません|使わない|使用しません|採用しません)"),
+        ("decided", "like",
+         r"^(?P<x>.+?)(?:ことにした|ことにしました|ことにします|ことにする|ことに決めた|"
+         r"ことに決めました|ことになった|ことになりました|って決めた|って決めました|と決めた|"
+         r"と決めました|ことにしよう)"),
+        ("chose", "like",
+         r"^(?P<x>.+?)(?:に|を)(?:決めた|決めました|決定しました|決定した|決まりました|決まった|"
+         r"選びました|選んだ|採用しました|採用した|採用します|落ち着いた|落ち着きました)"),
+        ("chose", "like", r"^(?P<x>.+?)に(?:しました|します|した|する|しよう)(?:よ|ね|！|!)*$"),
+        ("use", "like",
+         r"^(?P<x>.+?)を(?:使い|使う|使用し|使用する|採用し|採用する)(?:ます|ました)|"
+         r"^(?P<y>.+?)を(?:使おう|使っていく|使っていきます)"),
+        ("stop", "dislike",
+         r"^(?P<x>.+?)(?:を|は)?(?:やめました|やめた|やめる|やめます|辞めました|辞めた|辞める|"
+         r"止めた|止めました|解約した|解約しました|卒業した|卒業しました|消します|消した|"
+         r"やめておく|やめとく|辞めます|断ちする|断ちします|断ち$|を断つ|"
+         r"消しました|削除した|削除しました|退会した|退会しました)"),
+        ("start", "like",
+         r"^(?P<x>.+?)(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
+         r"はじめた|はじめました|はじめます|始まります|始まる|スタートした|スタートします)"),
+        ("act", "like",
+         r"^(?P<x>.+?)(?:を|に)(?:[^、。をに]{0,5}?)(?:予約しました|予約した|買いました|買った|注文しました|"
+         r"注文した|申し込みました|申し込んだ|エントリーした|エントリーしました|登録した|"
+         r"登録しました|応募した|応募しました|乗り換えました|乗り換えた|変えました|変えた|"
+         r"移行します|移行しました|契約した|契約しました|入会した|入会しました|ポチった|"
+         r"ポチりました|提出した|提出しました|出した|出しました|迎えた|迎えました|切り替える|"
+         r"切り替えます|切り替えた|切り替えました)"),
+        ("life", "like",
+         r"^(?P<x>.+?)(?:へ|に)?(?:引っ越|移住|転職|転勤|留学|入学|進学|結婚|独立|起業|入籍)"
+         r"(?:します|する$|しました|した$)"),
+        ("build_with", "like",
+         r"^(?P<x>.+?)で(?:作ります|作る$|書きます|書く$|実装します|開発します|作ることにした)"),
+        ("done", "like",
+         r"^(?P<x>.+?)[、,]?\s*(?:予約完了|予約済み|申込完了|申し込み完了|購入完了|決定)(?:!|！)*$"),
+        ("toward", "like",
+         r"^(?P<x>.+?)に向けて(?:準備|トレーニング|練習|勉強)(?:中|してる|しています)"),
+        ("intend", "like",
+         r"^(?P<x>.+?)(?:つもり|予定(?:です|だ|$)|よう(?:と思|かな)|ようっと|ぞ$|でいきます|"
+         r"でいく$|でいこう|でいきましょう|で行きます|で行く$|ようにします|ようにする$|"
+         r"にしましょう|しましょう$)"),
+    ]
+]
+_FUTURE_LEAD = re.compile(
+    r"^(?:これからは|これから|(?:今日|今夜|今晩|明日|明後日|今週|来週|今月|来月|今年|来年|新年|"
+    r"年明け|春|夏|秋|冬|[0-9]+月|(?:月|火|水|木|金|土|日)曜)(?:から|こそ)(?:は)?|"
+    r"(?:今年|来年|今月|来月|今週|来週|今週末|来週末)(?:は|こそ)?|明日|明後日|今夜|今晩|"
+    r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
+)
+# A guess about what will happen is not a plan (「明日雨降るかな」).
+_GUESS_END = re.compile(r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず)$")
+
+_HABIT_CUE = re.compile(
+    r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
+    r"普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ毎|ほとんど|決して|絶対|"
+    r"週に?[一二三四五六七0-9]+回?|週一|週二|週三|月に?[一二三0-9]+(?:回|度)|一日おき|"
+    r"(?:1|一)日(?:[0-9一二三]|中)|隔週|習慣|日課|癖|くせ|がち|ことが多い|ようにしている|"
+    r"ようにしてる|ようにしています|ことにしている|ことにしてる|ことにしています|ついつい|"
+    r"^つい|(?:月|火|水|木|金|土|日)曜(?:日)?(?:の(?:朝|夜|夕方))?(?:は|に|も)|"
+    r"週末(?:は|に)|休日(?:は|に)|休みの日(?:は|に)|平日(?:は|に)|^朝(?:は|に)|^夜(?:は|に)|"
+    r"^昼(?:は|に)|夕方(?:は|に)|寝る前|起きたら|帰ったら|食後|(?:の|した)?(?:あと|後)(?:は|に|で)|"
+    r"通勤中|朝食に|夕食後|夕飯は|朝ごはんは|昼ごはんは|ルーティン|お決まり|定番|夜型|朝型|"
+    r"まずない|ことはない|以降(?:は|に)?|以前(?:は|に)|たびに|度に|どこでも|いつでも|"
+    r"(?:の|る|た)(?:とき|時)(?:は|に)|昼休み|休憩中|帰りに|ように(?:気をつけて|心がけて|意識して)|"
+    r"起きてすぐ|起きたらすぐ|帰ったらすぐ|[\u4e00-\u9fff]{2}中(?:は|に)"
+)
+_HABIT_ADVERB = re.compile(
+    r"いつも|必ず|常に|普段は|普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ|"
+    r"ほとんど|決して|絶対に|絶対|ついつい|つい|まとめて")
+_HABIT_TAIL = re.compile(
+    r"(?:のが習慣です|のが習慣|が習慣です|が習慣|のが日課です|のが日課|が日課|のが楽しみ|"
+    r"癖がある|くせがある|しがちです|しがち|がちです|がち|ことが多いです|ことが多い|"
+    r"ようにしています|ようにしてる|ようにしている|ようにしてます|ないように気をつけてる|"
+    r"ように気をつけてる|ことにしています|ことにしてる|ことにしている|てしまう|ちゃう|"
+    r"しちゃう|する日|日|のがルーティン|がルーティン|のがお決まり|がお決まり|のが定番|"
+    r"ように気をつけてます|ように気をつけています|ように心がけてます|ように心がけています)$")
+_NEGATIVE_END = re.compile(r"(?:ない|ません|ず|ないように.*|ないこと.*)$")
+
+
+def _clean(clause: str) -> str:
+    text = unicodedata.normalize("NFKC", clause).strip()
+    stripped = _QUOTED.sub("", text)
+    if stripped.strip(" 、,。.!！?？"):
+        text = stripped
+    text = text.rstrip("。.!！~〜ー ")
+    text = re.sub(r"(?:笑|w+|ｗ+)$", "", text).rstrip("。.!！ ")
+    return _LEAD.sub("", text).strip(" 、,")
+
+
+def refused(text: str) -> bool:
+    """Questions, requests, wishes and hearsay state nothing about the speaker."""
+    if text.endswith(("?", "？")) or _QUESTION_END.search(text):
+        return True
+    if _QUESTION_SOFT_END.search(text) and _QUESTION_WORD.search(text):
+        return True
+    return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text))
+
+
+def _other_person(body: str) -> str | None:
+    topic = _OTHER_TOPIC.match(body)
+    if topic:
+        return topic.group("r") or topic.group("p")
+    possessor = _OTHER_POSSESSOR.match(body)
+    if possessor and len(possessor.group("r")) <= 10:
+        return possessor.group("r")
+    double = _DOUBLE_SUBJECT.match(body)
+    if double and not _TIME_TOPIC.match(double.group("a")):
+        return double.group("a")
+    return None
+
+
+def japanese(clause: str, previous: str | None = None) -> Found | None:
+    """What one Japanese clause states about the user, if anything (see the module doc)."""
+    raw = unicodedata.normalize("NFKC", clause).strip()
+    body = _clean(clause)
+    if not body:
+        return None
+    named = re.match(r"^(?P<v>.+?)(?:って|と)呼んで", body)
+    if named:
+        return "fact", None, "名前", {}
+    if refused(body) or refused(raw.rstrip("。.! ")):
+        return None
+    other = _other_person(body)
+    if other:
+        return _fact(body, other)
+    found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
+    return found
+
+
+def _decision(body: str) -> Found | None:
+    future = _FUTURE_LEAD.match(body)
+    rest = body[future.end():] if future else body
+    for name, polarity, pattern in _DECISIONS:
+        match = pattern.match(rest)
+        if not match:
+            continue
+        x = match.group("x") if match.group("x") is not None else match.groupdict().get("y")
+        if name == "decided" and re.search(r"ことにして(?:る|いる|います)", rest):
+            return None  # an ongoing rule: a habit
+        if name == "intend" and re.search(r"ようにして(?:る|いる|います|ます)", rest):
+            return None
+        negative = polarity == "dislike" or bool(_NEGATIVE_END.search(x)) or bool(
+            re.search(r"(?:を|は)?(?:やめる|辞める|やめ|控える)$", x))
+        x = re.sub(r"(?:を|は)?(?:やめる|辞める|控える|始める|はじめる)$", "", x)
+        x = re.sub(r"(?:する|します|の)$", "", x)
+        meta: dict[str, str] = {}
+        if "から" in x and name in ("act", "chose"):
+            over, _, x = x.partition("から")
+            meta["over"] = over
+        if name == "bare_quit":
+            x = "仕事"
+        if ja_subject(x):
+            return "decision", "dislike" if negative else "like", x, meta
+    # 「これからは」「今日から」 start a new rule even with a habit word in it
+    # (「これからは毎晩10時に寝る」); a bare time word (「明日」) does not
+    starting = future is not None and re.search(r"から(?:は)?[、,]?\s*$", future.group(0))
+    if future and ja_subject(rest) and (starting or not _HABIT_CUE.search(rest)) and (
+            not _GUESS_END.search(rest)):
+        return "decision", "like", rest, {}
+    return None
+
+
+def _habit(body: str) -> Found | None:
+    if not _HABIT_CUE.search(body) or (
+            _NOT_HABIT_END.search(body) and not _HABIT_TAIL.search(body)):
+        return None
+    x = _HABIT_TAIL.sub("", body)
+    negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
+                              r"見ない", x))
+    x = _HABIT_ADVERB.sub("", x).strip(" 、,")
+    x = re.sub(r"^(?:毎朝|まいあさ)(?:は|に)?", "朝は", x)  # 毎朝X and 朝はいつもX agree
+    x = re.sub(r"^(?:毎晩|まいばん|毎夜)(?:は|に)?", "夜は", x)
+    x = re.sub(r"^(?:毎日|まいにち)", "", x).strip(" 、,")
+    x = JA_FILLER.sub("", x)
+    if not x or _DEICTIC.match(x) or not ja_subject(x):
+        return None
+    return "pattern", "dislike" if negative else "like", x, {}
+
+
+def open_statement(clause: str) -> str | None:
+    """The cleaned clause when no rule refuses it and it is not about someone else, else
+    None. What the second, embedding stage may classify."""
+    body = _clean(clause)
+    if not body or refused(body) or _other_person(body) or _DEICTIC.match(body):
+        return None
+    return body
+
+
+def open_subject(kind: str, body: str) -> str:
+    """A key subject for a clause the embedding stage classified: the clause itself, its
+    habit adverbs and endings off (the key rule does the rest)."""
+    return _HABIT_ADVERB.sub("", _HABIT_TAIL.sub("", body)) or body
