@@ -50,6 +50,6 @@ def recall(ctx: Context) -> int:
     if not hits:
         ctx.out("no good match: no memory is clearly related to this query")
     for rank, h in enumerate(hits, 1):
-        ctx.out(f"{rank:>3}  {h.relevance:4.0%}  {h.score:.4f}  {h.memory.id}  "
-                f"{h.memory.kind:<10}  {h.memory.text}")
+        ctx.out(f"{rank:>3}  {h.score:.4f}  {h.memory.id}  {h.memory.kind:<10}  "
+                f"{h.relevance:4.0%}  {h.memory.text}")
     return 0
