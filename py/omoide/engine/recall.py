@@ -16,8 +16,8 @@ in rank order with their relevance. The ranking itself is the fused score's.
 Time (``engine/timeframe.py``): when the query names a span ("last week", "in May 2023",
 先週, 去年の夏), reckoned from ``now`` (default: the engine's clock), hybrid mode adds the
 memories whose time (``created_at``) lies in it to the candidates and lifts their fused score
-by ``TIME_BOOST`` standard deviations (vector and full-text mode keep their own order) (the words naming the span stay in the full-text
-query: measured, removing them cost LoCoMo any@10).
+by ``TIME_BOOST`` standard deviations; vector and full-text mode keep their own order. The
+words naming the span stay in the full-text query (measured: removing them cost any@10).
 Every hit says whether it lies in the span (``in_timeframe``; None when the query named none).
 """
 
