@@ -61,3 +61,12 @@ def test_a_bad_now_names_the_field(engine):
     with pytest.raises(OmoideError) as info:
         engine.recall("mika", "ramen last week", now="yesterday")
     assert info.value.code == "INVALID_ARGUMENT" and "now" in str(info.value)
+
+
+def test_the_words_naming_a_span_do_not_count_against_relevance(engine):
+    with_span = engine.recall("mika", "ramen dinner in July 2023", now=NOW, k=1,
+                              min_relevance=0)[0]
+    without = engine.recall("mika", "ramen dinner in July 2023", now=NOW, k=1,
+                            min_relevance=0, use_time=False)[0]
+    assert with_span.relevance > without.relevance
+    assert engine.recall("mika", "ramen dinner in July 2023", now=NOW)  # a good match

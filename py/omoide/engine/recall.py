@@ -125,8 +125,13 @@ def _flag(frame: TimeFrame | None, memory: Memory) -> bool | None:
     return None if frame is None else frame.contains(memory.created_at)
 
 
-def _coverage(store: CharacterStore, terms: list[str], ids: list[str]) -> list[float | None]:
-    """Lexical coverage of the query by each memory (None: the query has no indexable term)."""
+def _coverage(store: CharacterStore, terms: list[str], ids: list[str],
+              frame: TimeFrame | None) -> list[float | None]:
+    """Lexical coverage of the query by each memory (None: the query has no indexable term).
+    The words naming a time span are left out: a memory meets them by its time, not its text."""
+    if frame is not None:
+        time_words = set(store.analyzer(frame.phrase))
+        terms = [t for t in terms if t not in time_words]
     shares = store.text_index.coverage(content_terms(terms), ids)
     return [None] * len(ids) if shares is None else list(shares)
 
@@ -148,7 +153,7 @@ def _vector_hits(engine, store: CharacterStore, query, k, floor, allowed, frame)
 def _fulltext_hits(store: CharacterStore, query, k, floor, allowed, frame) -> list[Hit]:
     terms = store.analyzer(query)
     result = store.text_index.search(terms, k, allowed)
-    coverage = _coverage(store, terms, result.ids)
+    coverage = _coverage(store, terms, result.ids, frame)
     hits = []
     for rank, (memory_id, score) in enumerate(zip(result.ids, result.scores, strict=True), 1):
         if floor is not None and score < floor:
@@ -201,7 +206,7 @@ def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame) 
             if i in in_frame:
                 fused[i] = fused.get(i, 0.0) + TIME_BOOST
     best = sorted(candidates, key=lambda i: (-fused.get(i, 0.0), i))[:k]
-    coverage = _coverage(store, terms, best)
+    coverage = _coverage(store, terms, best, frame)
     hits = []
     for i, share in zip(best, coverage, strict=True):
         memory = store.records[i]
