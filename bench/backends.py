@@ -46,6 +46,7 @@ from omoide.server import serve  # noqa: E402
 from omoide.workspace import open_workspace  # noqa: E402
 
 PORT = 47699
+KEY = "bench-key-0123456789abcdef"
 CHUNK = 1_000
 
 
@@ -104,16 +105,17 @@ def backend_rows(backend, ids: list[str], queries: list[str], repeats: int) -> d
 
 
 def http_rows(db: Path, ids: list[str], queries: list[str], repeats: int) -> dict:
-    server = serve(str(db), "127.0.0.1", PORT)
+    server = serve(str(db), "127.0.0.1", PORT, api_key=KEY)  # as users run it: with a key
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        http = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}"))
+        http = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key=KEY))
         rows = backend_rows(http, ids, queries, repeats)
         source = SQLiteBackend(db)
         sample = [source.get(i, with_vector=True) for i in ids[:repeats]]
         fresh = [r | {"id": r["id"][:-4] + "ZZZZ"} for r in sample]
         rows["create_with_vector"] = timed(lambda i: http.create(fresh[i]), len(fresh))
-        mirror_target = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}"), name="mirror")
+        mirror_target = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key=KEY),
+                                    name="mirror")
         manager = BackendManager(source, [mirror_target])
         for r in fresh:
             manager.mirror({"op": "update", "id": r["id"], "fields": {"importance": 0.7}})

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from omoide.engine.memory import new_memory_id
-from omoide.server.app import ReferenceServer, serve
+from omoide.server import ReferenceServer, serve
 
 _counter = [0]
 
@@ -23,13 +24,14 @@ def make_record(character: str, text: str, *, kind: str = "fact", vector=None,
 
 @contextmanager
 def running_server(db, port: int, *, api_key: str | None = None,
-                   server_class: type[ReferenceServer] | None = None) -> Iterator[ReferenceServer]:
-    if server_class is None:
-        server = serve(str(db), "127.0.0.1", port, api_key=api_key)
-    else:
-        from omoide.backends.sqlite import SQLiteBackend
-
-        server = server_class(("127.0.0.1", port), SQLiteBackend(db), api_key=api_key)
+                   wrap_app: Callable[[Any], Any] | None = None,
+                   **options: Any) -> Iterator[ReferenceServer]:
+    """The reference server on loopback in a thread: with ``api_key`` or else keyless
+    (``no_key``, loopback only); ``wrap_app`` wraps its ASGI app (another URL layout)."""
+    server = serve(str(db), "127.0.0.1", port, api_key=api_key, no_key=api_key is None,
+                   **options)
+    if wrap_app is not None:
+        server.app = wrap_app(server.app)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

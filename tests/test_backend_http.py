@@ -12,35 +12,34 @@ import pytest
 
 from omoide.backends.http import HttpBackend, HttpConfig
 from omoide.errors import OmoideError
-from omoide.server.app import Handler, ReferenceServer
 from tests.backend_fixtures import make_record, running_server
 
 PORT = 47672
 
 
-class CustomLayoutHandler(Handler):
-    """A server with another layout: /api/v2/notes, /api/v2/notes/item/{id}, /api/v2/find,
-    /api/v2/ping, and ``who`` instead of ``character_id``."""
-
-    def dispatch(self, method: str) -> None:
-        self.seen.append(self.path)
-        path = self.path
-        for theirs, ours in (("/api/v2/notes/item/", "/memories/"), ("/api/v2/notes", "/memories"),
-                             ("/api/v2/find", "/memories/search"), ("/api/v2/ping", "/health"),
-                             ("who=", "character_id=")):
-            path = path.replace(theirs, ours)
-        if path == self.path:
-            self.fail(404, "not our layout")
-            return
-        self.path = path
-        super().dispatch(method)
+LAYOUT = (("/api/v2/notes/item/", "/memories/"), ("/api/v2/notes", "/memories"),
+          ("/api/v2/find", "/memories/search"), ("/api/v2/ping", "/health"))
 
 
-class CustomLayoutServer(ReferenceServer):
-    def __init__(self, address, backend, **kw):
-        super().__init__(address, backend, **kw)
-        self.RequestHandlerClass = CustomLayoutHandler
-        CustomLayoutHandler.seen = []
+def custom_layout(app, seen: list[str]):
+    """The reference app behind another layout: /api/v2/notes, /api/v2/notes/item/{id},
+    /api/v2/find, /api/v2/ping, and ``who`` instead of ``character_id``."""
+
+    async def layout(scope, receive, send):
+        raw = scope["raw_path"].decode()
+        query = scope["query_string"].decode()
+        seen.append(raw + ("?" + query if query else ""))
+        for theirs, ours in LAYOUT:
+            if raw.startswith(theirs):
+                raw = ours + raw[len(theirs):]
+                break
+        else:
+            raw = "/not-our-layout"
+        query = query.replace("who=", "character_id=")
+        scope = scope | {"raw_path": raw.encode(), "path": raw, "query_string": query.encode()}
+        await app(scope, receive, send)
+
+    return layout
 
 
 def test_paths_and_parameter_names_are_configurable(tmp_path):
@@ -49,7 +48,8 @@ def test_paths_and_parameter_names_are_configurable(tmp_path):
                         health_path="/api/v2/ping", params={"character_id": "who"},
                         headers={"X-Tenant": "me"})
     backend = HttpBackend(config)
-    with running_server(tmp_path / "s.db", PORT, server_class=CustomLayoutServer):
+    seen: list[str] = []
+    with running_server(tmp_path / "s.db", PORT, wrap_app=lambda app: custom_layout(app, seen)):
         record = backend.create(make_record("alice", "Alice loves green tea"))
         assert backend.get(record["id"])["text"] == "Alice loves green tea"
         assert backend.list(character_id="alice")["total"] == 1
@@ -57,7 +57,6 @@ def test_paths_and_parameter_names_are_configurable(tmp_path):
         assert backend.search("tea", character_id="alice")[0]["memory"]["id"] == record["id"]
         assert backend.health()["ok"] is True
         assert backend.delete(record["id"]) is True
-    seen = CustomLayoutHandler.seen
     assert any(p.startswith("/api/v2/notes?") and "who=alice" in p for p in seen)
     assert any(p.startswith("/api/v2/notes/item/") for p in seen)
 
@@ -162,12 +161,21 @@ def test_reference_server_refuses_oversized_bodies_and_unknown_routes(tmp_path):
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(f"http://127.0.0.1:{PORT}/nowhere", timeout=10)
         assert err.value.code == 404
+        # CORS: only the app's origins (the default allow-list), never "*"
+        app = "http://127.0.0.1:8742"
         preflight = urllib.request.Request(f"http://127.0.0.1:{PORT}/memories",
-                                           method="OPTIONS")
+                                           method="OPTIONS", headers={"Origin": app})
         with urllib.request.urlopen(preflight, timeout=10) as reply:
             assert reply.status == 204
-            assert reply.headers["Access-Control-Allow-Origin"] == "*"
+            assert reply.headers["Access-Control-Allow-Origin"] == app
             assert "Authorization" in reply.headers["Access-Control-Allow-Headers"]
+        for origin in ("http://evil.example", "null", "http://127.0.0.1:8743"):
+            preflight = urllib.request.Request(f"http://127.0.0.1:{PORT}/memories",
+                                               method="OPTIONS", headers={"Origin": origin})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(preflight, timeout=10)
+            assert err.value.code == 403
+            assert err.value.headers["Access-Control-Allow-Origin"] is None
 
 
 def test_a_refused_request_leaves_a_kept_alive_connection_usable(tmp_path):
@@ -178,11 +186,14 @@ def test_a_refused_request_leaves_a_kept_alive_connection_usable(tmp_path):
     with running_server(tmp_path / "s.db", PORT, api_key="right") as server:
         conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
         body = json.dumps(make_record("alice", "refused"))
-        conn.request("POST", "/memories", body=body, headers={"Authorization": "Bearer no"})
+        json_type = {"Content-Type": "application/json"}
+        conn.request("POST", "/memories", body=body,
+                     headers={"Authorization": "Bearer no", **json_type})
         first = conn.getresponse()
         first.read()
         assert first.status == 401
-        conn.request("POST", "/memories", body=body, headers={"Authorization": "Bearer right"})
+        conn.request("POST", "/memories", body=body,
+                     headers={"Authorization": "Bearer right", **json_type})
         second = conn.getresponse()
         assert second.status == 201 and json.loads(second.read())["text"] == "refused"
         server.server_close()  # stopping drops kept-alive connections too

@@ -130,6 +130,21 @@ def test_forget_and_restore(cli):
     assert "No memory with id 'NOPE'" in cli.fails("forget", "alice", "NOPE")
 
 
+def test_update(cli):
+    ids = fill(cli)
+    tea = ids["Alice loves green tea"]
+    changed = cli.json("update", "alice", tea, "--text", "Alice loves jasmine tea",
+                       "--importance", "0.9", "--key", "drink")
+    assert (changed["text"], changed["importance"], changed["key"]) == (
+        "Alice loves jasmine tea", 0.9, "drink")
+    assert cli.json("recall", "alice", "jasmine", "--mode", "fulltext")["hits"][0]["id"] == tea
+    assert cli.json("update", "alice", tea, "--key", "")["key"] is None
+    assert "give --text, --kind, --importance or --key" in cli.fails("update", "alice", tea)
+    assert "No memory with id 'NOPE'" in cli.fails("update", "alice", "NOPE", "--kind", "fact")
+    cli.ok("forget", "alice", tea)
+    assert "No memory with id" in cli.fails("update", "alice", tea, "--importance", "0.1")
+
+
 def test_characters_stats_audit(cli):
     fill(cli)
     assert [c["id"] for c in cli.json("characters")] == ["alice", "bob"]

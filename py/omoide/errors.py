@@ -50,7 +50,12 @@ MESSAGES: dict[str, str] = {
     "BACKEND_TIMEOUT": "The backend {url} did not answer within {timeout} s.",
     "BACKEND_UNAVAILABLE": "No backend could serve {operation}: {reasons}.",
     "BACKEND_WRITE_FAILED": "The database {path} refused the write; nothing was changed: {reason}.",
+    "MEMORY_CONFLICT": (
+        "The memory {memory_id!r} was {what} by another process on the same workspace; "
+        "nothing was written. Look at it again and retry."
+    ),
     "BACKEND_CONFIG": "The backend configuration is not valid: {reason}.",
+    "SERVER_CONFIG": "The server will not start: {reason}.",
     "WORKSPACE_MODEL_MISMATCH": (
         "The workspace {path} uses {stored}, not {selected}. To switch it (every memory is "
         "embedded again), run `python -m omoide revectorize --model {model} --dtype {dtype}`; "

@@ -7,6 +7,10 @@ reference server over HTTP) are routed by a ``BackendManager``.
     ws.governor.recall("alice", "what does alice drink")
     ws.close()
 
+Several processes may hold one file at once (an MCP server, the CLI, your agent): before
+every verb the engine takes over what the others committed (``backends/follower.py``), and
+its own writes change only what they change (``backends/listener.py``).
+
 Default file: ``$OMOIDE_HOME/omoide.db``, else ``$XDG_DATA_HOME/omoide/omoide.db``, else
 ``~/.local/share/omoide/omoide.db``.
 """
@@ -21,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omoide.backends.base import MemoryBackend
-from omoide.backends.listener import BackendListener, load_engine
+from omoide.backends.follower import Follower
+from omoide.backends.listener import BackendListener
 from omoide.backends.manager import BackendManager, JsonFileQueueStore
 from omoide.backends.mirror import ManagerMirror
 from omoide.backends.sqlite import SQLiteBackend
@@ -91,6 +96,7 @@ class Workspace:
     backend: SQLiteBackend
     manager: BackendManager | None = None
     loaded: dict[str, int] = field(default_factory=dict)
+    follower: Follower | None = None  # catches up with other processes before every verb
 
     def close(self) -> None:
         if self.manager is not None:
@@ -127,8 +133,11 @@ def open_workspace(
         manager.initialize()
         manager.start()
     engine = MemoryEngine(embedder)
-    loaded = load_engine(engine, backend.all_records())
+    follower = Follower(engine, backend)  # loads the engine; then other processes' commits
+    backend.on_commit = follower.committed
+    engine.add_refresher(follower)
     engine.add_listener(BackendListener(backend))  # write-ahead: a refusal vetoes the change
     if manager is not None:
         engine.add_listener(ManagerMirror(manager))  # then queued for every fallback
-    return Workspace(path, engine, Governor(engine), backend, manager, loaded)
+    return Workspace(path, engine, Governor(engine), backend, manager, follower.loaded,
+                     follower)

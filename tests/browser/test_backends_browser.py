@@ -174,12 +174,14 @@ def test_queue_store_writes_only_a_changed_queue() -> None:
 class ReferenceServer:
     """The reference server on a fixed loopback port, stoppable and restartable."""
 
-    def __init__(self, db: Path, port: int, key: str) -> None:
-        self.db, self.port, self.key = db, port, key
+    def __init__(self, db: Path, port: int, key: str, app_origin: str | None) -> None:
+        self.db, self.port, self.key, self.app_origin = db, port, key, app_origin
         self.server = None
 
     def start(self) -> ReferenceServer:
-        self.server = serve(str(self.db), "127.0.0.1", self.port, api_key=self.key)
+        # safe defaults: a key, and CORS for the app's origin only (the test app's port)
+        self.server = serve(str(self.db), "127.0.0.1", self.port, api_key=self.key,
+                            origins=[self.app_origin] if self.app_origin else None)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -201,8 +203,8 @@ class ReferenceServer:
 
 
 @pytest.fixture
-def ref_server(tmp_path: Path):
-    server = ReferenceServer(tmp_path / "backup.db", SERVER_PORT, KEY).start()
+def ref_server(tmp_path: Path, app_url: str):
+    server = ReferenceServer(tmp_path / "backup.db", SERVER_PORT, KEY, app_url).start()
     yield server
     server.stop()
 
@@ -359,3 +361,11 @@ def test_backup_mirror_outage_reload_and_restore(launch, app_url, tmp_path, ref_
     assert local_ids(fresh, "rin") | local_ids(fresh, "mio") == set(everything)
     characters = {c["id"] for c in engine_call(fresh, "characters")}
     assert {"rin", "mio"} <= characters
+
+    # The same server started with its defaults answers CORS for the app's usual origin
+    # (127.0.0.1:8742) only: this app (another port) can no longer read it.
+    ref_server.stop()
+    ref_server.app_origin = None
+    ref_server.start()
+    checked = engine_call(fresh, "backends_check")[1]
+    assert checked["ok"] is False and checked["last_error"]

@@ -71,8 +71,23 @@ def test_ingest_uses_the_configured_llm_and_degrades_when_it_fails(launch, app_u
     page.goto(app_url)
     wait_ready(page)
     engine_call(page, "select_model", {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"})
-    engine_call(page, "set_settings", {"llm_endpoint": "http://127.0.0.1:47681/v1",
-                                       "llm_model": "local-model", "llm_api_key": "sk-test"})
+    shown = engine_call(page, "set_settings", {"llm_endpoint": "http://127.0.0.1:47681/v1",
+                                               "llm_model": "local-model",
+                                               "llm_api_key": "sk-test"})
+    # the page never gets the key back: masked in the answer and in `settings`
+    assert shown["llm_api_key"] == "••••" and "sk-test" not in json.dumps(shown)
+    assert engine_call(page, "settings")["llm_api_key"] == "••••"
+    # the maintenance form saves another setting: the masked key field is left as it is,
+    # and the key stored in the worker still reaches the chat endpoint (below)
+    page.click("#tab-maintenance")
+    key_field = page.locator("#setting-llm_api_key")
+    key_field.wait_for()
+    assert key_field.get_attribute("type") == "password" and key_field.input_value() == "••••"
+    page.fill("#setting-rrf_k", "55")
+    page.click("#settings-save")
+    page.wait_for_function("() => window.omoide.call('settings', {})"
+                           ".then((s) => s.rrf_k === 55)", polling=200)
+    assert engine_call(page, "settings")["llm_api_key"] == "••••"
     report = engine_call(page, "ingest", {"character": "rin", "messages": MESSAGES,
                                           "dry_run": False})
     assert report["path"] == "llm" and report["degraded"] is None

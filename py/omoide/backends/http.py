@@ -52,8 +52,9 @@ def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes
 @dataclass(frozen=True)
 class HttpConfig:
     base_url: str
-    api_key: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    # secrets: never in a repr (logs, tracebacks, error reports); headers may carry keys too
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     timeout: float = 30.0
     memories_path: str = "/memories"
     memory_path: str = "/memories/{id}"
@@ -118,6 +119,8 @@ class HttpBackend:
             return status, None
         text = raw.decode("utf-8", "replace")
         if not 200 <= status < 300:
+            if self.config.api_key:  # a server that echoes the request must not leak the key
+                text = text.replace(self.config.api_key, "••••")
             raise OmoideError.of("BACKEND_HTTP", url=url, status=status, body=text[:500])
         try:
             return status, json.loads(text) if text.strip() else None

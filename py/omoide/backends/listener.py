@@ -1,23 +1,33 @@
 """The engine on a ``MemoryBackend``: ``BackendListener`` writes every engine change to the
 backend (write-ahead: a backend that raises vetoes the change, the engine stays unchanged),
-and ``load_engine`` rebuilds the engine's stores from the backend's records at start."""
+and ``load_engine`` rebuilds the engine's stores from the backend's records at start.
+
+Another process may have changed the same rows since this engine last looked, so a change
+of an existing memory writes only the fields that differ from the record it replaces, and
+only while the row is live (a row another process trashed or deleted is a MEMORY_CONFLICT,
+never resurrected); a recall counts with an atomic increment (``SQLiteBackend.touch``)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from omoide.backends.base import MemoryBackend, memory_of, record_of
+from omoide.backends.base import IMMUTABLE_FIELDS, memory_of, record_of
 from omoide.embeddings.registry import parse_stamp
 from omoide.engine.listener import Change
 from omoide.engine.memory import TrashEntry
+from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
+    from omoide.backends.sqlite import SQLiteBackend
     from omoide.engine.core import MemoryEngine
+
+# What a recall changes (``engine/recall.py``): counted, not overwritten.
+TOUCH_FIELDS = frozenset({"recall_count", "last_recalled_at"})
 
 
 class BackendListener:
-    def __init__(self, backend: MemoryBackend) -> None:
+    def __init__(self, backend: SQLiteBackend) -> None:
         self.backend = backend
 
     def on_change(self, change: Change) -> None:
@@ -25,21 +35,51 @@ class BackendListener:
         if change.op == "put":
             self.put(change)
         elif change.op == "trash":
-            backend.update(change.memory_id, {"trashed_at": change.at})
+            self.require(backend.update(change.memory_id, {"trashed_at": change.at}),
+                         change.memory_id)
         elif change.op == "restore":
-            backend.update(change.memory_id, {"trashed_at": None})
+            self.require(backend.update(change.memory_id, {"trashed_at": None}),
+                         change.memory_id)
         elif change.op == "purge":
             backend.delete(change.memory_id)
         elif change.op == "swap":
             for memory_id, vector in change.vectors.items():
                 backend.update(memory_id, {"vector": vector, "model": change.stamp})
 
+    @staticmethod
+    def require(written: dict[str, Any] | None, memory_id: str | None) -> None:
+        if written is None:  # another process deleted it for good
+            raise OmoideError.of("MEMORY_CONFLICT", memory_id=memory_id, what="deleted")
+
     def put(self, change: Change) -> None:
+        assert change.memory is not None and change.memory_id is not None
+        previous, memory_id = change.previous, change.memory_id
         record = record_of(change.memory, change.vector)
+        if previous is None or previous is change.memory:  # new (or changed in place)
+            if previous is None:  # a new memory always comes with its vector
+                try:
+                    self.backend.create(record)
+                    return
+                except OmoideError as err:
+                    if err.code != "BACKEND_CONFLICT":
+                        raise
+            fields = {k: v for k, v in record.items() if k not in IMMUTABLE_FIELDS
+                      and k != "trashed_at" and (k != "vector" or v is not None)}
+            self.backend.update(memory_id, fields, only_live=True)
+            return
+        old = previous.to_dict()
         fields = {k: v for k, v in record.items()
-                  if k not in ("id", "character_id") and (k != "vector" or v is not None)}
-        if self.backend.update(change.memory_id, fields) is None:
-            self.backend.create(record)
+                  if k not in IMMUTABLE_FIELDS and k in old and old[k] != v}
+        if change.vector is not None:
+            fields["vector"] = change.vector
+        if not fields:
+            return
+        added = change.memory.recall_count - previous.recall_count
+        if fields.keys() <= TOUCH_FIELDS and added > 0:
+            # a recall of a memory another process forgot meanwhile: not counted, not revived
+            self.backend.touch(memory_id, change.memory.last_recalled_at or 0.0, added)
+            return
+        self.backend.update(memory_id, fields, only_live=True)
 
 
 def load_engine(engine: MemoryEngine, records: list[dict[str, Any]]) -> dict[str, int]:

@@ -72,7 +72,10 @@ class JsonFileQueueStore:
     def save(self, ops: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the db
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)  # a leftover temp file of another mode
+        with open(fd, "w", encoding="utf-8") as f:
             json.dump(ops, f, ensure_ascii=False)
             f.flush()
             os.fsync(f.fileno())

@@ -1,8 +1,8 @@
 """Engine changes as mirror ops for a ``BackendManager``'s fallbacks (CPython workspace and
 browser alike): put -> upsert (the fallback gets the primary's full record, vector included,
 as it is when the op is sent) or, when only fields changed (recall counters, importance),
-an update of those fields; trash/restore -> update of ``trashed_at``; purge -> delete;
-swap (re-vectorization) -> upsert of every memory."""
+an update of just the fields that differ from the record replaced; trash/restore -> update
+of ``trashed_at``; purge -> delete; swap (re-vectorization) -> upsert of every memory."""
 
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ def mirror_ops(change: Change) -> list[dict[str, Any]]:
             return [{"op": "upsert", "id": change.memory_id}]
         assert change.memory is not None
         fields = {k: v for k, v in change.memory.to_dict().items() if k not in IMMUTABLE_FIELDS}
-        return [{"op": "update", "id": change.memory_id, "fields": fields}]
+        if change.previous is not None and change.previous is not change.memory:
+            old = change.previous.to_dict()  # only what changed: never a stale field
+            fields = {k: v for k, v in fields.items() if old.get(k) != v}
+        return [{"op": "update", "id": change.memory_id, "fields": fields}] if fields else []
     if change.op == "trash":
         return [{"op": "update", "id": change.memory_id, "fields": {"trashed_at": change.at}}]
     if change.op == "restore":

@@ -1,20 +1,27 @@
 """``SQLiteBackend``: memories in one SQLite file (standard library ``sqlite3``, WAL mode).
 
-Layout (schema version 1): ``memories(id PK, character_id, kind, trashed_at, updated_at,
+Layout (schema version 2): ``memories(id PK, character_id, kind, trashed_at, updated_at,
 record JSON, vector BLOB)``; the vector is little-endian float32, the record JSON holds every
 other field. WAL lets a reader (the reference server, a CLI ``recall``) run while another
 process writes; every call is one transaction, so a crash never leaves half a write.
+
+The change feed (schema 2; a schema-1 file gets it in place when opened): triggers on
+``memories`` append ``changes(seq, id, character_id)`` for every inserted, changed or deleted
+row and drop that id's earlier entry, whoever writes (this code, the CLI's re-vectorization,
+an older tool). A process that keeps an engine in memory reads only ``seq > last seen``
+(``changes_since``) after SQLite's ``data_version`` says another connection committed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 import threading
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,7 +37,7 @@ from omoide.backends.base import (
 )
 from omoide.errors import OmoideError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
@@ -48,7 +55,44 @@ CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, 
 CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# The change feed (schema 2). Triggers, not code: every writer of the file takes part.
+# ``seq`` is the rowid: a new entry gets the largest + 1; the entry it supersedes is deleted
+# AFTER the insert, so the largest is never deleted and ``seq`` only grows. A row that is no
+# longer in ``memories`` was deleted (the entry is its tombstone). One small row per change:
+# the memory's own row (vector and all) is never written twice.
+CHANGE_FEED = """
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, character_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS changes_by_id ON changes (id);
+CREATE TRIGGER IF NOT EXISTS memories_inserted AFTER INSERT ON memories BEGIN
+    INSERT INTO changes (id, character_id) VALUES (NEW.id, NEW.character_id);
+    DELETE FROM changes WHERE id = NEW.id AND seq < last_insert_rowid();
+END;
+CREATE TRIGGER IF NOT EXISTS memories_changed AFTER UPDATE ON memories BEGIN
+    INSERT INTO changes (id, character_id) VALUES (NEW.id, NEW.character_id);
+    DELETE FROM changes WHERE id = NEW.id AND seq < last_insert_rowid();
+    INSERT INTO changes (id, character_id) SELECT OLD.id, OLD.character_id
+        WHERE OLD.id <> NEW.id;
+END;
+CREATE TRIGGER IF NOT EXISTS memories_deleted AFTER DELETE ON memories BEGIN
+    INSERT INTO changes (id, character_id) VALUES (OLD.id, OLD.character_id);
+    DELETE FROM changes WHERE id = OLD.id AND seq < last_insert_rowid();
+END;
+"""
 COLUMNS = "id, character_id, kind, trashed_at, updated_at, record, vector"
+# A recall on a live row: count + n, last_recalled_at = the later of the stored one and ours.
+TOUCH = """
+UPDATE memories SET record = CASE
+    WHEN COALESCE(json_extract(record, '$.last_recalled_at'), 0) < :at
+    THEN json_set(record, '$.recall_count',
+                  COALESCE(json_extract(record, '$.recall_count'), 0) + :count,
+                  '$.last_recalled_at', json(:at_json))
+    ELSE json_set(record, '$.recall_count',
+                  COALESCE(json_extract(record, '$.recall_count'), 0) + :count)
+    END
+WHERE id = :id AND trashed_at IS NULL
+"""
 TEXT_INDEX_CACHE = 8  # characters whose BM25 index is kept between searches
 
 
@@ -71,6 +115,15 @@ def unpack(blob: bytes | None) -> list[float] | None:
     return data.tolist()
 
 
+def create_private(path: Path) -> None:
+    """A new database file is created 0600 (memories are private); SQLite gives its -wal and
+    -shm files the mode of the database file. An existing file keeps the mode it has."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 class SQLiteBackend:
     def __init__(self, path: str | Path, *, name: str | None = None) -> None:
         self.path = Path(path)
@@ -79,6 +132,9 @@ class SQLiteBackend:
         self._db: sqlite3.Connection | None = None
         self._writes = 0  # bumped by every write of this connection (search cache key)
         self._text_indexes: dict[str, tuple[tuple[int, int], ranking.TextIndex]] = {}
+        # Told (seq before, seq after) of every write this connection commits, so a follower
+        # of the change feed can skip its own writes (``backends/follower.py``).
+        self.on_commit: Callable[[int, int], None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -87,19 +143,37 @@ class SQLiteBackend:
             if self._db is not None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 10000")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.executescript(SCHEMA)
             version = db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
-            if version is None:
-                db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(version[0]) > SCHEMA_VERSION:
+            if version is not None and int(version[0]) > SCHEMA_VERSION:
                 db.close()
                 raise OmoideError.of("UNSUPPORTED_SNAPSHOT", version=version[0],
                                      max=SCHEMA_VERSION)
+            if version is None or int(version[0]) < SCHEMA_VERSION:
+                try:
+                    self._migrate(db)
+                except BaseException:
+                    db.close()
+                    raise
             self._db = db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        """Schema 1 -> 2 in place, in one transaction (idempotent: two processes opening
+        the file at once are safe): the change feed and the version. Rows already there
+        have no entry: the engine that opens the file loads them all anyway."""
+        try:
+            db.executescript(f"BEGIN IMMEDIATE; {CHANGE_FEED} INSERT OR REPLACE INTO meta "
+                             f"VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def shutdown(self) -> None:
         with self._lock:
@@ -125,16 +199,32 @@ class SQLiteBackend:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """One write: a locked or full database is a clear error and nothing is changed."""
+        """One write, one IMMEDIATE transaction: a locked or full database is a clear error
+        and nothing is changed. ``on_commit`` hears the change-feed range it wrote."""
         with self._lock:
             self._writes += 1
+            db = self.db
             try:
+                db.execute("BEGIN IMMEDIATE")
+                before = self._seq()
                 yield
+                after = self._seq()
+                db.execute("COMMIT")
             except sqlite3.OperationalError as err:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path),
                                      reason=str(err)) from None
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            if self.on_commit is not None and after != before:
+                self.on_commit(before, after)
+
+    def _seq(self) -> int:
+        """The change feed's position: its largest ``seq`` (one b-tree seek)."""
+        return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()[0]
 
     def _write(self, record: dict[str, Any], *, insert: bool) -> None:
         body = {k: v for k, v in record.items() if k not in ("trashed_at", "vector")}
@@ -162,24 +252,35 @@ class SQLiteBackend:
                                   (memory_id,)).fetchone()
         return self._record(row, with_vector) if row else None
 
-    def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+    def update(self, memory_id: str, fields: dict[str, Any], *,
+               only_live: bool = False) -> dict[str, Any] | None:
+        """Change only ``fields`` of the stored row (read and written in one transaction, so
+        a field another process changed meanwhile is kept). ``only_live``: the engine's
+        change of a live memory; a row another process trashed or deleted is a
+        MEMORY_CONFLICT and nothing is written (never a resurrection)."""
         changes = check_fields(fields)
         with self._writing():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                current = self.get(memory_id, with_vector=True)
-                if current is None:
-                    self.db.execute("ROLLBACK")
-                    return None
-                changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
-                merged = check_record(current | changes)
-                self._write(merged, insert=False)
-                self.db.execute("COMMIT")
-            except BaseException:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-                raise
+            current = self.get(memory_id, with_vector=True)
+            if current is None or (only_live and current["trashed_at"] is not None):
+                if only_live:
+                    raise OmoideError.of("MEMORY_CONFLICT", memory_id=memory_id,
+                                         what="deleted" if current is None else "forgotten")
+                return None
+            changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
+            merged = check_record(current | changes)
+            self._write(merged, insert=False)
         return merged
+
+    def touch(self, memory_id: str, at: float, count: int = 1) -> bool:
+        """Count ``count`` recalls at ``at`` on a live memory with one atomic SQL increment
+        (two processes recalling it both count; no stale record is written back). False,
+        and nothing written, when the memory is trashed or gone."""
+        # The time goes in as JSON text (json(?)): a REAL rendered by SQLite's JSON keeps
+        # only 15 digits, and a later load would not equal what this engine holds.
+        with self._writing():
+            return self.db.execute(TOUCH, {"id": memory_id, "count": int(count),
+                                           "at": float(at),
+                                           "at_json": json.dumps(float(at))}).rowcount > 0
 
     def delete(self, memory_id: str) -> bool:
         with self._writing():
@@ -260,8 +361,55 @@ class SQLiteBackend:
 
     # -- bulk (used by the workspace at boot) --------------------------------------------------
 
-    def all_records(self) -> list[dict[str, Any]]:
-        """Every record with its vector, in id order (the engine is rebuilt from this)."""
+    def all_records(self, character_id: str | None = None) -> list[dict[str, Any]]:
+        """Every record (of one character) with its vector, in id order (the engine is
+        rebuilt from this)."""
+        return self.records_at(character_id)[0]
+
+    def records_at(self, character_id: str | None = None
+                   ) -> tuple[list[dict[str, Any]], int]:
+        """(every record of ``all_records``, the change-feed position they are as of), read
+        in one transaction."""
+        where, args = self._where(character_id, None)
+        with self._reading() as db:
+            seq = self._seq()
+            rows = db.execute(f"SELECT {COLUMNS} FROM memories {where} ORDER BY id",
+                              args).fetchall()
+        return [self._record(r, True) for r in rows], seq
+
+    # -- the change feed (other processes' commits) ---------------------------------------------
+
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: it changes when ANOTHER connection commits."""
         with self._lock:
-            rows = self.db.execute(f"SELECT {COLUMNS} FROM memories ORDER BY id").fetchall()
-        return [self._record(r, True) for r in rows]
+            return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def changes_since(self, seq: int) -> tuple[list[dict[str, Any]], list[tuple[str, str]], int]:
+        """(records with vectors changed after ``seq``, (id, character) of rows deleted after
+        it, the position they are as of), read in one transaction from the feed's entries
+        after ``seq``: the cost follows the number of changes, not the size of the file."""
+        columns = ", ".join(f"m.{c}" for c in COLUMNS.split(", "))
+        with self._reading() as db:
+            high = self._seq()
+            rows = db.execute(
+                f"SELECT {columns}, c.id, c.character_id FROM changes c "
+                "LEFT JOIN memories m ON m.id = c.id WHERE c.seq > ? ORDER BY c.seq",
+                (seq,)).fetchall()
+        width = len(COLUMNS.split(", "))
+        records = [self._record(r[:width], True) for r in rows if r[0] is not None]
+        gone = [(r[width], r[width + 1]) for r in rows if r[0] is None]
+        return records, gone, high
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """Several reads as of one moment (a deferred transaction: a WAL read snapshot)."""
+        with self._lock:
+            db = self.db
+            own = not db.in_transaction
+            if own:
+                db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                if own and db.in_transaction:
+                    db.execute("COMMIT")

@@ -45,7 +45,8 @@ SETTINGS: dict[str, tuple[float, float, float]] = {
 # user's own backup server (the reference server `python -m omoide.server` or compatible).
 TEXT_SETTINGS = ("llm_endpoint", "llm_model", "llm_api_key", "backup_url", "backup_key")
 URL_SETTINGS = ("llm_endpoint", "backup_url")
-SECRET_SETTINGS = ("backup_key",)  # never shown back in full (see ``masked``)
+# Never shown back to the page in full (see ``masked``); the mask sent back keeps the key.
+SECRET_SETTINGS = ("llm_api_key", "backup_key")
 
 
 class Session:

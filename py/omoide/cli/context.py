@@ -15,6 +15,7 @@ from omoide.backends.http import HttpBackend, HttpConfig
 from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
 from omoide.engine.embedding import Embedder
 from omoide.errors import OmoideError
+from omoide.keys import resolve_key
 from omoide.workspace import Workspace, open_workspace, save_model, stored_model
 
 EmbedderFactory = Callable[[str, str], Embedder]
@@ -85,8 +86,9 @@ class Context:
         url = getattr(self.args, "backup", None)
         if not url:
             return []
-        return [HttpBackend(HttpConfig(url, api_key=getattr(self.args, "backup_key", None)),
-                            name=f"backup {url}")]
+        key = resolve_key(getattr(self.args, "backup_key", None),
+                          getattr(self.args, "backup_key_file", None), "OMOIDE_BACKUP_KEY")
+        return [HttpBackend(HttpConfig(url, api_key=key), name=f"backup {url}")]
 
     @property
     def workspace(self) -> Workspace:

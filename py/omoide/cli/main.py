@@ -18,11 +18,12 @@ EXIT_INTERRUPTED = 130
 EPILOG = """examples:
   python -m omoide remember alice "Alice loves green tea" --kind preference
   python -m omoide recall alice "what does alice drink" --json
+  python -m omoide update alice 01HF7YAT00KY70X8DPQ5G8VVAF --importance 0.9
   python -m omoide ingest alice chat.txt --dry-run
   python -m omoide export backup.json --with-vectors
   python -m omoide --db other.db import backup.json
   python -m omoide revectorize --model omoide/all-MiniLM-L6-v2 --dtype q8
-  python -m omoide --backup http://127.0.0.1:8750 --backup-key K backup
+  python -m omoide --backup http://127.0.0.1:8750 --backup-key-file ~/.omoide-key backup
 """
 
 
@@ -41,8 +42,11 @@ def add_global_options(parser: argparse.ArgumentParser, suppress: str | None, *,
     parser.add_argument("--backup", default=default(os.environ.get("OMOIDE_BACKUP_URL")),
                         metavar="URL", help="backup server (python -m omoide.server) that "
                         "mirrors every change; $OMOIDE_BACKUP_URL")
-    parser.add_argument("--backup-key", default=default(os.environ.get("OMOIDE_BACKUP_KEY")),
-                        metavar="KEY", help="its bearer key; $OMOIDE_BACKUP_KEY")
+    parser.add_argument("--backup-key", default=default(None), metavar="KEY",
+                        help="its bearer key (visible in the process list: prefer "
+                        "$OMOIDE_BACKUP_KEY or --backup-key-file)")
+    parser.add_argument("--backup-key-file", default=default(None), metavar="PATH",
+                        help="a file holding the backup server's key")
     parser.add_argument("--json", action="store_true", default=default(False),
                         help="machine-readable JSON on stdout")
     parser.add_argument("--progress", choices=("auto", "on", "off"), default=default("auto"),

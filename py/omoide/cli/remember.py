@@ -1,4 +1,4 @@
-"""``remember``, ``forget``, ``restore``: one memory at a time."""
+"""``remember``, ``update``, ``forget``, ``restore``: one memory at a time."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 
 from omoide.cli.context import Context
 from omoide.engine.memory import KINDS, Memory
+from omoide.errors import OmoideError
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -17,6 +18,16 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     p.add_argument("--importance", type=float, default=0.5, help="0..1 (default: 0.5)")
     p.add_argument("--key", default=None, help="optional slot, e.g. favorite_drink")
     p.set_defaults(handler=remember)
+
+    p = sub.add_parser("update", parents=[common],
+                       help="change a memory's text, kind, importance or key")
+    p.add_argument("character")
+    p.add_argument("id", help="memory id")
+    p.add_argument("--text", default=None, help="new text (embedded again)")
+    p.add_argument("--kind", default=None, choices=KINDS)
+    p.add_argument("--importance", type=float, default=None, help="0..1")
+    p.add_argument("--key", default=None, help="slot, e.g. favorite_drink ('' removes it)")
+    p.set_defaults(handler=update)
 
     p = sub.add_parser("forget", parents=[common],
                        help="move a memory to the trash (restorable)")
@@ -44,6 +55,25 @@ def remember(ctx: Context) -> int:
         ctx.emit(memory.to_dict())
     else:
         ctx.out(f"remembered {describe(memory)}")
+    return 0
+
+
+def update(ctx: Context) -> int:
+    a = ctx.args
+    engine = ctx.workspace.engine
+    engine.existing_store(a.character)
+    fields = {name: getattr(a, name) for name in ("text", "kind", "importance")
+              if getattr(a, name) is not None}
+    if a.key is not None:
+        fields["key"] = a.key or None
+    if not fields:
+        raise OmoideError.of("INVALID_ARGUMENT", name="update",
+                             reason="give --text, --kind, --importance or --key")
+    memory = engine.update(a.character, a.id, **fields)
+    if ctx.json:
+        ctx.emit(memory.to_dict())
+    else:
+        ctx.out(f"updated {describe(memory)}")
     return 0
 
 

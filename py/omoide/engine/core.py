@@ -3,11 +3,13 @@ embedding model, and delegates every verb to its own module."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from omoide.engine import forget as forget_module
 from omoide.engine import recall as recall_module
@@ -26,6 +28,20 @@ from omoide.errors import OmoideError
 from omoide.kernels import KernelFactory, default_kernel
 
 DEFAULT_MAX_TEXT_LENGTH = 8_000
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def on_fresh_state(verb: _F) -> _F:
+    """A public verb of an object with ``fresh()`` (the engine, the governor) runs on the
+    freshest state: see ``MemoryEngine.fresh``."""
+
+    @functools.wraps(verb)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.fresh():
+            return verb(self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
 
 
 class MemoryEngine:
@@ -51,6 +67,10 @@ class MemoryEngine:
         self.listeners: list[ChangeListener] = list(listeners)
         self.stores: dict[str, CharacterStore] = {}
         self.revectorize_jobs: dict[str, RevectorizeJob] = {}
+        # Run before a verb: e.g. a workspace catching up with what other processes
+        # committed to its file (``backends/follower.py``).
+        self.refreshers: list[Callable[[], None]] = []
+        self._verb_depth = 0
 
     # -- plumbing shared by the verb modules -----------------------------------------------
 
@@ -111,8 +131,26 @@ class MemoryEngine:
     def remove_listener(self, listener: ChangeListener) -> None:
         self.listeners.remove(listener)
 
+    def add_refresher(self, refresher: Callable[[], None]) -> None:
+        self.refreshers.append(refresher)
+
+    @contextmanager
+    def fresh(self) -> Iterator[None]:
+        """Run the refreshers, then the body. Every public verb runs inside this, and front
+        ends (a governance verb, an MCP tool) can wrap several verbs in it: only the outermost
+        level refreshes, so the state never changes under a verb halfway through."""
+        if self._verb_depth == 0:
+            for refresh in self.refreshers:
+                refresh()
+        self._verb_depth += 1
+        try:
+            yield
+        finally:
+            self._verb_depth -= 1
+
     # -- writes ------------------------------------------------------------------------------
 
+    @on_fresh_state
     def remember(
         self,
         character: str,
@@ -130,26 +168,33 @@ class MemoryEngine:
             context=context,
         )
 
+    @on_fresh_state
     def remember_many(
         self, character: str, items: Sequence[str | Mapping[str, Any]]
     ) -> list[Memory]:
         return remember_module.remember_many(self, character, items)
 
+    @on_fresh_state
     def update(self, character: str, memory_id: str, **fields: Any) -> Memory:
         return update_module.update(self, character, memory_id, **fields)
 
+    @on_fresh_state
     def forget(self, character: str, memory_id: str) -> TrashEntry:
         return forget_module.forget(self, character, memory_id)
 
+    @on_fresh_state
     def restore(self, character: str, memory_id: str) -> Memory:
         return forget_module.restore(self, character, memory_id)
 
+    @on_fresh_state
     def trash(self, character: str) -> list[TrashEntry]:
         return forget_module.trash(self, character)
 
+    @on_fresh_state
     def purge_trash(self, character: str, *, trashed_before: float | None = None) -> list[str]:
         return forget_module.purge_trash(self, character, trashed_before=trashed_before)
 
+    @on_fresh_state
     def revectorize(
         self,
         character: str | None,
@@ -166,6 +211,7 @@ class MemoryEngine:
 
     # -- reads -------------------------------------------------------------------------------
 
+    @on_fresh_state
     def recall(
         self,
         character: str,
@@ -188,6 +234,7 @@ class MemoryEngine:
             use_time=use_time,
         )
 
+    @on_fresh_state
     def get(self, character: str, memory_id: str) -> Memory:
         store = self.existing_store(character)
         memory = store.records.get(memory_id)
@@ -195,18 +242,22 @@ class MemoryEngine:
             raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
         return memory
 
+    @on_fresh_state
     def memories(self, character: str) -> list[Memory]:
         """Live memories of a character, oldest first."""
         store = self.existing_store(character)
         return sorted(store.records.values(), key=lambda m: (m.created_at, m.id))
 
+    @on_fresh_state
     def find_by_key(self, character: str, key: str) -> list[Memory]:
         store = self.existing_store(character)
         return [store.records[i] for i in store.ids_with_key(key)]
 
+    @on_fresh_state
     def characters(self) -> list[str]:
         return sorted(self.stores)
 
+    @on_fresh_state
     def stats(self, character: str) -> dict[str, Any]:
         store = self.existing_store(character)
         return {
@@ -222,6 +273,7 @@ class MemoryEngine:
 
     # -- snapshots and persistence ------------------------------------------------------------
 
+    @on_fresh_state
     def snapshot(self, character: str) -> tuple[bytes, str]:
         """(binary index snapshot, records JSON) of one character; see ``engine.snapshot``."""
         return snapshot_module.dump_character(self, character)

@@ -5,7 +5,9 @@ never half-applied.
 
 Changes:
 - ``put``: a memory record was inserted or replaced; ``vector`` is its vector, or None when
-  only the record changed (recall counters, importance, meta).
+  only the record changed (recall counters, importance, meta); ``previous`` is the live
+  record it replaces (None for a new one), so a store shared with other processes can write
+  only the fields that changed (``backends/listener.py``).
 - ``trash`` / ``restore``: a memory moved into / out of the character's trash (the vector
   moves with it; no re-embedding).
 - ``purge``: a trashed memory is gone for good.
@@ -41,6 +43,7 @@ class Change:
     model_id: str | None = None
     dimension: int | None = None
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    previous: Memory | None = None
 
 
 class ChangeListener(Protocol):

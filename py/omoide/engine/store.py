@@ -82,6 +82,7 @@ class CharacterStore:
         change = Change(
             "put", self.character_id, memory.id, memory, row,
             stamp=self.stamp, model_id=self.model_id, dimension=self.dimension,
+            previous=self.records.get(memory.id),
         )
 
         def apply() -> None:
@@ -112,6 +113,37 @@ class CharacterStore:
             self.records[memory.id] = memory
         for entry in trashed:
             self.trash[entry.memory.id] = entry
+
+    def sync(self, memory: Memory, vector: Sequence[float] | None,
+             trashed_at: float | None) -> None:
+        """Make this store hold exactly the stored state of one memory (live, or trashed at
+        ``trashed_at``) that another process committed; ``vector`` None: unchanged, the one
+        this store holds. No listeners: it came from storage."""
+        entry = self.trash.pop(memory.id, None)
+        if vector is None and entry is not None:
+            vector = entry.vector
+        if trashed_at is None:
+            self.put(memory, vector, emit=False)
+            return
+        if vector is None:
+            vector = self.kernel.vector(memory.id)
+        row = as_float_list(vector)
+        if len(row) != self.dimension:
+            raise ValueError(f"vector has {len(row)} dimensions, index has {self.dimension}")
+        self.drop(memory.id)
+        self.trash[memory.id] = TrashEntry(memory, row, trashed_at)
+
+    def drop(self, memory_id: str) -> None:
+        """Forget a live or trashed memory that another process deleted (no listeners)."""
+        if self.trash.pop(memory_id, None) is not None:
+            return
+        memory = self.records.pop(memory_id, None)
+        if memory is None:
+            return
+        self.kernel.remove([memory_id])
+        self.text_index.remove(memory_id)
+        if memory.key is not None:
+            self._drop_key(memory.key, memory_id)
 
     def move_to_trash(self, memory_id: str, at: float, *, emit: bool = True) -> TrashEntry:
         memory = self.records[memory_id]

@@ -43,8 +43,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--backup", metavar="URL", default=os.environ.get("OMOIDE_BACKUP_URL"),
                    help="backup server (python -m omoide.server) every change is mirrored to; "
                    "$OMOIDE_BACKUP_URL")
-    p.add_argument("--backup-key", metavar="KEY", default=os.environ.get("OMOIDE_BACKUP_KEY"),
-                   help="its bearer key; $OMOIDE_BACKUP_KEY")
+    p.add_argument("--backup-key", metavar="KEY", default=None,
+                   help="its bearer key (visible in the process list: prefer "
+                   "$OMOIDE_BACKUP_KEY or --backup-key-file)")
+    p.add_argument("--backup-key-file", metavar="PATH", default=None,
+                   help="a file holding the backup server's key")
     p.add_argument("--log-level", default="WARNING",
                    choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
     return p.parse_args(argv)
@@ -70,7 +73,8 @@ def open_with_model(args: argparse.Namespace) -> tuple[Any, Any]:
 
     cli_args = argparse.Namespace(db=str(args.db or default_path()), model=args.model,
                                   dtype=args.dtype, json=False, progress="off",
-                                  backup=args.backup, backup_key=args.backup_key)
+                                  backup=args.backup, backup_key=args.backup_key,
+                                  backup_key_file=args.backup_key_file)
     context = Context(cli_args, embedder, stdout=sys.stderr, stderr=sys.stderr)
     return context.open(), context.translate
 

@@ -81,7 +81,8 @@ def build_server(
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> _T:
             try:
-                with lock:
+                # fresh(): one catch-up with other processes' commits before the tool runs
+                with lock, engine.fresh():
                     return fn(*args, **kwargs)
             except OmoideError as e:
                 shown = translate(e) if translate is not None else e

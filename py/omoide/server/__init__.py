@@ -1,5 +1,10 @@
-"""``python -m omoide.server``: the reference REST server for ``HttpBackend`` (see app.py)."""
+"""``python -m omoide.server``: the reference REST server for ``HttpBackend``.
 
-from omoide.server.app import ReferenceServer, serve
+app.py: the REST app; policy.py: key, origins, Host names, limits; runner.py: uvicorn.
+"""
 
-__all__ = ["ReferenceServer", "serve"]
+from omoide.server.app import RestApp
+from omoide.server.policy import ServerPolicy
+from omoide.server.runner import ReferenceServer, serve
+
+__all__ = ["ReferenceServer", "RestApp", "ServerPolicy", "serve"]

@@ -1,28 +1,62 @@
-"""``python -m omoide.server --db memories.db [--host 127.0.0.1] [--port 8750] [--key K]``"""
+"""``python -m omoide.server --db memories.db`` with the key in ``$OMOIDE_SERVER_KEY`` (or
+``--key-file PATH``): the reference REST server, safe by default (see policy.py)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from omoide.server.app import serve
+from omoide.errors import OmoideError
+from omoide.keys import resolve_key
+from omoide.server.policy import APP_ORIGINS, MAX_BODY
+from omoide.server.runner import DEFAULT_PORT, serve
+
+MIN_KEY_LENGTH = 16
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m omoide.server",
+                                description="Omoide reference memory server (REST + SQLite). "
+                                "Needs a key: $OMOIDE_SERVER_KEY or --key-file.")
+    p.add_argument("--db", default="omoide-server.db", help="SQLite file (created if new)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback; "
+                   "any other address needs --public and a key)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument("--key-file", metavar="PATH", help="a file holding the bearer key")
+    p.add_argument("--key", help="the bearer key (visible in the process list: prefer "
+                   "$OMOIDE_SERVER_KEY or --key-file)")
+    p.add_argument("--no-key", action="store_true",
+                   help="serve without a key (loopback only; any local program can read)")
+    p.add_argument("--public", action="store_true",
+                   help="confirm a non-loopback --host (other machines can connect; the key "
+                   "travels in clear text without a TLS proxy in front)")
+    p.add_argument("--cors-origin", action="append", metavar="ORIGIN",
+                   help="a web app origin allowed to call the server (repeatable; default "
+                   f"{' and '.join(APP_ORIGINS)})")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another name the server answers to in the Host header (repeatable; "
+                   "loopback names and the bound address always)")
+    p.add_argument("--max-body", type=int, default=MAX_BODY, help="largest request body, bytes")
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m omoide.server",
-                                     description="Omoide reference memory server (REST + SQLite)")
-    parser.add_argument("--db", default="omoide-server.db", help="SQLite file (created if new)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
-    parser.add_argument("--port", type=int, default=8750)
-    parser.add_argument("--key", default=os.environ.get("OMOIDE_SERVER_KEY"),
-                        help="bearer key every request must send (or $OMOIDE_SERVER_KEY)")
-    parser.add_argument("--cors-origin", default="*",
-                        help="Access-Control-Allow-Origin (default *; e.g. http://127.0.0.1:8742)")
-    args = parser.parse_args(argv)
-    server = serve(args.db, args.host, args.port, api_key=args.key, cors_origin=args.cors_origin)
-    auth = "bearer key required" if args.key else "no key (anyone on this address can read)"
-    print(f"Omoide memory server on {server.url} ({args.db}; {auth})", flush=True)
+    args = build_parser().parse_args(argv)
+    try:
+        key = resolve_key(args.key, args.key_file, "OMOIDE_SERVER_KEY")
+        if key and len(key) < MIN_KEY_LENGTH:
+            print(f"omoide.server: warning: the key is shorter than {MIN_KEY_LENGTH} characters"
+                  " (e.g. `openssl rand -hex 16` makes a good one)", file=sys.stderr)
+        server = serve(args.db, args.host, args.port, api_key=key, no_key=args.no_key,
+                       public=args.public, origins=args.cors_origin,
+                       allow_hosts=args.allow_host, max_body=args.max_body)
+    except OmoideError as err:
+        print(f"omoide.server: {err.code}: {err}", file=sys.stderr)
+        return 2
+    auth = "bearer key required" if key else "NO KEY (loopback only)"
+    origins = ", ".join(sorted(server.policy.origins)) or "none"
+    print(f"Omoide memory server on {server.url} ({args.db}; {auth}; browser origins: "
+          f"{origins})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

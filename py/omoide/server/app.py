@@ -1,225 +1,307 @@
-"""The reference server: the ``HttpBackend`` REST contract over a ``SQLiteBackend`` file.
+"""The reference server's REST app: the ``HttpBackend`` contract over a ``SQLiteBackend``.
 
-Standard library only (``http.server``), one thread per request; SQLite in WAL mode serialises
-writes. Meant for one person's machine: binds 127.0.0.1 unless told otherwise, and with a key
-every request must carry ``Authorization: Bearer <key>``. CORS is answered so the browser app
-(another origin) can use it as a backup/fallback backend.
+An ASGI app (served by uvicorn, see runner.py). Every request passes, in order: the Host check
+(DNS rebinding), the Origin check (only listed origins, never ``*``), the declared body size
+(Content-Length required for a body, no chunked uploads, the limit before a byte is read), the
+bearer key (constant-time compare), then the route. Writes need ``Content-Type:
+application/json``, so a web page cannot send one as a "simple" cross-origin request. Every
+refusal is a short JSON error ``{"error": {"code", "message"}}``; an ``OmoideError`` of the
+backend keeps its code and message; anything else is a 500 without details (logged here).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import json
+import logging
 import re
-import socket
-import threading
 import urllib.parse
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from omoide.backends.sqlite import SQLiteBackend
-from omoide.errors import OmoideError
+import anyio
+import anyio.to_thread
 
-MAX_BODY = 4 * 1024 * 1024
-ERROR_STATUS = {"BACKEND_CONFLICT": 409, "INVALID_RECORD": 400, "INVALID_ARGUMENT": 400}
+from omoide.backends.sqlite import SQLiteBackend
+from omoide.engine import validate
+from omoide.errors import OmoideError
+from omoide.server.policy import ServerPolicy
+
+log = logging.getLogger("omoide.server")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+# Backend errors that are not the client's fault; every other OmoideError is a 4xx.
+ERROR_STATUS = {"BACKEND_CONFLICT": 409, "BACKEND_WRITE_FAILED": 503}
 MEMORY_PATH = re.compile(r"^/memories/([^/]+)$")
+METHODS = ("GET", "POST", "PATCH", "DELETE", "OPTIONS")
+DRAIN_FACTOR = 16
+FLAGS = {"1": True, "true": True, "0": False, "false": False, "any": None}
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    """A refusal: status, short message; ``close`` when the connection cannot be reused (the
+    body was not read and may be large, or its framing is unknown)."""
+
+    def __init__(self, status: int, message: str, *, close: bool = False,
+                 headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.close, self.headers = status, close, headers
 
 
-def flag(value: str | None, default: bool | None) -> bool | None:
+def flag(query: dict[str, str], name: str, default: bool | None) -> bool | None:
+    value = query.get(name)
     if value is None:
         return default
-    return {"1": True, "true": True, "0": False, "false": False, "any": None}.get(value.lower(),
-                                                                                   default)
+    if value.lower() not in FLAGS:
+        raise HttpError(400, f"{name} must be one of {', '.join(FLAGS)}")
+    return FLAGS[value.lower()]
 
 
-class ReferenceServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], backend: SQLiteBackend, *,
-                 api_key: str | None = None, cors_origin: str = "*") -> None:
-        self.backend = backend
-        self.api_key = api_key
-        self.cors_origin = cors_origin
-        self._connections: list[socket.socket] = []
-        self._connections_lock = threading.Lock()
-        backend.initialize()
-        super().__init__(address, Handler)
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        conn, address = super().get_request()
-        with self._connections_lock:
-            self._connections = [c for c in self._connections if c.fileno() != -1]
-            self._connections.append(conn)
-        return conn, address
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def server_close(self) -> None:
-        """Stop listening AND drop kept-alive connections (their handler threads would go
-        on answering otherwise), then close the database."""
-        super().server_close()
-        with self._connections_lock:
-            for conn in self._connections:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-            self._connections.clear()
-        self.backend.shutdown()
+def no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: ReferenceServer
-    protocol_version = "HTTP/1.1"
+class Request:
+    """The parts of one ASGI request the routes read."""
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass  # quiet by default; the CLI prints one line per start
-
-    # -- answers -----------------------------------------------------------------------------
-
-    def cors(self) -> None:
-        self.send_header("Access-Control-Allow-Origin", self.server.cors_origin)
-        self.send_header("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept")
-        self.send_header("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
-        self.send_header("Access-Control-Max-Age", "600")
-        # Let pages that are cross-origin isolated (COEP require-corp) read the answers.
-        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
-
-    def answer(self, status: int, payload: Any = None) -> None:
-        body = b"" if payload is None else json.dumps(payload, ensure_ascii=False).encode()
-        self.send_response(status)
-        self.cors()
-        if body:
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def fail(self, status: int, message: str, code: str = "HTTP_ERROR") -> None:
-        self.answer(status, {"error": {"code": code, "message": message}})
-
-    # -- requests ----------------------------------------------------------------------------
-
-    def do_OPTIONS(self) -> None:  # noqa: N802 - stdlib naming
-        self.answer(HTTPStatus.NO_CONTENT)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.route("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self.route("POST")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self.route("PATCH")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self.route("DELETE")
-
-    def route(self, method: str) -> None:
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.method: str = scope["method"]
+        self.receive = receive
         self.body_read = False
+        raw_path = scope.get("raw_path") or scope["path"].encode()
+        self.path = raw_path.decode("latin-1").rstrip("/") or "/"
+        self.headers: dict[str, list[str]] = {}
+        for name, value in scope["headers"]:
+            self.headers.setdefault(name.decode("latin-1").lower(), []).append(
+                value.decode("latin-1"))
         try:
-            self.authorize()
-            self.dispatch(method)
+            self.query = dict(urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"),
+                                                     errors="strict", max_num_fields=32))
+        except (ValueError, UnicodeDecodeError):
+            self.query = None  # refused once the caller is known to be allowed
+
+    def header(self, name: str) -> str | None:
+        values = self.headers.get(name)
+        if not values:
+            return None
+        if len(values) > 1:
+            raise HttpError(400, f"more than one {name} header", close=True)
+        return values[0]
+
+
+class RestApp:
+    def __init__(self, backend: SQLiteBackend, policy: ServerPolicy) -> None:
+        self.backend = backend
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan is off and websockets are not served
+            return
+        request = Request(scope, receive)
+        cors: tuple[tuple[bytes, bytes], ...] = ()
+        try:
+            cors = self.admit(request)
+            status, payload, extra = await self.handle(request)
         except HttpError as err:
-            self.skip_body()
-            self.fail(err.status, str(err))
+            status, payload = err.status, error_body("HTTP_ERROR", str(err))
+            close = err.close or not await self.drain(request)
+            extra = err.headers + ((b"connection", b"close"),) * close
         except OmoideError as err:
-            self.skip_body()
-            self.fail(ERROR_STATUS.get(err.code, 500), str(err), err.code)
-        except Exception as err:  # noqa: BLE001 - the client gets a 500, the server lives on
-            self.skip_body()
-            self.fail(500, f"{type(err).__name__}: {err}")
+            status, payload, extra = ERROR_STATUS.get(err.code, 400), error_body(
+                err.code, str(err)), ()
+        except Exception:  # a bug: logged here, never shown to the client
+            log.exception("internal error on %s %s", request.method, request.path)
+            status, payload, extra = 500, error_body("INTERNAL", "internal server error"), ()
+        await answer(send, status, payload, cors + extra)
 
-    def skip_body(self) -> None:
-        """A request refused before its body was read (401, 404...): read the body anyway,
-        or the next request on this kept-alive connection would start inside it."""
-        if self.body_read:
-            return
-        self.body_read = True
-        left = int(self.headers.get("Content-Length") or 0)
-        if left > 16 * MAX_BODY:
-            self.close_connection = True
-            return
-        while left > 0 and (chunk := self.rfile.read(min(left, 65536))):
-            left -= len(chunk)
+    # -- checks before any route -------------------------------------------------------------
 
-    def authorize(self) -> None:
-        key = self.server.api_key
-        if not key:
-            return
-        given = self.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
-            raise HttpError(401, "missing or wrong bearer key")
+    def admit(self, request: Request) -> tuple[tuple[bytes, bytes], ...]:
+        """Host, Origin, body framing; returns the CORS headers of an allowed origin."""
+        if not self.policy.host_allowed(request.header("host")):
+            raise HttpError(421, "Host not allowed (start the server with --allow-host NAME "
+                            "to serve that name)", close=True)
+        origin = request.header("origin")
+        cors: tuple[tuple[bytes, bytes], ...] = ()
+        if origin is not None:
+            if not self.policy.origin_allowed(origin):
+                raise HttpError(403, "Origin not allowed (start the server with --cors-origin "
+                                "ORIGIN to allow that app)", close=True)
+            cors = ((b"access-control-allow-origin", origin.encode("latin-1")),)
+        if request.header("transfer-encoding") is not None:
+            raise HttpError(411, "send the body with a Content-Length, not chunked",
+                            close=True, headers=cors)
+        length = request.header("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.policy.max_body):
+            # h11 has already refused a malformed length; this is the size limit. Up to
+            # DRAIN_FACTOR times the limit the body is read and dropped before the answer
+            # (``drain``: closing while the client still sends would reset the connection
+            # before it reads the 413); beyond, the connection is closed at once.
+            drain = length.isdigit() and int(length) <= DRAIN_FACTOR * self.policy.max_body
+            raise HttpError(413, f"body over {self.policy.max_body} bytes", close=not drain,
+                            headers=cors)
+        return cors
 
-    def body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            # skip_body reads what was sent (up to a bound): the client sees the 413
-            raise HttpError(413, f"body over {MAX_BODY} bytes")
-        self.body_read = True
+    def authorize(self, request: Request) -> None:
+        key = self.policy.api_key
+        if key is None:
+            return
+        given = (request.header("authorization") or "").encode("latin-1")
+        if not hmac.compare_digest(given, f"Bearer {key}".encode()):
+            raise HttpError(401, "missing or wrong bearer key",
+                            headers=((b"www-authenticate", b"Bearer"),))
+
+    async def drain(self, request: Request) -> bool:
+        """Read (and drop) the body of a refused request before answering: a client still
+        sending when the connection closes gets a reset instead of the answer. False when it
+        does not arrive in time (the connection is then closed)."""
+        if request.body_read:
+            return True
+        request.body_read = True
         try:
-            return json.loads(self.rfile.read(length) or b"null")
-        except ValueError:
-            raise HttpError(400, "body is not JSON") from None
+            with anyio.fail_after(self.policy.body_timeout):
+                while (await request.receive()).get("more_body", False):
+                    pass
+        except TimeoutError:
+            return False
+        return True
 
-    def dispatch(self, method: str) -> None:
-        parts = urllib.parse.urlsplit(self.path)
-        query = dict(urllib.parse.parse_qsl(parts.query))
-        backend, path = self.server.backend, parts.path.rstrip("/") or "/"
-        match = MEMORY_PATH.match(path)
+    async def body(self, request: Request) -> Any:
+        media = (request.header("content-type") or "").split(";")[0].strip().lower()
+        if media != "application/json":
+            raise HttpError(415, "the body must be Content-Type: application/json")
+        if request.header("content-length") is None:
+            raise HttpError(411, "a body needs a Content-Length", close=True)
+        chunks, size = [], 0
+        request.body_read = True
+        try:
+            with anyio.fail_after(self.policy.body_timeout):
+                while True:
+                    message = await request.receive()
+                    if message["type"] == "http.disconnect":
+                        raise HttpError(400, "the client went away", close=True)
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.policy.max_body:  # cannot happen after admit; kept as a guard
+                        raise HttpError(413, f"body over {self.policy.max_body} bytes",
+                                        close=True)
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            raise HttpError(408, f"the body did not arrive within {self.policy.body_timeout} s",
+                            close=True) from None
+        try:
+            return json.loads(b"".join(chunks).decode("utf-8"), parse_constant=no_constants)
+        except (ValueError, UnicodeDecodeError):
+            raise HttpError(400, "the body is not JSON (UTF-8, no NaN/Infinity)") from None
+
+    # -- routes ------------------------------------------------------------------------------
+
+    async def handle(self, request: Request) -> tuple[int, Any, tuple[tuple[bytes, bytes], ...]]:
+        if request.method == "OPTIONS":  # a CORS preflight: no key (browsers send none)
+            return 204, None, preflight_headers(request)
+        self.authorize(request)
+        if request.query is None:
+            raise HttpError(400, "the query string is not valid")
+        path, method, query = request.path, request.method, request.query
+        run = self.run
+        if method not in METHODS:
+            raise HttpError(405, f"{method} is not allowed",
+                            headers=((b"allow", ", ".join(METHODS).encode()),))
         if path == "/health" and method == "GET":
-            self.answer(200, backend.health())
-        elif path == "/memories" and method == "POST":
-            self.answer(201, backend.create(self.body()))
-        elif path == "/memories" and method == "GET":
-            self.answer(200, backend.list(
-                character_id=query.get("character_id"), kind=query.get("kind"),
-                trashed=flag(query.get("trashed"), False), limit=query.get("limit", 100),
-                offset=query.get("offset", 0), with_vectors=bool(flag(query.get("vectors"),
-                                                                      False))))
-        elif path == "/memories/search" and method == "POST":
-            self.answer(200, {"results": self.search(self.body())})
-        elif match:
-            self.memory(method, urllib.parse.unquote(match.group(1)), query)
-        else:
-            raise HttpError(404 if method in ("GET", "POST", "PATCH", "DELETE") else 405,
-                            f"no route {method} {path}")
-
-    def memory(self, method: str, memory_id: str, query: dict[str, str]) -> None:
-        backend = self.server.backend
+            return 200, await run(self.backend.health), ()
+        if path == "/memories" and method == "POST":
+            record = object_body(await self.body(request), "a memory record")
+            return 201, await run(self.backend.create, record), ()
+        if path == "/memories" and method == "GET":
+            args = {"character_id": query.get("character_id"), "kind": query.get("kind"),
+                    "trashed": flag(query, "trashed", False),
+                    "limit": query.get("limit", 100), "offset": query.get("offset", 0),
+                    "with_vectors": bool(flag(query, "vectors", False))}
+            return 200, await run(lambda: self.backend.list(**args)), ()
+        if path == "/memories/search" and method == "POST":
+            args = search_args(object_body(await self.body(request), "a search"))
+            results = await run(lambda: self.backend.search(**args))
+            return 200, {"results": results}, ()
+        match = MEMORY_PATH.match(path)
+        if match is None:
+            raise HttpError(404, "no such route")
+        try:
+            memory_id = urllib.parse.unquote(match.group(1), errors="strict")
+        except UnicodeDecodeError:
+            raise HttpError(400, "the memory id is not UTF-8") from None
+        found: Any
         if method == "GET":
-            found = backend.get(memory_id, with_vector=bool(flag(query.get("vectors"), False)))
+            with_vector = bool(flag(query, "vectors", False))
+            found = await run(lambda: self.backend.get(memory_id, with_vector=with_vector))
         elif method == "PATCH":
-            found = backend.update(memory_id, self.body())
+            fields = object_body(await self.body(request), "the fields to change")
+            found = await run(lambda: self.backend.update(memory_id, fields))
         elif method == "DELETE":
-            found = backend.delete(memory_id) or None
+            found = await run(lambda: self.backend.delete(memory_id)) or None
         else:
             raise HttpError(405, f"{method} is not allowed on a memory")
         if found is None:
-            raise HttpError(404, f"no memory {memory_id!r}")
-        self.answer(204) if found is True else self.answer(200, found)
+            raise HttpError(404, "no such memory")
+        return (204, None, ()) if found is True else (200, found, ())
 
-    def search(self, body: Any) -> list[dict[str, Any]]:
-        if not isinstance(body, dict) or not isinstance(body.get("query", ""), str):
-            raise HttpError(400, "search needs an object with 'query' and 'character_id'")
-        return self.server.backend.search(
-            body.get("query", ""), character_id=body.get("character_id"),
-            k=int(body.get("k") or 10), vector=body.get("vector"), model=body.get("model"),
-            kinds=body.get("kinds"))
+    @staticmethod
+    async def run(call: Callable[..., Any], *args: Any) -> Any:
+        """The backend's blocking SQLite work on a worker thread (bounded pool)."""
+        return await anyio.to_thread.run_sync(call, *args)
 
 
-def serve(db: str, host: str = "127.0.0.1", port: int = 8750, *, api_key: str | None = None,
-          cors_origin: str = "*") -> ReferenceServer:
-    """A started-but-not-serving server (call ``serve_forever`` or run it in a thread)."""
-    return ReferenceServer((host, port), SQLiteBackend(db), api_key=api_key,
-                           cors_origin=cors_origin)
+def object_body(body: Any, what: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise HttpError(400, f"the body must be a JSON object ({what})")
+    return body
+
+
+def search_args(body: dict[str, Any]) -> dict[str, Any]:
+    """The search body checked with the engine's own validators (one validator)."""
+    query, vector, model, kinds = (body.get(n) for n in ("query", "vector", "model", "kinds"))
+    if not isinstance(query if query is not None else "", str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="query", reason="must be a string")
+    if model is not None and not isinstance(model, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="model", reason="must be a string")
+    if vector is not None and not isinstance(vector, list):
+        raise OmoideError.of("INVALID_ARGUMENT", name="vector", reason="must be a list")
+    if kinds is not None and not isinstance(kinds, list):
+        raise OmoideError.of("INVALID_ARGUMENT", name="kinds", reason="must be a list")
+    return {"query": query or "", "character_id": validate.character_id(body.get("character_id")),
+            "k": validate.k(body.get("k", 10)), "vector": vector, "model": model,
+            "kinds": sorted(validate.kinds(kinds)) if kinds is not None else None}
+
+
+def preflight_headers(request: Request) -> tuple[tuple[bytes, bytes], ...]:
+    if request.header("origin") is None:
+        return ((b"allow", ", ".join(METHODS).encode()),)
+    headers = [(b"access-control-allow-headers", b"Authorization, Content-Type, Accept"),
+               (b"access-control-allow-methods", b"GET, POST, PATCH, DELETE, OPTIONS"),
+               (b"access-control-max-age", b"600")]
+    if request.header("access-control-request-private-network") == "true":
+        # Chromium's Private Network Access: an app served from elsewhere may call loopback
+        # only when the server says so (the origin is already on the list).
+        headers.append((b"access-control-allow-private-network", b"true"))
+    return tuple(headers)
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+async def answer(send: Send, status: int, payload: Any,
+                 extra: tuple[tuple[bytes, bytes], ...]) -> None:
+    body = b"" if payload is None else json.dumps(payload, ensure_ascii=False).encode()
+    headers = [(b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store"),
+               (b"x-content-type-options", b"nosniff"), (b"vary", b"Origin"),
+               # pages that are cross-origin isolated (COEP require-corp) may read the answer
+               (b"cross-origin-resource-policy", b"cross-origin"), *extra]
+    if body:
+        headers.append((b"content-type", b"application/json; charset=utf-8"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

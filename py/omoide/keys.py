@@ -1,0 +1,32 @@
+"""Bearer keys from a flag, a file or an environment variable (flags show in the process
+list, so files and the environment are the documented ways). A key never appears in an error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omoide.errors import OmoideError
+
+
+def read_key_file(path: str | Path) -> str:
+    """The one key a file holds (surrounding whitespace and the final newline dropped)."""
+    try:
+        key = Path(path).read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as err:
+        reason = getattr(err, "strerror", None) or type(err).__name__
+        raise OmoideError.of("FILE_UNREADABLE", path=str(path), reason=reason) from None
+    if not key or any(c.isspace() for c in key):
+        raise OmoideError.of("INVALID_ARGUMENT", name=f"key file {path}",
+                             reason="it must hold one key, on one line, without spaces")
+    return key
+
+
+def resolve_key(flag: str | None, file: str | Path | None, env: str) -> str | None:
+    """``--key`` or ``--key-file`` (not both), else ``$env``; None when none is set."""
+    if flag and file:
+        raise OmoideError.of("INVALID_ARGUMENT", name="key",
+                             reason="give the key or a key file, not both")
+    if file:
+        return read_key_file(file)
+    return flag or os.environ.get(env) or None

@@ -1,0 +1,107 @@
+"""Who may talk to the reference server: the key, the browser origins, the Host names.
+
+Safe by default: a key is required (``no_key`` is an explicit choice that pins loopback), only
+the app's own origins get CORS answers, and the Host header must name this machine's loopback
+(or the bound address), so a web page cannot reach the server by DNS rebinding. A non-loopback
+bind needs ``public=True`` AND a key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import urllib.parse
+from dataclasses import dataclass, field
+
+from omoide.errors import OmoideError
+
+# The browser app's origin when served by `python3 build.py serve` (buildtools/serve.py).
+APP_ORIGINS = ("http://127.0.0.1:8742", "http://localhost:8742")
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+MAX_BODY = 4 * 1024 * 1024
+
+
+def is_loopback(host: str) -> bool:
+    name = host.strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_of(value: str) -> str:
+    """``scheme://host[:port]`` as browsers send it in ``Origin`` (lower case, no path)."""
+    parts = urllib.parse.urlsplit(value.strip())
+    if value.strip() == "*":
+        raise OmoideError.of("SERVER_CONFIG", reason="CORS origin '*' would let any web page "
+                             "read the memories; list the app's origin instead")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parts = None  # type: ignore[assignment]
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
+            or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username):
+        raise OmoideError.of("SERVER_CONFIG",
+                             reason=f"CORS origin {value!r} is not scheme://host[:port]")
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def host_name(header: str) -> str:
+    """The name part of a ``Host`` header: ``[::1]:8750`` -> ``::1``, ``a.b:80`` -> ``a.b``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else ""
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+@dataclass(frozen=True)
+class ServerPolicy:
+    """What the server accepts; built (and checked) by ``ServerPolicy.build``."""
+
+    api_key: str | None = field(repr=False)  # never in a repr or a log line
+    origins: frozenset[str]
+    hosts: frozenset[str]
+    max_body: int = MAX_BODY
+    body_timeout: float = 30.0  # a request body must arrive within this (stalled uploads)
+
+    def __repr__(self) -> str:
+        return (f"ServerPolicy(key={'set' if self.api_key else 'none'}, "
+                f"origins={sorted(self.origins)}, hosts={sorted(self.hosts)}, "
+                f"max_body={self.max_body})")
+
+    @classmethod
+    def build(cls, host: str, *, api_key: str | None, no_key: bool = False, public: bool = False,
+              origins: tuple[str, ...] | list[str] | None = None,
+              allow_hosts: tuple[str, ...] | list[str] = (), max_body: int = MAX_BODY,
+              body_timeout: float = 30.0) -> ServerPolicy:
+        if api_key is not None and not api_key.strip():
+            raise OmoideError.of("SERVER_CONFIG", reason="the key is empty")
+        if not api_key and not no_key:
+            raise OmoideError.of("SERVER_CONFIG", reason="no key: set OMOIDE_SERVER_KEY or give "
+                                 "--key-file (or --no-key for a keyless loopback-only server)")
+        if api_key and no_key:
+            raise OmoideError.of("SERVER_CONFIG", reason="a key and --no-key exclude each other")
+        if not is_loopback(host):
+            if no_key:
+                raise OmoideError.of("SERVER_CONFIG", reason=f"--no-key serves loopback only, "
+                                     f"not {host!r}")
+            if not public:
+                raise OmoideError.of("SERVER_CONFIG", reason=f"{host!r} is not loopback: other "
+                                     "machines could reach the memories; confirm with --public")
+        if max_body <= 0 or body_timeout <= 0:
+            raise OmoideError.of("SERVER_CONFIG", reason="limits must be positive")
+        allowed = {origin_of(o) for o in (APP_ORIGINS if origins is None else origins)}
+        hosts = set(LOOPBACK_NAMES) | {host_name(h) for h in allow_hosts if h.strip()}
+        if host not in ("0.0.0.0", "::", ""):
+            hosts.add(host.strip("[]").lower())
+        return cls(api_key=api_key or None, origins=frozenset(allowed), hosts=frozenset(hosts),
+                   max_body=max_body, body_timeout=body_timeout)
+
+    def host_allowed(self, header: str | None) -> bool:
+        if not header:
+            return False
+        return host_name(header) in self.hosts
+
+    def origin_allowed(self, origin: str) -> bool:
+        return origin.lower() in self.origins

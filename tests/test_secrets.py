@@ -1,0 +1,185 @@
+"""Secrets (issue 13, item 6): keys never in a repr or an error, read from a file or the
+environment as well as a flag (flags show in the process list), and private files (0600)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from omoide.backends.http import HttpBackend, HttpConfig
+from omoide.backends.manager import JsonFileQueueStore
+from omoide.backends.sqlite import SQLiteBackend
+from omoide.cli import main
+from omoide.errors import OmoideError
+from omoide.keys import read_key_file, resolve_key
+from tests.backend_fixtures import make_record, running_server
+from tests.test_engine_embedder import HashingEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+PORT = 47703
+URL = f"http://127.0.0.1:{PORT}"
+KEY = "0123456789abcdef-secret"
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def key_file(tmp_path: Path, text: str = KEY + "\n") -> Path:
+    path = tmp_path / "key"
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+def test_http_config_repr_shows_no_key_nor_headers():
+    config = HttpConfig(URL, api_key=KEY, headers={"X-Api-Key": "header-secret"})
+    for text in (repr(config), str(config), repr(HttpBackend(config).config)):
+        assert KEY not in text and "header-secret" not in text
+    assert URL in repr(config)
+
+
+class EchoHandler(BaseHTTPRequestHandler):
+    """A careless server: its error page echoes the request headers."""
+
+    def do_GET(self):  # noqa: N802
+        body = f"denied: {self.headers}".encode()
+        self.send_response(500)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_errors_never_carry_the_key():
+    server = ThreadingHTTPServer(("127.0.0.1", PORT), EchoHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(OmoideError) as err:
+            HttpBackend(HttpConfig(URL, api_key=KEY)).list()
+        assert err.value.fields["status"] == 500 and "denied" in str(err.value)
+        assert KEY not in str(err.value) and KEY not in json.dumps(err.value.to_dict())
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_keys_from_a_file_or_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMOIDE_TEST_KEY", "from-env")
+    assert resolve_key(None, None, "OMOIDE_TEST_KEY") == "from-env"
+    assert resolve_key("from-flag", None, "OMOIDE_TEST_KEY") == "from-flag"
+    assert resolve_key(None, key_file(tmp_path), "OMOIDE_TEST_KEY") == KEY
+    monkeypatch.delenv("OMOIDE_TEST_KEY")
+    assert resolve_key(None, None, "OMOIDE_TEST_KEY") is None
+    with pytest.raises(OmoideError) as err:
+        resolve_key("from-flag", key_file(tmp_path), "OMOIDE_TEST_KEY")
+    assert err.value.code == "INVALID_ARGUMENT"
+    for text in ("", "\n", "two words", "line\nline"):
+        with pytest.raises(OmoideError) as err:
+            read_key_file(key_file(tmp_path, text))
+        assert err.value.code == "INVALID_ARGUMENT"
+    with pytest.raises(OmoideError) as err:
+        read_key_file(tmp_path / "missing")
+    assert err.value.code == "FILE_UNREADABLE" and "missing" in str(err.value)
+
+
+def cli(db: Path, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--db", str(db), "--backup", URL, *args, "--json"],
+                embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_backup_key_from_a_file_or_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("OMOIDE_BACKUP_KEY", raising=False)
+    server_side = HttpBackend(HttpConfig(URL, api_key=KEY))
+    with running_server(tmp_path / "server.db", PORT, api_key=KEY):
+        code, out, err = cli(tmp_path / "w.db", "--backup-key-file", str(key_file(tmp_path)),
+                             "remember", "alice", "Alice likes green tea")
+        assert code == 0, err
+        assert server_side.list(character_id="alice")["total"] == 1
+        monkeypatch.setenv("OMOIDE_BACKUP_KEY", KEY)
+        code, _, err = cli(tmp_path / "w.db", "remember", "alice", "Alice has a cat")
+        assert code == 0, err
+        assert server_side.list(character_id="alice")["total"] == 2
+    code, out, err = cli(tmp_path / "w.db", "--backup-key-file", str(tmp_path / "nope"),
+                         "stats")
+    assert code == 2 and "nope" in err and "Traceback" not in err
+
+
+def test_mcp_backup_key_from_a_file(tmp_path):
+    from omoide.cli.context import Context
+    from omoide.mcp.__main__ import parse_args
+
+    args = parse_args(["--backup", URL, "--backup-key-file", str(key_file(tmp_path))])
+    assert args.backup_key is None and args.backup_key_file is not None
+    namespace = type("Args", (), {"backup": URL, "backup_key": None,
+                                  "backup_key_file": args.backup_key_file, "db": "x"})()
+    context = Context(namespace, lambda m, d: HashingEmbedder(), stdout=io.StringIO(),
+                      stderr=io.StringIO())
+    [backend] = context.fallbacks()
+    assert backend.config.api_key == KEY and KEY not in repr(backend.config)
+
+
+def test_server_key_from_a_file_never_printed(tmp_path):
+    env = os.environ | {"PYTHONPATH": str(ROOT / "py")}
+    env.pop("OMOIDE_SERVER_KEY", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "omoide.server", "--db", str(tmp_path / "s.db"), "--port",
+         str(PORT), "--key-file", str(key_file(tmp_path))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        banner = proc.stdout.readline()
+        assert "bearer key required" in banner and KEY not in banner
+        request = urllib.request.Request(f"{URL}/health",
+                                         headers={"Authorization": f"Bearer {KEY}"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            assert json.loads(reply.read())["ok"] is True
+        assert KEY not in Path(f"/proc/{proc.pid}/cmdline").read_text()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert KEY not in out + err
+
+
+@pytest.fixture
+def usual_umask():
+    old = os.umask(0o022)  # the usual umask: new files would be world-readable
+    yield
+    os.umask(old)
+
+
+def test_database_and_queue_files_are_private(tmp_path, usual_umask):
+    backend = SQLiteBackend(tmp_path / "w.db")
+    backend.initialize()
+    backend.create(make_record("alice", "private"))
+    files = [tmp_path / "w.db", tmp_path / "w.db-wal", tmp_path / "w.db-shm"]
+    assert all(f.exists() for f in files)
+    assert [mode(f) for f in files] == [0o600] * 3
+    backend.shutdown()
+    queue = JsonFileQueueStore(tmp_path / "w.db.mirror-queue.json")
+    (tmp_path / "w.db.mirror-queue.json.tmp").write_text("[]")  # a leftover, 0644
+    queue.save([{"op": "delete", "id": "x"}])
+    assert mode(tmp_path / "w.db.mirror-queue.json") == 0o600
+    assert queue.load() == [{"op": "delete", "id": "x"}]
+    existing = tmp_path / "shared.db"  # a file the user made keeps its mode
+    existing.touch(mode=0o640)
+    existing.chmod(0o640)
+    backend = SQLiteBackend(existing)
+    backend.initialize()
+    backend.shutdown()
+    assert mode(existing) == 0o640
