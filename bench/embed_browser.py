@@ -187,7 +187,7 @@ def overall(results: list[dict]) -> dict:
 
 
 def write_results(results: list[dict], rounds: int, started: float,
-                  meta: dict | None = None) -> None:
+                  meta: dict | None = None, stem: str = "embed_browser") -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     meta = meta or {
         "machine": platform.machine(), "cpus": os.cpu_count(), "texts": len(TEXTS),
@@ -195,7 +195,7 @@ def write_results(results: list[dict], rounds: int, started: float,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": git_commit(), "seconds": round(time.time() - started, 1)}
     meta["overall"] = overall(results) if results else None
-    (RESULTS / "embed_browser.json").write_text(
+    (RESULTS / f"{stem}.json").write_text(
         json.dumps({"meta": meta, "results": results}, indent=2, ensure_ascii=False) + "\n")
     threads = results[0]["loaded"]["ours"].get("threads") if results else "?"
     lines = [
@@ -218,7 +218,7 @@ def write_results(results: list[dict], rounds: int, started: float,
                   f"{o['ratio_total_time']:.2f} by total time, "
                   f"{o['ratio_paired_geomean']:.2f} geometric mean of back-to-back "
                   f"pairs (range {o['ratio_paired_min']:.2f}-{o['ratio_paired_max']:.2f})."]
-    (RESULTS / "embed_browser.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -227,6 +227,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--models", nargs="+", default=MODELS)
     parser.add_argument("--dtypes", nargs="+", default=DTYPES)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="WebAssembly threads for both sides (default: the app's choice)")
+    parser.add_argument("--out", default="embed_browser",
+                        help="results file stem under bench/results/")
     args = parser.parse_args()
     server = AppServer(DIST, port=47695).start()
     results: list[dict] = []
@@ -237,7 +241,8 @@ def main() -> None:
                 profile, executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
             page = context.new_page()
             page.on("console", lambda m: m.type == "error" and print("console:", m.text))
-            page.goto(server.url + "bench/embed.html")
+            page.goto(server.url + "bench/embed.html"
+                      + (f"?threads={args.threads}" if args.threads else ""))
             page.wait_for_selector("#ready:not(:empty)")
             for model in args.models:
                 for dtype in args.dtypes:
@@ -258,11 +263,11 @@ def main() -> None:
                         results.append(row)
                         print(json.dumps({k: v for k, v in row.items() if k != "loaded"}),
                               flush=True)
-                    write_results(results, args.rounds, started)
+                    write_results(results, args.rounds, started, stem=args.out)
             context.close()
     finally:
         server.stop()
-    write_results(results, args.rounds, started)
+    write_results(results, args.rounds, started, stem=args.out)
 
 if __name__ == "__main__":
     main()

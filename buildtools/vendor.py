@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .files import copy_if_changed
+from .files import copy_if_changed, write_if_changed
 from .paths import DIST, NODE_MODULES
 
 # (package folder in node_modules, file inside it, destination under dist/vendor)
@@ -36,6 +36,31 @@ ASSETS: list[tuple[str, str, str]] = [
     # is copied whole, *.js files only.
     ("@orama/orama", "dist/browser", "orama"),
 ]
+
+
+# Exact-text fixes applied to a vendored file (destination under dist/vendor). Each `old` must
+# occur exactly once, so an upgrade that changes the code fails the build instead of silently
+# shipping without the fix.
+PATCHES: dict[str, list[tuple[str, str]]] = {
+    # Transformers.js serializes sessions and runs on promise chains; a rejected run (e.g. a
+    # lost WebGPU device) left the chain rejected, so every later run in the worker failed with
+    # that same error, even on a fresh WebAssembly session. Later runs must still run.
+    "transformers/transformers.js": [
+        ("webInitChain = webInitChain.then(load)",
+         "webInitChain = webInitChain.catch(() => {}).then(load)"),
+        ("webInferenceChain = webInferenceChain.then(run)",
+         "webInferenceChain = webInferenceChain.catch(() => {}).then(run)"),
+    ],
+}
+
+
+def patched(source: Path, dst: str) -> bytes:
+    text = source.read_text(encoding="utf-8")
+    for old, new in PATCHES[dst]:
+        if text.count(old) != 1:
+            raise SystemExit(f"vendor patch for {dst} no longer applies: {old!r}")
+        text = text.replace(old, new)
+    return text.encode("utf-8")
 
 
 def package_version(package: str) -> str:
@@ -68,7 +93,10 @@ def vendor_assets(log=print) -> dict[str, str]:
         if not source.exists():
             raise SystemExit(f"missing {source}: run npm ci (the lock file pins it)")
         for a, b in asset_files(source, dst):
-            copied += copy_if_changed(a, b)
+            if dst in PATCHES:
+                copied += write_if_changed(b, patched(a, dst))
+            else:
+                copied += copy_if_changed(a, b)
             total += 1
     log(f"vendor: {copied} file(s) copied, {total - copied} unchanged")
     packages = sorted({p for p, _, _ in ASSETS})

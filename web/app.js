@@ -143,7 +143,7 @@ function uiEvent(event) {
     ctx.emit("changed", event);
     if (ctx.ready) ctx.refreshCharacters().catch(() => {});
   } else if (event.type === "notice") {
-    ctx.notify(event.message);
+    ctx.notify(event.key ? t(event.key, { reason: event.message }) : event.message);
   }
 }
 

@@ -24,9 +24,10 @@ env.backends.onnx.wasm.wasmPaths = {
 // Multi-threaded WASM needs SharedArrayBuffer, which cross-origin isolation provides. Every
 // core, up to 4: inference is > 95% of an embedding and the engine worker waits for it
 // (2 threads on a 2-core box ran e5 at 58 texts/s vs 38 with one).
-env.backends.onnx.wasm.numThreads = self.crossOriginIsolated
-  ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2))
-  : 1;
+// A `threads` parameter on the worker's URL overrides it (the benchmark measures 1 vs n).
+const askedThreads = Number(new URL(self.location.href).searchParams.get("threads")) || 0;
+env.backends.onnx.wasm.numThreads = !self.crossOriginIsolated ? 1
+  : askedThreads || Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2));
 
 let registry = null;
 let manifest = null;
@@ -214,6 +215,12 @@ async function runBatch(extractor, texts) {
   return output.data;
 }
 
+// onnxruntime's errors carry a C++ location and status before the browser's own words.
+function shortReason(err) {
+  const text = String(err?.message ?? err);
+  return (text.match(/message: (.*)$/s)?.[1] ?? text).trim().slice(0, 200);
+}
+
 // Indices of texts ordered by length, so a batch pads its texts to a similar length
 // (unsorted dialogue batches of 16 padded 61-82% extra tokens). Characters stand in for tokens.
 function lengthOrder(texts) {
@@ -235,6 +242,7 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
   const dim = active.info.dimension;
   const out = new Float32Array(texts.length * dim);
   const order = lengthOrder(texts);
+  let fellBack = null;
   for (let i = 0; i < texts.length; i += batchSize) {
     const rows = order.slice(i, i + batchSize);
     const batch = rows.map((r) => prefix + texts[r]);
@@ -243,15 +251,18 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
       data = await runBatch(active.extractor, batch);
     } catch (err) {
       if (active.device !== "webgpu") throw err;
-      // A lost GPU device: reload on WebAssembly and carry on, with the reason surfaced.
+      // A lost GPU device or a failing WebGPU session: reload on WebAssembly and redo this
+      // batch (no text is skipped), with the reason surfaced to the caller.
       await loadNow({ model: active.model, dtype: active.dtype, device: "wasm" });
-      current.reason = `WebGPU device lost (${err.message}); using WebAssembly`;
+      current.reason = `WebGPU failed (${shortReason(err)}); using WebAssembly`;
+      fellBack = current.reason;
       active = current;
       data = await runBatch(active.extractor, batch);
     }
     rows.forEach((row, j) => out.set(data.subarray(j * dim, (j + 1) * dim), row * dim));
   }
-  return Comlink.transfer({ dims: [texts.length, dim], data: out }, [out.buffer]);
+  return Comlink.transfer({ dims: [texts.length, dim], data: out, device: active.device,
+    fellBack }, [out.buffer]);
 }
 
 function status() {

@@ -6,6 +6,7 @@ import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 import * as vectors from "./kernel/vectors.js";
 import * as store from "./store/db.js";
 import { characterVerbs } from "./store/characters.js";
+import { originVerbs } from "./store/origins.js";
 
 const base = new URL("./", import.meta.url);
 const DEFAULT_MODEL = { model: "omoide/multilingual-e5-small", dtype: "q8" };
@@ -22,11 +23,15 @@ let revectorizing = null; // {model, dtype, cancel, done, total, started}
 const channel = new BroadcastChannel("omoide-changes");
 const emit = (event) => listeners.forEach((fn) => fn(event));
 
-async function loadWheel(url) {
+async function fetchWheel(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
+  return response.arrayBuffer();
+}
+
+function installWheel(bytes) {
   const purelib = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-  pyodide.unpackArchive(await response.arrayBuffer(), "wheel", { extractDir: purelib });
+  pyodide.unpackArchive(bytes, "wheel", { extractDir: purelib });
 }
 
 // -- what Python calls (module omoide_host) -------------------------------------------------
@@ -63,7 +68,15 @@ function plainErrors(functions) {
 const host = plainErrors({
   async embed(texts, kind, model, dtype) {
     await ensureModel(model, dtype);
-    return embedder.embed(texts.toJs ? texts.toJs() : texts, { kind, model, dtype });
+    const reply = await embedder.embed(texts.toJs ? texts.toJs() : texts,
+      { kind, model, dtype });
+    if (reply.fellBack) {
+      // WebGPU failed mid-work and the embedding worker moved to WebAssembly: say so.
+      runtimeInfo = { ...runtimeInfo, device: reply.device, reason: reply.fellBack };
+      emit({ type: "embedder", ...runtimeInfo });
+      emit({ type: "notice", key: "model.fellBack", message: reply.fellBack });
+    }
+    return reply;
   },
   async persist_many(changesJson, flat, queueJson) {
     const changes = JSON.parse(changesJson);
@@ -172,16 +185,23 @@ async function boot(onProgress) {
   const report = (stage, detail = "") => onProgress?.({ stage, detail });
   const info = await (await fetch(new URL("build-info.json", base))).json();
   report("runtime", `Pyodide ${info.vendor.pyodide}`);
-  const kernelLoading = vectors.loadKernel("auto"); // compiles while Pyodide boots
+  // While Pyodide boots: the kernel compiles, the wheel downloads and IndexedDB opens.
+  const kernelLoading = vectors.loadKernel("auto");
+  const wheelLoading = fetchWheel(new URL(info.wheel, base).href);
+  db = store.openDatabase();
+  const dbOpening = db.open();
+  dbOpening.catch(() => {}); // awaited below; no unhandled rejection meanwhile
   pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   report("python", pyodide.runPython("import sys; sys.version.split()[0]"));
-  await loadWheel(new URL(info.wheel, base).href);
+  installWheel(await wheelLoading);
   // The vector kernel (WebAssembly SIMD, scalar WebAssembly or JS): Python reaches it as the
   // module omoide_vectors through omoide.browser.wasm_kernel, which registers its rpc verbs.
   await kernelLoading;
   pyodide.registerJsModule("omoide_vectors", vectors);
   pyodide.registerJsModule("omoide_host", host);
   pyodide.runPython("import omoide.browser.wasm_kernel");
+  // rpc verbs of their own modules: the JS client's, SillyTavern / RisuAI files
+  pyodide.runPython("import omoide.browser.client, omoide.browser.tavern");
   const session = pyodide.pyimport("omoide.browser.session");
   py = {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
@@ -190,8 +210,7 @@ async function boot(onProgress) {
     loadStaged: session.load_staged,
   };
   report("engine", `omoide ${info.omoide}`);
-  db = store.openDatabase();
-  await db.open();
+  await dbOpening;
   const notices = await navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
     const found = await loadEverything();
@@ -249,6 +268,7 @@ channel.onmessage = ({ data }) => emit({ type: "changed", characters: data.chara
 
 const jsVerbs = {
   ...characterVerbs(() => db, callPython, locked, touched),
+  ...originVerbs(() => db),
   async models() {
     return (await fetch(new URL("models/registry.json", base))).json();
   },

@@ -68,6 +68,7 @@ MESSAGES: dict[str, str] = {
     ),
     "FILE_UNREADABLE": "Cannot read {path}: {reason}.",
     "FILE_UNWRITABLE": "Cannot write {path}: {reason}.",
+    "MALFORMED_CHAT_DATA": "{path}: not a valid {what}: {reason}. Nothing was imported.",
     "MALFORMED_CONVERSATION": "The conversation file {path} is not valid: {reason}.",
 }
 

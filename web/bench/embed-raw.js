@@ -16,10 +16,10 @@ ort.env.wasm.wasmPaths = {
   mjs: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.mjs", base).href,
   wasm: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.wasm", base).href,
 };
-// The same thread count as the embedding worker.
-ort.env.wasm.numThreads = self.crossOriginIsolated
-  ? Math.max(1, Math.min(4, (navigator.hardwareConcurrency || 2) - 1))
-  : 1;
+// The same thread count as the embedding worker (and the same `threads` URL override).
+const askedThreads = Number(new URL(self.location.href).searchParams.get("threads")) || 0;
+ort.env.wasm.numThreads = !self.crossOriginIsolated ? 1
+  : askedThreads || Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2));
 ort.env.wasm.proxy = false;
 
 let current = null; // {session, tokenizer, info, output}

@@ -23,7 +23,6 @@ import json
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +36,8 @@ Transport = Callable[[str, str, dict[str, str], bytes | None, float], tuple[int,
 
 def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,
                      timeout: float) -> tuple[int, bytes]:
+    import urllib.request  # here: http.client + email cost ~0.6 s of a Pyodide boot
+
     request = urllib.request.Request(url, data=body, headers=headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:

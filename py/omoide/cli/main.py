@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TextIO
 
-from omoide.cli import backends, exchange, ingest, recall, remember, report, revectorize
+from omoide.cli import backends, exchange, ingest, recall, remember, report, revectorize, tavern
 from omoide.cli.context import Context, EmbedderFactory
 from omoide.errors import OmoideError
 from omoide.workspace import default_path
@@ -22,6 +22,8 @@ EPILOG = """examples:
   python -m omoide ingest alice chat.txt --dry-run
   python -m omoide export backup.json --with-vectors
   python -m omoide --db other.db import backup.json
+  python -m omoide import-tavern Seraphina.png
+  python -m omoide export-worldinfo seraphina lore.json
   python -m omoide revectorize --model omoide/all-MiniLM-L6-v2 --dtype q8
   python -m omoide --backup http://127.0.0.1:8750 --backup-key-file ~/.omoide-key backup
 """
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     common_io = argparse.ArgumentParser(add_help=False)  # revectorize has its own --model
     add_global_options(common_io, argparse.SUPPRESS, model=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (remember, recall, ingest, report, exchange, backends):
+    for module in (remember, recall, ingest, report, exchange, backends, tavern):
         module.add_parsers(sub, common)
     revectorize.add_parsers(sub, common_io)
     return parser

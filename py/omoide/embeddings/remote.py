@@ -9,12 +9,9 @@ in the Authorization header and never appears in errors.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +31,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # only for a dated Retry-After; costly to import at boot
+
     try:
         when = email.utils.parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError):
@@ -91,6 +90,10 @@ class RemoteEmbedder:
         return out
 
     def _request(self, texts: list[str]) -> list[list[float]]:
+        # Lazily: costly to import in a Pyodide boot that never uses it.
+        import urllib.error
+        import urllib.request
+
         body = json.dumps({"model": self.model, "input": texts, "encoding_format": "float"})
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +34,8 @@ JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
 def urllib_transport(url: str, body: bytes, headers: dict[str, str], timeout: float
                      ) -> tuple[int, bytes]:
     """One POST; HTTP errors come back as (status, body) rather than exceptions."""
+    import urllib.request  # here: http.client + email cost ~0.6 s of a Pyodide boot
+
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -478,9 +479,12 @@ def context(
     *,
     k: int = 8,
     policy: TierPolicy | None = None,
+    line: Callable[[Memory], str] = format_line,
+    cost: Callable[[str], int] = len,
 ) -> ContextBlock:
     """What a chat app injects each turn: the hot block, then the best recalled memories not
-    already in it, all within ``budget_chars``."""
+    already in it, all within ``budget_chars``. ``line`` formats a memory; ``cost`` measures a
+    line in the budget's unit (characters by default; tokens for ``governance.prompt``)."""
     policy = policy or TierPolicy()
     now = engine.now()
     lines: list[str] = []
@@ -491,22 +495,24 @@ def context(
                  key=lambda m: (-value(m, now, policy), m.created_at, m.id))
     seen_text = set()
     for memory in hot:
-        cost = line_cost(memory)
-        if used + cost <= budget_chars and memory.text not in seen_text:
-            lines.append(format_line(memory))
+        text = line(memory)
+        spent = cost(text) + 1  # + newline
+        if used + spent <= budget_chars and memory.text not in seen_text:
+            lines.append(text)
             hot_ids.append(memory.id)
             seen_text.add(memory.text)
-            used += cost
+            used += spent
     if query and query.strip() and character in engine.stores:
         for hit in engine.recall(character, query, k=k):
             memory = hit.memory
             if tier_of(memory) == HOT or memory.text in seen_text:
                 continue  # deduplicated: already in the block
-            cost = line_cost(memory)
-            if used + cost > budget_chars:
+            text = line(memory)
+            spent = cost(text) + 1
+            if used + spent > budget_chars:
                 continue
-            lines.append(format_line(memory))
+            lines.append(text)
             recalled.append(memory.id)
             seen_text.add(memory.text)
-            used += cost
+            used += spent
     return ContextBlock("\n".join(lines), hot_ids, recalled, used)

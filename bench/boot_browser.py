@@ -1,0 +1,253 @@
+"""Benchmark start-up and first use in headless Chromium (issue 16's figures, one run).
+
+    PYTHONPATH=.:py .venv/bin/python bench/boot_browser.py [--reloads 5] [--revectorize 1000]
+
+Needs a built dist/ (``python3 build.py build``). On one persistent profile:
+
+- warm boot: page reload to ``ready`` (the engine worker's last boot stage) and to the app's
+  first screen, median of ``--reloads``, with the time each boot stage was reached;
+- first remember after ready: issued the moment the app is ready (it waits for the model's
+  background warm-up) and, on another reload, once the warm-up says the model is ready;
+- offline boot: the HTTP server stopped, a restarted browser on the same profile, median of 3;
+- query embedding: p50 of a short query through the app's embedding worker;
+- re-vectorize ``--revectorize`` dialogue-length memories (MiniLM -> e5 q8) with the app's
+  own job, texts/s and the 10,000-memory time extrapolated from it (said so in the table);
+- memory: RSS of each Chromium process of the profile (/proc), and the page's
+  ``performance.measureUserAgentSpecificMemory()`` split by worker where Chromium gives it.
+
+Writes bench/results/boot_browser.json and boot_browser.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+from bench.common import machine_info, md_table, write_results
+from buildtools.serve import AppServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST = ROOT / "dist"
+PORT = 47697
+E5 = {"model": "omoide/multilingual-e5-small", "dtype": "q8"}
+MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--enable-blink-features=ForceEagerMeasureMemory"]
+# Each boot stage and the app's first screen, stamped with performance.now() as they happen.
+STAGE_PROBE = """(() => {
+  window.__stages = {};
+  const seen = () => {
+    const boot = document.getElementById("boot");
+    const app = document.getElementById("app");
+    if (boot && !(boot.dataset.bootState in window.__stages)) {
+      window.__stages[boot.dataset.bootState] = performance.now();
+    }
+    if (app?.dataset.ready === "true" && !("app" in window.__stages)) {
+      window.__stages.app = performance.now();
+    }
+  };
+  new MutationObserver(seen).observe(document, { subtree: true, attributes: true,
+    childList: true });
+})();"""
+DIALOGUE = [
+    "I moved to Osaka last spring for a new job and I still get lost around Umeda station.",
+    "My sister is allergic to peanuts, so we never cook with them when she visits.",
+    "The meeting with the design team was moved to Thursday afternoon after lunch.",
+    "I usually run five kilometres along the river before breakfast, unless it rains.",
+    "去年の春、新しい仕事のために大阪へ引っ越しましたが、まだ梅田駅で迷います。",
+    "妹はピーナッツアレルギーなので、妹が来るときは料理に使いません。",
+    "毎朝、朝食の前に川沿いを五キロ走っています。雨の日は休みます。",
+    "We adopted a grey cat named Mochi from the shelter in March; she sleeps all day.",
+]
+
+
+def call(page: Page, method: str, params: dict | None = None):
+    return page.evaluate("([m, p]) => window.omoide.call(m, p)", [method, params or {}])
+
+
+def wait_app(page: Page) -> dict:
+    page.wait_for_selector("#app[data-ready='true']", timeout=120_000)
+    return page.evaluate("() => window.__stages")
+
+
+def boot_once(page: Page) -> dict:
+    page.reload(wait_until="commit")
+    stages = wait_app(page)
+    return {k: round(v) for k, v in stages.items()}
+
+
+def first_remember(page: Page, *, after_warm: bool, i: int) -> float:
+    page.reload(wait_until="commit")
+    wait_app(page)
+    if after_warm:
+        page.wait_for_selector("#model-warm[data-state='ready']", timeout=120_000)
+    t = time.perf_counter()
+    call(page, "remember", {"character": "bench", "text": f"Bench note {i}: {DIALOGUE[i % 8]}"})
+    return (time.perf_counter() - t) * 1000
+
+
+def query_p50(page: Page, n: int = 20) -> float:
+    times = page.evaluate("""async (n) => {
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const t = performance.now();
+        await window.omoide.embed([`what does Yui like to drink? ${i}`], { kind: "query" });
+        out.push(performance.now() - t);
+      }
+      return out;
+    }""", n)
+    return statistics.median(times[2:])
+
+
+def revectorize(page: Page, count: int) -> dict:
+    call(page, "select_model", MINILM)
+    call(page, "create_character", {"name": "Revec"})
+    items = [{"text": f"{DIALOGUE[i % 8]} (note {i})"} for i in range(count)]
+    for start in range(0, count, 200):
+        call(page, "remember_many", {"character": "revec", "items": items[start:start + 200]})
+    call(page, "select_model", E5)
+    page.evaluate("(o) => window.omoide.loadModel(o)", E5)
+    t = time.perf_counter()
+    call(page, "revectorize_start", {**E5, "character": "revec"})
+    page.wait_for_function("""() => window.omoide.events.some((e) => e.type === 'revectorize'
+      && ['finished', 'failed', 'cancelled'].includes(e.state))""", timeout=1_800_000,
+                           polling=500)
+    seconds = time.perf_counter() - t
+    last = page.evaluate("""() => window.omoide.events.filter((e) => e.type === 'revectorize'
+      && e.state !== 'running').at(-1)""")
+    rate = count / seconds
+    return {"memories": count, "seconds": round(seconds, 1), "texts_per_s": round(rate, 1),
+            "state": last.get("state"), "extrapolated_10k_min": round(10_000 / rate / 60, 1)}
+
+
+def process_memory(profile: str) -> list[dict]:
+    """RSS of every Chromium process started with this profile, by process type."""
+    rows = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        # Chromium rewrites a child's argv into one space-separated string.
+        args = b" ".join(cmd).decode(errors="replace").split()
+        if not any(profile in a for a in args):
+            continue
+        kind = next((a.split("=", 1)[1] for a in args if a.startswith("--type=")), "browser")
+        kind += next((f" ({a.split('=', 1)[1]})" for a in args
+                      if a.startswith("--utility-sub-type=")), "")
+        rss = next((int(line.split()[1]) for line in status.splitlines()
+                    if line.startswith("VmRSS:")), 0)
+        rows.append({"pid": int(pid), "type": kind, "rss_mib": round(rss / 1024, 1)})
+    return sorted(rows, key=lambda r: -r["rss_mib"])
+
+
+def measured_memory(page: Page) -> list[dict]:
+    result = page.evaluate("""async () => {
+      if (!self.crossOriginIsolated || !performance.measureUserAgentSpecificMemory) return null;
+      const m = await performance.measureUserAgentSpecificMemory();
+      return m.breakdown.filter((b) => b.bytes > 0).map((b) => ({
+        mib: b.bytes / 2 ** 20, types: b.types,
+        where: b.attribution.map((a) => (a.scope ?? "") + " " + (a.url ?? "").split("/").at(-1)),
+      }));
+    }""")
+    return sorted(result or [], key=lambda r: -r["mib"])
+
+
+def markdown(payload: dict) -> str:
+    r = payload["results"]
+    rows = [
+        ["warm boot to ready (median)", f"{r['warm_ready_ms']:.0f} ms", "<= 2,500 ms"],
+        ["warm boot to first screen (median)", f"{r['warm_app_ms']:.0f} ms", ""],
+        ["offline boot to ready (median)", f"{r['offline_ready_ms']:.0f} ms", "<= 2,500 ms"],
+        ["first remember, issued at ready", f"{r['first_remember_at_ready_ms']:.0f} ms",
+         "<= 1,000 ms"],
+        ["first remember, after the model warm-up", f"{r['first_remember_warm_ms']:.0f} ms",
+         "<= 1,000 ms"],
+        ["short query embedding p50 (e5 q8)", f"{r['query_p50_ms']:.1f} ms", ""],
+    ]
+    if r.get("revectorize"):
+        v = r["revectorize"]
+        rows.append([f"re-vectorize {v['memories']} (MiniLM -> e5 q8)",
+                     f"{v['seconds']} s, {v['texts_per_s']} texts/s", ""])
+        rows.append(["re-vectorize 10,000 (extrapolated)", f"{v['extrapolated_10k_min']} min",
+                     "<= 4 min"])
+    lines = ["# Boot and first use in headless Chromium", "",
+             md_table(["measure", "value", "goal"], rows), "",
+             "Boot stages of the median warm boot (ms after navigation): "
+             + ", ".join(f"{k} {v}" for k, v in r["median_stages"].items()), "",
+             "## Memory per process (RSS)", "",
+             md_table(["process", "RSS MiB"],
+                      [[p["type"], p["rss_mib"]] for p in r["processes"]])]
+    if r["measured"]:
+        lines += ["", "## performance.measureUserAgentSpecificMemory()", "",
+                  md_table(["where", "types", "MiB"],
+                           [["; ".join(m["where"]), ",".join(m["types"]), f"{m['mib']:.1f}"]
+                            for m in r["measured"][:8]])]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reloads", type=int, default=5)
+    parser.add_argument("--revectorize", type=int, default=1000)
+    args = parser.parse_args()
+    server = AppServer(DIST, port=PORT).start()
+    results: dict = {}
+    load = [os.getloadavg()[0]]
+    with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        launch = lambda: p.chromium.launch_persistent_context(  # noqa: E731
+            profile, executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        context = launch()
+        context.add_init_script(STAGE_PROBE)
+        page = context.new_page()
+        page.goto(server.url)
+        wait_app(page)
+        page.evaluate("(o) => window.omoide.loadModel(o)", E5)  # the first visit's download
+        call(page, "create_character", {"name": "Bench"})
+        call(page, "remember", {"character": "bench", "text": "Bench keeps notes."})
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null",
+                               timeout=60_000)
+        boots = [boot_once(page) for _ in range(args.reloads)]
+        boots.sort(key=lambda b: b["ready"])
+        median = boots[len(boots) // 2]
+        results["warm_ready_ms"] = statistics.median(b["ready"] for b in boots)
+        results["warm_app_ms"] = statistics.median(b["app"] for b in boots)
+        results["median_stages"] = median
+        results["boots"] = boots
+        results["first_remember_at_ready_ms"] = statistics.median(
+            first_remember(page, after_warm=False, i=i) for i in range(3))
+        results["first_remember_warm_ms"] = statistics.median(
+            first_remember(page, after_warm=True, i=i) for i in range(3, 6))
+        results["query_p50_ms"] = query_p50(page)
+        results["processes"] = process_memory(profile)
+        results["measured"] = measured_memory(page)
+        if args.revectorize:
+            results["revectorize"] = revectorize(page, args.revectorize)
+        context.close()
+        server.stop()
+        offline = []
+        for _ in range(3):
+            context = launch()
+            context.add_init_script(STAGE_PROBE)
+            page = context.new_page()
+            page.goto(server.url)
+            offline.append(wait_app(page)["ready"])
+            context.close()
+        results["offline_ready_ms"] = statistics.median(offline)
+        results["offline_boots"] = [round(x) for x in offline]
+    load.append(os.getloadavg()[0])
+    payload = {"machine": machine_info() | {"load_average": load}, "results": results}
+    json_path, md_path = write_results("boot_browser", payload, markdown(payload))
+    print(md_path.read_text())
+
+
+if __name__ == "__main__":
+    main()

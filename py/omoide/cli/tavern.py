@@ -1,0 +1,89 @@
+"""``import-tavern`` and ``export-worldinfo``: SillyTavern / RisuAI files (``omoide.interop``).
+
+The file is parsed and checked completely before the workspace is opened, so a malformed
+file (or one for which no character can be chosen) writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from omoide.cli.context import Context
+from omoide.errors import OmoideError
+from omoide.interop import apply_plan, export_world_info, parse_file
+from omoide.interop.importer import target_character
+
+
+def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("import-tavern", parents=[common],
+                       help="import a SillyTavern/RisuAI character card (JSON or PNG), chat "
+                            "(.jsonl) or lorebook (World Info JSON)")
+    p.add_argument("file", help="the file; - reads standard input")
+    p.add_argument("--character", help="character id (default: from the card or chat; "
+                                       "required for a lorebook)")
+    p.add_argument("--dry-run", action="store_true", help="only show what would be stored")
+    p.set_defaults(handler=import_tavern)
+
+    p = sub.add_parser("export-worldinfo", parents=[common],
+                       help="write a character's memories as SillyTavern World Info JSON")
+    p.add_argument("character")
+    p.add_argument("file", help="output file; - writes to standard output")
+    p.add_argument("--name", help="the lorebook's name (default: the character id)")
+    p.set_defaults(handler=export_worldinfo)
+
+
+def read_bytes(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise OmoideError.of("FILE_UNREADABLE", path=path, reason="no such file") from None
+    except OSError as e:
+        raise OmoideError.of("FILE_UNREADABLE", path=path, reason=e.strerror or str(e)) from None
+
+
+def import_tavern(ctx: Context) -> int:
+    a = ctx.args
+    plan = parse_file(read_bytes(a.file), a.file)
+    target_character(plan, a.character)  # before the workspace is opened (or created)
+    report = apply_plan(ctx.workspace.governor, plan, character=a.character, dry_run=a.dry_run)
+    if ctx.json:
+        ctx.emit(report)
+        return 0
+    verb = "would store" if a.dry_run else "stored"
+    line = (f"{report['format']} -> {report['character']}: {verb} {report['facts']} facts "
+            f"({report['facts_skipped']} already held)")
+    if report["messages"]:
+        line += (f"; {report['messages']} chat messages in {len(report['sessions'])} days: "
+                 f"{verb} {report['stored']}, merged {report['merged']}, "
+                 f"nothing to keep in {report['skipped']}")
+        if report["undated"]:
+            line += f" ({report['undated']} without a readable date)"
+    ctx.out(line)
+    return 0
+
+
+def export_worldinfo(ctx: Context) -> int:
+    a = ctx.args
+    data = export_world_info(ctx.workspace.engine, a.character, name=a.name)
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if a.file == "-":
+        ctx.out(text)
+        return 0
+    path = Path(a.file)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OmoideError.of("FILE_UNWRITABLE", path=a.file, reason=e.strerror or str(e)) from None
+    if ctx.json:
+        ctx.emit({"file": a.file, "entries": len(data["entries"])})
+    else:
+        ctx.out(f"wrote {len(data['entries'])} World Info entries of {a.character} to {a.file}")
+    return 0

@@ -1,0 +1,112 @@
+"""Write an ``ImportPlan``: facts as they are, chats through conversation ingest.
+
+Everything is checked before the first write (the character id, every fact through the same
+validation as ``remember``, the model of the character's index). Facts whose text the
+character already holds are skipped, so importing a file twice adds nothing. Chat messages
+are ingested one day at a time with the engine's clock set to that day's last message, so
+what they yield carries the date it was said (and ``meta.session`` = that day).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from omoide.engine import validate
+from omoide.engine.remember import build_memory
+from omoide.errors import OmoideError
+from omoide.interop.parse import ChatMessage, ImportPlan, parse_file
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
+    from omoide.governance import Governor
+
+
+def import_file(governor: Governor, data: bytes, path: str = "the file", *,
+                character: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+    return apply_plan(governor, parse_file(data, path), character=character, dry_run=dry_run)
+
+
+@contextmanager
+def clock_at(engine: MemoryEngine, when: float | None) -> Iterator[None]:
+    if when is None:
+        yield
+        return
+    saved = engine.clock
+    engine.clock = lambda: when
+    try:
+        yield
+    finally:
+        engine.clock = saved
+
+
+def day_of(at: float | None) -> str | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
+
+
+def sessions(messages: list[ChatMessage]) -> list[tuple[str | None, list[ChatMessage]]]:
+    """Consecutive messages of the same (UTC) day, in chat order."""
+    out: list[tuple[str | None, list[ChatMessage]]] = []
+    for m in messages:
+        day = day_of(m.at)
+        if out and out[-1][0] == day:
+            out[-1][1].append(m)
+        else:
+            out.append((day, [m]))
+    return out
+
+
+def target_character(plan: ImportPlan, character: str | None) -> str:
+    chosen = character or plan.character
+    if chosen is None:
+        raise OmoideError.of("INVALID_ARGUMENT", name="character",
+                             reason=f"a {plan.format} file does not name its character; "
+                                    "choose one")
+    return validate.character_id(chosen)
+
+
+def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = None,
+               dry_run: bool = False) -> dict[str, Any]:
+    engine = governor.engine
+    target = target_character(plan, character)
+    store = engine.stores.get(target)
+    if store is not None:
+        engine.check_model(store)  # refused before anything is embedded or written
+    held = {m.text for m in engine.memories(target)} if store is not None else set()
+    fresh, seen = [], set(held)
+    for fact in plan.facts:
+        try:
+            memory = build_memory(engine, target, fact.text, kind=fact.kind,
+                                  importance=fact.importance, at=fact.at, meta=fact.meta,
+                                  key=fact.key)
+        except OmoideError as e:
+            raise OmoideError.of("MALFORMED_CHAT_DATA", path=plan.path or plan.format,
+                                 what=fact.where, reason=str(e).rstrip(".")) from None
+        if memory.text in seen:
+            continue
+        seen.add(memory.text)
+        fresh.append({"text": memory.text, "kind": memory.kind, "key": memory.key,
+                      "importance": memory.importance, "meta": memory.meta,
+                      **({"at": fact.at} if fact.at is not None else {})})
+    report: dict[str, Any] = {
+        "format": plan.format, "character": target, "name": plan.name, "dry_run": dry_run,
+        "facts": len(fresh), "facts_skipped": len(plan.facts) - len(fresh),
+        "messages": len(plan.messages), "undated": plan.undated, "sessions": [],
+        "stored": 0, "merged": 0, "skipped": 0,
+    }
+    if not dry_run and fresh:
+        engine.remember_many(target, fresh)
+    for day, group in sessions(plan.messages):
+        meta = {"source": plan.format} | ({"session": day} if day else {})
+        with clock_at(engine, group[-1].at):
+            ingested = governor.ingest(target, [{"role": m.role, "content": m.text}
+                                                for m in group], dry_run=dry_run, meta=meta)
+        stored, merged = ingested.count("stored"), len(ingested.merged)
+        report["sessions"].append({"day": day, "messages": len(group), "stored": stored,
+                                   "merged": merged})
+        report["stored"] += stored
+        report["merged"] += merged
+        report["skipped"] += len(ingested.skipped)
+    return report

@@ -1,0 +1,332 @@
+"""Omoide in chat apps, in Chromium: SillyTavern / RisuAI files through the maintenance tab,
+the JS client on a second origin (allowed / refused / revoked / character outside the grant
+/ cross-site through the Omoide window / offline after the first visit), the chat demo end
+to end against a loopback OpenAI-compatible server, and the SillyTavern extension against a
+stand-in page providing the extension API it uses.
+
+One profile and one app page for the module (each engine boot is slow); the tests build on
+each other in file order. Origins: the app 127.0.0.1:47651; the demo (a plain page of another
+origin, same site) 127.0.0.1:47652, and the same server as http://localhost:47652 (another
+site: Chromium partitions the storage of frames under it); the SillyTavern stand-in
+127.0.0.1:47653; the chat endpoint 127.0.0.1:47654.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from buildtools.serve import AppServer, demo_server
+from tests import tavern_samples as samples
+
+from .conftest import CHROMIUM, CHROMIUM_ARGS, DIST, engine_call, wait_ready
+
+expect.set_options(timeout=60_000)
+ROOT = Path(__file__).resolve().parents[2]
+APP, DEMO, ST_HOST, LLM = 47651, 47652, 47653, 47654
+SAME_SITE = f"http://127.0.0.1:{DEMO}"
+CROSS_SITE = f"http://localhost:{DEMO}"
+CALL = """async ([method, args]) => {
+  const c = window.client;
+  try { return { ok: await (method in c ? c[method](...args) : c.call(method, ...args)) }; }
+  catch (e) { return { code: e.code, message: e.message }; }
+}"""
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, AppServer]]:
+    running = {
+        "app": AppServer(DIST, port=APP).start(),
+        "demo": demo_server(port=DEMO).start(),
+        "st": AppServer(ROOT / "integrations" / "sillytavern", port=ST_HOST, isolated=False,
+                        extra_files={f"/{n}": ROOT / "tests/browser/fixtures/sillytavern" / n
+                                     for n in ("host.html", "host.js")}).start(),
+    }
+    yield running
+    for server in running.values():
+        server.stop()
+
+
+class EchoChat(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint that answers with the system prompt it got."""
+
+    def log_message(self, *args):
+        pass
+
+    def cors(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Allow-Headers", "Content-Type, Authorization")
+        self.send_header("Access-Control-Allow-Methods", "POST")
+
+    def do_OPTIONS(self):
+        self.send_response(204)
+        self.cors()
+        self.end_headers()
+
+    def do_POST(self):
+        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.seen.append((self.path, payload))
+        system = payload["messages"][0]
+        assert system["role"] == "system"
+        body = json.dumps({"choices": [{"index": 0, "message": {
+            "role": "assistant", "content": "ECHO " + system["content"]}}]}).encode()
+        self.send_response(200)
+        self.cors()
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", LLM), EchoChat)
+    server.seen = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def context(browser_type, servers, tmp_path_factory) -> Iterator[BrowserContext]:
+    context = browser_type.launch_persistent_context(
+        str(tmp_path_factory.mktemp("chat-apps")), executable_path=CHROMIUM, headless=True,
+        args=CHROMIUM_ARGS, viewport={"width": 1200, "height": 900}, locale="en-US",
+        accept_downloads=True)
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def app(context, servers) -> Page:
+    page = context.new_page()
+    page.goto(servers["app"].url)
+    wait_ready(page)
+    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
+    page.click("#tab-maintenance")
+    return page
+
+
+def texts(app: Page, character: str) -> list[str]:
+    return sorted(m["text"] for m in engine_call(app, "memories", {"character": character}))
+
+
+def upload(app: Page, name: str, data: bytes, into: str = "") -> str:
+    app.select_option("#tavern-character", into)
+    app.set_input_files("#tavern-file", files=[{"name": name, "mimeType": "application/json",
+                                                "buffer": data}])
+    app.evaluate("() => { delete document.getElementById('tavern-report').dataset.state; }")
+    app.click("#tavern-import")
+    app.wait_for_selector("#tavern-report[data-state]")
+    return app.text_content("#tavern-report")
+
+
+def client_page(context: BrowserContext, origin: str, app_url: str) -> Page:
+    page = context.new_page()
+    page.goto(f"{origin}/?omoide={app_url}")
+    page.evaluate("""async (url) => {
+      const { connect } = await import('/client.js');
+      window.client = await connect({ url });
+    }""", app_url)
+    return page
+
+
+def call(page: Page, method: str, *args):
+    return page.evaluate(CALL, [method, list(args)])
+
+
+# -- SillyTavern / RisuAI files in the app ------------------------------------------------------
+
+
+def test_tavern_files_in_and_out(app, tmp_path):
+    report = upload(app, "Seraphina.png", samples.card_png(samples.CARD_V2))
+    assert "card-v2 → Seraphina: 5 facts stored" in report
+    names = {c["id"]: c["name"] for c in engine_call(app, "characters")}
+    assert names["seraphina"] == "Seraphina"  # named from the card, not its id
+    assert "st-chat" in upload(app, "Seraphina - 2024-05-01.jsonl", samples.st_chat())
+    tea = next(m for m in engine_call(app, "memories", {"character": "seraphina"})
+               if "green tea" in m["text"])
+    assert tea["created_at"] == 1714566660  # 2024-05-01 12:31 UTC, when it was said
+    assert "st-worldinfo" in upload(app, "minato.json", samples.as_json(samples.WORLD_INFO),
+                                    into="seraphina")
+    before = texts(app, "seraphina")
+    assert "The harbor town of Minato trades in salt and dried fish." in before
+
+    # the other formats: V3 JSON card, RisuAI chat and lorebook
+    assert "card-v3 → Kaito: 1 facts" in upload(app, "kaito.json", samples.as_json(samples.CARD_V3))
+    assert "risu-chat → Kaito" in upload(app, "risu.json", samples.as_json(samples.RISU_CHAT),
+                                         into="kaito")
+    assert "risu-lorebook → Kaito: 1 facts" in upload(
+        app, "guild.json", samples.as_json(samples.RISU_LOREBOOK), into="kaito")
+    assert any("spicy" in t for t in texts(app, "kaito"))
+
+    for name, data in [("plain.png", samples.tiny_png()), ("broken.jsonl", b'{"a": 1}\n{oops'),
+                       ("nothing.json", b'{"hello": "world"}'),
+                       ("noname.json", samples.as_json({"spec": "chara_card_v3", "data": {}})),
+                       ("risu.json", samples.as_json({"type": "risuChat", "data": {
+                           "message": [{"role": "bot", "data": "x"}]}})),
+                       ("lore.json", samples.as_json({"entries": {"0": {"content": 5}}}))]:
+        failed = upload(app, name, data, into="seraphina")
+        assert app.get_attribute("#tavern-report", "data-state") == "failed"
+        assert f"{name}: not a valid" in failed and "Nothing was imported" in failed
+    assert texts(app, "seraphina") == before
+
+    app.select_option("#current-character", "seraphina")
+    with app.expect_download() as info:
+        app.click("#tavern-export")
+    exported = tmp_path / info.value.suggested_filename
+    info.value.save_as(exported)
+    assert exported.name == "Seraphina-worldinfo.json"
+    world = json.loads(exported.read_text())
+    assert sorted(e["content"] for e in world["entries"].values()) == before
+    copy = engine_call(app, "create_character", {"name": "Copy"})["id"]
+    app.evaluate("() => window.omoide.ui.refreshCharacters()")
+    assert f"st-worldinfo → Copy: {len(before)} facts" in upload(
+        app, exported.name, exported.read_bytes(), into=copy)
+    assert texts(app, copy) == before
+
+
+# -- the JS client -------------------------------------------------------------------------------
+
+
+def test_client_allowed_refused_revoked(app, context, servers):
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    assert call(client, "characters")["code"] == "ORIGIN_NOT_ALLOWED"
+
+    app.fill("#client-origin", SAME_SITE)
+    app.check("#client-pick-seraphina")
+    app.click("#client-allow")
+    expect(app.locator(f"#clients-list li[data-origin='{SAME_SITE}'] .who")).to_have_text(
+        "Seraphina")
+    assert [c["id"] for c in call(client, "characters")["ok"]] == ["seraphina"]  # not "copy"
+    for method, args in [("recall", ["copy", "tea"]), ("context", ["copy", "tea"]),
+                         ("remember", ["copy", "x"]), ("forget", ["copy", "x"])]:
+        refused = call(client, method, *args)
+        assert refused["code"] == "CHARACTER_NOT_ALLOWED", (method, refused)
+
+    shown = {m["id"]: m["text"] for m in engine_call(app, "memories",
+                                                     {"character": "seraphina"})}
+    hits = call(client, "recall", "seraphina", "green tea", {"k": 50})["ok"]
+    assert {h["id"]: h["text"] for h in hits} == shown  # exactly what the app shows
+    assert "green tea" in hits[0]["text"]
+    block = call(client, "context", "seraphina", "what do I like to drink?",
+                 {"tokenBudget": 120})["ok"]
+    assert "(2024-05-01, preference) I love green tea" in block["text"]
+    assert 0 < block["tokens"] <= 120
+
+    stored = call(client, "remember", "seraphina", "Seraphina keeps a lantern by the door")
+    assert "Seraphina keeps a lantern by the door" in texts(app, "seraphina")
+    report = call(client, "ingest", "seraphina",
+                  [{"role": "user", "content": "I hate spicy food."}])["ok"]
+    assert [i["text"] for i in report["stored"]] == ["I hate spicy food."]
+    call(client, "forget", "seraphina", stored["ok"]["id"])
+    trash = engine_call(app, "trash", {"character": "seraphina"})
+    assert stored["ok"]["id"] in [e["memory"]["id"] for e in trash]  # restorable
+    assert call(client, "frobnicate")["code"] == "INVALID_ARGUMENT"
+
+    # a window of the same allowed origin that is not the frame's parent is ignored
+    with context.expect_page() as opened:
+        client.evaluate("() => { window.other = window.open('/?other'); }")
+    other = opened.value
+    other.wait_for_load_state()
+    assert other.evaluate("""() => new Promise((resolve) => {
+      addEventListener('message', () => resolve('answered'));
+      opener.frames[0].postMessage({ protocol: 'omoide-client/1', type: 'request', id: 1,
+        method: 'characters', params: {} }, '*');
+      setTimeout(() => resolve('ignored'), 2000);
+    })""") == "ignored"
+    other.close()
+
+    app.click(f"#clients-list li[data-origin='{SAME_SITE}'] button.revoke")
+    expect(app.locator(f"#clients-list li[data-origin='{SAME_SITE}']")).to_have_count(0)
+    assert call(client, "characters")["code"] == "ORIGIN_NOT_ALLOWED"  # at once
+    assert call(client, "recall", "seraphina", "tea")["code"] == "ORIGIN_NOT_ALLOWED"
+    client.close()
+
+
+def test_client_cross_site_goes_through_an_omoide_window(app, context, servers):
+    engine_call(app, "allow_origin", {"origin": CROSS_SITE, "characters": ["seraphina"]})
+    client = client_page(context, CROSS_SITE, servers["app"].url)
+    assert client.evaluate("() => window.client.needsWindow") is True
+    assert call(client, "characters")["code"] == "STORAGE_PARTITIONED"
+    client.evaluate("""() => {
+      const button = document.createElement('button');
+      button.id = 'open-omoide';
+      button.textContent = 'Connect Omoide';
+      button.addEventListener('click', () => window.client.openWindow()
+        .then(() => { window.opened = true; }));
+      document.body.prepend(button);
+    }""")
+    with context.expect_page() as opened:
+        client.click("#open-omoide")  # a user gesture: pop-ups need one
+    popup = opened.value
+    client.wait_for_function("() => window.opened === true")
+    assert popup.url.startswith(servers["app"].url + "bridge.html")
+    assert [c["id"] for c in call(client, "characters")["ok"]] == ["seraphina"]
+    shown = {m["id"]: m["text"] for m in engine_call(app, "memories",
+                                                     {"character": "seraphina"})}
+    hits = call(client, "recall", "seraphina", "green tea", {"k": 50})["ok"]
+    assert {h["id"]: h["text"] for h in hits} == shown  # exactly what the app shows
+    assert call(client, "recall", "copy", "tea")["code"] == "CHARACTER_NOT_ALLOWED"
+    popup.close()
+    assert call(client, "characters")["code"] == "STORAGE_PARTITIONED"
+    client.close()
+
+
+# -- the chat demo and the SillyTavern extension -------------------------------------------------
+
+
+def test_chat_demo_end_to_end(app, context, servers, llm):
+    engine_call(app, "allow_origin", {"origin": SAME_SITE, "characters": ["seraphina"]})
+    page = context.new_page()
+    page.goto(f"{SAME_SITE}/?omoide={servers['app'].url}&endpoint=http://127.0.0.1:{LLM}/v1")
+    page.click("#connect")
+    expect(page.locator("#character option[value='seraphina']")).to_have_count(1)
+    page.fill("#input", "What should I drink this morning?")
+    page.click("#send")
+    answer = page.locator("#messages li.assistant").first
+    expect(answer).to_contain_text("You are Seraphina")
+    expect(answer).to_contain_text("I love green tea")  # recalled, injected, echoed
+    expect(page.locator("#recalled li", has_text="I love green tea")).to_have_count(1)
+    path, payload = llm.seen[-1]
+    assert path == "/v1/chat/completions"
+    assert payload["messages"][-1] == {"role": "user",
+                                       "content": "What should I drink this morning?"}
+
+    page.fill("#input", "I love hiking in the mountains.")
+    page.click("#send")
+    expect(page.locator("#messages li.assistant")).to_have_count(2)
+    expect(page.locator("#remembered li", has_text="hiking")).to_have_count(1)
+    assert any("hiking in the mountains" in t for t in texts(app, "seraphina"))
+    page.close()
+
+
+def test_sillytavern_extension(app, context, servers):
+    host_url = f"http://127.0.0.1:{ST_HOST}"
+    engine_call(app, "allow_origin", {"origin": host_url, "characters": ["seraphina"]})
+    page = context.new_page()
+    page.goto(f"{host_url}/host.html?omoide={servers['app'].url}")
+    page.wait_for_selector("body[data-ready='true']")
+    page.evaluate("() => window.host.send('I love moonlit walks by the river.')")
+    assert any("moonlit walks" in t for t in texts(app, "seraphina"))
+    prompt = page.evaluate("() => window.host.generate()")
+    assert prompt.startswith("[What {{char}} remembers")
+    assert "moonlit walks by the river" in prompt
+    assert page.evaluate("() => window.host.context.extensionPrompts.omoide.position") == 0
+    page.close()
+
+
+def test_client_works_offline_after_the_first_visit(app, context, servers):
+    servers["app"].stop()  # Omoide's server is gone; the demo's own server still runs
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    assert [c["id"] for c in call(client, "characters")["ok"]] == ["seraphina"]
+    hits = call(client, "recall", "seraphina", "green tea")["ok"]
+    assert "green tea" in hits[0]["text"]
+    client.close()

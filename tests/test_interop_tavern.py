@@ -1,0 +1,285 @@
+"""SillyTavern / RisuAI data in and out (``omoide.interop``): cards (JSON, PNG), chats,
+lorebooks, the World Info export read back, malformed files refused with nothing written,
+and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omoide.engine import MemoryEngine
+from omoide.errors import OmoideError
+from omoide.governance import Governor
+from omoide.interop import apply_plan, export_world_info, import_file, parse_file
+from omoide.interop.parse import parse_date, split_paragraphs
+from tests import tavern_samples as s
+from tests.test_cli import Cli, rows
+from tests.test_engine_embedder import HashingEmbedder
+
+
+@pytest.fixture
+def gov() -> Governor:
+    return Governor(MemoryEngine(HashingEmbedder(), clock=lambda: 1_800_000_000.0))
+
+
+def texts(gov: Governor, character: str) -> list[str]:
+    return sorted(m.text for m in gov.engine.memories(character))
+
+
+def at(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+# -- character cards ---------------------------------------------------------------------------
+
+
+def test_card_v2_json_makes_the_character_and_its_facts(gov):
+    report = import_file(gov, s.as_json(s.CARD_V2), "seraphina.json")
+    assert (report["format"], report["character"], report["name"]) == (
+        "card-v2", "seraphina", "Seraphina")
+    memories = {m.key: m for m in gov.engine.memories("seraphina")}
+    assert memories["card:description"].text.startswith("Seraphina is a guardian")  # {{char}}
+    assert "{{user}}" in memories["card:scenario"].text  # the user's name is not known here
+    assert memories["card:personality"].kind == "fact"
+    tea = next(m for m in memories.values() if "Moonpetal" in m.text)
+    assert tea.meta["keys"] == ["moonpetal"] and tea.meta["secondary_keys"] == ["tea"]
+    assert tea.key == "lore:moonpetal" and tea.meta["comment"] == "moonpetal"
+    assert report["facts"] == 5
+    # the same card again adds nothing
+    again = import_file(gov, s.as_json(s.CARD_V2), "seraphina.json")
+    assert (again["facts"], again["facts_skipped"]) == (0, 5)
+    assert len(gov.engine.memories("seraphina")) == 5
+
+
+@pytest.mark.parametrize(("card", "keyword", "fmt", "character"), [
+    (s.CARD_V2, "chara", "card-v2", "seraphina"),
+    (s.CARD_V3, "ccv3", "card-v3", "kaito"),
+])
+def test_png_card(gov, card, keyword, fmt, character):
+    report = import_file(gov, s.card_png(card, keyword), "card.png")
+    assert (report["format"], report["character"]) == (fmt, character)
+    assert any(card["data"]["description"].replace("{{char}}", card["data"]["name"])
+               .split("\n")[0] in t for t in texts(gov, character))
+
+
+def test_long_card_fields_are_split_into_paragraph_facts(gov):
+    long = "\n\n".join(f"Paragraph {i}. " + "word " * 150 for i in range(6))
+    card = {"name": "Long", "description": long, "first_mes": "hi"}
+    import_file(gov, s.as_json(card), "long.json")
+    parts = [m for m in gov.engine.memories("long") if m.key.startswith("card:description")]
+    assert len(parts) > 1 and all(len(m.text) <= 1000 for m in parts)
+    assert {m.key for m in parts} >= {"card:description", "card:description#2"}
+
+
+@given(st.text(alphabet=st.sampled_from("ab .。\n"), max_size=3000),
+       st.integers(min_value=20, max_value=400))
+@settings(max_examples=150, deadline=None)
+def test_split_paragraphs_keeps_every_character_within_the_limit(text, limit):
+    parts = split_paragraphs(text, limit)
+    assert all(0 < len(p) <= limit for p in parts)
+    assert "".join("".join(parts).split()) == "".join(text.split())
+
+
+# -- lorebooks ---------------------------------------------------------------------------------
+
+
+def test_world_info_entries_become_facts_with_their_keys(gov):
+    report = import_file(gov, s.as_json(s.WORLD_INFO), "minato.json", character="kaito")
+    assert report["format"] == "st-worldinfo" and report["facts"] == 2  # the blank one skipped
+    by_text = {m.text: m for m in gov.engine.memories("kaito")}
+    harbor = by_text["The harbor town of Minato trades in salt and dried fish."]
+    assert harbor.meta["keys"] == ["Harbor", "port"] and harbor.key == "lore:harbor,port"
+    lamp = by_text["The lighthouse lamp has not failed in forty years."]
+    assert lamp.meta["constant"] is True and lamp.meta["secondary_keys"] == ["storm"]
+
+
+def test_risu_lorebook(gov):
+    import_file(gov, s.as_json(s.RISU_LOREBOOK), "risu.json", character="guild")
+    (memory,) = gov.engine.memories("guild")
+    assert memory.meta["keys"] == ["guild", "adventurers"]
+
+
+def test_a_lorebook_needs_a_character(gov):
+    with pytest.raises(OmoideError) as e:
+        import_file(gov, s.as_json(s.WORLD_INFO), "minato.json")
+    assert e.value.code == "INVALID_ARGUMENT" and e.value.fields["name"] == "character"
+    assert gov.engine.characters() == []
+
+
+def test_world_info_export_reimports(gov):
+    import_file(gov, s.as_json(s.CARD_V2), "seraphina.json")
+    gov.ingest("seraphina", ["I love green tea."])
+    exported = export_world_info(gov.engine, "seraphina", name="Seraphina")
+    assert exported["name"] == "Seraphina" and len(exported["entries"]) == 6
+    entry = next(e for e in exported["entries"].values() if e["content"] == "I love green tea.")
+    assert entry["key"] == ["green tea"]  # from the memory's key preference:green_tea
+    assert entry["extensions"]["omoide"]["kind"] == "preference"
+    data = json.dumps(exported).encode()
+    # into another character: every memory, with its kind, key, importance and date
+    import_file(gov, data, "lore.json", character="copy")
+    original = {m.text: m for m in gov.engine.memories("seraphina")}
+    copied = {m.text: m for m in gov.engine.memories("copy")}
+    assert copied.keys() == original.keys()
+    for text, m in copied.items():
+        o = original[text]
+        assert (m.kind, m.key, m.importance, m.created_at) == (o.kind, o.key, o.importance,
+                                                               o.created_at)
+        assert m.meta.get("keys") == (o.meta.get("keys") or exported["entries"][next(
+            k for k, e in exported["entries"].items() if e["content"] == text)]["key"])
+    # into the same character: nothing new
+    assert import_file(gov, data, "lore.json", character="seraphina")["facts"] == 0
+
+
+# -- chats -------------------------------------------------------------------------------------
+
+
+def test_sillytavern_chat_is_ingested_with_its_dates(gov):
+    report = import_file(gov, s.st_chat(), "Seraphina - 2024-05-01.jsonl")
+    assert (report["format"], report["character"], report["messages"]) == ("st-chat",
+                                                                           "seraphina", 3)
+    assert [x["day"] for x in report["sessions"]] == ["2024-05-01", "2024-06-03"]
+    memories = {m.text: m for m in gov.engine.memories("seraphina")}
+    tea = next(m for t, m in memories.items() if "green tea" in t)
+    assert tea.kind == "preference" and tea.created_at == at("2024-05-01T12:31:00")
+    assert tea.meta["session"] == "2024-05-01" and tea.meta["source"] == "st-chat"
+    ts = next(m for t, m in memories.items() if "TypeScript" in t)
+    assert ts.created_at == at("2024-06-03T09:05:00")
+    assert not any("narrator" in t or "feeling" in t for t in memories)  # system, character
+    assert gov.engine.now() == 1_800_000_000.0  # the clock is given back
+
+
+def test_risu_chat(gov):
+    report = import_file(gov, s.as_json(s.RISU_CHAT), "chat.json", character="risu")
+    assert report["format"] == "risu-chat" and report["stored"] == 1
+    (memory,) = gov.engine.memories("risu")
+    assert "spicy" in memory.text and memory.created_at == 1714566660.0
+
+
+def test_dry_run_writes_nothing(gov):
+    report = import_file(gov, s.st_chat(), "chat.jsonl", dry_run=True)
+    assert report["stored"] == 3 and gov.engine.characters() == []
+    report = import_file(gov, s.as_json(s.CARD_V2), "card.json", dry_run=True)
+    assert report["facts"] == 5 and gov.engine.characters() == []
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("May 1, 2024 12:30pm", "2024-05-01T12:30:00"),
+    ("June 3, 2024 9:05am", "2024-06-03T09:05:00"),
+    ("2024-05-01@12h30m15s", "2024-05-01T12:30:15"),
+    ("2024-05-01T12:30:00Z", "2024-05-01T12:30:00"),
+    (1714566600000, "2024-05-01T12:30:00"),
+])
+def test_dates_as_the_apps_write_them(value, expected):
+    assert parse_date(value) == at(expected)
+
+
+@pytest.mark.parametrize("value", ["yesterday", "", None, True, -5, "13/45/2024"])
+def test_unreadable_dates_are_none(value):
+    assert parse_date(value) is None
+
+
+def test_undated_messages_take_the_previous_date(gov):
+    messages = [dict(s.CHAT_MESSAGES[1]), dict(s.CHAT_MESSAGES[3], send_date="whenever")]
+    report = import_file(gov, s.st_chat(messages=messages), "chat.jsonl")
+    assert report["undated"] == 1 and [x["day"] for x in report["sessions"]] == ["2024-05-01"]
+
+
+# -- malformed files: a clear error, nothing written ---------------------------------------------
+
+BROKEN_PNG = s.card_png(s.CARD_V2)[:-20] + b"\0" * 20
+MALFORMED = [
+    (b"", "empty"),
+    (b"{not json", "not JSON (line 1 column 2"),
+    (s.as_json([1, 2]), "the JSON is not an object"),
+    (s.as_json({"hello": "world"}), "not a character card, chat or lorebook"),
+    (s.as_json({"spec": "chara_card_v9", "data": {}}), "unknown spec 'chara_card_v9'"),
+    (s.as_json({"spec": "chara_card_v2", "data": {"description": "x"}}), "no 'name'"),
+    (s.as_json({"spec": "chara_card_v2", "data": {"name": "A", "personality": 3}}),
+     "'personality' must be text"),
+    (s.tiny_png(), "no 'chara' or 'ccv3' text chunk"),
+    (BROKEN_PNG, "bad CRC"),
+    (s.card_png(s.CARD_V2)[:60], "truncated"),
+    (s.tiny_png()[:-12] + b"\0\0\0\x05tEXtchara" + b"\0" * 8, "'tEXt' has a bad CRC"),
+    (s.st_chat()[:-2] + b"\n\n{oops\n", "line 5 is not JSON"),
+    (s.st_chat(messages=[{"name": "You", "is_user": True}]), "line 2 has no text 'mes'"),
+    (s.st_chat(head={"name": "x", "mes": "hi"}), "line 1 must be the chat's metadata"),
+    (s.st_chat(messages=[]) + b'{"mes": ""}\n', "it holds no messages"),
+    (s.as_json({"entries": {"0": {"key": ["a"], "content": 5}}}), "entry 0 has no text"),
+    (s.as_json({"entries": {"0": {"key": "a", "content": "x"}, "1": {"key": [1],
+                                                                      "content": "y"}}}),
+     "entry 1: keys must be a list of text"),
+    (s.as_json({"type": "risuChat", "data": {"message": [{"role": "bot", "data": "x"}]}}),
+     "role 'bot'"),
+    ("\xff".encode("latin-1"), "not UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("data", "reason"), MALFORMED)
+def test_malformed_files_are_refused(gov, data, reason):
+    gov.engine.remember("kaito", "already here")
+    with pytest.raises(OmoideError) as e:
+        import_file(gov, data, "bad.file", character="kaito")
+    assert e.value.code == "MALFORMED_CHAT_DATA", e.value
+    assert reason in str(e.value) and str(e.value).startswith("bad.file: not a valid")
+    assert texts(gov, "kaito") == ["already here"]
+
+
+def test_one_bad_entry_refuses_the_whole_lorebook(gov):
+    book = {"entries": {"0": {"key": ["ok"], "content": "A fine entry."},
+                        "1": {"key": ["big"], "content": "x" * 9_000}}}
+    with pytest.raises(OmoideError) as e:
+        import_file(gov, s.as_json(book), "big.json", character="kaito")
+    assert e.value.code == "MALFORMED_CHAT_DATA" and "entry 1" in str(e.value)
+    assert "9000 characters" in str(e.value)
+    assert gov.engine.characters() == []
+
+
+def test_another_models_index_is_refused_before_writing(gov):
+    gov.engine.remember("seraphina", "an old memory")
+    gov.engine.select_embedder(HashingEmbedder(seed=7))
+    with pytest.raises(OmoideError) as e:
+        apply_plan(gov, parse_file(s.as_json(s.CARD_V2), "c.json"))
+    assert e.value.code == "MODEL_MISMATCH"
+    assert len(gov.engine.stores["seraphina"].records) == 1
+
+
+# -- the CLI -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(tmp_path, capsys) -> Cli:
+    return Cli(tmp_path / "ws.db", capsys)
+
+
+def test_cli_import_and_export(cli, tmp_path):
+    card = tmp_path / "Seraphina.png"
+    card.write_bytes(s.card_png(s.CARD_V2))
+    out = cli.ok("import-tavern", str(card))
+    assert out.startswith("card-v2 -> seraphina: stored 5 facts (0 already held)")
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(s.st_chat())
+    report = cli.json("import-tavern", str(chat))
+    assert report["stored"] == 3 and report["character"] == "seraphina"
+    lore = tmp_path / "lore.json"
+    assert "wrote 8 World Info entries" in cli.ok("export-worldinfo", "seraphina", str(lore))
+    assert cli.json("import-tavern", str(lore), "--character", "copy")["facts"] == 8
+    assert len(rows(cli.db)) == 16
+    assert json.loads(cli.ok("export-worldinfo", "copy", "-"))["entries"]["0"]["content"]
+
+
+def test_cli_refuses_malformed_files_and_writes_nothing(cli, tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(s.tiny_png())
+    err = cli.fails("import-tavern", str(bad))
+    assert "bad.png: not a valid PNG card" in err and "Nothing was imported" in err
+    assert not cli.db.exists()
+    lore = tmp_path / "lore.json"
+    lore.write_bytes(s.as_json(s.WORLD_INFO))
+    assert "does not name its character" in cli.fails("import-tavern", str(lore))
+    assert not cli.db.exists()
+    assert "no such file" in cli.fails("import-tavern", str(tmp_path / "nope.json"))
+    assert "No character" in cli.fails("export-worldinfo", "nobody", "-")

@@ -1,0 +1,177 @@
+// The Omoide side of the JS client (web/client.js): this page runs in a hidden frame of a chat
+// app (or, for a page of another site, in a small top-level window it opened) and answers the
+// app's calls with the engine of this origin.
+//
+// Rules: a message is read only from the page that embeds or opened this one; its origin must
+// be on the user's allow-list (IndexedDB, read at every request, so a removal works at once);
+// a character outside that origin's grant is refused and never listed. The engine boots on
+// the first allowed request, so an unknown page costs nothing. Answers go to that origin only.
+import * as Comlink from "./vendor/comlink/comlink.mjs";
+import { allows, grantOf } from "./store/origins.js";
+import { openDatabase } from "./store/db.js";
+
+const PROTOCOL = "omoide-client/1";
+const asWindow = window.parent === window && !!window.opener;
+const host = asWindow ? window.opener : window.parent;
+const db = openDatabase();
+let engine = null; // a promise of {call}
+let eventOrigin = null; // the allowed origin progress events go to
+
+// The site of an origin (scheme + registrable domain; an IP address or a one-label host is
+// its own site). Good enough without a public-suffix list: Omoide is served on loopback.
+function site(origin) {
+  const url = new URL(origin);
+  const host = url.hostname;
+  const literal = /^[\d.]+$/.test(host) || host.startsWith("[");
+  const labels = host.split(".");
+  return `${url.protocol}//${literal || labels.length <= 2 ? host : labels.slice(-2).join(".")}`;
+}
+
+// A frame under a page of another site gets partitioned storage (not the user's memories).
+function partitioned() {
+  if (window.parent === window) return false;
+  const ancestors = location.ancestorOrigins ? [...location.ancestorOrigins] : [];
+  if (!ancestors.length) return true; // cannot tell: assume the worst, never show wrong data
+  return ancestors.some((origin) => site(origin) !== site(location.origin));
+}
+const isPartitioned = partitioned();
+
+function error(code, message, fields = {}) {
+  return Object.assign(new Error(message), { name: code, fields });
+}
+
+function startEngine() {
+  const engineWorker = new Worker(new URL("./engine-worker.js", import.meta.url),
+    { type: "module" });
+  const embedWorker = new Worker(new URL("./embed-worker.js", import.meta.url),
+    { type: "module" });
+  const worker = Comlink.wrap(engineWorker);
+  const embedder = Comlink.wrap(embedWorker);
+  return (async () => {
+    const { port1, port2 } = new MessageChannel();
+    await embedder.connect(Comlink.transfer(port1, [port1]));
+    await worker.connectEmbedder(Comlink.transfer(port2, [port2]));
+    await worker.onEvent(Comlink.proxy((event) => {
+      if (["download", "revectorize", "embedder"].includes(event.type)) forward(event);
+    }));
+    await worker.boot(Comlink.proxy((stage) => forward({ type: "boot", ...stage })));
+    return { call: (method, params) => worker.call(method, params) };
+  })();
+}
+
+function forward(event) {
+  if (eventOrigin) host.postMessage({ protocol: PROTOCOL, type: "event", event }, eventOrigin);
+}
+
+function need(params, name, type = "string") {
+  const value = params?.[name];
+  if (typeof value !== type) {
+    throw error("INVALID_ARGUMENT", `Invalid ${name}: must be a ${type}.`, { name });
+  }
+  return value;
+}
+
+function granted(grant, character, origin) {
+  if (!allows(grant, character)) {
+    throw error("CHARACTER_NOT_ALLOWED", `${origin} may not use the character ` +
+      `${JSON.stringify(character)}; allow it on Omoide's maintenance tab.`, { character });
+  }
+  return character;
+}
+
+const memory = (m) => ({ id: m.id, text: m.text, kind: m.kind, key: m.key,
+  importance: m.importance, created_at: m.created_at, meta: m.meta });
+
+// Client verbs -> engine calls. Only these exist: the allow-list, settings (and their
+// secrets), export and every other engine verb are out of reach of other origins.
+const VERBS = {
+  async characters(call, grant) {
+    const all = await call("characters", {});
+    return all.filter((c) => allows(grant, c.id))
+      .map((c) => ({ id: c.id, name: c.name, count: c.count }));
+  },
+  async remember(call, grant, p, origin) {
+    const character = granted(grant, need(p, "character"), origin);
+    const fields = Object.fromEntries(["kind", "importance", "key", "meta"]
+      .filter((k) => p[k] !== undefined && p[k] !== null).map((k) => [k, p[k]]));
+    return memory(await call("remember", { character, text: need(p, "text"), ...fields }));
+  },
+  async ingest(call, grant, p, origin) {
+    const character = granted(grant, need(p, "character"), origin);
+    if (typeof p.messages !== "string" && !Array.isArray(p.messages)) {
+      throw error("INVALID_ARGUMENT", "Invalid messages: a text or a list of {role, content}.",
+        { name: "messages" });
+    }
+    const report = await call("ingest", { character, messages: p.messages, dry_run: false });
+    return { stored: report.items.filter((i) => i.action === "stored"),
+      merged: report.items.filter((i) => ["merged", "contradiction"].includes(i.action)),
+      skipped: report.items.filter((i) => i.action === "skipped").length,
+      path: report.path, degraded: report.degraded };
+  },
+  async recall(call, grant, p, origin) {
+    const character = granted(grant, need(p, "character"), origin);
+    const hits = await call("recall", { character, query: need(p, "query"), k: p.k ?? 8,
+      mode: p.mode ?? "hybrid" });
+    return hits.map((hit) => ({ ...memory(hit.memory), score: hit.score }));
+  },
+  async context(call, grant, p, origin) {
+    const character = granted(grant, need(p, "character"), origin);
+    return call("prompt_context", { character, query: p.query ?? null,
+      token_budget: p.tokenBudget ?? 800, k: p.k ?? 8 });
+  },
+  async forget(call, grant, p, origin) {
+    const character = granted(grant, need(p, "character"), origin);
+    const entry = await call("forget", { character, id: need(p, "id") });
+    return { ...memory(entry.memory), trashed_at: entry.trashed_at };
+  },
+};
+
+async function answer(origin, method, params) {
+  if (isPartitioned) {
+    throw error("STORAGE_PARTITIONED", "This frame is under a page of another site and only " +
+      "sees a separate, empty storage; connect through an Omoide window (openWindow()).");
+  }
+  const grant = await grantOf(db, origin);
+  if (!grant) {
+    throw error("ORIGIN_NOT_ALLOWED", `${origin} is not allowed to use Omoide. Add it on ` +
+      "Omoide's maintenance tab (Apps allowed to use Omoide), with the characters it may see.",
+    { origin });
+  }
+  if (!Object.hasOwn(VERBS, method)) {
+    throw error("INVALID_ARGUMENT", `Invalid method: unknown ${JSON.stringify(method)}.`,
+      { name: "method" });
+  }
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    throw error("INVALID_ARGUMENT", "Invalid params: not an object.", { name: "params" });
+  }
+  eventOrigin = origin;
+  if (asWindow) document.getElementById("bridge-text").textContent = `Connected to ${origin}.`;
+  engine ??= startEngine();
+  const { call } = await engine;
+  // the grant may have changed while the engine booted: read it again
+  return VERBS[method](call, await grantOf(db, origin), params, origin);
+}
+
+addEventListener("message", async (event) => {
+  const data = event.data;
+  if (event.source !== host || data?.protocol !== PROTOCOL || data.type !== "request") return;
+  const reply = { protocol: PROTOCOL, type: "reply", id: data.id };
+  try {
+    reply.result = await answer(event.origin, data.method, data.params);
+    reply.ok = true;
+  } catch (err) {
+    reply.ok = false;
+    reply.error = { code: /^[A-Z_]+$/.test(err?.name) ? err.name : "INTERNAL",
+      message: String(err?.message ?? err), fields: err?.fields ?? {} };
+  }
+  host.postMessage(reply, event.origin);
+});
+
+if (asWindow) {
+  document.getElementById("bridge-status").hidden = false;
+  document.getElementById("bridge-text").textContent =
+    "Connected to the page that opened this window.";
+}
+// "ready" says only that Omoide is here and whether this frame is partitioned: no data.
+host?.postMessage({ protocol: PROTOCOL, type: "ready", partitioned: isPartitioned,
+  window: asWindow }, "*");
