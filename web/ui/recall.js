@@ -34,7 +34,9 @@ export function mountRecall(panel, ctx) {
     search);
   const status = h("p", { class: "muted", id: "recall-status", "aria-live": "polite" });
   const results = h("ol", { class: "results", id: "recall-results" });
-  panel.append(tx("h2", "tab.recall", {}, t), form, status, results);
+  panel.append(tx("h2", "tab.recall", {}, t),
+    tx("p", "recall.notCounted", { class: "muted", id: "recall-not-counted" }, t),
+    form, status, results);
   let last = null;
 
   function renderOptions() {
@@ -51,8 +53,9 @@ export function mountRecall(panel, ctx) {
       status.textContent = t("memories.pickCharacter");
       return;
     }
+    // a preview: the memories' recall counts stay as they are (recall.notCounted)
     const params = { character: ctx.character, query: query.value, mode: mode.value,
-      k: Number(k.value) };
+      k: Number(k.value), count: false };
     if (threshold.value !== "") params.threshold = Number(threshold.value);
     if (minRelevance.value !== "") params.min_relevance = Number(minRelevance.value) / 100;
     if (mode.value === "hybrid") Object.assign(params, { rrf_k: Number(rrfK.value),

@@ -268,7 +268,7 @@ class MemoryEngine:
             "model": store.stamp,
             "dimension": store.dimension,
             "model_mismatch": store.stamp != self.embedder.stamp and not store.is_empty(),
-            "indexed_terms": len(store.text_index._postings),
+            "indexed_terms": store.indexed_terms,
         }
 
     # -- snapshots and persistence ------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_query
 from omoide.engine.memory import Hit
-from omoide.governance.dedup import dot
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -52,11 +51,11 @@ def recall_reviving(
     result = RecallResult([])
     if revive and store is not None and store.trash:
         engine.check_model(store)
-        q = [float(x) for x in embed_query(engine.embedder, validate.text(
-            query, engine.max_text_length))]
-        best_id, best = max(((i, dot(q, e.vector)) for i, e in store.trash.items()),
-                            key=lambda pair: pair[1])
-        # float32 kernel vs float64 here: a tie must not count as "better than live"
+        q = embed_query(engine.embedder, validate.text(query, engine.max_text_length))
+        # the trash has its own kernel: one top-1 there, one among the live memories
+        trashed = store.trash_kernel.top_k(q, 1)
+        best_id, best = trashed.ids[0], float(trashed.scores[0])
+        # both float32 kernels: a tie must not count as "better than live"
         live_best = store.kernel.top_k(q, 1).scores[:1] if len(store.kernel) else []
         if best >= revive_threshold and (not live_best or best > live_best[0] + 1e-6):
             engine.restore(character, best_id)
