@@ -276,7 +276,8 @@ def purge_trash(character: str) -> list[str]:
 def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
            threshold: float | None = None, rrf_k: float | None = None,
            fusion: str | None = None, kinds: list[str] | None = None,
-           count: bool = True) -> list[dict[str, Any]]:
+           count: bool = True, min_relevance: float | None = None,
+           now: float | None = None) -> list[dict[str, Any]]:
     """Recall; in vector and hybrid mode a trashed memory that matches the query almost
     exactly (cosine >= 0.95, better than any live one) is revived first and flagged.
 
@@ -285,6 +286,7 @@ def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
     recall playground) nothing about the memories changes."""
     s = session()
     args = {"k": k, "mode": mode, "threshold": threshold, "fusion": fusion, "kinds": kinds,
+            "min_relevance": min_relevance, "now": now,
             "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k, "touch": False}
     if mode == "fulltext":
         hits, revived = s.engine.recall(character, query, **args), []

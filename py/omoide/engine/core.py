@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 from omoide.engine import forget as forget_module
@@ -164,9 +165,11 @@ class MemoryEngine:
         at: Any = None,
         meta: dict | None = None,
         key: str | None = None,
+        context: str | None = None,
     ) -> Memory:
         return remember_module.remember(
-            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key
+            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key,
+            context=context,
         )
 
     @on_fresh_state
@@ -225,10 +228,14 @@ class MemoryEngine:
         kinds: Iterable[str] | None = None,
         fusion: str | None = None,
         touch: bool = True,
+        min_relevance: float | None = None,
+        now: float | datetime | None = None,
+        use_time: bool = True,
     ) -> list[Hit]:
         return recall_module.recall(
             self, character, query, k=k, mode=mode, threshold=threshold, rrf_k=rrf_k,
-            kinds=kinds, fusion=fusion, touch=touch,
+            kinds=kinds, fusion=fusion, touch=touch, min_relevance=min_relevance, now=now,
+            use_time=use_time,
         )
 
     @on_fresh_state

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
-from omoide.engine.embedding import embed_passages
+from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 
@@ -220,7 +220,8 @@ def import_data(engine: MemoryEngine, data: Any,
             continue
         need = [r for r in c.records if r["vector"] is None]
         embedded = dict(zip([r["id"] for r in need],
-                            embed_passages(engine.embedder, [r["text"] for r in need]),
+                            embed_memories(engine.embedder,
+                                           [(r["text"], r.get("context")) for r in need]),
                             strict=True)) if need else {}
         store = engine.writable_store(c.id)
         for r in c.records:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from omoide.engine import validate
-from omoide.engine.embedding import Embedder, embed_passages
+from omoide.engine.embedding import Embedder, embed_memories
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -76,6 +76,13 @@ def _pending(job: RevectorizeJob, stores: list[CharacterStore]) -> list[tuple[st
     return pending
 
 
+def _context(engine: MemoryEngine, character: str, memory_id: str) -> str | None:
+    """The memory's index context (its vector is the blend of text and context)."""
+    store = engine.stores[character]
+    memory = store.records.get(memory_id)
+    return (memory if memory is not None else store.trash[memory_id].memory).context
+
+
 def _targets(engine: MemoryEngine, character: str | None) -> list[CharacterStore]:
     if character is None:
         return [engine.stores[c] for c in sorted(engine.stores)]
@@ -110,7 +117,8 @@ def revectorize(
             if cancel is not None and cancel():
                 raise OmoideError.of("CANCELLED", operation="Re-vectorization")
             batch = job.queue[job.cursor : job.cursor + batch_size]
-            vectors = embed_passages(new_embedder, [text for _, _, text in batch])
+            vectors = embed_memories(new_embedder, [(text, _context(engine, char, memory_id))
+                                                    for char, memory_id, text in batch])
             for (char, memory_id, text), vector in zip(batch, vectors, strict=True):
                 row = vector.tolist() if hasattr(vector, "tolist") else list(vector)
                 job.staged.setdefault(char, {})[memory_id] = (text, row)

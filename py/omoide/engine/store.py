@@ -82,6 +82,14 @@ class CharacterStore:
     def ids_with_key(self, key: str) -> list[str]:
         return sorted(self._ids_by_key.get(key, ()))
 
+    def index_terms(self, memory: Memory) -> list[str]:
+        """What BM25 indexes: the text, and with a context the text twice (its own words
+        weigh more) followed by the context."""
+        terms = self.analyzer(memory.text)
+        if memory.context:
+            return terms + terms + self.analyzer(memory.context)
+        return terms
+
     # -- writes ---------------------------------------------------------------------------
 
     def _commit(self, change: Change, apply: Callable[[], None], emit: bool) -> None:
@@ -107,8 +115,8 @@ class CharacterStore:
             old = self.records.get(memory.id)
             if row is not None:
                 self.kernel.add([memory.id], [row])
-            if old is None or old.text != memory.text:
-                self.text_index.add(memory.id, self.analyzer(memory.text))
+            if old is None or old.text != memory.text or old.context != memory.context:
+                self.text_index.add(memory.id, self.index_terms(memory))
             if old is not None and old.key is not None:
                 self._drop_key(old.key, memory.id)
             if memory.key is not None:
@@ -125,7 +133,7 @@ class CharacterStore:
             raise ValueError("load() fills an empty store only")
         self.kernel.add([m.id for m, _ in live], [as_float_list(v) for _, v in live])
         for memory, _ in live:
-            self.text_index.add(memory.id, self.analyzer(memory.text))
+            self.text_index.add(memory.id, self.index_terms(memory))
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
             self.records[memory.id] = memory
@@ -211,7 +219,7 @@ class CharacterStore:
             del self.trash[memory_id]
             self.trash_kernel.remove([memory_id])
             self.kernel.add([memory_id], [entry.vector])
-            self.text_index.add(memory_id, self.analyzer(entry.memory.text))
+            self.text_index.add(memory_id, self.index_terms(entry.memory))
             if entry.memory.key is not None:
                 self._ids_by_key.setdefault(entry.memory.key, set()).add(memory_id)
             self.records[memory_id] = entry.memory

@@ -263,6 +263,16 @@ def key(value: object) -> str | None:
     return value
 
 
+def context(value: object, limit: int) -> str | None:
+    """Optional index context: a string (empty means none) within the text limit."""
+    if not isinstance(value, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="context", reason="must be a string")
+    if len(value) > limit:
+        raise OmoideError.of("INVALID_ARGUMENT", name="context",
+                             reason=f"longer than {limit} characters")
+    return value if value.strip() else None
+
+
 def stamp_dimension(value: object, name: str = "model") -> int | None:
     """The dimension a model stamp ``model@dtype#dimension`` names; None for ""."""
     if not isinstance(value, str) or len(value) > MAX_STAMP:
@@ -313,7 +323,7 @@ def vector(value: object, dimension: int | None = None, name: str = "vector", *,
 RECORD_DEFAULTS: dict[str, Any] = {
     "kind": "fact", "key": None, "importance": 0.5, "created_at": 0.0, "updated_at": 0.0,
     "last_recalled_at": None, "recall_count": 0, "model": "", "meta": {},
-    "trashed_at": None, "vector": None,
+    "trashed_at": None, "vector": None, "context": None,
 }
 
 
@@ -353,6 +363,7 @@ _FIELD_CHECKS: dict[str, Any] = {
     "model": lambda v, n, s: _model(v),
     "meta": lambda v, n, s: _record_meta(v),
     "vector": lambda v, n, s: None if v is None else vector(v, stored=s),
+    "context": lambda v, n, s: None if v is None else context(v, n),
 }
 
 
