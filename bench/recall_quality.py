@@ -29,6 +29,21 @@ LoCoMo text variants (``--variants``); the stored memory text is always the prot
 - ``context-blend``: the vector is the normalized mean of the turn's own vector and its
   contextual vector; BM25 indexes the turn text followed by the contextual text (so the
   turn's own words count twice). The turn keeps its identity, its neighbours add recall.
+- ``engine-context``: the engine's own feature, through the public API: each turn is
+  remembered with ``context`` = the session date and turns i-1 and i+1; the engine embeds
+  the normalized blend of text and context and BM25-indexes the text twice + the context.
+- ``engine-context-preceding``: the same with the preceding turn only (what a turn added one
+  at a time can have without re-indexing it when its successor arrives).
+
+Relevance cut-off (``cutoff`` rows, default recall = hybrid with the model's default fusion):
+every question and each of the 200 unrelated queries of ``bench/data/unrelated_queries.json``
+(100 EN, 100 JA) is asked of every character with the engine's default ``min_relevance``.
+``reject`` = share of unrelated queries that return nothing; ``keep`` = share of the questions
+whose first evidence is in the top 10 (no cut-off) that still return it with the cut-off.
+
+Time: ranking rows ask with ``now`` = the day after the conversation's last session (LoCoMo)
+and time-awareness on (the default); the ``time`` rows compare the LoCoMo temporal category
+with it off and on (hybrid, the model's default fusion).
 
 Ties: memory ids are ULIDs with random bits, and every ranking breaks score ties by id. For
 reproducible numbers the benchmark draws those bits from a generator seeded afresh for each
@@ -46,6 +61,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -69,7 +85,8 @@ MODES = (  # (label, mode, fusion)
     ("hybrid zscore", "hybrid", "zscore"),
     ("hybrid rrf", "hybrid", "rrf"),
 )
-VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend")
+VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend", "engine-context",
+            "engine-context-preceding")
 SEED = 0  # set by --seed
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -81,7 +98,7 @@ class Doc:
     embed_text: str | tuple[str, ...]  # the vector is the normalized mean of their vectors
     index_text: str  # what BM25 indexes
     at: float
-
+    context: str | None = None  # engine-context: the memory's index context
 
 @dataclass
 class Query:
@@ -96,6 +113,15 @@ class Corpus:
     kind: str
     docs: list[Doc] = field(default_factory=list)
     queries: list[Query] = field(default_factory=list)
+    now: float | None = None  # when the questions are asked (None: the engine's clock)
+
+
+UNRELATED = Path(__file__).resolve().parent / "data" / "unrelated_queries.json"
+
+
+def unrelated_queries() -> list[str]:
+    data = json.loads(UNRELATED.read_text())
+    return data["en"] + data["ja"]
 
 
 # -- datasets ------------------------------------------------------------------------------
@@ -132,6 +158,13 @@ def load_locomo(variant: str) -> list[Corpus]:
                 if variant == "speaker":
                     listener = speakers[1] if turn["speaker"] == speakers[0] else speakers[0]
                     embed_text = f"{turn['speaker']} said to {listener}: {turn['text']}"
+                elif variant.startswith("engine-context"):  # the engine's own context feature
+                    around = (i - 1,) if variant.endswith("preceding") else (i - 1, i + 1)
+                    neighbours = [lines[j] for j in around if 0 <= j < len(lines)]
+                    context = "\n".join([f"On {date}:", *neighbours])
+                    corpus.docs.append(Doc(turn["dia_id"], text, text, text, when.timestamp(),
+                                           context))
+                    continue
                 elif variant.startswith("context"):
                     window = lines[max(i - 1, 0) : i + 2]
                     embed_text = "\n".join([f"On {date}:", *window])
@@ -142,6 +175,7 @@ def load_locomo(variant: str) -> list[Corpus]:
                         embed_text = (text, embed_text)
                 corpus.docs.append(Doc(turn["dia_id"], text, embed_text, index_text,
                                        when.timestamp()))
+        corpus.now = max(d.at for d in corpus.docs) + 86400.0
         for qa in conv["qa"]:
             if qa.get("category") in LOCOMO_CATEGORIES:
                 corpus.queries.append(Query(qa["question"], evidence_ids(qa["evidence"]),
@@ -186,9 +220,13 @@ def mapped_analyzer(docs: list[Doc]) -> tuple[Callable[[str], list[str]], int]:
 
 
 def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
-                 query_vectors: np.ndarray) -> tuple[MemoryEngine, dict[str, str], int]:
+                 query_vectors: np.ndarray,
+                 unrelated: tuple[list[str], np.ndarray] | None = None,
+                 ) -> tuple[MemoryEngine, dict[str, str], int]:
     embedder = PrecomputedEmbedder(model.model_id, model.dtype, model.dimension, model.stamp)
     embedder.add_queries([q.text for q in corpus.queries], query_vectors)
+    if unrelated is not None:
+        embedder.add_queries(*unrelated)
     collisions = 0
     kwargs = {}
     if any(d.index_text != d.text for d in corpus.docs):
@@ -199,6 +237,7 @@ def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
     memories = engine.remember_many(
         corpus.character,
         [{"text": d.text, "at": d.at, "kind": corpus.kind, "meta": {"label": d.label}}
+         | ({"context": d.context} if d.context else {})
          for d in corpus.docs],
     )
     labels = {m.id: d.label for m, d in zip(memories, corpus.docs, strict=True)}
@@ -206,14 +245,55 @@ def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
 
 
 def run_mode(engine: MemoryEngine, labels: dict[str, str], corpus: Corpus, mode: str,
-             fusion: str | None) -> tuple[list[list[str]], float]:
+             fusion: str | None, *, min_relevance: float | None = 0.0,
+             use_time: bool = True) -> tuple[list[list[str]], float]:
+    """Rankings of every question (no cut-off unless ``min_relevance`` says otherwise)."""
     ranked = []
     start = time.perf_counter()
     for query in corpus.queries:
         hits = engine.recall(corpus.character, query.text, k=max(KS), mode=mode,
-                             fusion=fusion or "adaptive", touch=False)
+                             fusion=fusion, touch=False, min_relevance=min_relevance,
+                             now=corpus.now, use_time=use_time)
         ranked.append([labels[h.memory.id] for h in hits])
     return ranked, time.perf_counter() - start
+
+
+def cutoff_row(dataset: str, model: CachedModel, variant: str, engines: list,
+               unrelated: list[str]) -> dict:
+    """The default cut-off on each character: unrelated queries rejected, evidence kept."""
+    per_character = {}
+    for engine, labels, corpus in engines:
+        full, _ = run_mode(engine, labels, corpus, "hybrid", None, min_relevance=0.0)
+        cut, _ = run_mode(engine, labels, corpus, "hybrid", None, min_relevance=None)
+        found = [(q, c) for q, f, c in zip(corpus.queries, full, cut, strict=True)
+                 if q.gold & set(f)]
+        kept = sum(bool(q.gold & set(c)) for q, c in found)
+        rejected = sum(not engine.recall(corpus.character, text, touch=False, now=corpus.now)
+                       for text in unrelated)
+        per_character[corpus.character] = {
+            "questions_with_evidence_in_top10": len(found), "kept": kept,
+            "keep": kept / max(len(found), 1), "unrelated": len(unrelated),
+            "rejected": rejected, "reject": rejected / len(unrelated)}
+    return {"dataset": dataset, "model": model.name, "model_stamp": model.stamp,
+            "variant": variant, "kind": "cutoff", "characters": per_character}
+
+
+def time_row(model: CachedModel, variant: str, engines: list) -> dict:
+    """LoCoMo temporal questions (category 2), hybrid default: time-awareness off vs on."""
+    out = {"dataset": "locomo", "model": model.name, "variant": variant, "kind": "time"}
+    for use_time in (False, True):
+        queries, ranked = [], []
+        for engine, labels, corpus in engines:
+            r, _ = run_mode(engine, labels, corpus, "hybrid", None, use_time=use_time)
+            queries += corpus.queries
+            ranked += r
+        for category in (2, None):
+            pairs = [(q, r) for q, r in zip(queries, ranked, strict=True)
+                     if category is None or q.category == category]
+            qs, rs = zip(*pairs, strict=True)
+            key = f"{'temporal' if category else 'all'}_{'time' if use_time else 'no_time'}"
+            out[key] = score(list(qs), list(rs))
+    return out
 
 
 def score(queries: list[Query], ranked: list[list[str]]) -> dict[str, float]:
@@ -268,20 +348,33 @@ def seeded_memory_ids(seed: int) -> None:
 
 def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpus],
              fulltext_memo: dict, log: Callable[[str], None]) -> list[dict]:
-    passages = passage_vectors(model, [d for c in corpora for d in c.docs])
+    if variant.startswith("engine-context"):  # raw rows: every text, then every context (the engine
+        # blends them itself, in remember_many's one embedding call per corpus)
+        passages = None
+        raw = {id(c): np.vstack([model.embed("passages", [d.text for d in c.docs]),
+                                 model.embed("passages", [d.context for d in c.docs])])
+               for c in corpora}
+    else:
+        passages = passage_vectors(model, [d for c in corpora for d in c.docs])
     queries = model.embed("queries", [q.text for c in corpora for q in c.queries])
+    unrelated = unrelated_queries()
+    unrelated_vectors = model.embed("queries", unrelated)
     engines = []
     p_at = q_at = 0
     collisions = 0
     for corpus in corpora:
         n_d, n_q = len(corpus.docs), len(corpus.queries)
-        engine, labels, clash = build_engine(model, corpus, passages[p_at : p_at + n_d],
-                                             queries[q_at : q_at + n_q])
+        rows = raw[id(corpus)] if passages is None else passages[p_at : p_at + n_d]
+        engine, labels, clash = build_engine(model, corpus, rows,
+                                             queries[q_at : q_at + n_q],
+                                             (unrelated, unrelated_vectors))
         engines.append((engine, labels, corpus))
         collisions += clash
         p_at, q_at = p_at + n_d, q_at + n_q
     all_queries = [q for c in corpora for q in c.queries]
-    index_kind = {"context-fulltext": "context", "context-blend": "turn+context"}.get(
+    index_kind = {"context-fulltext": "context", "context-blend": "turn+context",
+                  "engine-context": "engine context",
+                  "engine-context-preceding": "engine context (preceding)"}.get(
         variant, "turn")
     rows = []
     for label, mode, fusion in MODES:
@@ -311,6 +404,19 @@ def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpu
         shown = "  ".join(f"{k}={v:.3f}" for k, v in metrics.items()
                           if dataset == "locomo" or k.startswith("any"))
         log(f"{dataset:7} {model.name:11} {variant:16} {label:16} {shown}")
+    row = cutoff_row(dataset, model, variant, engines, unrelated)
+    rows.append(row)
+    for character, c in row["characters"].items():
+        log(f"{dataset:7} {model.name:11} {variant:16} cut-off {character:9} "
+            f"keep {c['kept']}/{c['questions_with_evidence_in_top10']} = {c['keep']:.3f}  "
+            f"reject {c['rejected']}/{c['unrelated']} = {c['reject']:.3f}")
+    if dataset == "locomo":
+        row = time_row(model, variant, engines)
+        rows.append(row)
+        log(f"locomo  {model.name:11} {variant:16} temporal any@10 no time "
+            f"{row['temporal_no_time']['any@10']:.3f} -> time {row['temporal_time']['any@10']:.3f}"
+            f"; all questions {row['all_no_time']['any@10']:.3f} -> "
+            f"{row['all_time']['any@10']:.3f}")
     return rows
 
 
@@ -323,7 +429,8 @@ def markdown(payload: dict) -> str:
     out = ["# Recall quality (bench/recall_quality.py)\n\n",
            f"{meta['date']}, {meta['cpu']} ({meta['cpus']} CPUs), git {meta['git_commit']}. "
            "Engine defaults (BM25 k1 1.2 b 0.75, hybrid candidate depth 50, rrf_k 60).\n"]
-    locomo = [r for r in rows if r["dataset"] == "locomo"]
+    ranked_rows = [r for r in rows if "metrics" in r]
+    locomo = [r for r in ranked_rows if r["dataset"] == "locomo"]
     if locomo:
         n = locomo[0]["questions"]
         out.append(f"\n## LoCoMo: {locomo[0]['memories']} turns in 3 conversations, "
@@ -343,7 +450,7 @@ def markdown(payload: dict) -> str:
         counts = locomo[0]["by_category"]
         out.append(md_table(["model", "variant", *(f"{c} ({counts[c]['questions']})"
                                                   for c in cats)], table))
-    jsquad = [r for r in rows if r["dataset"] == "jsquad"]
+    jsquad = [r for r in ranked_rows if r["dataset"] == "jsquad"]
     if jsquad:
         out.append(f"\n## JSQuAD: {jsquad[0]['memories']} paragraphs, "
                    f"{jsquad[0]['questions']} questions ({payload['jsquad_subset']})\n\n")
@@ -351,6 +458,27 @@ def markdown(payload: dict) -> str:
         table = [[r["model"], r["label"], *(r["metrics"][f"any@{k}"] for k in KS),
                   f"{r['recall_ms_mean']:.1f}"] for r in jsquad]
         out.append(md_table(header, table))
+    cutoffs = [r for r in rows if r.get("kind") == "cutoff"]
+    if cutoffs:
+        out.append("\n## Relevance cut-off (default recall, default min_relevance)\n\n"
+                   "keep = questions whose first evidence is in the top 10 that still return "
+                   "it; reject = unrelated queries (200, EN + JA) that return nothing.\n\n")
+        out.append(md_table(
+            ["dataset", "model", "variant", "character", "keep", "reject"],
+            [[r["dataset"], r["model"], r["variant"], name,
+              f"{c['keep']:.3f} ({c['kept']}/{c['questions_with_evidence_in_top10']})",
+              f"{c['reject']:.3f} ({c['rejected']}/{c['unrelated']})"]
+             for r in cutoffs for name, c in r["characters"].items()]))
+    times = [r for r in rows if r.get("kind") == "time"]
+    if times:
+        out.append("\n## Time-aware recall (LoCoMo, hybrid, the model's default fusion)\n\n")
+        out.append(md_table(
+            ["model", "variant", "temporal any@10 off", "on", "temporal all@10 off", "on",
+             "all any@10 off", "on"],
+            [[r["model"], r["variant"], r["temporal_no_time"]["any@10"],
+              r["temporal_time"]["any@10"], r["temporal_no_time"]["all@10"],
+              r["temporal_time"]["all@10"], r["all_no_time"]["any@10"],
+              r["all_time"]["any@10"]] for r in times]))
     out.append("\nEmbedding computed in this run (ONNX Runtime on this CPU; each distinct text "
                "list once per model, the rest served from .cache/bench):\n\n")
     out.append(md_table(

@@ -210,13 +210,14 @@ def test_export_import_roundtrip(cli, tmp_path):
     assert data["format"] == "omoide-export" and data["characters"][0]["vectors"]
     second = tmp_path / "second.db"
     report = cli.json("import", str(path), db=second)
-    assert (report["imported"], report["reembedded"]) == (4, 0)
+    # the trashed memory comes along, in the trash (its vector too)
+    assert (report["imported"], report["trashed"], report["reembedded"]) == (5, 1, 0)
     for character, query in [("alice", "green tea"), ("bob", "mountains")]:
         a = cli.json("recall", character, query)["hits"]
         b = cli.json("recall", character, query, db=second)["hits"]
         assert [(h["id"], round(h["score"], 6)) for h in a] == \
             [(h["id"], round(h["score"], 6)) for h in b]
-    assert cli.json("import", str(path), db=second)["skipped"] == 4  # nothing twice
+    assert cli.json("import", str(path), db=second)["skipped"] == 5  # nothing twice
 
     plain = tmp_path / "plain.json"
     cli.ok("export", str(plain), "--character", "alice")
@@ -289,14 +290,14 @@ def test_malformed_imports_change_nothing(cli, tmp_path):
     }
     bad_kind = json.loads(json.dumps(data))
     bad_kind["characters"][1]["memories"][0]["kind"] = "gossip"  # the SECOND character
-    cases["kind.json"] = (json.dumps(bad_kind), "unknown kind 'gossip'")
+    cases["kind.json"] = (json.dumps(bad_kind), "kind: 'gossip' not in")
     bad_vector = json.loads(json.dumps(data))
     first = bad_vector["characters"][1]["memories"][0]["id"]
     bad_vector["characters"][1]["vectors"][first] = [0.5, 0.5]
-    cases["vector.json"] = (json.dumps(bad_vector), "has 2 numbers, 64 expected")
+    cases["vector.json"] = (json.dumps(bad_vector), "vector: has 2 numbers, 64 expected")
     no_text = json.loads(json.dumps(data))
     del no_text["characters"][0]["memories"][0]["text"]
-    cases["text.json"] = (json.dumps(no_text), "has no text")
+    cases["text.json"] = (json.dumps(no_text), "text: missing")
     for name, (content, reason) in cases.items():
         path = tmp_path / name
         path.write_text(content, encoding="utf-8")

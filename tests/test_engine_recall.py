@@ -50,14 +50,16 @@ def test_hybrid_gives_every_candidate_both_components(engine):
 
 
 def test_k_limits_and_unknown_character_is_empty(engine):
-    assert len(engine.recall("alice", "the", mode="vector", k=2)) == 2
+    assert len(engine.recall("alice", "the", mode="vector", k=2, min_relevance=0)) == 2
     assert engine.recall("nobody", "anything") == []
 
 
 def test_vector_threshold_is_a_cosine_floor(engine):
-    all_hits = engine.recall("alice", "TypeScript", mode="vector", k=6, touch=False)
+    all_hits = engine.recall("alice", "TypeScript", mode="vector", k=6, touch=False,
+                             min_relevance=0)
     floor = (all_hits[0].score + all_hits[1].score) / 2
-    kept = engine.recall("alice", "TypeScript", mode="vector", k=6, threshold=floor)
+    kept = engine.recall("alice", "TypeScript", mode="vector", k=6, threshold=floor,
+                         min_relevance=0)
     assert [h.memory.id for h in kept] == [all_hits[0].memory.id]
 
 
@@ -65,7 +67,7 @@ def test_hybrid_threshold_applies_to_the_cosine_component(engine):
     floor = 0.3
     hits = engine.recall("alice", "TypeScript 寿司", mode="hybrid", k=6, threshold=floor)
     assert hits and all(h.vector_cosine >= floor for h in hits)
-    unfiltered = engine.recall("alice", "TypeScript 寿司", mode="hybrid", k=6)
+    unfiltered = engine.recall("alice", "TypeScript 寿司", mode="hybrid", k=6, min_relevance=0)
     assert any(h.vector_cosine < floor for h in unfiltered)  # the floor really removed some
 
 
@@ -78,7 +80,8 @@ def test_fulltext_threshold_is_a_minimum_bm25(engine):
 
 def test_kinds_filter_in_all_modes(engine):
     for mode in ("hybrid", "vector", "fulltext"):
-        hits = engine.recall("alice", "TypeScript Postgres 寿司", mode=mode, kinds=["diary"])
+        hits = engine.recall("alice", "TypeScript Postgres 寿司", mode=mode, kinds=["diary"],
+                             min_relevance=0)
         assert hits and {h.memory.kind for h in hits} == {"diary"}
     assert engine.recall("alice", "x", kinds="summary") == []
 

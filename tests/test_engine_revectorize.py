@@ -137,3 +137,35 @@ def test_revectorize_to_another_dimension(engine):
 def test_revectorize_arguments(engine):
     assert code_of(lambda: engine.revectorize(None, NEW, batch_size=0)) == "INVALID_ARGUMENT"
     assert code_of(lambda: engine.revectorize("nobody", NEW)) == "UNKNOWN_CHARACTER"
+
+
+def test_a_job_run_one_batch_per_call_computes_its_work_list_once_per_pass(engine,
+                                                                           monkeypatch):
+    """Linear: the pending list is computed at the start of a pass and once more to catch up
+    writes, never once per batch (that made a batch-per-call job quadratic)."""
+    from omoide.engine import revectorize as module
+
+    calls = []
+    original = module._pending
+    monkeypatch.setattr(module, "_pending", lambda job, stores: calls.append(1)
+                        or original(job, stores))
+    steps = 0
+    while True:
+        left = [1]
+
+        def cancel(left=left) -> bool:
+            left[0] -= 1
+            return left[0] < 0
+
+        try:
+            engine.revectorize(None, NEW, batch_size=2, cancel=cancel)
+            break
+        except OmoideError as err:
+            assert err.code == "CANCELLED"
+            steps += 1
+            if steps == 3:  # a write in the middle is caught up by the last pass
+                engine.remember("alice", "alice note written during the job")
+    assert steps >= 8
+    assert len(calls) == 3  # the first pass, the catch-up pass, the empty check
+    assert engine.embedder.stamp == NEW.stamp
+    assert engine.recall("alice", "alice note written during the job", mode="vector")

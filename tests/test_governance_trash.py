@@ -1,4 +1,5 @@
 """Trash policy: grace-period purge and revive-on-recall."""
+import pytest
 
 from omoide.engine import MemoryEngine
 from omoide.governance.trash import purge_expired, recall_reviving
@@ -60,3 +61,20 @@ def test_a_better_live_match_wins_over_the_trash():
     live = e.remember("a", text, kind="fact")
     result = recall_reviving(e, "a", text)
     assert result.revived == [] and result.hits[0].memory.id == live.id
+
+
+def test_the_trash_kernel_holds_exactly_the_trashed_vectors():
+    """Revive searches the trash's own kernel: it follows trash, restore, purge and swap."""
+    e = MemoryEngine(HashingEmbedder(16))
+    made = e.remember_many("t", [f"t note {i} on topic {i % 4}" for i in range(12)])
+    store = e.stores["t"]
+    for m in made[:6]:
+        e.forget("t", m.id)
+    e.restore("t", made[0].id)
+    assert sorted(store.trash_kernel.ids()) == sorted(store.trash)
+    for i in store.trash:
+        assert store.trash_kernel.vector(i) == pytest.approx(store.trash[i].vector, abs=1e-6)
+    e.revectorize("t", HashingEmbedder(16, seed=3))
+    assert sorted(store.trash_kernel.ids()) == sorted(store.trash)
+    e.purge_trash("t")
+    assert store.trash_kernel.ids() == [] and not store.trash

@@ -18,7 +18,6 @@ import socket
 import string
 import urllib.parse
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -306,9 +305,6 @@ ISSUE_RECORDS = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 3: records are not validated whole yet "
-                   "(a record without a vector is stored, then every verb crashes; kind [] is "
-                   "a 500); remove this marker with the one record validator")
 def test_fuzzed_records_through_the_server_leave_a_working_workspace(tmp_path):
     """Records one field off (no vector, wrong types, out-of-range numbers, odd ids) sent as
     creates: refused with a 4xx or stored in a form every verb can read."""

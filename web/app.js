@@ -171,6 +171,10 @@ async function start() {
     document.getElementById("boot-detail").textContent = t("boot.failed", { reason: err.message });
     return;
   }
+  // Recall counts are written in batches; a tab going away writes what it still holds.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") engine.call("flush_recalls").catch(() => {});
+  });
   await showDiagnostics(engine).catch((err) => console.warn("diagnostics failed", err));
   ctx.on("lang", () => showDiagnostics(engine).catch(() => {}));
   await startUI(ctx);

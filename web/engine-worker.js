@@ -17,7 +17,11 @@ let pyodide = null;
 let py = null; // {dispatch, session}
 let db = null;
 let embedder = null; // Comlink link to the embedding worker
-let generation = 0; // the database generation this worker's engine reflects
+// The generation of each character (and of GLOBAL: settings, model) this worker's engine
+// reflects; another tab's write moves one in IndexedDB, and only that character reloads.
+let known = new Map();
+const reloads = new Map(); // character -> reloads caused by other tabs (storage_info)
+const loadTimes = new Map(); // character -> times of its last load (storage_info)
 let listeners = [];
 let revectorizing = null; // {model, dtype, cancel, done, total, started}
 const channel = new BroadcastChannel("omoide-changes");
@@ -81,10 +85,13 @@ const host = plainErrors({
   async persist_many(changesJson, flat, queueJson) {
     const changes = JSON.parse(changesJson);
     const queue = typeof queueJson === "string" ? JSON.parse(queueJson) : undefined;
-    const inline = await store.persistMany(db, changes, new Float32Array(flat), queue);
+    const { inline, generations } = await store.persistMany(db, changes,
+      new Float32Array(flat), queue);
+    for (const [character, g] of generations) known.set(character, g);
     for (const change of changes) {
       changedCharacters.add(change.character);
       if (change.op === "swap") looseVectors.set(change.character, 0);
+      if (change.op === "purge") recallCounts.delete(recallKey(change.character, change.memory_id));
     }
     for (const [character, n] of inline) {
       looseVectors.set(character, (looseVectors.get(character) ?? 0) + n);
@@ -118,14 +125,17 @@ const host = plainErrors({
   async queue_save(json) {
     await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
   },
-  async stage(json) {
-    const { stamp, items } = JSON.parse(json);
-    await db.staging.bulkPut(items.map((i) => ({ stamp, ...i })));
+  // Vectors of a running re-vectorization: ids and texts as JSON, the rows in one array.
+  async stage(json, flat) {
+    const { stamp, dimension, items } = JSON.parse(json);
+    const rows = new Float32Array(flat);
+    await db.staging.bulkPut(items.map((item, n) => ({ stamp, ...item, dimension,
+      vector: rows.slice(n * dimension, (n + 1) * dimension) })));
   },
 });
 
-// Characters written by the current call; at its end (still under the lock) the database
-// generation is bumped once, so other tabs know to reload, and inline vectors are compacted.
+// Characters written by the current call (their generation was bumped with the write); at
+// its end (still under the lock) other tabs are told and inline vectors are compacted.
 const changedCharacters = new Set();
 // Inline (not yet compacted) vectors per character, counted here so that a write never has
 // to scan a character's records to decide whether to compact.
@@ -135,8 +145,6 @@ async function touched(character) {
 }
 
 async function finishWrites() {
-  generation = (await store.getSetting(db, "generation", 0)) + 1;
-  await store.setSetting(db, "generation", generation);
   for (const character of changedCharacters) {
     const loose = looseVectors.get(character) ?? 0;
     if (loose < store.SEGMENT_ROWS) continue;
@@ -146,7 +154,119 @@ async function finishWrites() {
 
 // -- loading the database into the engine ---------------------------------------------------
 
+// -- recall counts: counted in memory by Python, added to IndexedDB in batches -------------
+
+const RECALL_FLUSH_MS = 2_000;
+const RECALL_FLUSH_ROWS = 1_000;
+const recallCounts = new Map(); // "character\nid" -> {character, id, count, last}
+let recallTimer = null;
+const recallKey = (character, id) => `${character}\n${id}`;
+
+function countRecalls(hits) {
+  for (const { memory } of hits) {
+    const character = memory.character_id;
+    const key = recallKey(character, memory.id);
+    const row = recallCounts.get(key) ?? { character, id: memory.id, count: 0, last: 0 };
+    row.count += 1;
+    row.last = Math.max(row.last, memory.last_recalled_at ?? 0);
+    recallCounts.set(key, row);
+  }
+  if (recallCounts.size >= RECALL_FLUSH_ROWS) flushRecallsLocked();
+  else recallTimer ??= setTimeout(flushRecallsLocked, RECALL_FLUSH_MS);
+}
+
+// Under the engine lock, like every write: it never lands between a call and its commit.
+const flushRecallsLocked = () => navigator.locks.request(WRITE_LOCK, flushRecalls);
+
+// One additive transaction on the recalls table; no generation moves, no tab is told.
+// The caller holds the engine lock.
+async function flushRecalls() {
+  clearTimeout(recallTimer);
+  recallTimer = null;
+  if (!recallCounts.size) return;
+  const rows = [...recallCounts.values()];
+  recallCounts.clear();
+  try {
+    await store.addRecalls(db, rows);
+  } catch (err) {
+    for (const row of rows) { // kept for the next try
+      const key = recallKey(row.character, row.id);
+      const later = recallCounts.get(key);
+      recallCounts.set(key, later ? { ...row, count: row.count + later.count,
+        last: Math.max(row.last, later.last) } : row);
+    }
+    recallTimer ??= setTimeout(flushRecallsLocked, RECALL_FLUSH_MS * 5);
+  }
+}
+
+// -- loading the database into the engine ---------------------------------------------------
+
+// Rebuild one character from IndexedDB; returns a notice when something had to be repaired.
+async function loadOne(id) {
+  const data = await store.loadCharacter(db, id, (d) => vectors.createStore(d));
+  if (!data) {
+    py.dropCharacter(id);
+    return [];
+  }
+  looseVectors.set(id, data.loose);
+  const { live, trash, timing, ...rest } = data;
+  const started = performance.now();
+  const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), live, trash))
+    .toJs({ dict_converter: Object.fromEntries });
+  loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
+    rows: rest.live_ids.length + rest.trash_ids.length });
+  scheduleTextIndexing();
+  const notices = [];
+  if (result.repaired || result.corrupt_segments) {
+    notices.push(`${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
+      `${result.repaired} memories re-embedded, none lost`);
+  }
+  if (result.quarantined) {
+    notices.push(`${id}: ${result.quarantined} invalid stored record(s) skipped and kept ` +
+      "as they are (listed by audit)");
+  }
+  return notices;
+}
+
+// Full-text indexes are completed after boot, in small steps under the lock (boot analyzes
+// no text; a full-text query before the end completes the index first, so it is never wrong).
+const TEXT_STEP_MS = 50;
+let textTimer = null;
+function scheduleTextIndexing() {
+  textTimer ??= setTimeout(async () => {
+    let left = 0;
+    try {
+      left = await navigator.locks.request(WRITE_LOCK, () =>
+        callPython("index_text_step", {}));
+    } catch (err) {
+      left = 0; // the next load schedules it again
+    }
+    textTimer = null;
+    if (left > 0) scheduleTextIndexing();
+  }, TEXT_STEP_MS);
+}
+
+// Before a call: reload what other tabs changed since this engine last looked (only the
+// characters whose generation moved; everything when settings or the model did).
+async function catchUp() {
+  const current = await store.generations(db);
+  if ((current.get(store.GLOBAL) ?? 0) !== (known.get(store.GLOBAL) ?? 0)) {
+    await flushRecalls();
+    await loadEverything();
+    return;
+  }
+  for (const [character, g] of current) {
+    if (known.get(character) === g) continue;
+    await flushRecalls();
+    const notices = await loadOne(character);
+    known.set(character, g);
+    reloads.set(character, (reloads.get(character) ?? 0) + 1);
+    for (const message of notices) emit({ type: "notice", message });
+  }
+}
+
 async function loadEverything() {
+  known = await store.generations(db);
   const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
   py.session.start(selected.model, selected.dtype);
   const userSettings = await store.getSetting(db, "user_settings", {});
@@ -155,28 +275,18 @@ async function loadEverything() {
     emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
   const notices = [];
   for (const { id } of await store.listCharacters(db)) {
-    const data = await store.loadCharacter(db, id);
-    if (!data) continue;
-    looseVectors.set(id, data.loose);
-    const { vectors: rows, ...rest } = data;
-    const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), rows)).toJs({
-      dict_converter: Object.fromEntries,
-    });
-    if (result.repaired || result.corrupt_segments) {
-      notices.push(`${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
-        `${result.repaired} memories re-embedded, none lost`);
-    }
+    notices.push(...await loadOne(id));
   }
   const target = await store.getSetting(db, "revectorize_target", null);
   if (target) {
     const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
     const staged = await db.staging.where("[stamp+character]")
       .between([stamp, ""], [stamp, "\uffff"]).toArray();
-    py.loadStaged(stamp, JSON.stringify(staged.map(({ character, id, text, vector }) => ({
-      character, id, text, vector: Array.from(vector),
-    }))));
+    const rows = new Float32Array(staged.length * target.dimension);
+    staged.forEach(({ vector }, n) => rows.set(vector, n * target.dimension));
+    py.loadStaged(stamp, JSON.stringify(staged.map(({ character, id, text }) => ({
+      character, id, text }))), rows);
   }
-  generation = await store.getSetting(db, "generation", 0);
   for (const message of notices) emit({ type: "notice", message });
   return notices;
 }
@@ -207,6 +317,7 @@ async function boot(onProgress) {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
     session,
     loadCharacter: session.load_character,
+    dropCharacter: session.drop_character,
     loadStaged: session.load_staged,
   };
   report("engine", `omoide ${info.omoide}`);
@@ -250,17 +361,23 @@ async function locked(fn) {
   return navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
     try {
-      if ((await store.getSetting(db, "generation", 0)) !== generation) await loadEverything();
+      await catchUp();
       return await fn();
     } finally {
       if (changedCharacters.size) {
         await finishWrites();
         const characters = [...changedCharacters];
-        channel.postMessage({ generation, characters });
+        channel.postMessage({ characters });
         emit({ type: "changed", characters });
       }
     }
   });
+}
+
+// A change that is not one character's (settings, the model): every other tab reloads.
+async function changedGlobally() {
+  const bumped = await store.bumpGeneration(db, store.GLOBAL);
+  known.set(store.GLOBAL, bumped.get(store.GLOBAL));
 }
 
 channel.onmessage = ({ data }) => emit({ type: "changed", characters: data.characters,
@@ -278,8 +395,12 @@ const jsVerbs = {
     return { usage: estimate.usage, quota: estimate.quota, persisted: !!persisted };
   },
   async select_model({ model, dtype }) {
-    const state = await locked(() => callPython("select_model", { model, dtype }));
-    await store.setSetting(db, "model", { model, dtype });
+    const state = await locked(async () => {
+      const answer = await callPython("select_model", { model, dtype });
+      await store.setSetting(db, "model", { model, dtype });
+      await changedGlobally();
+      return answer;
+    });
     ensureModel(model, dtype).catch((err) => emit({ type: "notice", message: err.message }));
     return state;
   },
@@ -295,12 +416,28 @@ const jsVerbs = {
     return revectorizeStatus();
   },
   revectorize_status: () => revectorizeStatus(),
+  // An import carries display names: characters new to this browser get theirs (a name
+  // already here is kept), characters without memories included.
+  async import_data(params) {
+    return locked(async () => {
+      const known = new Set((await store.listCharacters(db)).map((c) => c.id));
+      const report = await callPython("import_data", params);
+      for (const [id, name] of Object.entries(report.names ?? {})) {
+        if (known.has(id)) continue;
+        await store.putCharacter(db, { id, name, created_at: Date.now() / 1000,
+          deleted_at: null });
+        await touched(id);
+      }
+      return report;
+    });
+  },
   settings: () => locked(() => callPython("settings", {})),
   embedder_status: () => runtimeInfo ?? { device: null },
   async set_settings(changes) {
     return locked(async () => {
       const applied = await callPython("apply_settings", { values: changes });
       await store.setSetting(db, "user_settings", applied); // in full (secrets too)
+      await changedGlobally();
       changedCharacters.add("*settings*");
       backupConfigured = Boolean(applied.backup_url);
       lastHealth = 0; // check a new server at the next tick
@@ -313,6 +450,14 @@ const jsVerbs = {
   backup_restore: ({ characters = null } = {}) =>
     backupJob("restore", "restore_step", characters ? { characters } : {}),
   backup_status: () => backupRunning ?? { running: false },
+  // What this tab's engine reflects: generations, reloads caused by other tabs, recall
+  // counts not yet written.
+  storage_info: () => ({ generations: Object.fromEntries(known),
+    reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
+    loads: Object.fromEntries(loadTimes),
+    pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
+  flush_recalls: () => flushRecallsLocked().then(() => ({
+    pending_recalls: recallCounts.size })),
   // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
   debug_fail_writes({ writes = 1 } = {}) {
     store.faults.failWrites = writes;
@@ -401,6 +546,7 @@ async function runRevectorize(job) {
       if (step.finished) {
         await store.setSetting(db, "model", { model: job.model, dtype: job.dtype });
         await store.setSetting(db, "revectorize_target", null);
+        await changedGlobally();
         event = { type: "revectorize", state: "finished", done: job.total, total: job.total };
         break;
       }
@@ -416,7 +562,9 @@ async function runRevectorize(job) {
 async function call(method, params = {}) {
   if (!py) throw new Error("the engine is not ready yet");
   if (method in jsVerbs) return jsVerbs[method](params);
-  return locked(() => callPython(method, params));
+  const result = await locked(() => callPython(method, params));
+  if (method === "recall" && params.count !== false) countRecalls(result);
+  return result;
 }
 
 Comlink.expose({

@@ -63,10 +63,12 @@ def stored_model(path: str | Path) -> tuple[str, str] | None:
             if MODEL_KEY in meta and DTYPE_KEY in meta:
                 return meta[MODEL_KEY], meta[DTYPE_KEY]
         if "memories" in tables:
-            row = db.execute("SELECT record FROM memories LIMIT 1").fetchone()
-            stamp = json.loads(row[0]).get("model") if row else None
-            if stamp:
-                model_id, dtype, _ = parse_stamp(stamp)
+            for (record,) in db.execute("SELECT record FROM memories LIMIT 100"):
+                try:  # a damaged row (quarantined at load) says nothing about the model
+                    stamp = json.loads(record).get("model")
+                    model_id, dtype, _ = parse_stamp(stamp)
+                except (TypeError, ValueError, AttributeError):
+                    continue
                 return model_id, dtype
     finally:
         db.close()

@@ -157,3 +157,52 @@ def test_cli_import_recalls_like_the_browser(launch, app_url, tmp_path, dtype):
     for c in with_vectors["characters"]:
         for memory_id, vector in c["vectors"].items():
             assert mine[c["id"]][memory_id] == pytest.approx(vector, abs=1e-6)
+
+
+@pytest.mark.models
+def test_browser_cli_browser_round_trip_is_faithful(launch, app_url, tmp_path):
+    """Display names, a character without memories, the trash with its time and the vectors
+    go browser -> CLI -> browser and come back as the same export, byte for byte."""
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    model = engine_call(page, "model_state")["selected"]
+    sakura = engine_call(page, "create_character", {"name": "Sakura"})["id"]
+    diary = engine_call(page, "create_character", {"name": "Diary Girl"})["id"]
+    kept = engine_call(page, "remember_many", {"character": sakura,
+                                               "items": MEMORIES["mika"][:4]})
+    engine_call(page, "update", {"character": sakura, "id": kept[0]["id"],
+                                 "importance": 0.9})
+    engine_call(page, "recall", {"character": sakura, "query": "green tea"})  # recall counts
+    engine_call(page, "forget", {"character": sakura, "id": kept[1]["id"]})
+
+    def export(p):
+        names = {c["id"]: c["name"] for c in engine_call(p, "characters")}
+        data = engine_call(p, "export_data", {"with_vectors": True, "names": names})
+        return json.dumps(data, ensure_ascii=False)
+
+    first = export(page)
+    data = json.loads(first)
+    assert [(c["id"], c["name"], len(c["memories"]), len(c["trash"]))
+            for c in data["characters"]] == [(diary, "Diary Girl", 0, 0), (sakura, "Sakura", 3, 1)]
+    (tmp_path / "browser.json").write_text(first, encoding="utf-8")
+
+    db = tmp_path / "cli.db"
+    report = cli_in_process(db, "import", str(tmp_path / "browser.json"), model=model)
+    assert (report["imported"], report["trashed"], report["reembedded"]) == (4, 1, 0)
+    done = cli(db, "export", "-", "--with-vectors", model=model)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip("\n") == first  # the CLI's export is the browser's, byte for byte
+
+    fresh = launch(tmp_path / "profile2").new_page()
+    fresh.goto(app_url)
+    wait_ready(fresh)
+    report = engine_call(fresh, "import_data", {"data": json.loads(done.stdout)})
+    assert report["names"] == {diary: "Diary Girl", sakura: "Sakura"}
+    listed = {c["id"]: (c["name"], c["count"], c["trashed"])
+              for c in engine_call(fresh, "characters")}
+    assert listed == {diary: ("Diary Girl", 0, 0), sakura: ("Sakura", 3, 1)}
+    assert export(fresh) == first
+    fresh.reload()  # and from IndexedDB after a reload
+    wait_ready(fresh)
+    assert export(fresh) == first

@@ -141,6 +141,7 @@ def test_quota_exceeded_is_clear_and_loses_nothing(launch, app_url, tmp_path):
     engine_call(page, "select_model", MINILM)
     fill(page, ["emi"], 20)
     before = snapshot(page, ["emi"])
+    engine_call(page, "flush_recalls")  # the recall counts are written now, not later
     # The commit of a whole batch fails: nothing of it is stored, nothing is half-applied.
     engine_call(page, "debug_fail_writes", {"writes": 1})
     code, message = call_error(page, "remember_many", {"character": "emi",

@@ -227,12 +227,13 @@ def test_paste_a_conversation_previews_before_saving(page: Page) -> None:
     expect(page.locator("#memory-list li.memory")).to_have_count(len(stored))
 
 
-def test_recall_in_each_mode_shows_component_scores(page: Page) -> None:
-    create_character(page, "Kai")
+def test_recall_shows_relevance_time_and_only_the_rankers_that_ran(page: Page) -> None:
+    cid = create_character(page, "Kai")
     add_memory(page, "Kai loves hot green tea with breakfast", "preference")
     add_memory(page, "Kai is afraid of thunderstorms", "fact")
     add_memory(page, "Kai's favourite city is Osaka", "fact")
     tab(page, "recall")
+    page.fill("#recall-min-relevance", "0")  # every hit, however weak
     for mode in ["hybrid", "vector", "fulltext"]:
         page.fill("#recall-query", "green tea")
         page.select_option("#recall-mode", mode)
@@ -242,12 +243,27 @@ def test_recall_in_each_mode_shows_component_scores(page: Page) -> None:
         expect(first).to_contain_text("green tea")
         label = mode.replace("fulltext", "full-text")
         expect(page.locator("#recall-status")).to_contain_text(label)
-        scores = first.locator(".scores")
+        # relevance: a bar and a percentage, the same scale in every mode
+        expect(first.locator(".relevance meter")).to_have_count(1)
+        expect(first.locator(".relevance-value")).to_contain_text("% relevant")
+        assert 0.5 <= float(first.get_attribute("data-relevance")) <= 1.0
+        # when the memory happened
+        expect(first.locator("time")).to_have_count(1)
+        assert first.locator("time").get_attribute("datetime").endswith("Z")
+        # raw scores for experts, behind a disclosure; only the rankers the mode ran
+        first.locator("details.raw summary").click()
+        scores = first.locator("details.raw .scores")
         expect(scores.locator(".fused")).to_contain_text("score")
-        if mode in ("hybrid", "vector"):
-            expect(scores.locator(".component", has_text="vector")).to_contain_text("(#1)")
-        if mode in ("hybrid", "fulltext"):
-            expect(scores.locator(".component", has_text="full-text")).to_contain_text("(#1)")
+        vector = scores.locator(".component", has_text="vector")
+        fulltext = scores.locator(".component", has_text="full-text")
+        expect(vector).to_have_count(0 if mode == "fulltext" else 1)
+        expect(fulltext).to_have_count(0 if mode == "vector" else 1)
+        if mode != "fulltext":
+            expect(vector).to_contain_text("(#1)")
+        if mode != "vector":
+            expect(fulltext).to_contain_text("(#1)")
+        if mode == "vector":  # vector mode never claims full-text ran and missed
+            expect(page.locator("#recall-results")).not_to_contain_text("not matched")
         if mode == "hybrid":
             second = page.locator("#recall-results li.result").nth(1)
             expect(second.locator(".component", has_text="full-text")).to_contain_text(
@@ -260,6 +276,33 @@ def test_recall_in_each_mode_shows_component_scores(page: Page) -> None:
     page.fill("#recall-threshold", "0.999")
     page.click("#recall-search")
     expect(page.locator("#recall-results li.empty")).to_have_count(1)
+    page.fill("#recall-threshold", "")
+    page.fill("#recall-k", "5")
+
+    # A fuller character: the default cut-off answers an unrelated query with "no good
+    # match"; a query naming a month marks the memories of that month.
+    march = 1709251200  # 2024-03-01T00:00:00Z
+    engine_call(page, "remember_many", {"character": cid, "items": [
+        {"text": f"Kai cooked {dish} for dinner", "kind": "diary", "at": march + day * 86400}
+        for day, dish in enumerate(["curry", "ramen", "udon", "tempura", "okonomiyaki",
+                                    "gyoza", "sukiyaki", "oden", "karaage", "onigiri"])
+    ] + [
+        {"text": f"Kai went {place} with Mei", "kind": "diary", "at": march + (60 + n) * 86400}
+        for n, place in enumerate(["hiking", "swimming", "skating", "to the zoo",
+                                   "to the museum", "to a concert", "fishing", "camping",
+                                   "to the beach", "to the library"])
+    ]})
+    page.fill("#recall-min-relevance", "")  # the default cut-off
+    page.select_option("#recall-mode", "hybrid")
+    page.fill("#recall-query", "torque specification for cylinder head bolts")
+    page.click("#recall-search")
+    expect(page.locator("#recall-results li.empty")).to_contain_text("No good match")
+    page.fill("#recall-query", "Kai cooked dinner in March 2024")
+    page.click("#recall-search")
+    first = page.locator("#recall-results li.result").first
+    expect(first).to_contain_text("Kai cooked")
+    expect(first.locator(".chip.in-timeframe")).to_have_count(1)
+    assert first.locator("time").get_attribute("datetime").startswith("2024-03")
 
 
 def test_language_switch_and_keyboard_tabs(page: Page) -> None:

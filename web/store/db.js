@@ -53,7 +53,60 @@ export function openDatabase(name = "omoide") {
     staging: "[stamp+character+id], [stamp+character]",
     settings: "key",
   });
+  // v2: a generation per character (written with each change, so another tab reloads only
+  // what changed) and the recall counts, kept apart from the records (a recall writes no
+  // record). The single "generation" setting of v1 is gone.
+  // The tail (memories whose vector is still inline, not yet in a segment) is indexed
+  // (``tail: 1``; absent on every other record, so the index holds the tail only):
+  // compaction reads the tail, never all of a character's records.
+  db.version(2).stores({
+    memories: "[character+id], character, [character+tail]",
+    generations: "character",
+    recalls: "[character+id], character",
+  }).upgrade(async (tx) => {
+    await tx.table("settings").delete("generation");
+    await tx.table("memories").toCollection().modify((r) => {
+      if (r.vector) r.tail = 1;
+    });
+  });
   return db;
+}
+
+// Generation row of changes that are not one character's (settings, the selected model):
+// a tab that sees it move reloads everything.
+export const GLOBAL = "*";
+
+export async function generations(db) {
+  return new Map((await db.generations.toArray()).map((g) => [g.character, g.generation]));
+}
+
+// Bump the generation of each character (call inside the transaction of the change itself).
+async function bumpGenerations(db, characters) {
+  const keys = [...characters];
+  const rows = await db.generations.bulkGet(keys);
+  const next = keys.map((character, i) => ({ character,
+    generation: (rows[i]?.generation ?? 0) + 1 }));
+  await db.generations.bulkPut(next);
+  return new Map(next.map((g) => [g.character, g.generation]));
+}
+
+export async function bumpGeneration(db, character) {
+  return db.transaction("rw", db.generations, () => bumpGenerations(db, [character]));
+}
+
+// Add counted recalls ({character, id, count, last}) to the recalls table, in one transaction
+// (additive: two tabs counting at once both count).
+export async function addRecalls(db, counts) {
+  if (!counts.length) return;
+  await db.transaction("rw", db.recalls, db.memories, async () => {
+    const keys = counts.map((c) => [c.character, c.id]);
+    const [rows, records] = await Promise.all([db.recalls.bulkGet(keys),
+      db.memories.bulkGet(keys)]);
+    // a memory purged since its recall leaves no trace
+    await db.recalls.bulkPut(counts.flatMap((c, i) => (records[i] ? [{
+      character: c.character, id: c.id, count: (rows[i]?.count ?? 0) + c.count,
+      last: Math.max(rows[i]?.last ?? 0, c.last) }] : [])));
+  });
 }
 
 export function segmentChecksum(ids, data, dimension) {
@@ -74,43 +127,80 @@ async function allocateSlot(db, character, stamp) {
   return { seg: last + 1, row: 0 };
 }
 
+// A segment whose holes pass this share is dissolved: its remaining rows go back to the tail
+// (compaction packs them again), so dead rows never pile up.
+export const HOLES_MAX = 0.5;
+
+// Tombstone a memory's row: its id is gone and its bytes are zeroed (a purge really erases).
 async function clearSlot(db, record, dimension) {
   if (!record?.slot) return;
   const key = [record.character, record.stamp, record.slot.seg];
   const segment = await db.segments.get(key);
   if (!segment || segment.ids[record.slot.row] !== record.id) return;
   const ids = segment.ids.slice();
-  ids[record.slot.row] = null;
-  await db.segments.put(seal({ ...segment, ids }, dimension));
+  const { row } = record.slot;
+  ids[row] = null;
+  const data = new Float32Array(segment.data);
+  data.fill(0, row * dimension, (row + 1) * dimension);
+  const holes = ids.filter((id) => id === null).length;
+  if (holes <= HOLES_MAX * ids.length) {
+    await db.segments.put(seal({ ...segment, ids, data }, dimension));
+    return;
+  }
+  const keys = [];
+  const rows = [];
+  ids.forEach((id, r) => {
+    if (id !== null) {
+      keys.push([record.character, id]);
+      rows.push(r);
+    }
+  });
+  const survivors = await db.memories.bulkGet(keys);
+  await db.memories.bulkPut(survivors.map((r, n) => ({ ...r, slot: null, tail: 1,
+    vector: data.slice(rows[n] * dimension, (rows[n] + 1) * dimension) })));
+  await db.segments.delete(key);
 }
 
-const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, db.staging];
+const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, db.staging,
+  db.generations, db.recalls, db.settings];
 
 // Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
 // vectors come in one flat Float32Array, each change names its offset.
-// Returns, per character, how many vectors were written inline (compaction's trigger).
+// Returns, per character, how many vectors were written inline (compaction's trigger), and
+// the new generation of every character changed (bumped in the same transaction).
 // ``queue`` (the backup mirror queue, optional) is written in the same transaction.
 export async function persistMany(db, changes, flat, queue = undefined) {
   const inline = new Map();
-  const tables = queue === undefined ? ALL_TABLES(db) : [...ALL_TABLES(db), db.settings];
-  await db.transaction("rw", tables, async () => {
+  let bumped = new Map();
+  await db.transaction("rw", ALL_TABLES(db), async () => {
+    bumped = await bumpGenerations(db, new Set(changes.map((c) => c.character)));
     if (queue !== undefined) await db.settings.put({ key: MIRROR_QUEUE, value: queue });
-    for (const change of changes) {
+    for (let i = 0; i < changes.length;) {
+      const change = changes[i];
       const d = change.dimension;
       if (change.op === "swap") {
         const n = change.ids.length;
         await swapIndex(db, { ...change, vectors: flat.subarray(change.vectors_at,
           change.vectors_at + n * d) });
-      } else {
-        if (change.vector_at !== undefined) {
-          change.vector = flat.subarray(change.vector_at, change.vector_at + d);
-          inline.set(change.character, (inline.get(change.character) ?? 0) + 1);
-        }
-        await persistChange(db, change);
+        i += 1;
+        continue;
       }
+      // a run of puts (an import, remember_many) is read and written in bulk requests
+      let end = i;
+      while (end < changes.length && changes[end].op === "put") end++;
+      const run = changes.slice(i, Math.max(end, i + 1));
+      for (const c of run) {
+        if (c.vector_at !== undefined) {
+          c.vector = flat.subarray(c.vector_at, c.vector_at + c.dimension);
+          inline.set(c.character, (inline.get(c.character) ?? 0) + 1);
+        }
+      }
+      if (change.op === "put") await putMemories(db, run);
+      else await persistChange(db, change);
+      i += run.length;
     }
   });
-  return inline;
+  return { inline, generations: bumped };
 }
 
 // Apply one engine change in one transaction (or in the caller's transaction).
@@ -125,8 +215,15 @@ export async function persistChange(db, change) {
     } else if (op === "restore") {
       await db.memories.put({ ...record, trashed_at: null });
     } else if (op === "purge") {
+      // gone from disk: record, vector bytes, recall counts and any staged re-embedding
       await clearSlot(db, record, change.dimension ?? record.dimension);
       await db.memories.delete([character, change.memory_id]);
+      await db.recalls.delete([character, change.memory_id]);
+      const target = (await db.settings.get("revectorize_target"))?.value;
+      if (target) {
+        const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
+        await db.staging.delete([stamp, character, change.memory_id]);
+      }
     } else {
       throw new Error(`unknown change ${op}`);
     }
@@ -134,22 +231,41 @@ export async function persistChange(db, change) {
 }
 
 async function putMemory(db, change) {
-  const { character, memory, stamp, dimension } = change;
-  await ensureStamp(db, character, stamp, change.model_id, dimension);
-  const old = await db.memories.get([character, memory.id]);
-  let slot = old && old.stamp === stamp ? old.slot : null;
-  let vector = old && old.stamp === stamp ? old.vector ?? null : null;
-  if (change.vector) {
-    if (slot) await clearSlot(db, old, dimension);
-    slot = null;
-    vector = new Float32Array(change.vector);
-  } else if (!slot && !vector) {
-    throw new Error(`memory ${memory.id} has no stored vector`);
+  return putMemories(db, [change]);
+}
+
+// Insert or replace records: one bulk read of the old ones, one bulk write. A new vector
+// goes to the tail (inline, ``tail: 1``); the old row of a replaced one is tombstoned.
+async function putMemories(db, changes) {
+  const stamps = new Set();
+  for (const c of changes) {
+    const key = `${c.character}\n${c.stamp}`;
+    if (!stamps.has(key)) {
+      stamps.add(key);
+      await ensureStamp(db, c.character, c.stamp, c.model_id, c.dimension);
+    }
   }
-  await db.memories.put({
-    character, id: memory.id, record: memory, trashed_at: old?.trashed_at ?? null,
-    stamp, dimension, slot, vector,
-  });
+  const olds = await db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id]));
+  const rows = new Map(); // the last change of an id wins
+  for (let n = 0; n < changes.length; n++) {
+    const { character, memory, stamp, dimension } = changes[n];
+    const prior = rows.get(`${character}\n${memory.id}`);
+    const old = prior ?? olds[n];
+    let slot = old && old.stamp === stamp ? old.slot : null;
+    let vector = old && old.stamp === stamp ? old.vector ?? null : null;
+    if (changes[n].vector) {
+      if (slot) await clearSlot(db, old, dimension);
+      slot = null;
+      vector = new Float32Array(changes[n].vector);
+    } else if (!slot && !vector) {
+      throw new Error(`memory ${memory.id} has no stored vector`);
+    }
+    const row = { character, id: memory.id, record: memory,
+      trashed_at: old?.trashed_at ?? null, stamp, dimension, slot, vector };
+    if (vector) row.tail = 1;
+    rows.set(`${character}\n${memory.id}`, row);
+  }
+  await db.memories.bulkPut([...rows.values()]);
 }
 
 // Pack inline vectors into new full segments (all of them when ``force``).
@@ -157,8 +273,8 @@ export async function compact(db, character, { force = false } = {}) {
   return db.transaction("rw", [db.memories, db.segments, db.stamps], async () => {
     const stamp = await db.stamps.get(character);
     if (!stamp) return 0;
-    const loose = (await db.memories.where("character").equals(character).toArray())
-      .filter((r) => r.vector && r.stamp === stamp.stamp);
+    const loose = (await db.memories.where("[character+tail]").equals([character, 1])
+      .toArray()).filter((r) => r.vector && r.stamp === stamp.stamp);
     const count = force ? loose.length : loose.length - (loose.length % SEGMENT_ROWS);
     if (count === 0) return 0;
     const { dimension } = stamp;
@@ -169,8 +285,10 @@ export async function compact(db, character, { force = false } = {}) {
       rows.forEach((r, row) => data.set(r.vector, row * dimension));
       const ids = rows.map((r) => r.id);
       await db.segments.put(seal({ character, stamp: stamp.stamp, seg, ids, data }, dimension));
-      await db.memories.bulkPut(rows.map((r, row) => ({ ...r, vector: null,
-        slot: { seg, row } })));
+      await db.memories.bulkPut(rows.map((r, row) => {
+        const { tail, ...packed } = r;
+        return { ...packed, vector: null, slot: { seg, row } };
+      }));
     }
     return count;
   });
@@ -205,10 +323,13 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
       segIds.forEach((id, row) => slots.set(id, { seg, row }));
       await db.segments.put(seal({ character, stamp, seg, ids: segIds, data }, dimension));
     }
+    const moved = [];
     for (const [id, record] of byId) {
       if (!slots.has(id)) throw new Error(`swap misses the vector of ${id}`);
-      await db.memories.put({ ...record, stamp, dimension, slot: slots.get(id), vector: null });
+      const { tail, ...packed } = record;
+      moved.push({ ...packed, stamp, dimension, slot: slots.get(id), vector: null });
     }
+    await db.memories.bulkPut(moved);
     if (old && old.stamp !== stamp) {
       await db.segments.where("[character+stamp]").equals([character, old.stamp]).delete();
     }
@@ -217,51 +338,107 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
   });
 }
 
-// Everything needed to rebuild one character in the engine: records (with trash state),
-// vectors by id from every segment whose checksum holds, and what could not be trusted.
-export async function loadCharacter(db, character) {
+// Everything needed to rebuild one character in the engine, its vectors already in two
+// kernel stores (``createStore(dimension)`` of kernel/vectors.js): every segment whose
+// checksum holds is appended to them in runs of consecutive rows (the bytes go from
+// IndexedDB straight into WebAssembly memory), then the tail (inline vectors). Returns the
+// records (trash state and recall counts folded in), the ids of the rows of each store in
+// order, the memories whose vector could not be trusted (``missing``: re-embedded), and the
+// per-step times.
+export async function loadCharacter(db, character, createStore) {
+  const started = performance.now();
   const stamp = await db.stamps.get(character);
   if (!stamp) return null;
-  const records = await db.memories.where("character").equals(character).toArray();
-  const segments = await db.segments.where("[character+stamp]")
-    .equals([character, stamp.stamp]).toArray();
-  const { dimension } = stamp;
-  const rows = new Map();
+  const [records, segments, recallRows] = await Promise.all([
+    db.memories.where("character").equals(character).toArray(),
+    db.segments.where("[character+stamp]").equals([character, stamp.stamp]).toArray(),
+    db.recalls.where("character").equals(character).toArray(),
+  ]);
+  const read = performance.now();
+  const { dimension: d } = stamp;
+  const byId = new Map();
+  for (const r of records) byId.set(r.id, r);
+  const live = createStore(d);
+  const trash = createStore(d);
+  live.reserve?.(records.length);
+  const liveIds = [];
+  const trashIds = [];
+  const placed = new Set();
   const corrupt = [];
   for (const segment of segments) {
-    const data = new Float32Array(segment.data);
-    if (segmentChecksum(segment.ids, data, dimension) !== segment.checksum) {
+    const data = new Float32Array(segment.data.buffer ?? segment.data, segment.data.byteOffset,
+      segment.ids.length * d);
+    if (segmentChecksum(segment.ids, data, d) !== segment.checksum) {
       corrupt.push([segment.character, segment.stamp, segment.seg]);
       continue;
     }
+    let run = -1; // first row of the current run of live rows
+    const flush = (end) => {
+      if (run >= 0) live.append(data.subarray(run * d, end * d));
+      run = -1;
+    };
     segment.ids.forEach((id, row) => {
-      if (id !== null) rows.set(`${segment.seg}:${row}:${id}`, data.subarray(row * dimension,
-        (row + 1) * dimension));
+      const r = id === null ? null : byId.get(id);
+      const mine = r && r.stamp === stamp.stamp && !r.vector && r.slot?.seg === segment.seg
+        && r.slot.row === row;
+      if (mine && r.trashed_at == null) {
+        if (run < 0) run = row;
+        liveIds.push(id);
+        placed.add(id);
+        return;
+      }
+      flush(row);
+      if (mine) {
+        trash.append(data.subarray(row * d, (row + 1) * d));
+        trashIds.push(id);
+        placed.add(id);
+      }
     });
+    flush(segment.ids.length);
   }
   // A damaged segment is never trusted again: its memories are re-embedded from their text.
   if (corrupt.length) await db.segments.bulkDelete(corrupt);
-  const ids = [];
+  let loose = 0;
   const missing = [];
-  const vectors = new Float32Array(records.length * dimension);
   for (const r of records) {
-    const current = r.stamp === stamp.stamp;
-    const v = current && (r.vector ? new Float32Array(r.vector)
-      : r.slot && rows.get(`${r.slot.seg}:${r.slot.row}:${r.id}`));
-    if (v) {
-      vectors.set(v, ids.length * dimension);
-      ids.push(r.id);
+    if (placed.has(r.id)) continue;
+    if (r.vector && r.stamp === stamp.stamp) {
+      loose += 1;
+      const v = r.vector instanceof Float32Array ? r.vector : new Float32Array(r.vector);
+      if (r.trashed_at == null) {
+        live.append(v);
+        liveIds.push(r.id);
+      } else {
+        trash.append(v);
+        trashIds.push(r.id);
+      }
     } else {
       missing.push(r.id);
     }
   }
-  const loose = records.filter((r) => r.vector && r.stamp === stamp.stamp).length;
+  const recalls = {};
+  const recallById = new Map();
+  for (const row of recallRows) {
+    recalls[row.id] = row.count;
+    recallById.set(row.id, row);
+  }
+  const out = records.map((r) => withRecalls(r, recallById.get(r.id)));
+  const done = performance.now();
   return {
-    character, stamp: stamp.stamp, model_id: stamp.model_id, dimension, loose,
-    records: records.map((r) => ({ ...r.record, trashed_at: r.trashed_at })),
-    ids, vectors: vectors.subarray(0, ids.length * dimension), missing,
-    corrupt_segments: corrupt.length,
+    character, stamp: stamp.stamp, model_id: stamp.model_id, dimension: d, loose,
+    records: out, recalls, live_ids: liveIds, trash_ids: trashIds, missing,
+    corrupt_segments: corrupt.length, live, trash,
+    timing: { indexeddb_ms: read - started, kernel_ms: done - read },
   };
+}
+
+// A stored record with its counted recalls folded in (what the engine holds).
+function withRecalls(row, recall) {
+  const record = { ...row.record, trashed_at: row.trashed_at };
+  if (!recall) return record;
+  record.recall_count = (record.recall_count ?? 0) + recall.count;
+  record.last_recalled_at = Math.max(record.last_recalled_at ?? 0, recall.last);
+  return record;
 }
 
 export async function listCharacters(db) {
@@ -273,26 +450,17 @@ export async function putCharacter(db, character) {
 }
 
 export async function deleteCharacterData(db, character) {
-  const tables = [db.memories, db.segments, db.stamps, db.staging, db.characters];
+  const tables = [db.memories, db.segments, db.stamps, db.staging, db.characters, db.recalls,
+    db.generations];
   return db.transaction("rw", tables, async () => {
     await db.memories.where("character").equals(character).delete();
+    await db.recalls.where("character").equals(character).delete();
+    await bumpGenerations(db, [character]);
     await db.segments.where("[character+stamp]").between([character, Dexie.minKey],
       [character, Dexie.maxKey]).delete();
     await db.stamps.delete(character);
     await db.characters.delete(character);
   });
-}
-
-// Re-vectorization stages its new vectors here so that a reload resumes instead of restarting.
-export async function stageVectors(db, stamp, character, items, dimension) {
-  await db.staging.bulkPut(items.map(({ id, text_hash, vector }) => ({
-    stamp, character, id, text_hash, dimension, vector: new Float32Array(vector),
-  })));
-}
-
-export async function loadStaged(db, stamp) {
-  return db.staging.where("[stamp+character]").between([stamp, Dexie.minKey],
-    [stamp, Dexie.maxKey]).toArray();
 }
 
 export async function getSetting(db, key, fallback = null) {

@@ -39,18 +39,29 @@ export function parseConversation(text) {
   return messages.map((m) => ({ ...m, content: m.content.trim() })).filter((m) => m.content);
 }
 
+// Rows per page: the list renders one page, whatever the character's size; the worker
+// filters and orders (memories_page), so a change re-fetches one page, not every memory.
+export const PAGE_SIZE = 50;
+
 export function mountMemories(panel, ctx) {
   const t = (...args) => ctx.t(...args);
-  let memories = [];
+  let page = { items: [], offset: 0, matched: 0, total: 0 };
+  let offset = 0;
   let loadedFor = null;
+  let stale = false; // changed while the tab was hidden: fetched when it is shown
+  let textTimer = null;
 
   // Filters
   const kindFilter = h("select", { id: "filter-kind" });
   const tierFilter = h("select", { id: "filter-tier" });
   const textFilter = h("input", { type: "search", id: "filter-text", autocomplete: "off" });
   const summary = h("p", { class: "muted", id: "memory-count", "aria-live": "polite" });
-  for (const input of [kindFilter, tierFilter]) input.addEventListener("change", renderList);
-  textFilter.addEventListener("input", renderList);
+  const firstPage = () => { offset = 0; reload(); };
+  for (const input of [kindFilter, tierFilter]) input.addEventListener("change", firstPage);
+  textFilter.addEventListener("input", () => {
+    clearTimeout(textTimer);
+    textTimer = setTimeout(firstPage, 150);
+  });
   const filters = h("form", { class: "filters", role: "search", on: {
     submit: (event) => event.preventDefault() } },
   field(t, "memories.filterKind", kindFilter).row, field(t, "memories.filterTier", tierFilter).row,
@@ -165,7 +176,14 @@ export function mountMemories(panel, ctx) {
   const list = h("ul", { class: "memories", id: "memory-list" });
   const heading = h("h2", {});
   const empty = h("p", { class: "muted", hidden: true });
-  panel.append(heading, addBox, pasteBox, filters, summary, list, empty);
+  const newer = h("button", { type: "button", id: "memory-newer" });
+  const older = h("button", { type: "button", id: "memory-older" });
+  const where = h("span", { class: "muted", id: "memory-page" });
+  const pager = h("nav", { class: "pager", id: "memory-pager", hidden: true },
+    newer, where, older);
+  newer.addEventListener("click", () => { offset = Math.max(0, offset - PAGE_SIZE); reload(); });
+  older.addEventListener("click", () => { offset += PAGE_SIZE; reload(); });
+  panel.append(heading, addBox, pasteBox, filters, summary, list, pager, empty);
 
   function renderOptions() {
     options(kindFilter, [["", t("all")], ...KINDS.map((k) => [k, t(`kind.${k}`)])],
@@ -175,22 +193,23 @@ export function mountMemories(panel, ctx) {
     options(addKind, KINDS.map((k) => [k, t(`kind.${k}`)]), addKind.value || "fact");
   }
 
-  function matches(memory) {
-    if (kindFilter.value && memory.kind !== kindFilter.value) return false;
-    if (tierFilter.value && tierOf(memory) !== tierFilter.value) return false;
-    const needle = textFilter.value.trim().toLowerCase();
-    return !needle || memory.text.toLowerCase().includes(needle)
-      || (memory.key ?? "").toLowerCase().includes(needle);
-  }
-
   function renderList() {
     heading.textContent = ctx.character
       ? t("memories.title", { name: ctx.characterName() }) : t("tab.memories");
-    const shown = memories.filter(matches);
-    summary.textContent = t("memories.showing", { shown: shown.length, total: memories.length });
+    summary.textContent = t("memories.showing", { shown: page.matched, total: page.total });
     empty.hidden = Boolean(ctx.character);
     empty.textContent = t("memories.pickCharacter");
-    clear(list, shown.map(item));
+    pager.hidden = page.matched <= PAGE_SIZE;
+    newer.textContent = t("memories.prev");
+    older.textContent = t("memories.next");
+    newer.disabled = page.offset === 0;
+    older.disabled = page.offset + page.items.length >= page.matched;
+    where.textContent = t("memories.page", { from: page.items.length ? page.offset + 1 : 0,
+      to: page.offset + page.items.length, matched: page.matched, total: page.total });
+    // a memory being edited keeps its form when the page is fetched again
+    const editing = new Map([...list.querySelectorAll("li.memory")]
+      .filter((li) => li.querySelector("form.edit")).map((li) => [li.dataset.id, li]));
+    clear(list, page.items.map((memory) => editing.get(memory.id) ?? item(memory)));
   }
 
   function item(memory) {
@@ -256,33 +275,44 @@ export function mountMemories(panel, ctx) {
         if (done === undefined) return;
         ctx.notify(t("memories.updated"));
       }
+      form.remove(); // done editing: the next render shows the row again
       await reload();
     });
     li.replaceChildren(form);
     text.focus();
   }
 
+  // One page of the selected character with the current filters (the page's rows only).
   async function reload() {
     const character = ctx.character;
+    stale = false;
     if (!character) {
-      memories = [];
+      page = { items: [], offset: 0, matched: 0, total: 0 };
       renderList();
       return;
     }
+    const params = { character, offset, limit: PAGE_SIZE, kind: kindFilter.value || null,
+      tier: tierFilter.value || null, text: textFilter.value.trim() || null };
     list.setAttribute("aria-busy", "true");
-    const loaded = await ctx.run(null, () => ctx.call("memories", { character }));
+    const loaded = await ctx.run(null, () => ctx.call("memories_page", params));
     list.removeAttribute("aria-busy");
-    if (character !== ctx.character) return;
-    memories = (loaded ?? []).sort((a, b) => b.created_at - a.created_at);
+    if (character !== ctx.character || !loaded) return;
+    if (loaded.items.length === 0 && loaded.offset > 0) { // the last page emptied
+      offset = Math.max(0, loaded.matched - PAGE_SIZE);
+      return reload();
+    }
+    page = loaded;
     loadedFor = character;
     renderList();
-    panel.dataset.loaded = `${character}:${memories.length}`;
+    panel.dataset.loaded = `${character}:${page.total}`;
   }
+  // A hidden tab does no work: a change only marks the list stale until it is shown.
+  const reloadIfVisible = () => { if (panel.hidden) stale = true; else reload(); };
 
   renderOptions();
-  ctx.on("character", () => { resetPreview(true); reload(); });
+  ctx.on("character", () => { resetPreview(true); offset = 0; reloadIfVisible(); });
   ctx.on("lang", () => { renderOptions(); renderList(); });
   ctx.on("model", renderList);
-  ctx.on("changed", (event) => { if (touches(event, ctx.character)) reload(); });
-  return { shown: () => { if (loadedFor !== ctx.character) reload(); }, reload };
+  ctx.on("changed", (event) => { if (touches(event, ctx.character)) reloadIfVisible(); });
+  return { shown: () => { if (stale || loadedFor !== ctx.character) reload(); }, reload };
 }

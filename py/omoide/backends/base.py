@@ -19,13 +19,13 @@ them against SQLite and HTTP alike):
 
 from __future__ import annotations
 
-import math
 from typing import Any, Protocol
 
+from omoide.engine import validate
 from omoide.engine.memory import KIND_TYPES, Memory
 from omoide.errors import OmoideError
 
-RECORD_FIELDS = (*Memory.__dataclass_fields__, "trashed_at", "vector")
+RECORD_FIELDS = validate.RECORD_FIELDS
 IMMUTABLE_FIELDS = ("id", "character_id")
 DEFAULT_PAGE = 100
 MAX_PAGE = 10_000
@@ -57,65 +57,19 @@ class MemoryBackend(Protocol):
     def health(self) -> dict[str, Any]: ...
 
 
-def bad(reason: str) -> OmoideError:
-    return OmoideError.of("INVALID_RECORD", reason=reason)
-
-
-def check_vector(vector: Any) -> list[float] | None:
-    if vector is None:
-        return None
-    if not isinstance(vector, list) or not vector:
-        raise bad("'vector' must be a non-empty list of numbers or null")
-    try:
-        row = [float(x) for x in vector]
-    except (TypeError, ValueError):
-        raise bad("'vector' must hold numbers only") from None
-    if not all(math.isfinite(x) for x in row):
-        raise bad("'vector' holds a non-finite number")
-    return row
-
-
 def check_fields(fields: dict[str, Any]) -> dict[str, Any]:
-    """The fields of an update, checked: known names, right types."""
-    if not isinstance(fields, dict):
-        raise bad("an update must be an object")
-    unknown = sorted(set(fields) - set(RECORD_FIELDS))
-    if unknown:
-        raise bad(f"unknown field(s) {', '.join(unknown)}")
-    if "text" in fields and (not isinstance(fields["text"], str) or not fields["text"].strip()):
-        raise bad("'text' must be a non-empty string")
-    if "kind" in fields and fields["kind"] not in KIND_TYPES:
-        raise bad(f"'kind' must be one of {', '.join(KIND_TYPES)}")
-    if "meta" in fields and not isinstance(fields["meta"], dict):
-        raise bad("'meta' must be an object")
-    for name in ("importance", "created_at", "updated_at"):
-        if name in fields and not isinstance(fields[name], int | float):
-            raise bad(f"'{name}' must be a number")
-    for name in ("trashed_at", "last_recalled_at"):
-        if fields.get(name) is not None and not isinstance(fields[name], int | float):
-            raise bad(f"'{name}' must be a number or null")
-    out = dict(fields)
-    if "vector" in out:
-        out["vector"] = check_vector(out["vector"])
+    """The fields of an update, checked by the one record schema (``validate.record_fields``);
+    a new ``kind`` brings its ``type`` along."""
+    out = validate.record_fields(fields)
+    if "kind" in out and "type" not in out:
+        out["type"] = KIND_TYPES[out["kind"]]
     return out
 
 
-def check_record(record: Any) -> dict[str, Any]:
-    """A complete record for ``create``: defaults filled in, types checked."""
-    if not isinstance(record, dict):
-        raise bad("a record must be an object")
-    for name in ("id", "character_id", "text"):
-        if not isinstance(record.get(name), str) or not record[name].strip():
-            raise bad(f"'{name}' must be a non-empty string")
-    kind = record.get("kind", "fact")
-    full: dict[str, Any] = {
-        "kind": kind, "type": KIND_TYPES.get(kind, "factual"), "key": None,
-        "importance": 0.5, "created_at": 0.0, "updated_at": 0.0, "last_recalled_at": None,
-        "recall_count": 0, "model": "", "meta": {}, "trashed_at": None, "vector": None,
-    } | record
-    check_fields({k: v for k, v in full.items() if k not in IMMUTABLE_FIELDS})
-    full["vector"] = check_vector(full["vector"])
-    return full
+def check_record(record: Any, *, require_vector: bool = True) -> dict[str, Any]:
+    """A complete record for ``create``: defaults filled in, every field checked by the one
+    record schema (``validate.record``). A backend that cannot embed needs the vector."""
+    return validate.record(record, require_vector=require_vector)
 
 
 def check_query_vector(vector: Any, model: Any) -> list[float] | None:
@@ -124,7 +78,7 @@ def check_query_vector(vector: Any, model: Any) -> list[float] | None:
     if not isinstance(model, str) or not model:
         raise OmoideError.of("INVALID_ARGUMENT", name="model",
                              reason="a query vector needs the stamp of the model that made it")
-    return check_vector(vector)
+    return validate.vector(vector, name="vector")
 
 
 def record_of(memory: Memory, vector: list[float] | None = None,

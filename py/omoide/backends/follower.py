@@ -19,7 +19,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import memory_of
-from omoide.backends.listener import load_engine
+from omoide.backends.listener import checked_records, load_engine
 
 if TYPE_CHECKING:
     from omoide.backends.sqlite import SQLiteBackend
@@ -35,7 +35,8 @@ class Follower:
         # data_version first: a commit landing after it is seen by the first refresh
         self.version = backend.data_version()
         records, self.seen = backend.records_at()
-        self.loaded = load_engine(engine, records)  # memories per character
+        # memories per character; named characters without memories get an empty store
+        self.loaded = load_engine(engine, records, backend.character_names())
         self.applied = 0  # rows taken over from other processes (tests, diagnostics)
         self.skipped = 0  # rows that could not be applied (e.g. a vector of another size)
 
@@ -55,6 +56,7 @@ class Follower:
 
     def apply(self, records: list[dict[str, Any]], gone: list[tuple[str, str]]) -> None:
         engine = self.engine
+        records = checked_records(engine, records)  # the record schema; bad rows quarantined
         for memory_id, character in gone:
             store = engine.stores.get(character)
             if store is not None:

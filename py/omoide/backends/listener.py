@@ -9,11 +9,13 @@ never resurrected); a recall counts with an atomic increment (``SQLiteBackend.to
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import IMMUTABLE_FIELDS, memory_of, record_of
 from omoide.embeddings.registry import parse_stamp
+from omoide.engine import validate
 from omoide.engine.listener import Change
 from omoide.engine.memory import TrashEntry
 from omoide.errors import OmoideError
@@ -82,22 +84,75 @@ class BackendListener:
         self.backend.update(memory_id, fields, only_live=True)
 
 
-def load_engine(engine: MemoryEngine, records: list[dict[str, Any]]) -> dict[str, int]:
+def checked_records(engine: MemoryEngine,
+                    records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored records that pass the record schema (with a vector); every other one is
+    put in ``engine.quarantine`` (kept on disk untouched, reported by ``audit``)."""
+    good = []
+    for raw in records:
+        try:
+            good.append(validate.record(raw, max_text_length=engine.max_text_length,
+                                        require_vector=True, stored=True))
+            if engine.quarantine:
+                engine.quarantine.pop(raw["id"], None)  # repaired since (another process)
+        except OmoideError as e:
+            quarantine(engine, raw, e)
+    return good
+
+
+def quarantine(engine: MemoryEngine, raw: Any, error: OmoideError) -> None:
+    row = raw if isinstance(raw, dict) else {}
+    memory_id = row.get("id") if isinstance(row.get("id"), str) else repr(row.get("id"))
+    character = row.get("character_id")
+    engine.quarantine[memory_id] = {
+        "id": memory_id, "character_id": character if isinstance(character, str) else None,
+        "field": error.fields.get("field"), "reason": str(error),
+    }
+
+
+def load_engine(engine: MemoryEngine, records: list[dict[str, Any]],
+                characters: Iterable[str] = ()) -> dict[str, int]:
     """Fill ``engine`` with stored records (every one with its vector); no listener fires.
+    A record that breaks the schema, or whose vector does not fit its character's index (the
+    dimension of the selected model's stamp when the character has rows of it, else of its
+    most common stamp), is quarantined, never loaded.
+    ``characters``: ids known without memories (e.g. named by an import).
     Answers the number of memories loaded per character."""
     by_character: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
+    for record in checked_records(engine, records):
         by_character[record["character_id"]].append(record)
     loaded = {}
     for character, rows in sorted(by_character.items()):
-        stamp = rows[0]["model"] or engine.embedder.stamp
+        stamps = Counter(r["model"] for r in rows)
+        stamp = (engine.embedder.stamp if engine.embedder.stamp in stamps
+                 else stamps.most_common(1)[0][0])
         model_id, _, dimension = parse_stamp(stamp)
+        fitting = []
+        for r in rows:
+            if len(r["vector"]) == dimension:
+                fitting.append(r)
+            else:
+                quarantine(engine, r, validate.invalid_record(
+                    "vector", r["id"],
+                    f"vector: {len(r['vector'])} numbers in an index of {dimension}"))
         store = engine.new_store(character, stamp=stamp, model_id=model_id,
                                  dimension=dimension)
-        live = [(memory_of(r), r["vector"]) for r in rows if r["trashed_at"] is None]
+        live = [(memory_of(r), r["vector"]) for r in fitting if r["trashed_at"] is None]
         trashed = [TrashEntry(memory_of(r), r["vector"], r["trashed_at"])
-                   for r in rows if r["trashed_at"] is not None]
+                   for r in fitting if r["trashed_at"] is not None]
         store.load(live, trashed)
         engine.stores[character] = store
-        loaded[character] = len(rows)
+        loaded[character] = len(fitting)
+    # characters without a loadable row: named ones (an import) and those whose every row
+    # is quarantined get an empty store, so they are listed, audited and recalled (nothing)
+    named = [q["character_id"] for q in engine.quarantine.values()] + list(characters)
+    for character in named:
+        if character is None or character in engine.stores:
+            continue
+        try:
+            validate.character_id(character)
+        except OmoideError:
+            continue
+        engine.writable_store(character)  # empty: listed, audited, never written by this
+        loaded[character] = 0
     return loaded

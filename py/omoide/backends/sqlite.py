@@ -35,6 +35,7 @@ from omoide.backends.base import (
     check_record,
     page_args,
 )
+from omoide.engine import validate
 from omoide.errors import OmoideError
 
 SCHEMA_VERSION = 2
@@ -54,6 +55,8 @@ CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind
 CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, id);
 CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- display names of characters (an export carries them; a character may have no memories)
+CREATE TABLE IF NOT EXISTS characters (id TEXT PRIMARY KEY, name TEXT NOT NULL);
 """
 # The change feed (schema 2). Triggers, not code: every writer of the file takes part.
 # ``seq`` is the rowid: a new entry gets the largest + 1; the entry it supersedes is deleted
@@ -192,9 +195,19 @@ class SQLiteBackend:
 
     @staticmethod
     def _record(row: tuple, with_vector: bool) -> dict[str, Any]:
-        record = json.loads(row[5])
+        """A row as a record. An unreadable row (damaged outside Omoide) comes back with what
+        can be read, so the record schema names what is wrong and the loader quarantines it."""
+        try:
+            record = json.loads(row[5])
+        except (TypeError, ValueError):
+            record = None
+        if not isinstance(record, dict):
+            record = {"id": row[0], "character_id": row[1]}
         record["trashed_at"] = row[3]
-        record["vector"] = unpack(row[6]) if with_vector else None
+        try:
+            record["vector"] = unpack(row[6]) if with_vector else None
+        except (TypeError, ValueError):
+            record["vector"] = None
         return record
 
     @contextmanager
@@ -229,7 +242,8 @@ class SQLiteBackend:
     def _write(self, record: dict[str, Any], *, insert: bool) -> None:
         body = {k: v for k, v in record.items() if k not in ("trashed_at", "vector")}
         values = (record["id"], record["character_id"], record["kind"], record["trashed_at"],
-                  float(record["updated_at"]), json.dumps(body, ensure_ascii=False),
+                  float(record["updated_at"]),
+                  json.dumps(body, ensure_ascii=False, allow_nan=False),
                   pack(record["vector"]))
         verb = "INSERT" if insert else "REPLACE"
         self.db.execute(f"{verb} INTO memories ({COLUMNS}) VALUES (?,?,?,?,?,?,?)", values)
@@ -239,12 +253,23 @@ class SQLiteBackend:
     def create(self, record: dict[str, Any]) -> dict[str, Any]:
         full = check_record(record)
         with self._writing():
+            self._check_dimension(full)
             try:
                 self._write(full, insert=True)
             except sqlite3.IntegrityError:
                 raise OmoideError.of("BACKEND_CONFLICT", backend=self.name,
                                      memory_id=full["id"]) from None
         return full
+
+    def _check_dimension(self, record: dict[str, Any]) -> None:
+        """A new memory's vector must fit its character's index (one indexed row read)."""
+        row = self.db.execute(
+            "SELECT length(vector) / 4 FROM memories WHERE character_id = ? AND vector IS NOT "
+            "NULL LIMIT 1", (record["character_id"],)).fetchone()
+        if row is not None and row[0] != len(record["vector"]):
+            raise validate.invalid_record(
+                "vector", record["id"], f"vector: {len(record['vector'])} numbers, but the "
+                f"index of {record['character_id']!r} has {row[0]}")
 
     def get(self, memory_id: str, *, with_vector: bool = False) -> dict[str, Any] | None:
         with self._lock:
@@ -413,3 +438,18 @@ class SQLiteBackend:
             finally:
                 if own and db.in_transaction:
                     db.execute("COMMIT")
+
+    # -- character names (export / import) ---------------------------------------------------
+
+    def character_names(self) -> dict[str, str]:
+        """Display names by character id (characters named by an import, with or without
+        memories); a character without a row is shown by its id."""
+        with self._lock:
+            return dict(self.db.execute("SELECT id, name FROM characters ORDER BY id"))
+
+    def add_character_names(self, names: dict[str, str]) -> None:
+        """Record the names of characters that have none yet (one transaction); a name
+        already stored is kept."""
+        with self._writing():
+            self.db.executemany("INSERT OR IGNORE INTO characters (id, name) VALUES (?, ?)",
+                                sorted(names.items()))

@@ -150,7 +150,7 @@ class IndexedDBBackend:
                 for i, s in zip(result.ids, result.scores, strict=True) if s > 0]
 
     def create(self, record: dict[str, Any]) -> dict[str, Any]:
-        full = check_record(record)
+        full = check_record(record, require_vector=False)  # embedded here when absent
         if self._find(full["id"]) is not None:
             raise OmoideError.of("BACKEND_CONFLICT", backend=self.name, memory_id=full["id"])
         engine = self.engine

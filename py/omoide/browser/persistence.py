@@ -3,7 +3,7 @@
 ``IndexedDBListener`` is an engine change listener. It collects the changes of one rpc call
 and the worker commits them with ``flush`` in ONE IndexedDB transaction before the call
 answers: ``remember`` resolves only once its record and vector are on disk, ``remember_many``
-is all-or-nothing, and a recall's counter updates cost one write, not ten. When the commit is
+is all-or-nothing. A recall announces no change (see ``recall_stats``). When the commit is
 refused (quota, a closed database), nothing of the call is on disk and the worker reloads the
 engine from IndexedDB, so memory and disk never disagree.
 """
@@ -16,14 +16,18 @@ from typing import Any
 
 from ..engine.listener import Change
 from .host import call_json, to_js_floats
+from .recall_stats import RecallStats
 
 
-def change_payload(change: Change) -> dict[str, Any]:
+def change_payload(change: Change, stats: RecallStats | None = None) -> dict[str, Any]:
+    memory = change.memory.to_dict() if change.memory else None
+    if memory is not None and stats is not None:
+        memory = stats.stored_record(change.character_id, memory)
     return {
         "op": change.op,
         "character": change.character_id,
         "memory_id": change.memory_id,
-        "memory": change.memory.to_dict() if change.memory else None,
+        "memory": memory,
         "at": change.at,
         "stamp": change.stamp,
         "model_id": change.model_id,
@@ -32,8 +36,9 @@ def change_payload(change: Change) -> dict[str, Any]:
 
 
 class IndexedDBListener:
-    def __init__(self) -> None:
+    def __init__(self, stats: RecallStats | None = None) -> None:
         self.pending: list[Change] = []
+        self.stats = stats  # records are stored without the counts of the ``recalls`` table
 
     def on_change(self, change: Change) -> None:
         self.pending.append(change)
@@ -51,7 +56,9 @@ class IndexedDBListener:
         flat = array("f")
         payloads = []
         for change in changes:
-            payload = change_payload(change)
+            payload = change_payload(change, self.stats)
+            if change.op == "purge" and self.stats is not None and change.memory_id:
+                self.stats.purged(change.character_id, change.memory_id)
             if change.op == "swap":
                 ids = sorted(change.vectors)
                 payload |= {"ids": ids, "vectors_at": len(flat)}

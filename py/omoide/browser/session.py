@@ -9,26 +9,30 @@ model of their own index, and reported as a notice; nothing is dropped silently.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import asdict, replace
 from typing import Any
 
 from ..backends.http import HttpBackend, HttpConfig
+from ..backends.listener import quarantine
 from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
-from ..engine import MemoryEngine, exchange
+from ..engine import MemoryEngine, exchange, validate
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
+from . import listing  # noqa: F401 - registers the memories_page verb
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
-from .host import call_json, floats_from_js
+from .host import call_json, floats_from_js, to_js_floats
 from .http import fetch_request_transport, fetch_transport
 from .persistence import IndexedDBListener
+from .recall_stats import RecallStats
 from .rpc import handler
-from .wasm_kernel import wasm_kernel_factory
+from .wasm_kernel import WasmKernel, wasm_kernel_factory
 
 # User settings: name -> (default, minimum, maximum). Stored by the worker in IndexedDB.
 SETTINGS: dict[str, tuple[float, float, float]] = {
@@ -47,11 +51,14 @@ TEXT_SETTINGS = ("llm_endpoint", "llm_model", "llm_api_key", "backup_url", "back
 URL_SETTINGS = ("llm_endpoint", "backup_url")
 # Never shown back to the page in full (see ``masked``); the mask sent back keeps the key.
 SECRET_SETTINGS = ("llm_api_key", "backup_key")
+# int8 prefilter + exact rerank where it wins (wasm_kernel.INT8_FROM), exact below
+KERNEL_OPTIONS: dict[str, Any] = {"mode": "auto"}
 
 
 class Session:
     def __init__(self, model: str, dtype: str) -> None:
-        self.listener = IndexedDBListener()
+        self.recall_stats = RecallStats()
+        self.listener = IndexedDBListener(self.recall_stats)
         self.mirror = MirrorListener()
         self.queue_store = IndexedDBQueueStore(load_queue, write_queue)
         self.backends: BackendManager | None = None
@@ -61,10 +68,10 @@ class Session:
         # the revive check of recall) costs one embedding, and a model switch never reuses
         # another model's vector.
         self.cache = EmbeddingCache()
-        self.engine = MemoryEngine(self.embedder(model, dtype), kernel=wasm_kernel_factory(),
+        self.engine = MemoryEngine(self.embedder(model, dtype),
+                                   kernel=wasm_kernel_factory(**KERNEL_OPTIONS),
                                    listeners=[self.listener, self.mirror])
         self.governor = Governor(self.engine)
-        self.staged_keys: set[tuple[str, str, str]] = set()
         self.settings: dict[str, Any] = {k: v[0] for k, v in SETTINGS.items()}
         self.settings |= dict.fromkeys(TEXT_SETTINGS)
 
@@ -94,33 +101,80 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     return asdict(hit)
 
 
-def load_character(payload_json: str, vectors: Any) -> dict[str, Any]:
-    """Rebuild one character from IndexedDB without writing anything back, then repair."""
+def load_character(payload_json: str, live: Any, trash: Any) -> dict[str, Any]:
+    """Rebuild one character from IndexedDB without writing anything back, then repair.
+
+    ``live`` and ``trash`` are kernel stores the worker already filled with the vectors
+    (rows in the order of ``live_ids`` / ``trash_ids``): Python gets ids and records only."""
     data = json.loads(payload_json)
-    engine = session().engine
+    s = session()
+    engine = s.engine
     character, dim = data["character"], data["dimension"]
-    flat = floats_from_js(vectors)
-    by_id = {i: flat[n * dim : (n + 1) * dim].tolist() for n, i in enumerate(data["ids"])}
     engine.stores.pop(character, None)
     store = engine.new_store(character, stamp=data["stamp"], model_id=data["model_id"],
                              dimension=dim)
     engine.stores[character] = store
-    missing = [r for r in data["records"] if r["id"] not in by_id]
-    live, trashed = [], []
-    for record in data["records"]:
-        if record["id"] not in by_id:
-            continue
-        trashed_at = record.pop("trashed_at", None)
-        memory = Memory.from_dict(record)
-        if trashed_at is None:
-            live.append((memory, by_id[memory.id]))
-        else:
-            trashed.append(TrashEntry(memory, by_id[memory.id], trashed_at))
-    store.load(live, trashed)
+    records = checked_records(engine, data["records"])  # bad rows: quarantined
+    live_kernel = WasmKernel.adopt(live, data["live_ids"], **KERNEL_OPTIONS)
+    trash_kernel = WasmKernel.adopt(trash, data["trash_ids"], **KERNEL_OPTIONS)
+    # A quarantined record's vector row must not stay searchable without its memory.
+    live_kernel.remove([i for i in data["live_ids"] if i not in records])
+    trash_kernel.remove([i for i in data["trash_ids"] if i not in records])
+    memories = [Memory.from_dict(records[i]) for i in data["live_ids"] if i in records]
+    trashed = [TrashEntry(Memory.from_dict(records[i]), trash_kernel.vector(i),
+                          records[i]["trashed_at"])
+               for i in data["trash_ids"] if i in records]
+    store.adopt(live_kernel, trash_kernel, memories, trashed)
+    s.recall_stats.loaded(character, data.get("recalls") or {})
+    missing = [records[i] for i in data["missing"] if i in records]
     repaired = repair(store, missing)
     flush()
-    return {"character": character, "loaded": len(data["records"]) - len(missing),
-            "repaired": repaired, "corrupt_segments": data["corrupt_segments"]}
+    return {"character": character, "loaded": len(records) - len(missing),
+            "repaired": repaired, "corrupt_segments": data["corrupt_segments"],
+            "quarantined": len(data["records"]) - len(records)}
+
+
+def checked_records(engine: MemoryEngine, rows: list[Any]) -> dict[str, dict[str, Any]]:
+    """The IndexedDB rows that pass the one record schema, by id (their vectors are in the
+    kernel stores, checked by their segment's CRC); the others go to ``engine.quarantine``
+    (kept in IndexedDB untouched, reported by ``audit``)."""
+    good = {}
+    for raw in rows:
+        try:
+            record = validate.record(raw, max_text_length=engine.max_text_length, stored=True)
+        except OmoideError as e:
+            quarantine(engine, raw, e)
+            continue
+        good[record["id"]] = record
+    return good
+
+
+@handler("memory_info")
+def memory_info() -> dict[str, Any]:
+    """Bytes of WebAssembly memory held by the vector kernels (live + trash), all characters."""
+    total = 0
+    for store in session().engine.stores.values():
+        for kernel in (store.kernel, store.trash_kernel):
+            total += int(getattr(kernel, "memory_bytes", 0))
+    return {"kernel_bytes": total}
+
+
+@handler("index_text_step")
+def index_text_step(batch: int = 2_000) -> int:
+    """Analyze up to ``batch`` texts left by the bulk load; returns how many are left."""
+    left = 0
+    for store in session().engine.stores.values():
+        before = store.index_text(0)
+        after = store.index_text(batch) if batch > 0 else before
+        batch -= before - after
+        left += after
+    return left
+
+
+def drop_character(character: str) -> None:
+    """Forget a character's store (another tab removed its data); nothing is written."""
+    session().engine.stores.pop(character, None)
+    session().recall_stats.loaded(character, {})
 
 
 def repair(store: Any, missing: list[dict[str, Any]]) -> int:
@@ -130,11 +184,10 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
     model, dtype, _ = parse_stamp(store.stamp)
     vectors = BrowserEmbedder(model, dtype).embed_passages([r["text"] for r in missing])
     for record, vector in zip(missing, vectors, strict=True):
-        trashed_at = record.pop("trashed_at", None)
         memory = Memory.from_dict(record)
         store.put(memory, vector)  # persisted: the segment row is written again
-        if trashed_at is not None:
-            store.move_to_trash(memory.id, trashed_at)
+        if record["trashed_at"] is not None:
+            store.move_to_trash(memory.id, record["trashed_at"])
     return len(missing)
 
 
@@ -222,17 +275,27 @@ def purge_trash(character: str) -> list[str]:
 @handler("recall")
 def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
            threshold: float | None = None, rrf_k: float | None = None,
-           fusion: str | None = None, kinds: list[str] | None = None) -> list[dict[str, Any]]:
+           fusion: str | None = None, kinds: list[str] | None = None,
+           count: bool = True, min_relevance: float | None = None,
+           now: float | None = None) -> list[dict[str, Any]]:
     """Recall; in vector and hybrid mode a trashed memory that matches the query almost
-    exactly (cosine >= 0.95, better than any live one) is revived first and flagged."""
+    exactly (cosine >= 0.95, better than any live one) is revived first and flagged.
+
+    A recall writes nothing: with ``count`` its hits' recall counts go up in memory and the
+    worker adds them to the ``recalls`` table later (``recall_stats``); without it (the
+    recall playground) nothing about the memories changes."""
     s = session()
     args = {"k": k, "mode": mode, "threshold": threshold, "fusion": fusion, "kinds": kinds,
-            "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k}
+            "min_relevance": min_relevance, "now": now,
+            "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k, "touch": False}
     if mode == "fulltext":
         hits, revived = s.engine.recall(character, query, **args), []
     else:
         result = s.governor.recall(character, query, **args)
         hits, revived = result.hits, result.revived
+    if count and hits:
+        store = s.engine.stores[hits[0].memory.character_id]
+        hits = s.recall_stats.count(store, hits, s.engine.now())
     return [hit_dict(h) | {"revived": h.memory.id in revived} for h in hits]
 
 
@@ -530,6 +593,14 @@ def restore_step(cursor: int = 0, batch: int = 64,
 def restore_records(s: Session, job: dict[str, Any], character: str,
                     records: list[dict[str, Any]]) -> set[str]:
     engine = s.engine
+    checked = []
+    for r in records:  # the server's records are input like any other: the record schema
+        try:
+            checked.append(validate.record(r | {"character_id": character},
+                                           max_text_length=engine.max_text_length))
+        except OmoideError:
+            job["failed"] += 1
+    records = checked
     known = engine.stores.get(character)
     existing = set(known.records) | set(known.trash) if known else set()
     fresh = [r for r in records if r["id"] not in existing]
@@ -617,6 +688,7 @@ def revectorize_step(model: str, dtype: str, character: str | None = None, batch
     (the worker runs steps in a loop until ``finished`` or cancelled)."""
     s = session()
     target = BrowserEmbedder(model, dtype)
+    staging(s, target.stamp)
     left = [batches]
     state = {"done": 0, "total": 0}
 
@@ -636,34 +708,46 @@ def revectorize_step(model: str, dtype: str, character: str | None = None, batch
         if err.code != "CANCELLED":
             raise
         return state | {"finished": False}
-    s.staged_keys = {k for k in s.staged_keys if k[0] != target.stamp}
     return state | {"finished": True, "selected": target.stamp}
 
 
-def persist_staged(s: Session, stamp: str) -> None:
-    job = s.engine.revectorize_jobs.get(stamp)
-    if job is None:
-        return
-    items = [(c, i, text, vector) for c, rows in job.staged.items()
-             for i, (text, vector) in rows.items() if (stamp, c, i) not in s.staged_keys]
-    if not items:
-        return
-    payload = [{"character": c, "id": i, "text": text, "vector": vector}
-               for c, i, text, vector in items]
-    call_json("stage", {"stamp": stamp, "items": payload})
-    s.staged_keys.update((stamp, c, i) for c, i, _, _ in items)
-
-
-def load_staged(stamp: str, items_json: str) -> int:
-    """Resume a re-vectorization after a reload from the vectors staged in IndexedDB."""
-    s = session()
+def staging(s: Session, stamp: str) -> RevectorizeJob:
+    """The job of ``stamp``, collecting what it stages so that each batch is persisted."""
     model, dtype, _ = parse_stamp(stamp)
     job = s.engine.revectorize_jobs.setdefault(stamp, RevectorizeJob(BrowserEmbedder(model,
                                                                                      dtype)))
+    if job.fresh is None:
+        job.fresh = []
+    return job
+
+
+def persist_staged(s: Session, stamp: str) -> None:
+    """Stage the vectors embedded since the last call in IndexedDB: ids and texts as JSON,
+    the vectors as one Float32Array (O(batch), whatever the size of the job)."""
+    job = s.engine.revectorize_jobs.get(stamp)
+    if job is None or not job.fresh:
+        return
+    fresh, job.fresh = job.fresh, []
+    flat = array("f")
+    items = []
+    for character, memory_id in fresh:
+        text, vector = job.staged[character][memory_id]
+        items.append({"character": character, "id": memory_id, "text": text})
+        flat.extend(vector)
+    call_json("stage", {"stamp": stamp, "dimension": len(flat) // len(items), "items": items},
+              to_js_floats(flat))
+
+
+def load_staged(stamp: str, items_json: str, vectors: Any) -> int:
+    """Resume a re-vectorization after a reload from the vectors staged in IndexedDB
+    (``items``: character, id, text; ``vectors``: their rows, one Float32Array)."""
+    job = staging(session(), stamp)
     items = json.loads(items_json)
-    for item in items:
-        job.staged.setdefault(item["character"], {})[item["id"]] = (item["text"], item["vector"])
-        s.staged_keys.add((stamp, item["character"], item["id"]))
+    flat = floats_from_js(vectors)
+    dim = len(flat) // len(items) if items else 0
+    for n, item in enumerate(items):
+        row = flat[n * dim:(n + 1) * dim].tolist()
+        job.staged.setdefault(item["character"], {})[item["id"]] = (item["text"], row)
     return len(items)
 
 

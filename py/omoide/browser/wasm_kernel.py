@@ -35,7 +35,12 @@ from ..kernels.base import KernelResult, Vector, VectorKernel
 from .rpc import handler
 
 JS_MODULE = "omoide_vectors"
-MODES = ("exact", "int8")
+MODES = ("exact", "int8", "auto")
+# "auto" (the browser engine's mode): the int8 prefilter + exact rerank from this many scanned
+# rows on, the exact scan below. Measured (BENCHMARKS.md "Browser vector kernel", Python in
+# Pyodide, 384-d): equal at 1,000 rows (0.30 vs 0.29 ms), int8 ahead at 10,000 (0.82 vs 1.31)
+# and 100,000 (6.6 vs 12.6).
+INT8_FROM = 2_000
 
 
 def js_vectors() -> Any:
@@ -72,6 +77,7 @@ class WasmKernel:
         rerank_factor: int = 8,
         min_candidates: int = 64,
         implementation: str | None = None,
+        store: Any = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -81,16 +87,33 @@ class WasmKernel:
         self.mode = mode
         self.rerank_factor = rerank_factor
         self.min_candidates = min_candidates
-        vectors = js_vectors()
-        if implementation is None:
+        if store is not None:  # rows already loaded in bulk by the worker (``adopt``)
+            self._store = store
+        elif implementation is None:
+            vectors = js_vectors()
             self._store = vectors.createStore(dimension)
         else:  # a kernel that was loaded before (loadKernel caches them by name)
+            vectors = js_vectors()
             kernel = vectors.loadedKernel(implementation)
             if kernel is None:
                 raise ValueError(f"kernel implementation {implementation!r} is not loaded")
             self._store = vectors.createStore(dimension, kernel)
         self._slot_of: dict[str, int] = {}
         self._id_at: list[str] = []
+
+    @classmethod
+    def adopt(cls, store: Any, ids: Sequence[str], **options: Any) -> WasmKernel:
+        """A kernel around a store of ``kernel/vectors.js`` whose rows the worker appended in
+        bulk (IndexedDB segment bytes straight into WebAssembly memory): row n is ``ids[n]``.
+        Python gets the ids only, never a list per vector."""
+        kernel = cls(int(store.dimension), store=store, **options)
+        if int(store.count) != len(ids):
+            raise ValueError(f"the store holds {int(store.count)} rows, not {len(ids)}")
+        kernel._id_at = list(ids)
+        kernel._slot_of = {row_id: n for n, row_id in enumerate(kernel._id_at)}
+        if len(kernel._slot_of) != len(kernel._id_at):
+            raise ValueError("repeated ids in a bulk load")
+        return kernel
 
     @property
     def implementation(self) -> str:
@@ -179,7 +202,7 @@ class WasmKernel:
         if k <= 0:
             return KernelResult([], [], 0.0, 0.0, count)
         candidates = 0
-        if self.mode == "int8":
+        if self.mode == "int8" or (self.mode == "auto" and count >= INT8_FROM):
             candidates = max(self.rerank_factor * k, self.min_candidates, k)
         found = self._store.search(q, k, candidates, subset, -math.inf)
         slots = found.positions.to_py().tolist()

@@ -20,6 +20,9 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                    help="only this kind (repeatable)")
     p.add_argument("--threshold", type=float, default=None,
                    help="minimum cosine (vector, hybrid) or BM25 score (fulltext)")
+    p.add_argument("--min-relevance", type=float, default=None, dest="min_relevance",
+                   help="return nothing unless a hit reaches this relevance in [0, 1] "
+                        "(default: the engine's cut-off; 0 shows every hit)")
     p.set_defaults(handler=recall)
 
 
@@ -27,7 +30,8 @@ def recall(ctx: Context) -> int:
     a = ctx.args
     ws = ctx.workspace
     ws.engine.existing_store(a.character)
-    args = {"k": a.k, "mode": a.mode, "kinds": a.kinds, "threshold": a.threshold}
+    args = {"k": a.k, "mode": a.mode, "kinds": a.kinds, "threshold": a.threshold,
+            "min_relevance": a.min_relevance}
     if a.mode == "fulltext":  # no vector: nothing to compare with the trash
         hits, revived = ws.engine.recall(a.character, a.query, **args), []
     else:
@@ -44,7 +48,8 @@ def recall(ctx: Context) -> int:
     for memory_id in revived:
         ctx.note(f"revived {memory_id} from the trash (it matched almost exactly)")
     if not hits:
-        ctx.out("no memories matched")
+        ctx.out("no good match: no memory is clearly related to this query")
     for rank, h in enumerate(hits, 1):
-        ctx.out(f"{rank:>3}  {h.score:.4f}  {h.memory.id}  {h.memory.kind:<10}  {h.memory.text}")
+        ctx.out(f"{rank:>3}  {h.score:.4f}  {h.memory.id}  {h.memory.kind:<10}  "
+                f"{h.relevance:4.0%}  {h.memory.text}")
     return 0

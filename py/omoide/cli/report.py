@@ -31,16 +31,27 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 
 def characters(ctx: Context) -> int:
     engine = ctx.workspace.engine
-    rows = [engine.stats(c) for c in engine.characters()]
+    names = ctx.workspace.backend.character_names()  # named by an import, maybe empty
+    rows = [engine.stats(c) if c in engine.stores else
+            {"character_id": c, "memories": 0, "trashed": 0, "model": None,
+             "model_mismatch": False}
+            for c in sorted(set(engine.characters()) | set(names))]
     if ctx.json:
-        ctx.emit([{"id": r["character_id"], "memories": r["memories"], "trashed": r["trashed"],
+        ctx.emit([{"id": r["character_id"], "name": names.get(r["character_id"],
+                                                              r["character_id"]),
+                   "memories": r["memories"], "trashed": r["trashed"],
                    "model": r["model"], "model_mismatch": r["model_mismatch"]} for r in rows])
         return 0
     if not rows:
         ctx.out("no characters yet")
     for r in rows:
         flag = "  (needs revectorize)" if r["model_mismatch"] else ""
-        ctx.out(f"{r['character_id']}  {r['memories']} memories, {r['trashed']} trashed{flag}")
+        name = names.get(r["character_id"])
+        shown = f"{r['character_id']} ({name})" if name and name != r["character_id"] else \
+            r["character_id"]
+        ctx.out(f"{shown}  {r['memories']} memories, {r['trashed']} trashed{flag}")
+    if engine.quarantine:
+        ctx.out(f"{len(engine.quarantine)} invalid stored record(s) quarantined: see audit")
     return 0
 
 
@@ -56,6 +67,7 @@ def stats(ctx: Context) -> int:
             "characters": len(per), "memories": sum(s["memories"] for s in per),
             "trashed": sum(s["trashed"] for s in per),
             "mismatched": engine.mismatched_characters(), "per_character": per,
+            "quarantined": sorted(engine.quarantine.values(), key=lambda q: q["id"]),
         }
     if ctx.json:
         ctx.emit(data)
@@ -69,6 +81,8 @@ def stats(ctx: Context) -> int:
             f"trashed {data['trashed']}")
     if data["mismatched"]:
         ctx.out(f"on another model (run revectorize): {', '.join(data['mismatched'])}")
+    for q in data["quarantined"]:
+        ctx.out(f"quarantined (skipped, kept on disk): {q['reason']}")
     for s in data["per_character"]:
         ctx.out("")
         show_character(ctx, s)
@@ -119,6 +133,9 @@ def audit(ctx: Context) -> int:
     ctx.out(f"  summarizable episodic memories: {data['summarizable']}")
     if data["model"]:
         ctx.out("  model: " + ", ".join(f"{k} {v}" for k, v in data["model"].items()))
+    ctx.out(f"  quarantined stored records (skipped, kept on disk): {len(data['quarantined'])}")
+    for q in data["quarantined"][:20]:
+        ctx.out(f"    {q['reason']}")
     return 0
 
 

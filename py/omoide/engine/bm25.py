@@ -104,7 +104,45 @@ class BM25Index:
             count=count,
         )
 
+    def coverage(self, terms: Sequence[str], ids: Sequence[str]) -> list[float] | None:
+        """Per document, the idf-weighted share of the query's distinct terms it contains
+        (1.0: every term); None when the query has no term. O(terms) per document.
+
+        Japanese is indexed as overlapping bigrams, so one shared bigram inside a longer
+        query word (イン of マインクラフト) is mostly chance: a bigram of a longer run counts
+        only when a neighbouring bigram of the same run is present too (a 3+ character match).
+        """
+        weights = {term: self.idf(term) for term in set(terms)}
+        total = sum(weights.values())
+        if total <= 0.0:
+            return None
+        runs = _bigram_runs(terms)
+        out = []
+        for doc_id in ids:
+            present = self._doc_terms.get(doc_id, {})
+            matched = set()
+            for run in runs:
+                for i, term in enumerate(run):
+                    if term in present and (len(run) == 1 or (i > 0 and run[i - 1] in present)
+                                            or (i + 1 < len(run) and run[i + 1] in present)):
+                        matched.add(term)
+            out.append(sum(weights[t] for t in matched) / total)
+        return out
+
     def scores(self, terms: Sequence[str], ids: Sequence[str]) -> list[float]:
         """BM25 of the given documents (0 for no match or unknown id)."""
         scores = self._accumulate(terms, set(ids))
         return [scores.get(doc_id, 0.0) for doc_id in ids]
+
+
+def _bigram_runs(terms: Sequence[str]) -> list[list[str]]:
+    """Terms grouped into runs: consecutive overlapping two-character terms (``東京``, ``京都``)
+    form one run, every other term is a run of its own."""
+    runs: list[list[str]] = []
+    for term in terms:
+        if (runs and len(term) == 2 and len(runs[-1][-1]) == 2
+                and runs[-1][-1][1] == term[0] and not term.isascii()):
+            runs[-1].append(term)
+        else:
+            runs.append([term])
+    return runs

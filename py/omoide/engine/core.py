@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 from omoide.engine import forget as forget_module
@@ -26,7 +27,7 @@ from omoide.engine.store import CharacterStore
 from omoide.errors import OmoideError
 from omoide.kernels import KernelFactory, default_kernel
 
-DEFAULT_MAX_TEXT_LENGTH = 8_000
+DEFAULT_MAX_TEXT_LENGTH = validate.MAX_TEXT_LENGTH
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -66,6 +67,10 @@ class MemoryEngine:
         self.listeners: list[ChangeListener] = list(listeners)
         self.stores: dict[str, CharacterStore] = {}
         self.revectorize_jobs: dict[str, RevectorizeJob] = {}
+        # Rows found invalid when loading from storage, by memory id: skipped (never crash a
+        # verb), kept on disk untouched, reported by ``audit`` ({id, character_id, field,
+        # reason}).
+        self.quarantine: dict[str, dict[str, Any]] = {}
         # Run before a verb: e.g. a workspace catching up with what other processes
         # committed to its file (``backends/follower.py``).
         self.refreshers: list[Callable[[], None]] = []
@@ -160,9 +165,11 @@ class MemoryEngine:
         at: Any = None,
         meta: dict | None = None,
         key: str | None = None,
+        context: str | None = None,
     ) -> Memory:
         return remember_module.remember(
-            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key
+            self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key,
+            context=context,
         )
 
     @on_fresh_state
@@ -221,10 +228,14 @@ class MemoryEngine:
         kinds: Iterable[str] | None = None,
         fusion: str | None = None,
         touch: bool = True,
+        min_relevance: float | None = None,
+        now: float | datetime | None = None,
+        use_time: bool = True,
     ) -> list[Hit]:
         return recall_module.recall(
             self, character, query, k=k, mode=mode, threshold=threshold, rrf_k=rrf_k,
-            kinds=kinds, fusion=fusion, touch=touch,
+            kinds=kinds, fusion=fusion, touch=touch, min_relevance=min_relevance, now=now,
+            use_time=use_time,
         )
 
     @on_fresh_state
@@ -261,7 +272,7 @@ class MemoryEngine:
             "model": store.stamp,
             "dimension": store.dimension,
             "model_mismatch": store.stamp != self.embedder.stamp and not store.is_empty(),
-            "indexed_terms": len(store.text_index._postings),
+            "indexed_terms": store.indexed_terms,
         }
 
     # -- snapshots and persistence ------------------------------------------------------------

@@ -1,17 +1,32 @@
 """Export and import: one JSON format shared by the web app and the CLI.
 
-``{"format": "omoide-export", "version": 1, "characters": [{"id", "name", "stamp",
-"memories": [Memory...], "trash": [Memory + trashed_at...], "vectors"?: {id: [floats]}}]}``
+Format version 2 (version 1 files are still read)::
 
-Import skips ids the engine already holds, reuses the export's vectors only when its stamp is
-the selected model's (otherwise every text is embedded again), and checks the whole file
-before writing anything.
+    {"format": "omoide-export", "version": 2,
+     "characters": [{"id", "name", "stamp" (null for a character without memories),
+                     "memories": [Memory...] (oldest first),
+                     "trash": [Memory + trashed_at...] (oldest deletion first),
+                     "vectors"?: {id: [floats]} (live AND trashed memories, ids sorted)}]}
+
+Characters are sorted by id and every character the caller names is listed, memories or not,
+so export -> import -> export into a fresh workspace gives the same bytes.
+
+Import validates the whole file first (every record through the one record schema,
+``validate.record``) and writes nothing when any part is bad (``MALFORMED_IMPORT`` naming the
+record and field). It skips ids the character already holds, refuses ids of another
+character, restores the trash with its ``trashed_at``, and reuses the export's vectors only
+when its stamp is the selected model's (otherwise the texts are embedded again). Display names
+come back in the report (``names``); the caller stores them (IndexedDB or the SQLite
+``characters`` table) for characters it did not know.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from omoide.engine import validate
+from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 
@@ -19,70 +34,202 @@ if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
 EXPORT_FORMAT = "omoide-export"
+EXPORT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
 
 
 def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
-                with_vectors: bool = False, names: dict | None = None) -> dict[str, Any]:
+                with_vectors: bool = False, names: dict[str, str] | None = None
+                ) -> dict[str, Any]:
+    """Every character of the engine and of ``names`` (id -> display name; characters
+    without memories are listed too), or only ``characters``."""
+    names = dict(names or {})
+    if characters:
+        chosen = []
+        for character in characters:
+            if character not in names:
+                engine.existing_store(character)  # UNKNOWN_CHARACTER
+            chosen.append(character)
+    else:
+        chosen = sorted(set(engine.stores) | set(names))
     out = []
-    for character in characters or engine.characters():
-        store = engine.existing_store(character)
+    for character in chosen:
+        store = engine.stores.get(character)
+        empty = store is None or store.is_empty()
+        live = [] if empty else engine.memories(character)
+        trash = [] if empty else engine.trash(character)
         entry: dict[str, Any] = {
-            "id": character, "name": (names or {}).get(character, character),
-            "stamp": store.stamp,
-            "memories": [m.to_dict() for m in engine.memories(character)],
-            "trash": [e.memory.to_dict() | {"trashed_at": e.trashed_at}
-                      for e in engine.trash(character)],
+            "id": character, "name": names.get(character, character),
+            "stamp": None if empty else store.stamp,  # type: ignore[union-attr]
+            "memories": [m.to_dict() for m in live],
+            "trash": [e.memory.to_dict() | {"trashed_at": e.trashed_at} for e in trash],
         }
         if with_vectors:
-            entry["vectors"] = {i: store.kernel.vector(i) for i in store.records}
+            vectors = {e.memory.id: list(e.vector) for e in trash}
+            vectors |= {m.id: store.kernel.vector(m.id) for m in live}  # type: ignore[union-attr]
+            entry["vectors"] = dict(sorted(vectors.items()))
         out.append(entry)
-    return {"format": EXPORT_FORMAT, "version": 1, "characters": out}
+    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "characters": out}
 
 
-def check_import(data: Any) -> list[dict[str, Any]]:
-    def bad(reason: str) -> OmoideError:
-        return OmoideError.of("MALFORMED_IMPORT", reason=reason)
+@dataclass
+class CharacterImport:
+    id: str
+    name: str
+    records: list[dict[str, Any]] = field(default_factory=list)  # validated, not yet held
+    skipped: int = 0
 
+
+@dataclass
+class ImportPlan:
+    characters: list[CharacterImport]
+
+    @property
+    def to_embed(self) -> int:
+        return sum(r["vector"] is None for c in self.characters for r in c.records)
+
+
+def _bad(reason: str, field_name: str | None = None) -> OmoideError:
+    return OmoideError.of("MALFORMED_IMPORT", reason=reason, field=field_name)
+
+
+def check_import(engine: MemoryEngine, data: Any) -> ImportPlan:
+    """Validate the whole file against the engine's state; nothing is written."""
+    check_format(data)
+    stamp, dimension = engine.embedder.stamp, engine.embedder.dimension
+    owner = {i: s.character_id for s in engine.stores.values()
+             for i in (*s.records, *s.trash)}
+    seen_ids: set[str] = set()
+    plans: list[CharacterImport] = []
+    seen_characters: set[str] = set()
+    for n, c in enumerate(data["characters"]):
+        where = f"characters[{n}]"
+        if not isinstance(c, dict):
+            raise _bad(f"{where} must be an object")
+        unknown = sorted(set(c) - {"id", "name", "stamp", "memories", "trash", "vectors"})
+        if unknown:
+            raise _bad(f"{where} has unknown field(s) {', '.join(map(str, unknown))[:200]}",
+                       str(unknown[0]))
+        try:
+            character = validate.character_id(c.get("id"))
+        except OmoideError as e:
+            raise _bad(f"{where}.id: {str(e).rstrip('.')}", "id") from None
+        if character in seen_characters:
+            raise _bad(f"character {character!r} appears twice", "id")
+        seen_characters.add(character)
+        where = f"character {character!r}"
+        try:
+            name = validate.character_name(c.get("name", character))
+        except OmoideError as e:
+            raise _bad(f"{where}: {str(e).rstrip('.')}", "name") from None
+        file_stamp = c.get("stamp")
+        if file_stamp is not None:
+            try:
+                validate.stamp_dimension(file_stamp, "stamp")
+            except OmoideError as e:
+                raise _bad(f"{where}: {str(e).rstrip('.')}", "stamp") from None
+        vectors = c.get("vectors")
+        if vectors is not None and not isinstance(vectors, dict):
+            raise _bad(f"{where}: vectors must be an object of id -> numbers", "vectors")
+        reuse = vectors is not None and file_stamp == stamp
+        plan = CharacterImport(character, name)
+        store = engine.stores.get(character)
+        held = set(store.records) | set(store.trash) if store is not None else set()
+        ids_here: set[str] = set()
+        for section in ("memories", "trash"):
+            rows = c.get(section, [])
+            if not isinstance(rows, list):
+                raise _bad(f"{where}: {section} must be a list", section)
+            for i, m in enumerate(rows):
+                at = f"{where} {section}[{i}]"
+                if not isinstance(m, dict):
+                    raise _bad(f"{at} must be an object", section)
+                trashed_at = m.get("trashed_at")
+                if section == "trash" and trashed_at is None:
+                    raise _bad(f"{at}: trashed_at: missing", "trashed_at")
+                if section == "memories" and trashed_at is not None:
+                    raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
+                unknown = sorted(str(k) for k in set(m) - MEMORY_FIELDS - {"trashed_at"})
+                if unknown:
+                    raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
+                memory_id = m.get("id")
+                vector = vectors.get(memory_id) if reuse and isinstance(memory_id, str) else None
+                try:
+                    record = validate.record(
+                        m | {"character_id": character, "model": stamp,
+                             "trashed_at": trashed_at, "vector": vector},
+                        max_text_length=engine.max_text_length, dimension=dimension)
+                except OmoideError as e:
+                    raise _bad(f"{at}: {str(e).rstrip('.')}", e.fields.get("field")) from None
+                memory_id = record["id"]
+                if memory_id in seen_ids:
+                    raise _bad(f"{at}: memory id {memory_id!r} appears twice", "id")
+                seen_ids.add(memory_id)
+                ids_here.add(memory_id)
+                if memory_id in held:
+                    plan.skipped += 1
+                    continue
+                if memory_id in owner:
+                    raise _bad(f"{at}: memory id {memory_id!r} already belongs to "
+                               f"{owner[memory_id]!r}", "id")
+                if memory_id in engine.quarantine:
+                    raise _bad(f"{at}: memory id {memory_id!r} is held by a quarantined "
+                               f"row (see audit)", "id")
+                plan.records.append(record)
+        for memory_id, vector in (vectors or {}).items():
+            if memory_id not in ids_here:
+                raise _bad(f"{where}: a vector for {str(memory_id)[:64]!r}, which is not "
+                           f"one of its memories", "vectors")
+            if not reuse:  # another model's vectors: checked, then embedded again
+                try:
+                    validate.vector(vector, name=f"vectors[{memory_id!r}]")
+                except OmoideError as e:
+                    raise _bad(f"{where}: {str(e).rstrip('.')}", "vectors") from None
+        if plan.records and store is not None:
+            engine.check_model(store)
+        plans.append(plan)
+    return ImportPlan(plans)
+
+
+def check_format(data: Any) -> None:
+    """The envelope only (format, version, a list of characters): cheap, before a workspace
+    is even opened."""
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
-        raise bad(f"not an Omoide export (format must be {EXPORT_FORMAT!r})")
-    if data.get("version") != 1:
-        raise bad(f"unsupported version {data.get('version')!r}")
-    characters = data.get("characters")
-    if not isinstance(characters, list):
-        raise bad("'characters' must be a list")
-    for c in characters:
-        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
-            raise bad("every character needs a string 'id'")
-        if not isinstance(c.get("memories", []), list):
-            raise bad(f"memories of {c['id']!r} must be a list")
-        for m in c.get("memories", []):
-            if not isinstance(m, dict) or not isinstance(m.get("text"), str):
-                raise bad(f"a memory of {c['id']!r} has no text")
-            if not isinstance(m.get("id"), str) or not m["id"]:
-                raise bad(f"a memory of {c['id']!r} has no id")
-    return characters
+        raise _bad(f"not an Omoide export (format must be {EXPORT_FORMAT!r})", "format")
+    if data.get("version") not in READABLE_VERSIONS:
+        raise _bad(f"unsupported version {data.get('version')!r} (readable: "
+                   f"{', '.join(map(str, READABLE_VERSIONS))})", "version")
+    if not isinstance(data.get("characters"), list):
+        raise _bad("'characters' must be a list", "characters")
 
 
-def import_data(engine: MemoryEngine, data: Any) -> dict[str, Any]:
-    report: dict[str, Any] = {"imported": 0, "skipped": 0, "reembedded": 0, "characters": []}
-    for c in check_import(data):
-        character = c["id"]
-        known = engine.stores.get(character)
-        existing = set(known.records) | set(known.trash) if known else set()
-        fresh = [m for m in c.get("memories", []) if m.get("id") not in existing]
-        report["skipped"] += len(c.get("memories", [])) - len(fresh)
-        reuse = c.get("stamp") == engine.embedder.stamp and isinstance(c.get("vectors"), dict)
-        vectors = c["vectors"] if reuse else {}
-        need = [m for m in fresh if m.get("id") not in vectors]
-        embedded = dict(zip([m["id"] for m in need],
-                            engine.embedder.embed_passages([m["text"] for m in need]),
+def import_data(engine: MemoryEngine, data: Any,
+                plan: ImportPlan | None = None) -> dict[str, Any]:
+    """Import a checked file (``plan`` from ``check_import``, computed when not given)."""
+    plan = plan or check_import(engine, data)
+    report: dict[str, Any] = {"imported": 0, "trashed": 0, "skipped": 0, "reembedded": 0,
+                              "characters": [], "names": {}}
+    for c in plan.characters:
+        report["characters"].append(c.id)
+        report["names"][c.id] = c.name
+        report["skipped"] += c.skipped
+        if c.id not in engine.stores:
+            engine.writable_store(c.id)  # listed from now on, memories or not
+        if not c.records:
+            continue
+        need = [r for r in c.records if r["vector"] is None]
+        embedded = dict(zip([r["id"] for r in need],
+                            embed_memories(engine.embedder,
+                                           [(r["text"], r.get("context")) for r in need]),
                             strict=True)) if need else {}
-        store = engine.writable_store(character)
-        for m in fresh:
-            memory = Memory.from_dict(m | {"character_id": character,
-                                           "model": engine.embedder.stamp})
-            store.put(memory, vectors.get(m["id"]) or embedded[m["id"]])
-        report["imported"] += len(fresh)
+        store = engine.writable_store(c.id)
+        for r in c.records:
+            memory = Memory.from_dict(r)
+            store.put(memory, r["vector"] if r["vector"] is not None else embedded[r["id"]])
+            if r["trashed_at"] is not None:
+                store.move_to_trash(memory.id, r["trashed_at"])
+                report["trashed"] += 1
+        report["imported"] += len(c.records)
         report["reembedded"] += len(need)
-        report["characters"].append(character)
     return report

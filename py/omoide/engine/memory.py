@@ -46,6 +46,10 @@ class Memory:
     recall_count: int = 0
     model: str = ""  # stamp of the vector space its vector lives in
     meta: dict[str, Any] = field(default_factory=dict)
+    # Indexed, never displayed: words around the memory (a conversation turn's session date and
+    # neighbouring turns) that help recall find it. Embedded as the normalized blend of the
+    # text's and the context's vectors; BM25 indexes the text twice and the context once.
+    context: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,7 +63,9 @@ class Memory:
 class Hit:
     """One recall result. ``score`` is the fused score in hybrid mode, the cosine in vector
     mode, the BM25 score in fulltext mode. Components are None where not computed; ranks are
-    1-based positions in that ranker's own candidate list (None: outside it)."""
+    1-based positions in that ranker's own candidate list (None: outside it). ``relevance`` is
+    the calibrated score in [0, 1] (``engine/relevance.py``); ``in_timeframe`` says whether the
+    memory's time lies in the span the query named (None: the query named none)."""
 
     memory: Memory
     score: float
@@ -67,6 +73,8 @@ class Hit:
     bm25: float | None
     vector_rank: int | None
     fulltext_rank: int | None
+    relevance: float = 0.0
+    in_timeframe: bool | None = None
 
 
 @dataclass

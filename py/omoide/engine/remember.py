@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
-from omoide.engine.embedding import embed_passages
+from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
 from omoide.engine.supersede import holders, linked, retire
 from omoide.errors import OmoideError
@@ -17,7 +17,7 @@ from omoide.errors import OmoideError
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
-ITEM_FIELDS = frozenset({"text", "kind", "importance", "at", "meta", "key"})
+ITEM_FIELDS = frozenset({"text", "kind", "importance", "at", "meta", "key", "context"})
 
 
 def build_memory(
@@ -30,6 +30,7 @@ def build_memory(
     at: Any = None,
     meta: Any = None,
     key: Any = None,
+    context: Any = None,
 ) -> Memory:
     """A validated, not yet stored memory (its vector comes from the caller)."""
     text = validate.text(text, engine.max_text_length)
@@ -47,6 +48,7 @@ def build_memory(
         updated_at=when,
         model=engine.embedder.stamp,
         meta=validate.meta(meta),
+        context=None if context is None else validate.context(context, engine.max_text_length),
     )
 
 
@@ -72,7 +74,7 @@ def remember_many(
     if not memories:
         return []
     store = engine.writable_store(character)
-    vectors = embed_passages(engine.embedder, [m.text for m in memories])
+    vectors = embed_memories(engine.embedder, [(m.text, m.context) for m in memories])
     stored = []
     for memory, vector in zip(memories, vectors, strict=True):
         replaced = holders(store, memory.key)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from omoide.engine import validate
-from omoide.engine.embedding import Embedder, embed_passages
+from omoide.engine.embedding import Embedder, embed_memories
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -33,10 +33,18 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class RevectorizeJob:
-    """Vectors of the new model staged so far: character -> memory id -> (text, vector)."""
+    """Vectors of the new model staged so far: character -> memory id -> (text, vector).
+
+    ``queue[cursor:]`` is the work left of the current pass. It is kept across calls, so a
+    job run one batch per call (the browser) computes the pending list once per pass, not
+    once per batch: the whole job stays linear in the number of memories. ``fresh`` (when
+    not None) collects the (character, id) pairs staged since its owner last emptied it."""
 
     embedder: Embedder
     staged: dict[str, dict[str, tuple[str, list[float]]]] = field(default_factory=dict)
+    queue: list[tuple[str, str, str]] = field(default_factory=list)
+    cursor: int = 0
+    fresh: list[tuple[str, str]] | None = None
 
     @property
     def stamp(self) -> str:
@@ -68,6 +76,13 @@ def _pending(job: RevectorizeJob, stores: list[CharacterStore]) -> list[tuple[st
     return pending
 
 
+def _context(engine: MemoryEngine, character: str, memory_id: str) -> str | None:
+    """The memory's index context (its vector is the blend of text and context)."""
+    store = engine.stores[character]
+    memory = store.records.get(memory_id)
+    return (memory if memory is not None else store.trash[memory_id].memory).context
+
+
 def _targets(engine: MemoryEngine, character: str | None) -> list[CharacterStore]:
     if character is None:
         return [engine.stores[c] for c in sorted(engine.stores)]
@@ -88,25 +103,30 @@ def revectorize(
     job = engine.revectorize_jobs.setdefault(new_embedder.stamp, RevectorizeJob(new_embedder))
     job.embedder = new_embedder
     embedded = 0
-    while True:  # the second pass only catches up writes made during progress callbacks
+    while True:  # a later pass only catches up writes made since the queue was computed
         stores = _targets(engine, character)
-        pending = _pending(job, stores)
-        if not pending:
-            break
-        total = sum(len(_texts(s)) for s in stores)
-        done = total - len(pending)
+        if job.cursor >= len(job.queue):
+            job.queue, job.cursor = _pending(job, stores), 0
+            if not job.queue:
+                break
+        total = sum(len(s.records) + len(s.trash) for s in stores)
+        done = max(0, total - (len(job.queue) - job.cursor))
         if progress:
             progress(done, total)
-        for start in range(0, len(pending), batch_size):
+        while job.cursor < len(job.queue):
             if cancel is not None and cancel():
                 raise OmoideError.of("CANCELLED", operation="Re-vectorization")
-            batch = pending[start : start + batch_size]
-            vectors = embed_passages(new_embedder, [text for _, _, text in batch])
+            batch = job.queue[job.cursor : job.cursor + batch_size]
+            vectors = embed_memories(new_embedder, [(text, _context(engine, char, memory_id))
+                                                    for char, memory_id, text in batch])
             for (char, memory_id, text), vector in zip(batch, vectors, strict=True):
                 row = vector.tolist() if hasattr(vector, "tolist") else list(vector)
                 job.staged.setdefault(char, {})[memory_id] = (text, row)
+                if job.fresh is not None:
+                    job.fresh.append((char, memory_id))
+            job.cursor += len(batch)
             embedded += len(batch)
-            done += len(batch)
+            done = min(total, done + len(batch))
             if progress:
                 progress(done, total)
     _swap(engine, job, stores)

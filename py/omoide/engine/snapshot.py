@@ -190,19 +190,24 @@ def load_character(
     if records.get("stamp") != snapshot.stamp:
         raise _corrupt("records and index carry different model stamps")
     position = {memory_id: p for p, memory_id in enumerate(snapshot.ids)}
-    try:
-        memories = [(Memory.from_dict(m), m["trashed_at"]) for m in records["memories"]]
-    except (TypeError, KeyError) as error:
-        raise _corrupt(f"bad memory record ({error})") from None
-    if sorted(m.id for m, _ in memories) != sorted(snapshot.ids):
+    memories = []
+    for n, m in enumerate(records["memories"]):
+        if not isinstance(m, dict) or m.get("id") not in position:
+            raise _corrupt(f"memories[{n}] is not a record of an id in the index")
+        try:  # the one record schema, with the vector the index holds for it
+            record = validate.record(
+                m | {"character_id": character, "vector": snapshot.row(position[m["id"]])},
+                max_text_length=engine.max_text_length, dimension=snapshot.dimension)
+        except OmoideError as error:
+            raise _corrupt(f"memories[{n}]: {str(error).rstrip('.')}") from None
+        memories.append((Memory.from_dict(record), record["trashed_at"], record["vector"]))
+    if sorted(m.id for m, _, _ in memories) != sorted(snapshot.ids):
         raise _corrupt("records and index hold different memory ids")
     store = engine.new_store(
         character, stamp=snapshot.stamp, model_id=snapshot.model_id, dimension=snapshot.dimension
     )
-    for memory, trashed_at in memories:
-        memory.character_id = character
-        vector = snapshot.row(position[memory.id])
+    for memory, trashed_at, vector in memories:
         store.put(memory, vector, emit=emit)
         if trashed_at is not None:
-            store.move_to_trash(memory.id, float(trashed_at), emit=emit)
+            store.move_to_trash(memory.id, trashed_at, emit=emit)
     engine.stores[character] = store

@@ -41,8 +41,13 @@ class CharacterStore:
         self.dimension = dimension
         self.kernel_factory = kernel_factory
         self.kernel: VectorKernel = kernel_factory(dimension)
+        # the trashed vectors, searchable like the live ones (revive on recall scans no list)
+        self.trash_kernel: VectorKernel = kernel_factory(dimension)
         self.analyzer = analyzer
-        self.text_index = BM25Index(k1=bm25_k1, b=bm25_b)
+        self._text_index = BM25Index(k1=bm25_k1, b=bm25_b)
+        # ids of live memories whose text is not analyzed yet (``adopt``: boot does not
+        # analyze every text); the index is completed before any use (``text_index``)
+        self._unindexed: list[str] = []
         self.records: dict[str, Memory] = {}
         self.trash: dict[str, TrashEntry] = {}
         self._ids_by_key: dict[str, set[str]] = {}
@@ -52,6 +57,27 @@ class CharacterStore:
         self._listeners = listeners
 
     # -- reads ----------------------------------------------------------------------------
+
+    @property
+    def text_index(self) -> BM25Index:
+        """The BM25 index, complete: texts left by ``adopt`` are analyzed first."""
+        if self._unindexed:
+            self.index_text(len(self._unindexed))
+        return self._text_index
+
+    def index_text(self, limit: int) -> int:
+        """Analyze up to ``limit`` texts left by ``adopt``; returns how many are left."""
+        batch, self._unindexed = self._unindexed[:limit], self._unindexed[limit:]
+        for memory_id in batch:
+            memory = self.records.get(memory_id)
+            if memory is not None:
+                self._text_index.add(memory_id, self.analyzer(memory.text))
+        return len(self._unindexed)
+
+    @property
+    def indexed_terms(self) -> int:
+        """Distinct terms indexed so far (no analysis is forced)."""
+        return len(self._text_index._postings)
 
     def is_empty(self) -> bool:
         return not self.records and not self.trash
@@ -83,6 +109,14 @@ class CharacterStore:
                 if not ids:
                     del groups[key_of(memory)]
 
+    def index_terms(self, memory: Memory) -> list[str]:
+        """What BM25 indexes: the text, and with a context the text twice (its own words
+        weigh more) followed by the context."""
+        terms = self.analyzer(memory.text)
+        if memory.context:
+            return terms + terms + self.analyzer(memory.context)
+        return terms
+
     # -- writes ---------------------------------------------------------------------------
 
     def _commit(self, change: Change, apply: Callable[[], None], emit: bool) -> None:
@@ -108,8 +142,8 @@ class CharacterStore:
             old = self.records.get(memory.id)
             if row is not None:
                 self.kernel.add([memory.id], [row])
-            if old is None or old.text != memory.text:
-                self.text_index.add(memory.id, self.analyzer(memory.text))
+            if old is None or old.text != memory.text or old.context != memory.context:
+                self.text_index.add(memory.id, self.index_terms(memory))
             if old is not None and old.key is not None:
                 self._drop_key(old.key, memory.id)
             if memory.key is not None:
@@ -129,11 +163,33 @@ class CharacterStore:
             raise ValueError("load() fills an empty store only")
         self.kernel.add([m.id for m, _ in live], [as_float_list(v) for _, v in live])
         for memory, _ in live:
-            self.text_index.add(memory.id, self.analyzer(memory.text))
+            self.text_index.add(memory.id, self.index_terms(memory))
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
             self._index_add(memory)
             self.records[memory.id] = memory
+        if trashed:
+            self.trash_kernel.add([e.memory.id for e in trashed],
+                                  [as_float_list(e.vector) for e in trashed])
+        for entry in trashed:
+            self.trash[entry.memory.id] = entry
+
+    def adopt(self, kernel: VectorKernel, trash_kernel: VectorKernel, live: Sequence[Memory],
+              trashed: Sequence[TrashEntry]) -> None:
+        """Fill an empty store around kernels that already hold its vectors (the browser
+        loads them in bulk: ``kernel`` holds exactly the live ids, ``trash_kernel`` the
+        trashed ones). No listener hears it; texts are analyzed later (``index_text``)."""
+        if not self.is_empty():
+            raise ValueError("adopt() fills an empty store only")
+        if len(kernel) != len(live) or len(trash_kernel) != len(trashed):
+            raise ValueError("the kernels do not hold exactly this store's memories")
+        self.kernel, self.trash_kernel = kernel, trash_kernel
+        for memory in live:
+            if memory.key is not None:
+                self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+            self._index_add(memory)
+            self.records[memory.id] = memory
+        self._unindexed = [m.id for m in live]
         for entry in trashed:
             self.trash[entry.memory.id] = entry
 
@@ -143,6 +199,8 @@ class CharacterStore:
         ``trashed_at``) that another process committed; ``vector`` None: unchanged, the one
         this store holds. No listeners: it came from storage."""
         entry = self.trash.pop(memory.id, None)
+        if entry is not None:
+            self.trash_kernel.remove([memory.id])
         if vector is None and entry is not None:
             vector = entry.vector
         if trashed_at is None:
@@ -155,10 +213,12 @@ class CharacterStore:
             raise ValueError(f"vector has {len(row)} dimensions, index has {self.dimension}")
         self.drop(memory.id)
         self.trash[memory.id] = TrashEntry(memory, row, trashed_at)
+        self.trash_kernel.add([memory.id], [row])
 
     def drop(self, memory_id: str) -> None:
         """Forget a live or trashed memory that another process deleted (no listeners)."""
         if self.trash.pop(memory_id, None) is not None:
+            self.trash_kernel.remove([memory_id])
             return
         memory = self.records.pop(memory_id, None)
         if memory is None:
@@ -167,6 +227,7 @@ class CharacterStore:
         self.text_index.remove(memory_id)
         if memory.key is not None:
             self._drop_key(memory.key, memory_id)
+        self._index_drop(memory)
 
     def move_to_trash(self, memory_id: str, at: float, *, emit: bool = True) -> TrashEntry:
         memory = self.records[memory_id]
@@ -180,6 +241,7 @@ class CharacterStore:
             self._index_drop(memory)
             del self.records[memory_id]
             self.trash[memory_id] = entry
+            self.trash_kernel.add([memory_id], [entry.vector])
 
         self._commit(Change("trash", self.character_id, memory_id, at=at), apply, emit)
         return entry
@@ -189,8 +251,9 @@ class CharacterStore:
 
         def apply() -> None:
             del self.trash[memory_id]
+            self.trash_kernel.remove([memory_id])
             self.kernel.add([memory_id], [entry.vector])
-            self.text_index.add(memory_id, self.analyzer(entry.memory.text))
+            self.text_index.add(memory_id, self.index_terms(entry.memory))
             if entry.memory.key is not None:
                 self._ids_by_key.setdefault(entry.memory.key, set()).add(memory_id)
             self._index_add(entry.memory)
@@ -202,11 +265,11 @@ class CharacterStore:
     def purge(self, memory_id: str, *, emit: bool = True) -> None:
         if memory_id not in self.trash:
             raise KeyError(memory_id)
-        self._commit(
-            Change("purge", self.character_id, memory_id),
-            lambda: self.trash.pop(memory_id),
-            emit,
-        )
+        def apply() -> None:
+            self.trash.pop(memory_id)
+            self.trash_kernel.remove([memory_id])
+
+        self._commit(Change("purge", self.character_id, memory_id), apply, emit)
 
     def swap_index(
         self,
@@ -229,8 +292,13 @@ class CharacterStore:
             vectors=vectors,
         )
 
+        trash_kernel = self.kernel_factory(dimension)
+        trash_ids = sorted(trash_vectors)
+        trash_kernel.add(trash_ids, [trash_vectors[i] for i in trash_ids])
+
         def apply() -> None:
             self.kernel = kernel
+            self.trash_kernel = trash_kernel
             self.stamp = stamp
             self.model_id = model_id
             self.dimension = dimension

@@ -7,7 +7,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
-from omoide.engine.embedding import embed_passages
+from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import KIND_TYPES, Memory
 from omoide.engine.supersede import holders, linked, retire
 from omoide.errors import OmoideError
@@ -28,6 +28,7 @@ def update(
     importance: float | None = None,
     key: Any = _UNSET,
     meta: dict | None = None,
+    context: Any = _UNSET,
 ) -> Memory:
     store = engine.existing_store(character)
     old = store.records.get(memory_id)
@@ -45,11 +46,14 @@ def update(
         changes["key"] = validate.key(key)
     if meta is not None:
         changes["meta"] = validate.meta(meta)
+    if context is not _UNSET:
+        changes["context"] = (None if context is None
+                              else validate.context(context, engine.max_text_length))
     new = dataclasses.replace(old, **changes)
     vector = None
-    if new.text != old.text:
+    if new.text != old.text or new.context != old.context:
         engine.check_model(store)
-        vector = embed_passages(engine.embedder, [new.text])[0]
+        vector = embed_memories(engine.embedder, [(new.text, new.context)])[0]
     replaced = holders(store, new.key, besides=memory_id) if new.key != old.key else []
     new = linked(new, replaced)
     store.put(new, vector)

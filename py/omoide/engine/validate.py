@@ -1,16 +1,52 @@
-"""Argument checks shared by the verbs; each failure is an ``OmoideError`` with a stable code."""
+"""Argument checks shared by the verbs, and the ONE memory record schema (``record``) every
+door uses: engine verbs, export/import, backends, snapshots, rows read back from SQLite or
+IndexedDB. Each failure is an ``OmoideError`` with a stable code that names the field.
+
+The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector``):
+
+| field | rule |
+|---|---|
+| ``id`` | 1..128 ASCII letters, digits, ``_`` or ``-`` (ULIDs by default) |
+| ``character_id`` | 1..128 Unicode letters, marks, digits, ``_ - . @ + '``, inner spaces; |
+|  | no ``..`` |
+| ``text`` | a string with a visible character, at most the engine's limit (8000) |
+| ``kind`` / ``type`` | one of ``KINDS``; ``type`` is the kind's type (filled in when absent) |
+| ``key`` | null or a non-blank string of at most 256 characters |
+| ``importance`` | a finite number in [0, 1] |
+| ``created_at``, ``updated_at`` | seconds since the epoch, finite, in [0, 253402300799] |
+| ``last_recalled_at``, ``trashed_at`` | null or such a time |
+| ``recall_count`` | an integer >= 0 |
+| ``model`` | "" or a stamp ``model@dtype#dimension`` of at most 256 characters |
+| ``meta`` | a JSON object (string keys, finite numbers), at most 64 KiB as JSON, depth <= 16 |
+| ``vector`` | null or a list of finite numbers, as long as the stamp's dimension |
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 import math
+import re
 from collections.abc import Iterable
+from typing import Any
 
-from omoide.engine.memory import KINDS
+from omoide.engine.memory import KIND_TYPES, KINDS, Memory
 from omoide.errors import OmoideError
 
 MAX_CHARACTER_ID = 128
+MAX_MEMORY_ID = 128
+MAX_CHARACTER_NAME = 80  # the web app's limit (web/store/characters.js)
+MAX_KEY = 256
+MAX_STAMP = 256
+MAX_META_BYTES = 64 * 1024
+MAX_META_DEPTH = 16
+MAX_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+MAX_TEXT_LENGTH = 8_000  # the engine's default limit
 MODES = ("hybrid", "vector", "fulltext")
 MAX_K = 1000
+RECORD_FIELDS = (*Memory.__dataclass_fields__, "trashed_at", "vector")
+_MEMORY_ID = re.compile(r"[A-Za-z0-9_-]+")
+_CHARACTER_PUNCTUATION = frozenset("_-.@+' ")
 
 
 def character_id(value: object) -> str:
@@ -28,7 +64,48 @@ def character_id(value: object) -> str:
         raise OmoideError.of(
             "INVALID_CHARACTER_ID", character=value, reason="contains control characters"
         )
+    if not all(c.isalnum() or c in _CHARACTER_PUNCTUATION or _is_mark(c) for c in value):
+        raise OmoideError.of(
+            "INVALID_CHARACTER_ID", character=value,
+            reason="use letters, digits, inner spaces and _ - . @ + ' only",
+        )
+    if ".." in value:
+        raise OmoideError.of("INVALID_CHARACTER_ID", character=value, reason="contains '..'")
     return value
+
+
+def character_name(value: object, name: str = "name") -> str:
+    """A character's display name: visible text of at most ``MAX_CHARACTER_NAME``."""
+    if not isinstance(value, str) or not value.strip() or value.strip() != value:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="must be a non-empty string without padding")
+    if len(value) > MAX_CHARACTER_NAME or not value.isprintable():
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason=f"at most {MAX_CHARACTER_NAME} printable characters",
+        )
+    return value
+
+
+def _is_mark(c: str) -> bool:
+    import unicodedata
+
+    return unicodedata.category(c).startswith("M")
+
+
+def memory_id(value: object, name: str = "id") -> str:
+    if (not isinstance(value, str) or not 1 <= len(value) <= MAX_MEMORY_ID
+            or not _MEMORY_ID.fullmatch(value)):
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason=f"{_short(value)} is not 1..{MAX_MEMORY_ID} ASCII letters, digits, _ or -",
+        )
+    return value
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def text(value: object, limit: int) -> str:
@@ -40,7 +117,7 @@ def text(value: object, limit: int) -> str:
 
 
 def kind(value: object) -> str:
-    if value not in KINDS:
+    if not isinstance(value, str) or value not in KINDS:
         raise OmoideError.of("INVALID_ARGUMENT", name="kind", reason=f"{value!r} not in {KINDS}")
     return value  # type: ignore[return-value]
 
@@ -53,10 +130,40 @@ def kinds(values: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(kind(v) for v in values)
 
 
+def _is_number(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
+
+
+def _finite_numbers(values: list | tuple) -> bool:
+    """Every item a finite int or float (not a bool). Runs at every load of every stored
+    vector, so the common case stays in C: the types in one pass, then one sum."""
+    if not set(map(type, values)) <= {float, int}:
+        return False
+    try:
+        if math.isfinite(math.fsum(values)):
+            return True
+    except (OverflowError, ValueError):
+        pass
+    return all(map(_is_number, values))  # a huge but finite sum, or a real offender
+
+
 def unit_interval(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason=f"{value!r} not in [0, 1]")
-    return float(value)
+    if not _is_number(value) or not 0 <= value <= 1:  # type: ignore[operator]
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} not in [0, 1]")
+    return float(value)  # type: ignore[arg-type]
+
+
+def count(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} is not an integer >= 0")
+    return value
 
 
 def k(value: object) -> int:
@@ -99,17 +206,49 @@ def timestamp(value: object, name: str = "at") -> float:
     from datetime import datetime
 
     if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason=f"{value!r} is not a time")
-    return float(value)
+        value = value.timestamp()
+    if not _is_number(value) or not 0 <= value <= MAX_TIME:  # type: ignore[operator]
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason=f"{_short(value)} is not a time (seconds since 1970, up to year 9999)",
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
+def optional_timestamp(value: object, name: str) -> float | None:
+    return None if value is None else timestamp(value, name)
+
+
+def _json_safe(value: object, depth: int) -> bool:
+    if depth > MAX_META_DEPTH:
+        return False
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_safe(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_safe(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def meta(value: object) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be a dict")
+        raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
+    if not value:
+        return {}
+    if not _json_safe(value, 1):
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name="meta",
+            reason=f"must be JSON data (string keys, finite numbers, depth <= {MAX_META_DEPTH})",
+        )
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > MAX_META_BYTES:
+        raise OmoideError.of("INVALID_ARGUMENT", name="meta",
+                             reason=f"{size} bytes as JSON, the limit is {MAX_META_BYTES}")
     return dict(value)
 
 
@@ -118,4 +257,179 @@ def key(value: object) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise OmoideError.of("INVALID_ARGUMENT", name="key", reason="must be a non-empty string")
+    if len(value) > MAX_KEY:
+        raise OmoideError.of("INVALID_ARGUMENT", name="key",
+                             reason=f"{len(value)} characters, the limit is {MAX_KEY}")
     return value
+
+
+def context(value: object, limit: int) -> str | None:
+    """Optional index context: a string (empty means none) within the text limit."""
+    if not isinstance(value, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="context", reason="must be a string")
+    if len(value) > limit:
+        raise OmoideError.of("INVALID_ARGUMENT", name="context",
+                             reason=f"longer than {limit} characters")
+    return value if value.strip() else None
+
+
+def stamp_dimension(value: object, name: str = "model") -> int | None:
+    """The dimension a model stamp ``model@dtype#dimension`` names; None for ""."""
+    if not isinstance(value, str) or len(value) > MAX_STAMP:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"must be a model stamp of at most {MAX_STAMP} characters")
+    dimension = _stamp_dimension(value)
+    if dimension == 0:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{_short(value)} is not a stamp model@dtype#dimension")
+    return dimension
+
+
+@functools.lru_cache(maxsize=64)  # a workspace holds a handful of stamps
+def _stamp_dimension(value: str) -> int | None:
+    """The stamp's dimension, None for "", 0 when it is not a stamp."""
+    if value == "":
+        return None
+    model, _, rest = value.partition("@")
+    _, _, dimension = rest.partition("#")
+    if not model or not dimension.isdigit() or not 0 < int(dimension) <= 65_536:
+        return 0
+    return int(dimension)
+
+
+def vector(value: object, dimension: int | None = None, name: str = "vector", *,
+           stored: bool = False) -> list[float]:
+    """A list of finite numbers (``dimension`` long when given), as floats. ``stored``: a
+    list decoded from float32 storage (floats by construction; only finiteness is checked,
+    with one sum: float32 values cannot overflow it)."""
+    if not isinstance(value, list | tuple) or not value:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="must be a non-empty list of numbers")
+    if stored and isinstance(value, list) and math.isfinite(sum(value)):
+        pass
+    elif not _finite_numbers(value):
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="must hold finite numbers only")
+    if dimension is not None and len(value) != dimension:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"has {len(value)} numbers, {dimension} expected")
+    if stored and isinstance(value, list):
+        return value  # already floats: no copy
+    return [float(x) for x in value]
+
+
+# -- the record schema ------------------------------------------------------------------------
+
+RECORD_DEFAULTS: dict[str, Any] = {
+    "kind": "fact", "key": None, "importance": 0.5, "created_at": 0.0, "updated_at": 0.0,
+    "last_recalled_at": None, "recall_count": 0, "model": "", "meta": {},
+    "trashed_at": None, "vector": None, "context": None,
+}
+
+
+def _type(value: object) -> str:
+    if not isinstance(value, str) or value not in KIND_TYPES.values():
+        raise OmoideError.of("INVALID_ARGUMENT", name="type",
+                             reason=f"{_short(value)} is not factual or episodic")
+    return value
+
+
+def _record_meta(value: object) -> dict:
+    if value is None:
+        raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
+    return meta(value)
+
+
+def _model(value: object) -> str:
+    stamp_dimension(value)
+    return value  # type: ignore[return-value]
+
+
+# field -> check(value, max_text_length, stored); one table, so a record costs one lookup
+# per field (every stored row passes here at load)
+_FIELD_CHECKS: dict[str, Any] = {
+    "id": lambda v, n, s: memory_id(v),
+    "character_id": lambda v, n, s: character_id(v),
+    "text": lambda v, n, s: text(v, n),
+    "kind": lambda v, n, s: kind(v),
+    "type": lambda v, n, s: _type(v),
+    "key": lambda v, n, s: key(v),
+    "importance": lambda v, n, s: unit_interval("importance", v),
+    "created_at": lambda v, n, s: timestamp(v, "created_at"),
+    "updated_at": lambda v, n, s: timestamp(v, "updated_at"),
+    "last_recalled_at": lambda v, n, s: optional_timestamp(v, "last_recalled_at"),
+    "trashed_at": lambda v, n, s: optional_timestamp(v, "trashed_at"),
+    "recall_count": lambda v, n, s: count("recall_count", v),
+    "model": lambda v, n, s: _model(v),
+    "meta": lambda v, n, s: _record_meta(v),
+    "vector": lambda v, n, s: None if v is None else vector(v, stored=s),
+    "context": lambda v, n, s: None if v is None else context(v, n),
+}
+
+
+def invalid_record(field_name: str, memory_id: str, reason: str) -> OmoideError:
+    """INVALID_RECORD naming the field (``fields["field"]``) and, when known, the record."""
+    where = f" (memory {memory_id!r})" if memory_id != "?" else ""
+    return OmoideError.of("INVALID_RECORD", field=field_name, memory_id=memory_id,
+                          reason=reason + where)
+
+
+def _bad_record(error: OmoideError, field_name: str, record_id: object) -> OmoideError:
+    reason = error.fields.get("reason") or str(error).rstrip(".")
+    shown = record_id if isinstance(record_id, str) and len(record_id) <= 64 else "?"
+    return invalid_record(field_name, shown, f"{field_name}: {reason}")
+
+
+def record_fields(fields: object, *, max_text_length: int = MAX_TEXT_LENGTH,
+                  record_id: object = None, stored: bool = False) -> dict[str, Any]:
+    """Some fields of a record (an update), each checked; unknown names are refused."""
+    if not isinstance(fields, dict):
+        raise invalid_record("record", "?", "must be an object")
+    out = {}
+    for name, value in fields.items():
+        check = _FIELD_CHECKS.get(name) if isinstance(name, str) else None
+        if check is None:
+            raise invalid_record(str(name)[:64], "?", f"unknown field {_short(name)}")
+        try:
+            out[name] = check(value, max_text_length, stored)
+        except OmoideError as e:
+            raise _bad_record(e, name, record_id if record_id is not None
+                              else fields.get("id")) from None
+    return out
+
+
+def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
+           dimension: int | None = None, require_vector: bool = False,
+           stored: bool = False) -> dict[str, Any]:
+    """A complete record: defaults filled in, every field checked, ``type`` agreeing with
+    ``kind``, a vector as long as its stamp's dimension (and ``dimension``, when given).
+    ``stored``: the vector was decoded from float32 storage (see ``vector``).
+    Raises INVALID_RECORD with ``field`` and ``memory_id``."""
+    if not isinstance(data, dict):
+        raise invalid_record("record", "?", "must be an object")
+    for name in ("id", "character_id", "text"):
+        if name not in data:
+            raise invalid_record(name, "?", f"{name}: missing")
+    full = RECORD_DEFAULTS | data
+    if "type" not in data and isinstance(full.get("kind"), str) and full["kind"] in KIND_TYPES:
+        full["type"] = KIND_TYPES[full["kind"]]
+    out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"),
+                        stored=stored)
+    rid = out["id"]
+    if out["type"] != KIND_TYPES[out["kind"]]:
+        raise invalid_record("type", rid,
+                             f"type: {out['type']!r} does not match kind {out['kind']!r}")
+    vec = out["vector"]
+    if vec is None:
+        if require_vector:
+            raise invalid_record("vector", rid, "vector: missing")
+        return out
+    stamped = stamp_dimension(out["model"])
+    if stamped is None:
+        raise invalid_record("model", rid,
+                             "model: a vector needs the stamp of the model that made it")
+    for expected in (stamped, dimension):
+        if expected is not None and len(vec) != expected:
+            raise invalid_record("vector", rid,
+                                 f"vector: has {len(vec)} numbers, {expected} expected")
+    return out

@@ -13,7 +13,9 @@
 - contradictions: memories whose polarity flipped in place, with their ``meta["history"]``
   (data from before supersede);
 - model stamp state: the store's stamp vs the selected model, and records off-stamp;
-- how many memories ``summarize`` would fold, and the governance log for the character.
+- how many memories ``summarize`` would fold, and the governance log for the character;
+- quarantined rows: stored records of the character that break the record schema, skipped
+  at load and kept on disk untouched (``engine.quarantine``).
 
 Nothing is written: no recall counters are touched, no listener hears anything.
 """
@@ -72,6 +74,7 @@ class AuditReport:
     model: dict[str, Any] = field(default_factory=dict)
     summarizable: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -226,4 +229,6 @@ def audit(
         contradictions=contradictions,
         model=model, summarizable=len(foldable),
         events=[e.to_dict() for e in log.events(character)] if log is not None else [],
+        quarantined=sorted((q for q in engine.quarantine.values()
+                            if q["character_id"] == character), key=lambda q: q["id"]),
     )

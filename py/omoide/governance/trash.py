@@ -17,12 +17,12 @@ from omoide.engine import validate
 from omoide.engine.embedding import embed_query
 from omoide.engine.memory import Hit
 from omoide.engine.supersede import is_superseded
-from omoide.governance.dedup import dot
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
 DAY = 86_400.0
+REVIVE_CANDIDATES = 16  # trashed rows looked at: superseded history is skipped
 
 
 def purge_expired(engine: MemoryEngine, character: str, *, grace_days: float = 30.0
@@ -52,15 +52,15 @@ def recall_reviving(
     character = validate.character_id(character)
     store = engine.stores.get(character)
     result = RecallResult([])
-    forgotten = ({i: e for i, e in store.trash.items() if not is_superseded(e.memory)}
-                 if revive and store is not None else {})
-    if forgotten:
+    if revive and store is not None and store.trash:
         engine.check_model(store)
-        q = [float(x) for x in embed_query(engine.embedder, validate.text(
-            query, engine.max_text_length))]
-        best_id, best = max(((i, dot(q, e.vector)) for i, e in forgotten.items()),
-                            key=lambda pair: pair[1])
-        # float32 kernel vs float64 here: a tie must not count as "better than live"
+        q = embed_query(engine.embedder, validate.text(query, engine.max_text_length))
+        # the trash has its own kernel: the best forgotten (not superseded) one near the top
+        trashed = store.trash_kernel.top_k(q, min(len(store.trash), REVIVE_CANDIDATES))
+        ranked = zip(trashed.ids, trashed.scores, strict=True)
+        best_id, best = next(((i, float(s)) for i, s in ranked
+                              if not is_superseded(store.trash[i].memory)), (None, -2.0))
+        # both float32 kernels: a tie must not count as "better than live"
         live_best = store.kernel.top_k(q, 1).scores[:1] if len(store.kernel) else []
         if best >= revive_threshold and (not live_best or best > live_best[0] + 1e-6):
             engine.restore(character, best_id)

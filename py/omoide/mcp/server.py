@@ -114,14 +114,16 @@ def build_server(
     @server.tool(annotations=read_only)
     @guarded
     def recall(character: str, query: str, k: int = 5, mode: str = "hybrid",
-               kinds: list[str] | None = None, threshold: float | None = None
-               ) -> dict[str, Any]:
+               kinds: list[str] | None = None, threshold: float | None = None,
+               min_relevance: float | None = None) -> dict[str, Any]:
         """Memories of `character` most relevant to `query`, best first. mode: hybrid
         (vector + BM25, default), vector or fulltext; kinds: only these kinds; threshold:
-        minimum score. A trashed memory that matches almost exactly is restored and listed
-        in `revived`."""
+        minimum score. Every hit has `relevance` in [0, 1]; when no hit reaches
+        `min_relevance` (default: the engine's cut-off; 0 = none) `hits` is empty: no good
+        match. A trashed memory that matches almost exactly is restored and listed in
+        `revived`."""
         result = governor.recall(character, query, k=k, mode=mode, kinds=kinds,
-                                 threshold=threshold)
+                                 threshold=threshold, min_relevance=min_relevance)
         return {"character": character, "query": query,
                 "hits": [hit_dict(h) for h in result.hits],
                 "revived": list(result.revived), "revived_cosine": result.revived_cosine}

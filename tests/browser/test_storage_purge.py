@@ -1,0 +1,95 @@
+"""A purge really erases: after a permanent forget, the memory's text and vector bytes are
+nowhere in IndexedDB (read raw, not through the app); a segment with too many holes is
+dissolved into the tail, and everything left still loads and recalls."""
+
+from __future__ import annotations
+
+from .conftest import engine_call, wait_ready
+
+N = 300  # one full segment (256 rows) + a tail of 44
+IMPORT = """async ([n, stamp, dim]) => {
+  const memories = [], vectors = {};
+  const rand = () => Math.random() - 0.5; // every vector distinct (a byte search must not
+  // find another memory's copy)
+  for (let i = 0; i < n; i++) {
+    const id = `p${String(i).padStart(4, "0")}`;
+    memories.push({ id, text: `secret number ${i} of piko`, kind: "fact", type: "semantic",
+      key: null, importance: 0.5, created_at: 1.7e9 + i, updated_at: 1.7e9 + i, meta: {} });
+    vectors[id] = Array.from({ length: dim }, rand);
+  }
+  const data = { format: "omoide-export", version: 1,
+    characters: [{ id: "piko", stamp, memories, vectors }] };
+  return (await window.omoide.call("import_data", { data })).imported;
+}"""
+
+# Every row of every object store as raw JSON text, typed arrays as their bytes (hex).
+RAW = """async () => {
+  const db = await new Promise((ok, fail) => { const r = indexedDB.open("omoide");
+    r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+  const hex = (v) => Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength),
+    (x) => x.toString(16).padStart(2, "0")).join("");
+  const out = {};
+  for (const name of db.objectStoreNames) {
+    out[name] = await new Promise((ok) => {
+      const r = db.transaction(name).objectStore(name).getAll();
+      r.onsuccess = () => ok(r.result.map((row) => JSON.stringify(row,
+        (k, v) => (ArrayBuffer.isView(v) ? hex(v) : v))));
+    });
+  }
+  db.close();
+  return out;
+}"""
+
+
+def vector_hex(page, memory_id: str) -> str:
+    vector = engine_call(page, "export_data", {"characters": ["piko"], "with_vectors": True})[
+        "characters"][0]["vectors"][memory_id]
+    return page.evaluate("(v) => Array.from(new Uint8Array(new Float32Array(v).buffer), "
+                         "(x) => x.toString(16).padStart(2, '0')).join('')", vector)
+
+
+def everything(page) -> str:
+    return "\n".join(row for rows in page.evaluate(RAW).values() for row in rows)
+
+
+def purge(page, ids: list[str]) -> None:
+    for memory_id in ids:
+        engine_call(page, "forget", {"character": "piko", "id": memory_id})
+    assert sorted(engine_call(page, "purge_trash", {"character": "piko"})) == sorted(ids)
+
+
+def test_a_purge_erases_text_and_vector_bytes(launch, app_url, tmp_path):
+    context = launch(tmp_path / "profile")
+    page = context.new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    stamp = engine_call(page, "model_state")["stamp"]
+    assert page.evaluate(IMPORT, [N, stamp, int(stamp.rsplit("#", 1)[1])]) == N
+    # one in a segment, one in the tail
+    victims = ["p0010", "p0290"]
+    secrets = {i: (f"secret number {int(i[1:])} of piko", vector_hex(page, i)) for i in victims}
+    before = everything(page)
+    for text, vector in secrets.values():
+        assert text in before and vector in before
+    engine_call(page, "recall", {"character": "piko", "query": "secret number 10",
+                                 "mode": "fulltext"})
+    engine_call(page, "flush_recalls")
+    purge(page, victims)
+    after = everything(page)
+    for memory_id, (text, vector) in secrets.items():
+        assert text not in after, memory_id
+        assert vector not in after, memory_id
+        assert f'"{memory_id}"' not in after, memory_id
+
+    # past half of a segment in holes, the segment is dissolved into the tail
+    purge(page, [f"p{i:04d}" for i in range(20, 160)])
+    assert page.evaluate(RAW)["segments"] == []  # 115 rows left of 256: back in the tail
+    page.reload()
+    wait_ready(page)
+    left = engine_call(page, "memories", {"character": "piko"})
+    assert len(left) == N - 2 - 140
+    hits = engine_call(page, "recall", {"character": "piko", "query": "secret number 200 of piko",
+                                        "mode": "fulltext", "k": 1, "count": False})
+    assert hits[0]["memory"]["id"] == "p0200"
+    probe = engine_call(page, "export_data", {"characters": ["piko"], "with_vectors": True})
+    assert len(probe["characters"][0]["vectors"]) == N - 142

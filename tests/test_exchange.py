@@ -1,0 +1,206 @@
+"""Export / import is faithful: characters (ids, display names, characters without
+memories), live memories, the trash with ``trashed_at``, keys, importance, times, recall
+counts and vectors survive export -> import -> export into a fresh workspace byte for byte
+(hypothesis over random stores, through the CLI's own doors); version 1 files still import."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omoide.cli import main
+from omoide.engine import exchange
+from omoide.engine.memory import KINDS
+from omoide.workspace import open_workspace
+from tests.test_cli import factory as cli_factory
+from tests.test_engine_embedder import HashingEmbedder
+
+FIXTURE = Path(__file__).parent / "fixtures" / "exports" / "v1-export.json"
+CHARACTERS = ("alice", "bob", "さくら", "diary-girl")
+
+
+def factory(model_id: str, dtype: str) -> HashingEmbedder:
+    """The CLI's test models, and the hashing model the workspaces here are built with."""
+    if model_id.startswith("test/hashing-ngram-s"):
+        return HashingEmbedder(seed=int(model_id.rsplit("s", 1)[1]))
+    return cli_factory(model_id, dtype)
+
+
+def run(db: Path, *argv: str) -> str:
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--db", str(db), *argv], embedder_factory=factory, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    return out.getvalue()
+
+
+def export(db: Path, path: Path, vectors: bool) -> bytes:
+    run(db, "export", str(path), *(["--with-vectors"] if vectors else []))
+    return path.read_bytes()
+
+
+visible = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+                  min_size=1, max_size=30).filter(lambda s: s.strip())
+names = visible.map(str.strip).filter(lambda s: 0 < len(s) <= 80 and s.isprintable())
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.text(max_size=8)
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                 max_size=3),
+    max_leaves=6)
+memory = st.fixed_dictionaries({
+    "character": st.sampled_from(CHARACTERS[:3]),
+    "text": visible,
+    "kind": st.sampled_from(KINDS),
+    "importance": st.floats(0, 1),
+    "key": st.none() | visible,
+    "meta": st.dictionaries(st.text(max_size=6), json_values, max_size=3),
+    "at": st.floats(0, 4_000_000_000),
+    "trash": st.booleans(),
+    "recalls": st.integers(0, 2),
+})
+
+
+def build_store(db: Path, memories: list[dict], named: dict[str, str]) -> None:
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        for m in memories:
+            kept = ws.engine.remember(m["character"], m["text"], kind=m["kind"],
+                                      importance=m["importance"], key=m["key"],
+                                      meta=m["meta"], at=m["at"])
+            for _ in range(m["recalls"]):  # recall counts and times (when it is found)
+                ws.engine.recall(m["character"], m["text"], k=1000, mode="fulltext")
+            if m["trash"]:
+                ws.engine.forget(m["character"], kept.id)
+        ws.backend.add_character_names(named)
+    finally:
+        ws.close()
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(memories=st.lists(memory, max_size=8),
+       named=st.dictionaries(st.sampled_from(CHARACTERS), names, max_size=4),
+       vectors=st.booleans())
+def test_export_import_export_is_byte_identical(tmp_path_factory, memories, named, vectors):
+    tmp = tmp_path_factory.mktemp("x")
+    build_store(tmp / "w0.db", memories, named)
+    first = export(tmp / "w0.db", tmp / "e0.json", vectors)
+    run(tmp / "w1.db", "import", str(tmp / "e0.json"))
+    second = export(tmp / "w1.db", tmp / "e1.json", vectors)
+    assert second == first
+
+    data = json.loads(first)
+    assert data["version"] == exchange.EXPORT_VERSION
+    by_id = {c["id"]: c for c in data["characters"]}
+    assert set(by_id) == {m["character"] for m in memories} | set(named)
+    for character, name in named.items():
+        assert by_id[character]["name"] == name  # display names, not slugs
+    for character in set(named) - {m["character"] for m in memories}:
+        assert by_id[character]["memories"] == by_id[character]["trash"] == []
+    for m in memories:
+        entry = by_id[m["character"]]
+        section = entry["trash"] if m["trash"] else entry["memories"]
+        found = [r for r in section if r["text"] == m["text"] and r["created_at"] == m["at"]]
+        assert found, m
+        assert all(r["key"] == m["key"] and r["kind"] == m["kind"] for r in found)
+        if m["trash"]:
+            assert all(isinstance(r["trashed_at"], float) for r in found)
+        if vectors:
+            assert all(r["id"] in entry["vectors"] for r in found)
+
+
+def test_trash_names_and_empty_characters_survive(tmp_path):
+    """The issue's report: 1 live + 1 trashed imported as 1 + 0, "Sakura" became "sakura"
+    and characters without memories were left out."""
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    ws.engine.remember("sakura", "Sakura loves mochi")
+    gone = ws.engine.remember("sakura", "Sakura used to like melon bread")
+    ws.engine.forget("sakura", gone.id)
+    ws.backend.add_character_names({"sakura": "Sakura", "diary": "Diary Girl"})
+    ws.close()
+    first = export(db, tmp_path / "e.json", vectors=False)
+    report = json.loads(run(tmp_path / "fresh.db", "--json", "import", str(tmp_path / "e.json")))
+    assert (report["imported"], report["trashed"]) == (2, 1)
+    assert report["names"] == {"diary": "Diary Girl", "sakura": "Sakura"}
+    listed = json.loads(run(tmp_path / "fresh.db", "--json", "characters"))
+    assert [(c["id"], c["name"], c["memories"], c["trashed"]) for c in listed] == [
+        ("diary", "Diary Girl", 0, 0), ("sakura", "Sakura", 1, 1)]
+    again = open_workspace(tmp_path / "fresh.db", embedder=HashingEmbedder())
+    try:
+        [entry] = again.engine.trash("sakura")
+        assert entry.memory.id == gone.id and entry.trashed_at > 0
+        again.engine.restore("sakura", gone.id)  # restorable, with its vector
+    finally:
+        again.close()
+    assert export(tmp_path / "fresh.db", tmp_path / "f.json", vectors=False) != first  # restored
+
+
+def test_a_name_already_there_is_kept(tmp_path):
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    ws.backend.add_character_names({"sakura": "Sakura-chan"})
+    ws.backend.add_character_names({"sakura": "Someone else"})
+    assert ws.backend.character_names() == {"sakura": "Sakura-chan"}
+    ws.close()
+
+
+def test_version_1_exports_still_import(tmp_path):
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    assert data["version"] == 1
+    report = json.loads(run(tmp_path / "w.db", "--json", "import", str(FIXTURE)))
+    live = sum(len(c["memories"]) for c in data["characters"])
+    trashed = sum(len(c["trash"]) for c in data["characters"])
+    assert (report["imported"], report["trashed"]) == (live + trashed, trashed)
+    assert report["reembedded"] == trashed  # v1 carried vectors of live memories only
+    assert report["names"] == {"diary": "Diary Girl", "sakura": "Sakura"}
+    out = json.loads(export(tmp_path / "w.db", tmp_path / "e.json", vectors=True))
+    assert out["version"] == 2
+    for old, new in zip(data["characters"], out["characters"], strict=True):
+        assert (new["id"], new["name"], new["stamp"]) == (old["id"], old["name"], old["stamp"])
+        assert new["memories"] == old["memories"] and new["trash"] == old["trash"]
+        for memory_id, vector in old["vectors"].items():
+            assert new["vectors"][memory_id] == pytest.approx(vector, abs=1e-6)
+        assert set(new["vectors"]) == {m["id"] for m in old["memories"] + old["trash"]}
+
+
+def test_an_import_with_a_bad_record_writes_nothing(tmp_path):
+    """The issue's report: an import with a bad key wrote a row and THEN failed."""
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    data["characters"][1]["memories"][2]["key"] = {"not": "a string"}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    db = tmp_path / "w.db"
+    run(db, "remember", "zoe", "Zoe keeps a diary")
+    import io
+
+    err = io.StringIO()
+    code = main(["--db", str(db), "import", str(path)], embedder_factory=factory,
+                stdout=io.StringIO(), stderr=err)
+    assert code == 2
+    assert "key" in err.getvalue() and "sakura" in err.getvalue()
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 1
+        assert con.execute("SELECT COUNT(*) FROM characters").fetchone()[0] == 0
+
+
+def test_an_id_of_another_character_is_refused(tmp_path):
+    db = tmp_path / "w.db"
+    run(db, "import", str(FIXTURE))
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    data["characters"][0]["id"] = "someone-else"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        with pytest.raises(Exception) as err:
+            exchange.check_import(ws.engine, data)
+        assert getattr(err.value, "code", None) == "MALFORMED_IMPORT"
+        assert "already belongs to 'diary'" in str(err.value)
+    finally:
+        ws.close()
