@@ -165,7 +165,10 @@ def test_version_1_exports_still_import(tmp_path):
     assert out["version"] == 2
     for old, new in zip(data["characters"], out["characters"], strict=True):
         assert (new["id"], new["name"], new["stamp"]) == (old["id"], old["name"], old["stamp"])
-        assert new["memories"] == old["memories"] and new["trash"] == old["trash"]
+        # Fields added since version 1 come back with their defaults, nothing else changes.
+        since_v1 = {"context": None}
+        assert new["memories"] == [since_v1 | m for m in old["memories"]]
+        assert new["trash"] == [since_v1 | m for m in old["trash"]]
         for memory_id, vector in old["vectors"].items():
             assert new["vectors"][memory_id] == pytest.approx(vector, abs=1e-6)
         assert set(new["vectors"]) == {m["id"] for m in old["memories"] + old["trash"]}
