@@ -149,6 +149,14 @@ async function availability() {
 // "download for offline use" button, and the check before a model switch).
 async function download({ model, dtype = "q8" } = {}, onProgress) {
   await catalogue();
+  const progress = await downloadFiles(model, dtype, onProgress);
+  progress.ready = true;
+  onProgress?.(progress.snapshot());
+  return { model, dtype, cached: true };
+}
+
+// The model's files into the cache with progress; a failure is reported, then thrown.
+async function downloadFiles(model, dtype, onProgress) {
   const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
   try {
     await fetchModelFiles(model, dtype, progress, onProgress);
@@ -157,9 +165,7 @@ async function download({ model, dtype = "q8" } = {}, onProgress) {
     onProgress?.(progress.snapshot());
     throw new Error(`Download of ${model} (${dtype}) failed: ${err.message}`);
   }
-  progress.ready = true;
-  onProgress?.(progress.snapshot());
-  return { model, dtype, cached: true };
+  return progress;
 }
 
 function createExtractor(modelId, dtype, device) {
@@ -183,14 +189,7 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   if (!info.dtypes.includes(dtype)) throw new Error(`${model} has no ${dtype} build`);
   const started = performance.now();
   const picked = await pickDevice(device);
-  const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
-  try {
-    await fetchModelFiles(model, dtype, progress, onProgress);
-  } catch (err) {
-    progress.fail(err);
-    onProgress?.(progress.snapshot());
-    throw new Error(`Download of ${model} (${dtype}) failed: ${err.message}`);
-  }
+  const progress = await downloadFiles(model, dtype, onProgress);
   let extractor;
   try {
     extractor = await createExtractor(model, dtype, picked.device);

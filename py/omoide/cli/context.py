@@ -162,3 +162,20 @@ def read_input(path: str) -> str:
                              f"at byte {e.start})") from None
     except OSError as e:
         raise OmoideError.of("FILE_UNREADABLE", path=path, reason=e.strerror or str(e)) from None
+
+
+def write_output(ctx: Context, path: str, text: str) -> bool:
+    """Write ``text`` to ``path`` atomically (a temporary file, then a rename), or to standard
+    output for ``-``; True when it went to a file."""
+    if path == "-":
+        ctx.out(text)
+        return False
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OmoideError.of("FILE_UNWRITABLE", path=path, reason=e.strerror or str(e)) from None
+    return True

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from omoide.cli.context import Context, read_input
+from omoide.cli.context import Context, read_input, write_output
 from omoide.cli.progress import ProgressEmbedder, WriteCounter
 from omoide.engine import exchange
 from omoide.errors import OmoideError
@@ -45,17 +44,8 @@ def export(ctx: Context) -> int:
     counts = {"characters": len(data["characters"]),
               "memories": sum(len(c["memories"]) for c in data["characters"]),
               "trashed": sum(len(c["trash"]) for c in data["characters"])}
-    if a.file == "-":
-        ctx.out(text)
+    if not write_output(ctx, a.file, text):
         return 0
-    path = Path(a.file)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise OmoideError.of("FILE_UNWRITABLE", path=a.file, reason=e.strerror or str(e)) from None
     if ctx.json:
         ctx.emit({"file": a.file, **counts, "with_vectors": a.with_vectors})
     else:

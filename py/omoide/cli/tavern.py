@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from omoide.cli.context import Context
+from omoide.cli.context import Context, write_output
 from omoide.errors import OmoideError
 from omoide.interop import apply_plan, export_world_info, parse_file
 from omoide.interop.importer import target_character
@@ -71,17 +71,8 @@ def export_worldinfo(ctx: Context) -> int:
     a = ctx.args
     data = export_world_info(ctx.workspace.engine, a.character, name=a.name)
     text = json.dumps(data, ensure_ascii=False, indent=2)
-    if a.file == "-":
-        ctx.out(text)
+    if not write_output(ctx, a.file, text):
         return 0
-    path = Path(a.file)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise OmoideError.of("FILE_UNWRITABLE", path=a.file, reason=e.strerror or str(e)) from None
     if ctx.json:
         ctx.emit({"file": a.file, "entries": len(data["entries"])})
     else:
