@@ -16,7 +16,7 @@ IMPORT = """async ([n, stamp, dim]) => {
   for (let i = 0; i < n; i++) {
     const id = `m${String(i).padStart(5, "0")}`;
     memories.push({ id, text: `mari's note ${i} about ${["tea", "rain", "cats"][i % 3]}`,
-      kind: i % 10 === 0 ? "diary" : "fact", type: "semantic", key: null, importance: 0.5,
+      kind: i % 10 === 0 ? "diary" : "fact", key: null, importance: 0.5,
       created_at: 1.7e9 + i, updated_at: 1.7e9 + i, meta: {} });
     const v = Array.from({ length: dim }, () => Math.round((Math.random() - 0.5) * 1e4) / 1e4);
     vectors[id] = v;

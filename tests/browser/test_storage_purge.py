@@ -13,7 +13,7 @@ IMPORT = """async ([n, stamp, dim]) => {
   // find another memory's copy)
   for (let i = 0; i < n; i++) {
     const id = `p${String(i).padStart(4, "0")}`;
-    memories.push({ id, text: `secret number ${i} of piko`, kind: "fact", type: "semantic",
+    memories.push({ id, text: `secret number ${i} of piko`, kind: "fact",
       key: null, importance: 0.5, created_at: 1.7e9 + i, updated_at: 1.7e9 + i, meta: {} });
     vectors[id] = Array.from({ length: dim }, rand);
   }
