@@ -34,6 +34,11 @@ LoCoMo text variants (``--variants``); the stored memory text is always the prot
   the normalized blend of text and context and BM25-indexes the text twice + the context.
 - ``engine-context-preceding``: the same with the preceding turn only (what a turn added one
   at a time can have without re-indexing it when its successor arrives).
+- ``ingest-context``: what conversation ingest does (``omoide.engine.context.turn_context``,
+  the one rule every ingest path uses): ``context`` = the session date and turns i-1, i, i+1
+  (the turn itself included), the session being the ingested batch.
+- ``ingest-context-preceding``: the same rule when each turn arrives alone after the earlier
+  ones (its window ends at the turn; it is not re-indexed when its successor arrives).
 
 Relevance cut-off (``cutoff`` rows, default recall = hybrid with the model's default fusion):
 every question and each of the 200 unrelated queries of ``bench/data/unrelated_queries.json``
@@ -76,6 +81,8 @@ from bench.common import (
 )
 from omoide.engine import MemoryEngine
 from omoide.engine.analyzer import analyze
+from omoide.engine.context import turn_context, turn_line
+from omoide.engine.validate import MAX_TEXT_LENGTH
 
 KS = (1, 5, 10)
 MODES = (  # (label, mode, fusion)
@@ -86,7 +93,8 @@ MODES = (  # (label, mode, fusion)
     ("hybrid rrf", "hybrid", "rrf"),
 )
 VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend", "engine-context",
-            "engine-context-preceding")
+            "engine-context-preceding", "ingest-context", "ingest-context-preceding")
+CONTEXT_LIMIT = MAX_TEXT_LENGTH  # the engine's default text limit
 SEED = 0  # set by --seed
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -152,12 +160,20 @@ def load_locomo(variant: str) -> list[Corpus]:
             when = parse_locomo_date(conv[f"session_{n}_date_time"])
             date = f"{when.day} {when:%B %Y}"
             lines = [f"{t['speaker']}: {t['text']}" for t in turns]
+            context_lines = [turn_line(t["speaker"], t["text"]) for t in turns]
             for i, turn in enumerate(turns):
                 text = lines[i]
                 embed_text = index_text = text
                 if variant == "speaker":
                     listener = speakers[1] if turn["speaker"] == speakers[0] else speakers[0]
                     embed_text = f"{turn['speaker']} said to {listener}: {turn['text']}"
+                elif variant.startswith("ingest-context"):  # the rule of conversation ingest
+                    batch = (context_lines[: i + 1] if variant.endswith("preceding")
+                             else context_lines)
+                    context = turn_context(batch, i, when.timestamp(), limit=CONTEXT_LIMIT)
+                    corpus.docs.append(Doc(turn["dia_id"], text, text, text, when.timestamp(),
+                                           context))
+                    continue
                 elif variant.startswith("engine-context"):  # the engine's own context feature
                     around = (i - 1,) if variant.endswith("preceding") else (i - 1, i + 1)
                     neighbours = [lines[j] for j in around if 0 <= j < len(lines)]
@@ -348,8 +364,9 @@ def seeded_memory_ids(seed: int) -> None:
 
 def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpus],
              fulltext_memo: dict, log: Callable[[str], None]) -> list[dict]:
-    if variant.startswith("engine-context"):  # raw rows: every text, then every context (the engine
-        # blends them itself, in remember_many's one embedding call per corpus)
+    if variant.startswith(("engine-context", "ingest-context")):
+        # raw rows: every text, then every context (the engine blends them itself, in
+        # remember_many's one embedding call per corpus)
         passages = None
         raw = {id(c): np.vstack([model.embed("passages", [d.text for d in c.docs]),
                                  model.embed("passages", [d.context for d in c.docs])])
@@ -374,7 +391,9 @@ def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpu
     all_queries = [q for c in corpora for q in c.queries]
     index_kind = {"context-fulltext": "context", "context-blend": "turn+context",
                   "engine-context": "engine context",
-                  "engine-context-preceding": "engine context (preceding)"}.get(
+                  "engine-context-preceding": "engine context (preceding)",
+                  "ingest-context": "ingest context",
+                  "ingest-context-preceding": "ingest context (preceding)"}.get(
         variant, "turn")
     rows = []
     for label, mode, fusion in MODES:

@@ -3,12 +3,14 @@
 The file is either plain text, one message per ``role: text`` line (``user:``,
 ``assistant:``, ``system:``; a line without a role continues the previous message, blank
 lines are ignored), or JSON: a list of ``{"role", "content"}`` objects (or plain strings,
-spoken by the user), or an object with such a list under ``"messages"``.
+spoken by the user), or an object with such a list under ``"messages"``. Each memory keeps
+an index context (the session date, ``--at``, and the turns around its message).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 from typing import Any
@@ -28,7 +30,26 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     p.add_argument("--dry-run", action="store_true", help="only show what would be stored")
     p.add_argument("--role", action="append", dest="roles",
                    help="roles whose messages are read (default: user; repeatable)")
+    p.add_argument("--at", type=session_time, default=None,
+                   help="when the conversation took place: an ISO date/time (UTC unless it "
+                        "says) or seconds since 1970 (default now); each memory's time and "
+                        "the date in its index context")
     p.set_defaults(handler=ingest)
+
+
+def session_time(value: str) -> float:
+    """``--at``: seconds since 1970, or an ISO 8601 date or date-time (UTC unless it says)."""
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a time (an ISO date such as 2023-05-07, or seconds since 1970)"
+        ) from None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
 
 
 def parse_conversation(text: str, path: str) -> list[dict[str, str]]:
@@ -83,7 +104,8 @@ def ingest(ctx: Context) -> int:
         plain = engine.embedder
         engine.embedder = ProgressEmbedder(plain, bar, grow=True)
         try:
-            report = ws.governor.ingest(a.character, messages, dry_run=a.dry_run, roles=roles)
+            report = ws.governor.ingest(a.character, messages, dry_run=a.dry_run, roles=roles,
+                                        at=a.at)
         finally:
             engine.embedder = plain
     if ctx.json:

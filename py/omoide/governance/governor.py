@@ -57,11 +57,12 @@ class Governor:
         dry_run: bool = False,
         meta: Mapping[str, Any] | None = None,
         roles: Iterable[str] = ("user",),
+        at: Any = None,
     ) -> IngestReport:
         return ingest_messages(
             self.engine, character, messages, llm=self.llm, dry_run=dry_run,
             dedup_threshold=self.dedup_threshold, roles=roles, tier_policy=self.policy,
-            meta=meta, log=self.log,
+            meta=meta, log=self.log, at=at,
         )
 
     @on_fresh_state

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
-from omoide.engine.embedding import embed_passages
+from omoide.engine.context import turn_context, turn_line
+from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import new_memory_id
 from omoide.engine.remember import build_memory
 from omoide.engine.supersede import linked, retire
@@ -33,7 +34,7 @@ from omoide.governance.dedup import (
     merged,
     polarity_of,
 )
-from omoide.governance.extract import Candidate, Message, extract, has_japanese
+from omoide.governance.extract import Candidate, Message, extract, has_japanese, message_text
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
 from omoide.governance.tiers import RebalanceReport, TierPolicy, initial_tier, rebalance
@@ -116,6 +117,15 @@ def _llm_candidates(llm: MemoryLLM, messages: Sequence[Message]
     return candidates, None
 
 
+def _contexts(engine: MemoryEngine, messages: Sequence[Message], candidates: list[Candidate],
+              at: float) -> list[str]:
+    """Each candidate's index context: the session date and the turns around the message it
+    came from (``engine.context``, the one rule of every conversation ingest)."""
+    turns = [turn_line(*message_text(m)) for m in messages]
+    return [turn_context(turns, c.source, at, limit=engine.max_text_length)
+            if 0 <= c.source < len(turns) else None for c in candidates]
+
+
 def ingest(
     engine: MemoryEngine,
     character: str,
@@ -129,12 +139,16 @@ def ingest(
     rebalance_tiers: bool = True,
     meta: Mapping[str, Any] | None = None,
     log: AuditLog | None = None,
+    at: Any = None,
 ) -> IngestReport:
     """Extract, dedup and write (or, with ``dry_run``, only say what would happen).
 
     ``meta`` is added to new memories (e.g. ``{"session": "2024-05-01#3"}``, which
-    ``summarize`` can group by)."""
+    ``summarize`` can group by). ``at``: when the conversation took place (default now): the
+    new memories' time and the date in their index ``context``, which also holds the turns
+    around the message each came from (``engine/context.py``)."""
     character = validate.character_id(character)
+    session_at = engine.now() if at is None else validate.timestamp(at)
     if isinstance(messages, str):
         messages = [messages]
     messages = list(messages)
@@ -167,11 +181,14 @@ def ingest(
     store = engine.stores.get(character)
     if store is not None:
         engine.check_model(store)  # refuse before embedding: vectors of two models never mix
-    vectors = embed_passages(engine.embedder, [c.text for c in candidates])
+    contexts = _contexts(engine, messages, candidates, session_at)
+    # The stored rows are the blend of text and context; dedup compares like with like.
+    vectors = embed_memories(engine.embedder, list(zip([c.text for c in candidates], contexts,
+                                                       strict=True)))
     index = DedupIndex(store, dedup_threshold)
     now = engine.now()
     planned_items: list[IngestItem] = []
-    for candidate, vector in zip(candidates, vectors, strict=True):
+    for candidate, context, vector in zip(candidates, contexts, vectors, strict=True):
         item = IngestItem(
             "stored", "new", text=candidate.text, kind=candidate.kind, key=candidate.key,
             polarity=candidate.polarity, source=candidate.source, via=candidate.via,
@@ -184,7 +201,7 @@ def ingest(
                            "lang": candidate.lang, "tier": tier, "merges": 0}
             memory = build_memory(engine, character, candidate.text, kind=candidate.kind,
                                   importance=candidate.importance, key=candidate.key,
-                                  meta=memory_meta)
+                                  meta=memory_meta, at=session_at, context=context)
             index.plan(memory, vector)
             item.memory_id, item.tier = memory.id, tier
             item.reason = f"new {candidate.kind}" + (f" {candidate.key}" if candidate.key else "")
@@ -201,7 +218,7 @@ def ingest(
                 importance=candidate.importance, key=candidate.key or existing.key,
                 meta={**extra_meta, **candidate.meta, "via": candidate.via,
                       "lang": candidate.lang, "tier": tier, "merges": 0,
-                      "polarity": polarity})
+                      "polarity": polarity}, at=session_at, context=context)
             why = f"{how}: polarity {old_polarity} -> {polarity}"
             item.action, item.tier = "superseded", tier
         else:
@@ -214,7 +231,7 @@ def ingest(
                 planned_items.append(item)
                 continue
             # The new text says all the old one did and more: a new record replaces it.
-            memory = dataclasses.replace(updated, id=new_memory_id(now))
+            memory = dataclasses.replace(updated, id=new_memory_id(now), context=context)
             why = f"{how}: the text grew (a strict superset)"
             item.action, item.tier = "merged", updated.meta.get("tier")
         memory = linked(memory, [existing.id])

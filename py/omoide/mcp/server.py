@@ -131,14 +131,17 @@ def build_server(
     @server.tool(annotations=writes)
     @guarded
     def ingest(character: str, messages: str | list[str | dict[str, Any]],
-               dry_run: bool = False, roles: list[str] | None = None) -> dict[str, Any]:
+               dry_run: bool = False, roles: list[str] | None = None,
+               at: float | None = None) -> dict[str, Any]:
         """Extract memories from conversation `messages` (a text, or a list of strings or
         {"role", "content"} objects) and store them, deduplicated: a repeat is merged, a
         contradiction (same subject, other polarity) supersedes the old memory, which stays
         restorable in the trash. roles: whose messages to read (default ["user"]). dry_run:
-        report what would be stored, store nothing."""
+        report what would be stored, store nothing. at: when the conversation took place
+        (seconds since 1970, default now). Each memory is indexed with its context (the
+        date and the turns around its message), so pass the whole conversation at once."""
         return _report(governor.ingest(character, messages, dry_run=dry_run,
-                                       roles=tuple(roles or ("user",))))
+                                       roles=tuple(roles or ("user",)), at=at))
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False,
                                              open_world_hint=False))
