@@ -224,7 +224,13 @@ def test_paste_a_conversation_previews_before_saving(page: Page) -> None:
     stored = engine_call(page, "memories", {"character": cid})
     assert len(stored) == actions.count("stored")
     assert any("green tea" in m["text"] for m in stored)
+    # Each memory is indexed with its context (the date and the turns around its message),
+    # which the app keeps but does not show.
+    [tea] = [m for m in stored if "green tea" in m["text"]]
+    assert tea["context"].startswith("On ") and tea["context"].endswith(
+        "user: I love green tea.\nassistant: Noted!")
     expect(page.locator("#memory-list li.memory")).to_have_count(len(stored))
+    expect(page.locator("#memory-list")).not_to_contain_text("assistant: Noted!")
 
 
 def test_recall_shows_relevance_time_and_only_the_rankers_that_ran(page: Page) -> None:
