@@ -118,7 +118,7 @@ def _llm_candidates(llm: MemoryLLM, messages: Sequence[Message]
 
 
 def _contexts(engine: MemoryEngine, messages: Sequence[Message], candidates: list[Candidate],
-              at: float) -> list[str]:
+              at: float) -> list[str | None]:
     """Each candidate's index context: the session date and the turns around the message it
     came from (``engine.context``, the one rule of every conversation ingest)."""
     turns = [turn_line(*message_text(m)) for m in messages]
