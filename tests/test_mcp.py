@@ -55,7 +55,7 @@ def workspace(tmp_path: Path):
     ws.close()
 
 
-def run_async(main) -> Any:
+def run_async(main, deadline: float = TIMEOUT) -> Any:
     """``anyio.run(main)`` in a thread of its own: in the full suite the browser tests' sync
     Playwright keeps an asyncio loop running in the main thread, where anyio.run refuses."""
     result: dict[str, Any] = {}
@@ -68,11 +68,29 @@ def run_async(main) -> Any:
 
     thread = threading.Thread(target=target)
     thread.start()
-    thread.join(TIMEOUT + 30)
+    thread.join(deadline + 30)
     assert not thread.is_alive(), "the MCP client did not finish"
     if "error" in result:
         raise result["error"]
     return result.get("value")
+
+
+def run_stdio(params: StdioServerParameters, log: Path, body, deadline: float = TIMEOUT
+              ) -> None:
+    """``body(session)`` against the MCP server started as a subprocess over stdio; the
+    server's stderr goes to ``log``, printed when the scenario fails."""
+    async def main() -> None:
+        with log.open("w") as errlog, anyio.fail_after(deadline):
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
+                    await body(s)
+
+    try:
+        run_async(main, deadline)
+    except BaseException:
+        if log.exists():
+            print(log.read_text(errors="replace"), file=sys.stderr)
+        raise
 
 
 def run_with_client(server: Any, body) -> Any:
@@ -265,20 +283,7 @@ def test_stdio_transport(tmp_path: Path) -> None:
         command=sys.executable, args=["-m", "omoide.mcp", "--db", str(tmp_path / "x.db")],
         env=child_env(), cwd=str(ROOT),
     )
-    log = tmp_path / "server.log"
-
-    async def main() -> None:
-        with log.open("w") as errlog, anyio.fail_after(TIMEOUT):
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
-                    await store_and_recall(s)
-
-    try:
-        run_async(main)
-    except BaseException:
-        if log.exists():
-            print(log.read_text(errors="replace"), file=sys.stderr)
-        raise
+    run_stdio(params, tmp_path / "server.log", store_and_recall)
     # a new workspace records the model it was created with, as the CLI's do
     from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
     from omoide.workspace import stored_model
