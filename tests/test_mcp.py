@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -29,6 +30,7 @@ from tests.test_engine_embedder import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 HTTP_PORT = 47691
+HTTP_KEY = "mcp-subprocess-key-0123456789"
 TIMEOUT = 45.0  # one subprocess session, model load included
 
 
@@ -314,7 +316,8 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
         proc = subprocess.Popen(
             [sys.executable, "-m", "omoide.mcp", "--db", str(tmp_path / "x.db"),
              "--transport", "http", "--port", str(HTTP_PORT)],
-            cwd=ROOT, env={**os.environ, **child_env()}, stdin=subprocess.DEVNULL,
+            cwd=ROOT, env={**os.environ, **child_env(), "OMOIDE_MCP_KEY": HTTP_KEY},
+            stdin=subprocess.DEVNULL,
             stdout=errlog, stderr=subprocess.STDOUT,
         )
     try:
@@ -323,7 +326,9 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
         async def main() -> None:
             with anyio.fail_after(TIMEOUT):
                 url = f"http://127.0.0.1:{HTTP_PORT}/mcp"
-                async with streamable_http_client(url) as (read, write):
+                client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_KEY}"})
+                async with client, streamable_http_client(url, http_client=client) as (
+                        read, write):
                     async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
                         await store_and_recall(s)
 
