@@ -126,3 +126,22 @@ def test_a_backend_keeps_the_context_and_refuses_a_bad_one(engine, tmp_path):
     assert info.value.code == "INVALID_RECORD" and "context" in str(info.value)
     assert backend.get("other") is None
     backend.shutdown()
+
+
+def test_the_browser_backend_embeds_the_blend_when_it_embeds(engine):
+    """``IndexedDBBackend`` (the browser's primary, under CPython here) embeds a record that
+    comes without a usable vector, and re-embeds on a text or context change: the blend."""
+    from omoide.backends.base import record_of
+    from omoide.browser.backends import IndexedDBBackend
+
+    backend = IndexedDBBackend(lambda: engine)
+    kernel = engine.stores["mika"].kernel
+    memory = memory_with_context(engine)
+    created = backend.create(record_of(memory) | {"id": "01TESTID0000000000000000AA",
+                                                  "vector": None})
+    assert created["context"] == CONTEXT
+    assert kernel.vector(created["id"]) == pytest.approx(
+        blend(engine.embedder, memory.text, CONTEXT), abs=1e-5)
+    backend.update(created["id"], {"context": "On 9 May 2023: a vet visit"})
+    assert kernel.vector(created["id"]) == pytest.approx(
+        blend(engine.embedder, memory.text, "On 9 May 2023: a vet visit"), abs=1e-5)

@@ -32,7 +32,7 @@ from ..backends.base import (
     record_of,
 )
 from ..backends.mirror import mirror_ops
-from ..engine.embedding import embed_passages
+from ..engine.embedding import embed_memories
 from ..engine.listener import Change
 from ..engine.memory import Memory
 from ..errors import OmoideError
@@ -158,7 +158,7 @@ class IndexedDBBackend:
         memory = memory_of(full)
         vector = full["vector"]
         if memory.model != store.stamp or vector is None or len(vector) != store.dimension:
-            vector = embed_passages(engine.embedder, [memory.text])[0]
+            vector = embed_memories(engine.embedder, [(memory.text, memory.context)])[0]
             memory.model = store.stamp
         store.put(memory, vector)
         if full["trashed_at"] is not None:
@@ -177,10 +177,10 @@ class IndexedDBBackend:
         if vector is not None and (len(vector) != store.dimension
                                    or changes.get("model", memory.model) != store.stamp):
             vector = None  # another model's vector never enters this index
-        if vector is None and new.text != memory.text:
+        if vector is None and (new.text, new.context) != (memory.text, memory.context):
             engine = self.engine
             engine.check_model(store)
-            vector = embed_passages(engine.embedder, [new.text])[0]
+            vector = embed_memories(engine.embedder, [(new.text, new.context)])[0]
         new.model = store.stamp
         target = changes.get("trashed_at", trashed_at)
         if new != memory or vector is not None:

@@ -18,6 +18,7 @@ from ..backends.listener import quarantine
 from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
 from ..engine import MemoryEngine, exchange, validate
+from ..engine.embedding import embed_memories
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory, TrashEntry
 from ..engine.revectorize import RevectorizeJob
@@ -182,7 +183,8 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
     if not missing:
         return 0
     model, dtype, _ = parse_stamp(store.stamp)
-    vectors = BrowserEmbedder(model, dtype).embed_passages([r["text"] for r in missing])
+    vectors = embed_memories(BrowserEmbedder(model, dtype),
+                             [(r["text"], r.get("context")) for r in missing])
     for record, vector in zip(missing, vectors, strict=True):
         memory = Memory.from_dict(record)
         store.put(memory, vector)  # persisted: the segment row is written again
@@ -616,7 +618,8 @@ def restore_records(s: Session, job: dict[str, Any], character: str,
 
     need = [r for r in fresh if not reusable(r)]
     embedded = dict(zip([r["id"] for r in need],
-                        engine.embedder.embed_passages([r["text"] for r in need]),
+                        embed_memories(engine.embedder,
+                                       [(r["text"], r.get("context")) for r in need]),
                         strict=True)) if need else {}
     for r in fresh:
         memory = Memory.from_dict({k: v for k, v in r.items()
