@@ -106,6 +106,7 @@ $("composer").addEventListener("submit", async (event) => {
   $("input").value = "";
   $("send").disabled = true;
   $("messages").append(item(text, "user"));
+  const previous = history.at(-1)?.role === "assistant" ? [history.at(-1)] : [];
   history.push({ role: "user", content: text });
   try {
     const context = await omoide.context(character, text,
@@ -113,7 +114,9 @@ $("composer").addEventListener("submit", async (event) => {
     $("recalled").replaceChildren(...[...context.hot, ...context.recalled]
       .map((m) => item(m.text)));
     const [ingested, answer] = await Promise.all([
-      omoide.ingest(character, [{ role: "user", content: text }]),
+      // The reply it answers goes along as the turn's index context (only user turns are
+      // extracted from).
+      omoide.ingest(character, [...previous, { role: "user", content: text }]),
       reply(character, name, context.text),
     ]);
     $("remembered").replaceChildren(...[...ingested.stored, ...ingested.merged]

@@ -60,7 +60,11 @@ async function onMessageSent(index) {
   const character = currentCharacter();
   if (!settings().enabled || !message?.is_user || !message.mes || !character) return;
   try {
-    await (await omoide()).ingest(character, [{ role: "user", content: message.mes }]);
+    // The message it answers goes along as its index context (only user turns are extracted).
+    const before = st().chat?.[index - 1];
+    const previous = before && !before.is_user && before.mes
+      ? [{ role: "assistant", content: before.mes }] : [];
+    await (await omoide()).ingest(character, [...previous, { role: "user", content: message.mes }]);
     report(null);
   } catch (err) {
     report(err);

@@ -305,6 +305,10 @@ def test_chat_demo_end_to_end(app, context, servers, llm):
     expect(page.locator("#messages li.assistant")).to_have_count(2)
     expect(page.locator("#remembered li", has_text="hiking")).to_have_count(1)
     assert any("hiking in the mountains" in t for t in texts(app, "seraphina"))
+    # the reply it answered went along as its index context
+    [hiking] = [m for m in engine_call(app, "memories", {"character": "seraphina"})
+                if "hiking in the mountains" in m["text"]]
+    assert "assistant: You are Seraphina" in hiking["context"]
     page.close()
 
 
@@ -314,8 +318,13 @@ def test_sillytavern_extension(app, context, servers):
     page = context.new_page()
     page.goto(f"{host_url}/host.html?omoide={servers['app'].url}")
     page.wait_for_selector("body[data-ready='true']")
+    page.evaluate("() => window.host.reply('Where do you like to walk?')")
     page.evaluate("() => window.host.send('I love moonlit walks by the river.')")
     assert any("moonlit walks" in t for t in texts(app, "seraphina"))
+    # the message it answered went along as its index context
+    [walks] = [m for m in engine_call(app, "memories", {"character": "seraphina"})
+               if "moonlit walks" in m["text"]]
+    assert "assistant: Where do you like to walk?" in walks["context"]
     prompt = page.evaluate("() => window.host.generate()")
     assert prompt.startswith("[What {{char}} remembers")
     assert "moonlit walks by the river" in prompt
