@@ -308,7 +308,7 @@ def test_chat_demo_end_to_end(app, context, servers, llm):
     # the reply it answered went along as its index context
     [hiking] = [m for m in engine_call(app, "memories", {"character": "seraphina"})
                 if "hiking in the mountains" in m["text"]]
-    assert "assistant: You are Seraphina" in hiking["context"]
+    assert "\nassistant: ECHO You are Seraphina" in hiking["context"]
     page.close()
 
 
