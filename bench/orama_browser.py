@@ -164,7 +164,7 @@ def main() -> None:
                           "memory": page.evaluate("B.measureMemory()")})
                 record(r)
                 record({"engine": "omoide-engine", "what": "recall_cached_embedding",
-                        "rows": rows, **cached_recall(page, args.engine_queries)})
+                        "rows": rows, **cached_recall(page, rows, args.engine_queries)})
                 record({"engine": "omoide-engine", "what": "recall_in_worker", "rows": rows,
                         "load": os.getloadavg(),
                         **worker_recall(page, rows, args.engine_queries)})
@@ -252,14 +252,15 @@ def worker_recall(page, rows: int, queries: int) -> dict:
     return out
 
 
-def cached_recall(page, queries: int) -> dict:
+def cached_recall(page, rows: int, queries: int) -> dict:
     """Recall p50 per mode with the query embeddings cached (each query asked once before):
     the engine's recall without the embedding, timed in the page (includes the worker
-    round trip)."""
-    return page.evaluate("""async ([c, n]) => {
+    round trip). Query texts are stored rows' words, so BM25 has postings to score."""
+    return page.evaluate("""async ([c, n, rows]) => {
       const out = {};
+      const texts = B.makeQueries(n, rows, 384, 5).texts;
       for (const mode of ["vector", "hybrid", "fulltext"]) {
-        const qs = Array.from({ length: n }, (_, i) => `cached query ${mode} ${i}`);
+        const qs = texts.map((t, i) => `${t} ${mode} ${i}`);
         for (const query of qs) await window.omoide.call("recall", { character: c, query,
           k: 10, mode, count: false });
         const times = [];
@@ -274,7 +275,7 @@ def cached_recall(page, queries: int) -> dict:
           p95_ms: times[Math.min(times.length - 1, Math.floor(times.length * 0.95))] };
       }
       return out;
-    }""", [CHARACTER, queries])
+    }""", [CHARACTER, queries, rows])
 
 
 def js_memory(measured: dict | None) -> str:
