@@ -57,7 +57,7 @@ from omoide.governance.prototypes import DEFAULT_MARGIN, PrototypeClassifier  # 
 DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
-SPLITS = ("dev", "heldout", "dev2", "dev3", "blind")
+SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 
