@@ -805,6 +805,12 @@ def open_statement(clause: str) -> str | None:
 
 
 def open_subject(kind: str, text: str) -> str:
-    """A key subject for a clause the embedding stage classified: the clause without its
-    first-person lead, cleaned like a pattern subject."""
+    """A key subject for a clause the embedding stage classified: for a clause about a thing,
+    its leading noun phrase ("pho on a rainy evening makes me happy" -> "pho on a rainy
+    evening"); else the clause without its first-person lead, cleaned like a pattern
+    subject."""
+    if not _FIRST_PERSON_LEAD.match(text):
+        phrase = _leading_noun_phrase(text)
+        if phrase:
+            return _clean_subject(kind, phrase)[0]
     return _clean_subject(kind, _FIRST_PERSON_LEAD.sub("", text), decision=kind == "decision")[0]
