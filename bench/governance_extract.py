@@ -238,9 +238,9 @@ def main() -> None:
         results.update(learned_results)
         rows_md += learned_rows
         kind_rows_md += learned_kind_rows
-        payload_extra["learned"] = {"threshold": trained.threshold, **timing}
+        payload_extra["learned"] = {"thresholds": dict(trained.thresholds), **timing}
         markdown_extra += (
-            f"\n## Learned stage (threshold {trained.threshold}): time per message\n\n"
+            f"\n## Learned stage (thresholds {dict(trained.thresholds)}): time per message\n\n"
             f"{timing['messages']} messages, one `extract` call each, e5 q8 on the CPU (no "
             f"cache): patterns only {timing['patterns_ms']:.2f} ms, patterns + learned stage "
             f"{timing['learned_ms']:.1f} ms per message (the stage embeds only the clauses no "

@@ -30,16 +30,18 @@ def test_the_shipped_weights_are_e5s_trained_on_development_splits_only():
     assert set(entry["trained_on"]) <= {"dev", "dev2", "dev3"}
     assert entry["labels"] == [*KINDS, NONE]
     assert [len(row) for row in entry["weights"]] == [384] * 5 and len(entry["bias"]) == 5
-    assert 0.0 < entry["threshold"] < 1.0
+    assert set(entry["threshold"]) == {"en", "ja"}
+    assert all(0.0 < t < 1.0 for t in entry["threshold"].values())
     trained = weights_for("omoide/multilingual-e5-small")
-    assert trained is not None and trained.threshold == entry["threshold"]
+    assert trained is not None and trained.thresholds == entry["threshold"]
     assert weights_for("omoide/all-MiniLM-L6-v2") is None  # falls back to prototypes
 
 
-def toy_weights(threshold: float = 0.6) -> ClauseWeights:
+def toy_weights(threshold: float = 0.6, ja: float | None = None) -> ClauseWeights:
     # 5 labels over 5-d one-hot vectors: axis i votes for label i
     rows = tuple(tuple(4.0 if i == j else 0.0 for j in range(5)) for i in range(5))
-    return ClauseWeights("toy", (*KINDS, NONE), rows, (0.0,) * 5, threshold)
+    return ClauseWeights("toy", (*KINDS, NONE), rows, (0.0,) * 5,
+                         {"en": threshold, "ja": threshold if ja is None else ja})
 
 
 class AxisEmbedder:
@@ -66,6 +68,10 @@ def test_a_clause_takes_its_kind_only_past_the_threshold_and_never_when_none_win
     assert verdicts == [("preference", "like"), None, ("decision", "dislike")]
     strict = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.99))
     assert strict.classify(["preference ramen"]) == [None]  # e^4/(e^4+4) = 0.93 < 0.99
+    # the threshold is the clause's language's
+    by_language = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.99, ja=0.5))
+    assert by_language.classify(["preference ramen", "preference ラーメン"]) == [
+        None, ("preference", "like")]
 
 
 def test_no_stage_for_an_unknown_model():

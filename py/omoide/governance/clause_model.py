@@ -7,7 +7,8 @@ The weights (``clause_weights.json``, a few KB per model) were trained by
 (``dev``, ``dev2``, ``dev3``) plus the prototype phrases of ``prototypes.py``: five classes
 (preference, decision, pattern, fact, none), one weight row and bias per class, the
 acceptance threshold chosen by cross-validation on those splits. A clause is accepted as the
-most probable kind when that probability reaches the threshold and beats ``none``.
+most probable kind when that probability reaches the threshold of the clause's language and
+beats ``none``.
 
 Only clauses the pattern stage left open reach it (``extract_en.open_statement`` /
 ``extract_ja.open_statement`` refuse questions, requests, wishes, hearsay and clauses about
@@ -20,13 +21,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from omoide.embeddings.registry import MODELS
+from omoide.governance.keys import has_japanese
 from omoide.governance.polarity import stance
 from omoide.governance.prototypes import PrototypeClassifier, unit_vectors
 
@@ -43,7 +45,7 @@ class ClauseWeights:
     labels: tuple[str, ...]
     weights: tuple[tuple[float, ...], ...]
     bias: tuple[float, ...]
-    threshold: float
+    thresholds: Mapping[str, float]  # per language ("en", "ja")
 
     def probabilities(self, vector: Sequence[float]) -> dict[str, float]:
         logits = [b + sum(w * x for w, x in zip(row, vector, strict=True))
@@ -63,7 +65,8 @@ def _all_weights() -> dict[str, ClauseWeights]:
         model_id: ClauseWeights(
             model_id=model_id, labels=tuple(entry["labels"]),
             weights=tuple(tuple(row) for row in entry["weights"]),
-            bias=tuple(entry["bias"]), threshold=float(entry["threshold"]))
+            bias=tuple(entry["bias"]),
+            thresholds={lang: float(t) for lang, t in entry["threshold"].items()})
         for model_id, entry in data["models"].items()
     }
 
@@ -88,11 +91,12 @@ class LearnedClauseClassifier:
 
     def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]:
         """(kind, polarity) per clause, or None where ``none`` wins or the best kind is
-        below the threshold."""
+        below the threshold of the clause's language."""
         out: list[tuple[str, str] | None] = []
         for clause, probs in zip(clauses, self.probabilities(clauses), strict=True):
             kind = max(KINDS, key=probs.__getitem__)
-            if probs[kind] < self.weights.threshold or probs[kind] <= probs[NONE]:
+            threshold = self.weights.thresholds["ja" if has_japanese(clause) else "en"]
+            if probs[kind] < threshold or probs[kind] <= probs[NONE]:
                 out.append(None)
                 continue
             out.append((kind, stance(clause)))
