@@ -1,6 +1,7 @@
 """Issue 14 in Chromium: the Remember form's same key replaces, a pasted negation supersedes
 instead of merging, and the maintenance tab's audit shows superseded pairs (memory text as
-text only, EN and JA) and restores from history.
+text only, EN and JA) and restores from history; paste ingest runs the learned second
+extraction stage on the worker's embedding model.
 
 One page (one persistent profile, one engine boot with the real e5 model) for the module.
 """
@@ -100,3 +101,15 @@ def test_same_key_replaces_negation_supersedes_and_the_audit_restores(page: Page
     page.select_option("#lang", "en")
     page.wait_for_timeout(300)  # an onerror would have fired by now
     assert page.evaluate("() => window.__pwned") == []
+
+
+def test_paste_ingest_classifies_what_no_pattern_caught_with_the_loaded_model(page: Page) -> None:
+    # The worker's embedder (Transformers.js, e5 q8) feeds the learned second stage.
+    character = engine_call(page, "create_character", {"name": "Mio"})["id"]
+    report = engine_call(page, "ingest", {"character": character, "dry_run": False, "messages": [
+        {"role": "user", "content": "pho on a rainy evening makes me so happy"},
+        {"role": "user", "content": "Kenji always orders the spicy curry"}]})
+    assert [(i["action"], i["kind"], i["via"]) for i in report["items"]] == [
+        ("stored", "preference", "learned"), ("skipped", None, "pattern")]
+    stored = engine_call(page, "memories", {"character": character})
+    assert [m["text"] for m in stored] == ["pho on a rainy evening makes me so happy"]
