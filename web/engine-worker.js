@@ -458,11 +458,6 @@ const jsVerbs = {
     pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
   flush_recalls: () => flushRecallsLocked().then(() => ({
     pending_recalls: recallCounts.size })),
-  // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
-  debug_fail_writes({ writes = 1 } = {}) {
-    store.faults.failWrites = writes;
-    return { failWrites: writes };
-  },
 };
 
 // -- backup server: mirror pump, health checks, backup / restore ------------------------------

@@ -17,34 +17,8 @@ export const SEGMENT_ROWS = 256;
 export const MIRROR_QUEUE = "mirror_queue";
 const encoder = new TextEncoder();
 
-// Fault injection for tests: headless Chromium cannot be driven to a real quota error (its
-// quota override does not reach IndexedDB, a full disk hangs it), so tests make the next N
-// write requests fail with the very DOMException a full quota raises.
-export const faults = { failWrites: 0 };
-
-function faultInjection(down) {
-  return {
-    ...down,
-    table(name) {
-      const table = down.table(name);
-      return {
-        ...table,
-        mutate(request) {
-          if (faults.failWrites > 0) {
-            faults.failWrites -= 1;
-            return Promise.reject(new DOMException("the storage quota is full (injected)",
-              "QuotaExceededError"));
-          }
-          return table.mutate(request);
-        },
-      };
-    },
-  };
-}
-
 export function openDatabase(name = "omoide") {
   const db = new Dexie(name);
-  db.use({ stack: "dbcore", name: "omoide-faults", create: faultInjection });
   db.version(1).stores({
     characters: "id",
     memories: "[character+id], character",
