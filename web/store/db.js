@@ -143,7 +143,9 @@ const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, 
 // Returns, per character, how many vectors were written inline (compaction's trigger), and
 // the new generation of every character changed (bumped in the same transaction).
 // ``queue`` (the backup mirror queue, optional) is written in the same transaction.
-export async function persistMany(db, changes, flat, queue = undefined) {
+// ``blocks`` (character -> Float32Array) holds the vectors of ``import`` changes (new
+// memories added in bulk, their vectors in block order).
+export async function persistMany(db, changes, flat, queue = undefined, blocks = new Map()) {
   const inline = new Map();
   let bumped = new Map();
   await db.transaction("rw", ALL_TABLES(db), async () => {
@@ -152,6 +154,14 @@ export async function persistMany(db, changes, flat, queue = undefined) {
     for (let i = 0; i < changes.length;) {
       const change = changes[i];
       const d = change.dimension;
+      if (change.op === "import") {
+        const block = blocks.get(change.character);
+        if (!block) throw new Error(`no vectors for the import of ${change.character}`);
+        const loose = await insertRows(db, change, block);
+        inline.set(change.character, (inline.get(change.character) ?? 0) + loose);
+        i += 1;
+        continue;
+      }
       if (change.op === "swap") {
         const n = change.ids.length;
         await swapIndex(db, { ...change, vectors: flat.subarray(change.vectors_at,
@@ -240,6 +250,41 @@ async function putMemories(db, changes) {
     rows.set(`${character}\n${memory.id}`, row);
   }
   await db.memories.bulkPut([...rows.values()]);
+}
+
+// Add memories new to the store with their vectors in one block (an import): the full
+// segments are written directly (no tail write, no compaction pass after), the rest of the
+// block goes to the tail. No old record is read: the ids are new (omoide.engine.exchange
+// refuses ids the engine holds). Returns how many vectors went to the tail.
+async function insertRows(db, change, block) {
+  const { character, stamp, model_id: modelId, dimension: d, memories, trashed_at: at } =
+    change;
+  await ensureStamp(db, character, stamp, modelId, d);
+  let { seg } = await allocateSlot(db, character, stamp);
+  const n = memories.length;
+  if (block.length !== n * d) throw new Error(`import of ${character}: ${block.length} ` +
+    `floats for ${n} vectors of ${d}`);
+  const full = n - (n % SEGMENT_ROWS);
+  const segments = [];
+  const rows = new Array(n);
+  for (let start = 0; start < full; start += SEGMENT_ROWS, seg++) {
+    const ids = [];
+    for (let row = 0; row < SEGMENT_ROWS; row++) {
+      const m = memories[start + row];
+      ids.push(m.id);
+      rows[start + row] = { character, id: m.id, record: m, trashed_at: at[start + row],
+        stamp, dimension: d, slot: { seg, row }, vector: null };
+    }
+    const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
+    segments.push(seal({ character, stamp, seg, ids, data }, d));
+  }
+  for (let i = full; i < n; i++) {
+    const m = memories[i];
+    rows[i] = { character, id: m.id, record: m, trashed_at: at[i], stamp, dimension: d,
+      slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1 };
+  }
+  await Promise.all([db.segments.bulkPut(segments), db.memories.bulkPut(rows)]);
+  return n - full;
 }
 
 // Pack inline vectors into new full segments (all of them when ``force``).
