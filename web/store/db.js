@@ -149,8 +149,11 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
   const inline = new Map();
   let bumped = new Map();
   await db.transaction("rw", ALL_TABLES(db), async () => {
-    bumped = await bumpGenerations(db, new Set(changes.map((c) => c.character)));
-    if (queue !== undefined) await db.settings.put({ key: MIRROR_QUEUE, value: queue });
+    // The generation bump and the queue run beside the changes (other tables): a remember
+    // costs two round trips of requests (reads, then writes), not one per request.
+    const bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)));
+    const queueing = queue !== undefined ? db.settings.put({ key: MIRROR_QUEUE, value: queue })
+      : null;
     for (let i = 0; i < changes.length;) {
       const change = changes[i];
       const d = change.dimension;
@@ -183,6 +186,7 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
       else await persistChange(db, change);
       i += run.length;
     }
+    [bumped] = await Promise.all([bumping, queueing]);
   });
   return { inline, generations: bumped };
 }
@@ -221,15 +225,17 @@ async function putMemory(db, change) {
 // Insert or replace records: one bulk read of the old ones, one bulk write. A new vector
 // goes to the tail (inline, ``tail: 1``); the old row of a replaced one is tombstoned.
 async function putMemories(db, changes) {
-  const stamps = new Set();
+  const stamps = new Map();
   for (const c of changes) {
     const key = `${c.character}\n${c.stamp}`;
-    if (!stamps.has(key)) {
-      stamps.add(key);
-      await ensureStamp(db, c.character, c.stamp, c.model_id, c.dimension);
-    }
+    if (!stamps.has(key)) stamps.set(key, c);
   }
-  const olds = await db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id]));
+  // the stamp checks and the read of the old records go out together
+  const [olds] = await Promise.all([
+    db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id])),
+    ...[...stamps.values()].map((c) => ensureStamp(db, c.character, c.stamp, c.model_id,
+      c.dimension)),
+  ]);
   const rows = new Map(); // the last change of an id wins
   for (let n = 0; n < changes.length; n++) {
     const { character, memory, stamp, dimension } = changes[n];
