@@ -158,7 +158,6 @@ def check_import(engine: MemoryEngine, data: Any,
         reuse = (vectors is not None or pack is not None) and file_stamp == stamp
         plan = CharacterImport(character, name)
         store = engine.stores.get(character)
-        held = set(store.records) | set(store.trash) if store is not None else set()
         ids_here: set[str] = set()
         for section in ("memories", "trash"):
             rows = c.get(section, [])
@@ -195,7 +194,8 @@ def check_import(engine: MemoryEngine, data: Any,
                     raise _bad(f"{at}: memory id {memory_id!r} appears twice", "id")
                 seen_ids.add(memory_id)
                 ids_here.add(memory_id)
-                if memory_id in held:
+                if store is not None and (memory_id in store.records
+                                          or memory_id in store.trash):  # held: no copy
                     plan.skipped += 1
                     continue
                 owner = _owner(engine, memory_id)
