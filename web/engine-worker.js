@@ -87,7 +87,7 @@ const host = plainErrors({
     const changes = JSON.parse(changesJson);
     const queue = typeof queueJson === "string" ? JSON.parse(queueJson) : undefined;
     const { inline, generations } = await store.persistMany(db, changes,
-      new Float32Array(flat), queue, importBlocks);
+      new Float32Array(flat), queue, importBlocks, known);
     for (const [character, g] of generations) known.set(character, g);
     for (const change of changes) {
       changedCharacters.add(change.character);

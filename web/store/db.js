@@ -55,9 +55,12 @@ export async function generations(db) {
 }
 
 // Bump the generation of each character (call inside the transaction of the change itself).
-async function bumpGenerations(db, characters) {
+// ``known`` (character -> generation, optional): the generations as the caller read them
+// under the engine lock it still holds, so they need no second read.
+async function bumpGenerations(db, characters, known = null) {
   const keys = [...characters];
-  const rows = await db.generations.bulkGet(keys);
+  const rows = known ? keys.map((c) => ({ generation: known.get(c) ?? 0 }))
+    : await db.generations.bulkGet(keys);
   const next = keys.map((character, i) => ({ character,
     generation: (rows[i]?.generation ?? 0) + 1 }));
   await db.generations.bulkPut(next);
@@ -145,13 +148,16 @@ const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, 
 // ``queue`` (the backup mirror queue, optional) is written in the same transaction.
 // ``blocks`` (character -> Float32Array) holds the vectors of ``import`` changes (new
 // memories added in bulk, their vectors in block order).
-export async function persistMany(db, changes, flat, queue = undefined, blocks = new Map()) {
+// ``known``: the generations as read under the engine lock the caller holds (see
+// ``bumpGenerations``).
+export async function persistMany(db, changes, flat, queue = undefined, blocks = new Map(),
+  known = null) {
   const inline = new Map();
   let bumped = new Map();
   await db.transaction("rw", ALL_TABLES(db), async () => {
     // The generation bump and the queue run beside the changes (other tables): a remember
     // costs two round trips of requests (reads, then writes), not one per request.
-    const bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)));
+    const bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)), known);
     const queueing = queue !== undefined ? db.settings.put({ key: MIRROR_QUEUE, value: queue })
       : null;
     for (let i = 0; i < changes.length;) {
@@ -222,20 +228,20 @@ async function putMemory(db, change) {
   return putMemories(db, [change]);
 }
 
-// Insert or replace records: one bulk read of the old ones, one bulk write. A new vector
-// goes to the tail (inline, ``tail: 1``); the old row of a replaced one is tombstoned.
+// Insert or replace records: one bulk read of the old ones (none when every id is new:
+// ``fresh``), one bulk write. A new vector goes to the tail (inline, ``tail: 1``); the old
+// row of a replaced one is tombstoned. The stamp checks run beside the writes: a wrong stamp
+// throws and aborts the whole transaction, so nothing of it is kept.
 async function putMemories(db, changes) {
   const stamps = new Map();
   for (const c of changes) {
     const key = `${c.character}\n${c.stamp}`;
     if (!stamps.has(key)) stamps.set(key, c);
   }
-  // the stamp checks and the read of the old records go out together
-  const [olds] = await Promise.all([
-    db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id])),
-    ...[...stamps.values()].map((c) => ensureStamp(db, c.character, c.stamp, c.model_id,
-      c.dimension)),
-  ]);
+  const checking = Promise.all([...stamps.values()].map((c) => ensureStamp(db, c.character,
+    c.stamp, c.model_id, c.dimension)));
+  const olds = changes.every((c) => c.fresh) ? []
+    : await db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id]));
   const rows = new Map(); // the last change of an id wins
   for (let n = 0; n < changes.length; n++) {
     const { character, memory, stamp, dimension } = changes[n];
@@ -255,7 +261,7 @@ async function putMemories(db, changes) {
     if (vector) row.tail = 1;
     rows.set(`${character}\n${memory.id}`, row);
   }
-  await db.memories.bulkPut([...rows.values()]);
+  await Promise.all([db.memories.bulkPut([...rows.values()]), checking]);
 }
 
 // Add memories new to the store with their vectors in one block (an import): the full

@@ -32,6 +32,7 @@ def change_payload(change: Change, stats: RecallStats | None = None) -> dict[str
         "stamp": change.stamp,
         "model_id": change.model_id,
         "dimension": change.dimension,
+        "fresh": change.fresh,
     }
 
 

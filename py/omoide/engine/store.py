@@ -136,6 +136,7 @@ class CharacterStore:
             "put", self.character_id, memory.id, memory, row,
             stamp=self.stamp, model_id=self.model_id, dimension=self.dimension,
             previous=self.records.get(memory.id),
+            fresh=memory.id not in self.records and memory.id not in self.trash,
         )
 
         def apply() -> None:
