@@ -36,14 +36,16 @@ def import_data(data: Any, packed: dict[str, Any] | None = None) -> dict[str, An
     packs = {str(c): exchange.PackedVectors([str(i) for i in p["ids"]], int(p["dimension"]))
              for c, p in (packed or {}).items()}
     plan = exchange.check_import(engine, data, packs)
-    added = {c.id: add_packed(c) for c in plan.characters if c.packed_rows}
+    # what must be embedded first: an embedding that fails leaves no packed row added
     rest = exchange.ImportPlan([replace(c, records=[r for r in c.records
                                                     if r["id"] not in c.packed_rows],
                                         packed_rows={}) for c in plan.characters])
     report = exchange.import_data(engine, data, plan=rest)
-    for imported, trashed in added.values():
-        report["imported"] += imported
-        report["trashed"] += trashed
+    for c in plan.characters:
+        if c.packed_rows:
+            imported, trashed = add_packed(c)
+            report["imported"] += imported
+            report["trashed"] += trashed
     return report
 
 
