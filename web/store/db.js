@@ -155,8 +155,9 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
   const inline = new Map();
   let bumped = new Map();
   await db.transaction("rw", ALL_TABLES(db), async () => {
-    // The generation bump and the queue run beside the changes (other tables): a remember
-    // costs two round trips of requests (reads, then writes), not one per request.
+    // The generation bump and the queue run beside the changes (other tables); with
+    // ``known`` and a fresh id, a remember's transaction reads nothing but its stamp (beside
+    // the writes): one round trip of requests, then the commit.
     const bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)), known);
     const queueing = queue !== undefined ? db.settings.put({ key: MIRROR_QUEUE, value: queue })
       : null;
