@@ -771,10 +771,5 @@ def export_data(characters: list[str] | None = None, with_vectors: bool = False,
                                 names=names)
 
 
-@handler("import_data")
-def import_data(data: Any) -> dict[str, Any]:
-    return exchange.import_data(session().engine, data)
-
-
 def apply_change(change: Change) -> None:  # re-exported for tests of the seam
     session().engine.apply_change(change)
