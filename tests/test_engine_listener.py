@@ -117,3 +117,18 @@ def test_listeners_can_be_added_and_removed():
     e.remove_listener(journal)
     e.remember("a", "y")
     assert len(journal.changes) == 1
+
+
+def test_a_put_says_whether_the_store_ever_held_the_id():
+    # ``fresh`` lets a storage layer skip reading an old row; it must never be claimed for
+    # an id the store holds, live or trashed.
+    listener = VetoingListener()
+    engine = MemoryEngine(HashingEmbedder(8), listeners=[listener])
+    memory = engine.remember("aoi", "a new memory")
+    assert [(c.op, c.fresh) for c in listener.seen] == [("put", True)]
+    engine.update("aoi", memory.id, importance=0.9)
+    assert (listener.seen[-1].op, listener.seen[-1].fresh) == ("put", False)
+    engine.forget("aoi", memory.id)
+    store = engine.stores["aoi"]
+    store.put(memory, [0.1] * 8)  # an id held in the trash is not fresh either
+    assert (listener.seen[-1].op, listener.seen[-1].fresh) == ("put", False)

@@ -284,3 +284,48 @@ def test_indexeddb_rows_pass_the_same_schema_at_browser_load():
     assert {q["id"]: q["field"] for q in engine.quarantine.values()} == {
         "01BAD00000000000000000000A": "importance", "01BAD00000000000000000000B": "key",
         "01BAD00000000000000000000C": "text", "None": "record"}
+
+
+# -- the straight-line path for common rows says exactly what the per-field table says -------
+
+def _typed(record: dict) -> list:
+    """Fields with their exact types (1 == 1.0 would hide an int where a float belongs)."""
+    return [(k, type(v).__name__, v) for k, v in record.items()]
+
+
+def _table_answer(full: dict) -> dict | None:
+    try:
+        return validate.record_fields(full, stored=False)
+    except OmoideError:
+        return None
+
+
+near_valid = st.dictionaries(
+    st.sampled_from(validate.RECORD_FIELDS),
+    junk | st.sampled_from([None, 0, 1, 0.25, True, "", " ", "fact", "factual", "episodic",
+                            -1, validate.MAX_TIME + 1, math.inf, math.nan, {}, {"a": 1},
+                            [0.5, 0.5], "m@q8#2", "m@q8#x", "x" * 300]), max_size=4)
+
+
+@settings(max_examples=600, deadline=None)
+@given(valid_records, near_valid)
+def test_plain_row_path_equals_the_field_table(base, change):
+    full = validate.RECORD_DEFAULTS | base | {"type": KIND_TYPES[base["kind"]]} | change
+    plain = validate._plain_fields(full, validate.MAX_TEXT_LENGTH, False)
+    table = _table_answer(full)
+    if plain is not None:  # taken only when the table accepts, with the very same answer
+        assert table is not None and _typed(plain) == _typed(table)
+
+
+def test_plain_row_path_takes_the_common_rows():
+    """Not vacuous: a typical stored row (ints for times, a vector, a context) goes the
+    straight way, and a row it refuses still gets the table's named error."""
+    row = validate.RECORD_DEFAULTS | GOOD | {"type": KIND_TYPES[GOOD["kind"]], "created_at": 5,
+                                             "context": "  ", "trashed_at": 7}
+    plain = validate._plain_fields(row, validate.MAX_TEXT_LENGTH, False)
+    assert plain is not None and _typed(plain) == _typed(validate.record_fields(row))
+    assert plain["created_at"] == 5.0 and type(plain["created_at"]) is float
+    assert plain["context"] is None
+    with pytest.raises(OmoideError) as err:
+        validate.record(row | {"importance": True})
+    assert err.value.fields["field"] == "importance"

@@ -83,10 +83,11 @@ const host = plainErrors({
     return reply;
   },
   async persist_many(changesJson, flat, queueJson) {
+    const started = performance.now();
     const changes = JSON.parse(changesJson);
     const queue = typeof queueJson === "string" ? JSON.parse(queueJson) : undefined;
     const { inline, generations } = await store.persistMany(db, changes,
-      new Float32Array(flat), queue);
+      new Float32Array(flat), queue, importBlocks, known);
     for (const [character, g] of generations) known.set(character, g);
     for (const change of changes) {
       changedCharacters.add(change.character);
@@ -96,6 +97,7 @@ const host = plainErrors({
     for (const [character, n] of inline) {
       looseVectors.set(character, (looseVectors.get(character) ?? 0) + n);
     }
+    if (timing) timing.indexeddb_ms = performance.now() - started;
   },
   // Any request for Python (urllib has no network in Pyodide): the LLM client's POSTs and
   // HttpBackend's calls to the backup server; method, optional body, headers. The server must
@@ -125,6 +127,20 @@ const host = plainErrors({
   async queue_save(json) {
     await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
   },
+  // The rows of an import's packed vectors that Python reuses (``rows``: their indexes in
+  // the character's pack), gathered into one block that goes to the kernel and, at the
+  // commit, into IndexedDB (omoide.browser.importer).
+  async import_rows(character, rows) {
+    const pack = importPacks.get(character);
+    if (!pack) throw new Error(`no packed vectors of ${character}`);
+    const d = pack.dimension;
+    const block = new Float32Array(rows.length * d);
+    for (let n = 0; n < rows.length; n++) {
+      block.set(pack.flat.subarray(rows[n] * d, (rows[n] + 1) * d), n * d);
+    }
+    importBlocks.set(character, block);
+    return block;
+  },
   // Vectors of a running re-vectorization: ids and texts as JSON, the rows in one array.
   async stage(json, flat) {
     const { stamp, dimension, items } = JSON.parse(json);
@@ -133,6 +149,46 @@ const host = plainErrors({
       vector: rows.slice(n * dimension, (n + 1) * dimension) })));
   },
 });
+
+// An import's vectors, kept binary: each character's ``vectors`` of the file packed into one
+// Float32Array before the call (``importPacks``), and the rows Python reuses, gathered
+// (``importBlocks``); both live for the duration of one import_data call.
+const importPacks = new Map(); // character -> {ids, dimension, flat}
+const importBlocks = new Map(); // character -> Float32Array
+
+const FLOAT32_MAX = 3.4028234663852886e38;
+// Take each character's ``vectors`` (id -> numbers) out of an export file into one
+// Float32Array, when they all are finite float32 numbers of one length; otherwise the file is
+// passed on as it is and Python's record validator names what is wrong.
+function packImport(data) {
+  const packed = {};
+  if (!data || typeof data !== "object" || !Array.isArray(data.characters)) {
+    return { data, packed };
+  }
+  const characters = data.characters.map((c) => {
+    const vectors = c?.vectors;
+    if (typeof c?.id !== "string" || !vectors || typeof vectors !== "object"
+        || Array.isArray(vectors) || importPacks.has(c.id)) return c;
+    const ids = Object.keys(vectors);
+    const dimension = Array.isArray(vectors[ids[0]]) ? vectors[ids[0]].length : 0;
+    if (!ids.length || !dimension) return c;
+    const flat = new Float32Array(ids.length * dimension);
+    for (let n = 0; n < ids.length; n++) {
+      const row = vectors[ids[n]];
+      if (!Array.isArray(row) || row.length !== dimension) return c;
+      for (let j = 0; j < dimension; j++) {
+        const x = row[j];
+        if (typeof x !== "number" || !(Math.abs(x) <= FLOAT32_MAX)) return c;
+        flat[n * dimension + j] = x;
+      }
+    }
+    importPacks.set(c.id, { ids, dimension, flat });
+    packed[c.id] = { ids, dimension };
+    const { vectors: _, ...rest } = c;
+    return rest;
+  });
+  return { data: { ...data, characters }, packed };
+}
 
 // Characters written by the current call (their generation was bumped with the write); at
 // its end (still under the lock) other tabs are told and inline vectors are compacted.
@@ -310,8 +366,9 @@ async function boot(onProgress) {
   pyodide.registerJsModule("omoide_vectors", vectors);
   pyodide.registerJsModule("omoide_host", host);
   pyodide.runPython("import omoide.browser.wasm_kernel");
-  // rpc verbs of their own modules: the JS client's, SillyTavern / RisuAI files
-  pyodide.runPython("import omoide.browser.client, omoide.browser.tavern");
+  // rpc verbs of their own modules: the JS client's, import, SillyTavern / RisuAI files
+  pyodide.runPython("import omoide.browser.client, omoide.browser.importer, " +
+    "omoide.browser.tavern");
   const session = pyodide.pyimport("omoide.browser.session");
   py = {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
@@ -346,8 +403,15 @@ function replyValue(reply) {
 // A refused commit leaves the database as it was; the engine is then reloaded from it, so the
 // caller gets the error and memory and disk still agree.
 async function callPython(method, params) {
+  const started = performance.now();
   const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
-  const committed = JSON.parse(await py.dispatch.callPromising("flush", "{}"));
+  const ran = performance.now();
+  const committed = reply.commit === false ? { ok: true }
+    : JSON.parse(await py.dispatch.callPromising("flush", "{}"));
+  if (timing) {
+    Object.assign(timing, { python_ms: ran - started, phases: reply.phases,
+      commit_ms: performance.now() - ran });
+  }
   if (!committed.ok) {
     await loadEverything();
     replyValue(committed);
@@ -355,21 +419,45 @@ async function callPython(method, params) {
   return replyValue(reply);
 }
 
+// Where the time of the last engine calls went (benchmarks: `call_timings`, and the last of
+// each verb in `storage_info.calls`): waiting for the lock, catching up with other tabs,
+// Python (with its own phases: the verb, its JSON reply, the query embedding), the commit
+// (`indexeddb_ms` of it in the transaction), compaction and the post to other tabs
+// (`finish_ms`); `total_ms` is from the worker's receipt to its reply.
+const CALL_TIMINGS = 500;
+const callTimings = [];
+let timing = null; // the timing of the call that holds the lock (one at a time)
+
+function newTiming(method) {
+  const entry = { method };
+  callTimings.push(entry);
+  if (callTimings.length > CALL_TIMINGS) callTimings.shift();
+  return entry;
+}
+
 // Every engine call holds the cross-tab lock: one writer at a time over the whole origin.
 // If another tab wrote since this engine last looked, it reloads from IndexedDB first.
-async function locked(fn) {
+async function locked(fn, callTiming = null) {
+  const asked = performance.now();
   return navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
+    const held = performance.now();
+    timing = callTiming;
     try {
       await catchUp();
+      if (timing) Object.assign(timing, { lock_ms: held - asked,
+        catch_up_ms: performance.now() - held });
       return await fn();
     } finally {
+      const finishing = performance.now();
       if (changedCharacters.size) {
         await finishWrites();
         const characters = [...changedCharacters];
         channel.postMessage({ characters });
         emit({ type: "changed", characters });
       }
+      if (timing) timing.finish_ms = performance.now() - finishing;
+      timing = null;
     }
   });
 }
@@ -419,9 +507,18 @@ const jsVerbs = {
   // An import carries display names: characters new to this browser get theirs (a name
   // already here is kept), characters without memories included.
   async import_data(params) {
-    return locked(async () => {
+    const received = performance.now();
+    const callTiming = newTiming("import_data");
+    const report = await locked(async () => {
       const known = new Set((await store.listCharacters(db)).map((c) => c.id));
-      const report = await callPython("import_data", params);
+      let report;
+      try {
+        report = await callPython("import_data", packImport(params.data));
+      } finally {
+        importPacks.clear();
+        importBlocks.clear();
+      }
+      scheduleTextIndexing(); // BM25 analysis of the imported texts, after the call
       for (const [id, name] of Object.entries(report.names ?? {})) {
         if (known.has(id)) continue;
         await store.putCharacter(db, { id, name, created_at: Date.now() / 1000,
@@ -429,7 +526,9 @@ const jsVerbs = {
         await touched(id);
       }
       return report;
-    });
+    }, callTiming);
+    callTiming.total_ms = performance.now() - received;
+    return report;
   },
   settings: () => locked(() => callPython("settings", {})),
   embedder_status: () => runtimeInfo ?? { device: null },
@@ -455,14 +554,13 @@ const jsVerbs = {
   storage_info: () => ({ generations: Object.fromEntries(known),
     reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
     loads: Object.fromEntries(loadTimes),
+    calls: Object.fromEntries(callTimings.map((entry) => [entry.method, entry])),
     pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
+  // the timings of the last calls of `method` (all methods without one), oldest first
+  call_timings: ({ method = null, last = CALL_TIMINGS } = {}) =>
+    callTimings.filter((t) => !method || t.method === method).slice(-last),
   flush_recalls: () => flushRecallsLocked().then(() => ({
     pending_recalls: recallCounts.size })),
-  // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
-  debug_fail_writes({ writes = 1 } = {}) {
-    store.faults.failWrites = writes;
-    return { failWrites: writes };
-  },
 };
 
 // -- backup server: mirror pump, health checks, backup / restore ------------------------------
@@ -562,8 +660,11 @@ async function runRevectorize(job) {
 async function call(method, params = {}) {
   if (!py) throw new Error("the engine is not ready yet");
   if (method in jsVerbs) return jsVerbs[method](params);
-  const result = await locked(() => callPython(method, params));
+  const received = performance.now();
+  const callTiming = newTiming(method);
+  const result = await locked(() => callPython(method, params), callTiming);
   if (method === "recall" && params.count !== false) countRecalls(result);
+  callTiming.total_ms = performance.now() - received;
   return result;
 }
 

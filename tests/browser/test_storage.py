@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import engine_call, wait_ready
+from .faults import fail_writes
 
 MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
 E5 = {"model": "omoide/multilingual-e5-small", "dtype": "q8"}
@@ -145,12 +146,12 @@ def test_quota_exceeded_is_clear_and_loses_nothing(launch, app_url, tmp_path):
     before = snapshot(page, ["emi"])
     engine_call(page, "flush_recalls")  # the recall counts are written now, not later
     # The commit of a whole batch fails: nothing of it is stored, nothing is half-applied.
-    engine_call(page, "debug_fail_writes", {"writes": 1})
+    fail_writes(page, 1)
     code, message = call_error(page, "remember_many", {"character": "emi",
                                                        "items": texts_for("new", 30)})
     assert code == "QUOTA_EXCEEDED" and "quota" in message.lower()
     assert len(engine_call(page, "memories", {"character": "emi"})) == 20
-    engine_call(page, "debug_fail_writes", {"writes": 1})
+    fail_writes(page, 1)
     assert call_error(page, "forget", {"character": "emi", "id": before[("emi", QUERIES[0],
                                                                          "vector")][0]})[0] \
         == "QUOTA_EXCEEDED"

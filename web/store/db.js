@@ -17,34 +17,8 @@ export const SEGMENT_ROWS = 256;
 export const MIRROR_QUEUE = "mirror_queue";
 const encoder = new TextEncoder();
 
-// Fault injection for tests: headless Chromium cannot be driven to a real quota error (its
-// quota override does not reach IndexedDB, a full disk hangs it), so tests make the next N
-// write requests fail with the very DOMException a full quota raises.
-export const faults = { failWrites: 0 };
-
-function faultInjection(down) {
-  return {
-    ...down,
-    table(name) {
-      const table = down.table(name);
-      return {
-        ...table,
-        mutate(request) {
-          if (faults.failWrites > 0) {
-            faults.failWrites -= 1;
-            return Promise.reject(new DOMException("the storage quota is full (injected)",
-              "QuotaExceededError"));
-          }
-          return table.mutate(request);
-        },
-      };
-    },
-  };
-}
-
 export function openDatabase(name = "omoide") {
   const db = new Dexie(name);
-  db.use({ stack: "dbcore", name: "omoide-faults", create: faultInjection });
   db.version(1).stores({
     characters: "id",
     memories: "[character+id], character",
@@ -81,9 +55,12 @@ export async function generations(db) {
 }
 
 // Bump the generation of each character (call inside the transaction of the change itself).
-async function bumpGenerations(db, characters) {
+// ``known`` (character -> generation, optional): the generations as the caller read them
+// under the engine lock it still holds, so they need no second read.
+async function bumpGenerations(db, characters, known = null) {
   const keys = [...characters];
-  const rows = await db.generations.bulkGet(keys);
+  const rows = known ? keys.map((c) => ({ generation: known.get(c) ?? 0 }))
+    : await db.generations.bulkGet(keys);
   const next = keys.map((character, i) => ({ character,
     generation: (rows[i]?.generation ?? 0) + 1 }));
   await db.generations.bulkPut(next);
@@ -169,15 +146,32 @@ const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, 
 // Returns, per character, how many vectors were written inline (compaction's trigger), and
 // the new generation of every character changed (bumped in the same transaction).
 // ``queue`` (the backup mirror queue, optional) is written in the same transaction.
-export async function persistMany(db, changes, flat, queue = undefined) {
+// ``blocks`` (character -> Float32Array) holds the vectors of ``import`` changes (new
+// memories added in bulk, their vectors in block order).
+// ``known``: the generations as read under the engine lock the caller holds (see
+// ``bumpGenerations``).
+export async function persistMany(db, changes, flat, queue = undefined, blocks = new Map(),
+  known = null) {
   const inline = new Map();
   let bumped = new Map();
   await db.transaction("rw", ALL_TABLES(db), async () => {
-    bumped = await bumpGenerations(db, new Set(changes.map((c) => c.character)));
-    if (queue !== undefined) await db.settings.put({ key: MIRROR_QUEUE, value: queue });
+    // The generation bump and the queue run beside the changes (other tables); with
+    // ``known`` and a fresh id, a remember's transaction reads nothing but its stamp (beside
+    // the writes): one round trip of requests, then the commit.
+    const bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)), known);
+    const queueing = queue !== undefined ? db.settings.put({ key: MIRROR_QUEUE, value: queue })
+      : null;
     for (let i = 0; i < changes.length;) {
       const change = changes[i];
       const d = change.dimension;
+      if (change.op === "import") {
+        const block = blocks.get(change.character);
+        if (!block) throw new Error(`no vectors for the import of ${change.character}`);
+        const loose = await insertRows(db, change, block);
+        inline.set(change.character, (inline.get(change.character) ?? 0) + loose);
+        i += 1;
+        continue;
+      }
       if (change.op === "swap") {
         const n = change.ids.length;
         await swapIndex(db, { ...change, vectors: flat.subarray(change.vectors_at,
@@ -199,6 +193,7 @@ export async function persistMany(db, changes, flat, queue = undefined) {
       else await persistChange(db, change);
       i += run.length;
     }
+    [bumped] = await Promise.all([bumping, queueing]);
   });
   return { inline, generations: bumped };
 }
@@ -234,18 +229,20 @@ async function putMemory(db, change) {
   return putMemories(db, [change]);
 }
 
-// Insert or replace records: one bulk read of the old ones, one bulk write. A new vector
-// goes to the tail (inline, ``tail: 1``); the old row of a replaced one is tombstoned.
+// Insert or replace records: one bulk read of the old ones (none when every id is new:
+// ``fresh``), one bulk write. A new vector goes to the tail (inline, ``tail: 1``); the old
+// row of a replaced one is tombstoned. The stamp checks run beside the writes: a wrong stamp
+// throws and aborts the whole transaction, so nothing of it is kept.
 async function putMemories(db, changes) {
-  const stamps = new Set();
+  const stamps = new Map();
   for (const c of changes) {
     const key = `${c.character}\n${c.stamp}`;
-    if (!stamps.has(key)) {
-      stamps.add(key);
-      await ensureStamp(db, c.character, c.stamp, c.model_id, c.dimension);
-    }
+    if (!stamps.has(key)) stamps.set(key, c);
   }
-  const olds = await db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id]));
+  const checking = Promise.all([...stamps.values()].map((c) => ensureStamp(db, c.character,
+    c.stamp, c.model_id, c.dimension)));
+  const olds = changes.every((c) => c.fresh) ? []
+    : await db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id]));
   const rows = new Map(); // the last change of an id wins
   for (let n = 0; n < changes.length; n++) {
     const { character, memory, stamp, dimension } = changes[n];
@@ -265,7 +262,42 @@ async function putMemories(db, changes) {
     if (vector) row.tail = 1;
     rows.set(`${character}\n${memory.id}`, row);
   }
-  await db.memories.bulkPut([...rows.values()]);
+  await Promise.all([db.memories.bulkPut([...rows.values()]), checking]);
+}
+
+// Add memories new to the store with their vectors in one block (an import): the full
+// segments are written directly (no tail write, no compaction pass after), the rest of the
+// block goes to the tail. No old record is read: the ids are new (omoide.engine.exchange
+// refuses ids the engine holds). Returns how many vectors went to the tail.
+async function insertRows(db, change, block) {
+  const { character, stamp, model_id: modelId, dimension: d, memories, trashed_at: at } =
+    change;
+  await ensureStamp(db, character, stamp, modelId, d);
+  let { seg } = await allocateSlot(db, character, stamp);
+  const n = memories.length;
+  if (block.length !== n * d) throw new Error(`import of ${character}: ${block.length} ` +
+    `floats for ${n} vectors of ${d}`);
+  const full = n - (n % SEGMENT_ROWS);
+  const segments = [];
+  const rows = new Array(n);
+  for (let start = 0; start < full; start += SEGMENT_ROWS, seg++) {
+    const ids = [];
+    for (let row = 0; row < SEGMENT_ROWS; row++) {
+      const m = memories[start + row];
+      ids.push(m.id);
+      rows[start + row] = { character, id: m.id, record: m, trashed_at: at[start + row],
+        stamp, dimension: d, slot: { seg, row }, vector: null };
+    }
+    const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
+    segments.push(seal({ character, stamp, seg, ids, data }, d));
+  }
+  for (let i = full; i < n; i++) {
+    const m = memories[i];
+    rows[i] = { character, id: m.id, record: m, trashed_at: at[i], stamp, dimension: d,
+      slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1 };
+  }
+  await Promise.all([db.segments.bulkPut(segments), db.memories.bulkPut(rows)]);
+  return n - full;
 }
 
 // Pack inline vectors into new full segments (all of them when ``force``).

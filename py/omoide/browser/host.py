@@ -47,6 +47,14 @@ def to_js_floats(values: Any) -> Any:
     return to_js(memoryview(rows))
 
 
+def to_js_ints(values: Any) -> Any:
+    """An Int32Array copy of a Python int sequence."""
+    from pyodide.ffi import to_js
+
+    rows = values if isinstance(values, array) and values.typecode == "i" else array("i", values)
+    return to_js(memoryview(rows))
+
+
 def floats_from_js(typed_array: Any) -> array:
     rows = array("f")
     rows.frombytes(typed_array.to_bytes())

@@ -32,29 +32,37 @@ def change_payload(change: Change, stats: RecallStats | None = None) -> dict[str
         "stamp": change.stamp,
         "model_id": change.model_id,
         "dimension": change.dimension,
+        "fresh": change.fresh,
     }
 
 
 class IndexedDBListener:
     def __init__(self, stats: RecallStats | None = None) -> None:
         self.pending: list[Change] = []
+        # new memories added in bulk whose vectors the worker holds (``op: import``, see
+        # ``browser.importer``): committed first, in the same transaction as the changes
+        self.pending_bulk: list[dict[str, Any]] = []
         self.stats = stats  # records are stored without the counts of the ``recalls`` table
 
     def on_change(self, change: Change) -> None:
         self.pending.append(change)
 
+    def add_bulk(self, payload: dict[str, Any]) -> None:
+        self.pending_bulk.append(payload)
+
     def discard(self) -> None:
         self.pending = []
+        self.pending_bulk = []
 
     def flush(self, queue: list[dict[str, Any]] | None = None) -> int:
         """Commit every pending change in one transaction; return how many there were.
         ``queue`` (the mirror queue, see ``browser.backends``) is written in the same
         transaction; with no change it is not written here."""
         changes, self.pending = self.pending, []
-        if not changes:
+        payloads, self.pending_bulk = self.pending_bulk, []
+        if not changes and not payloads:
             return 0
         flat = array("f")
-        payloads = []
         for change in changes:
             payload = change_payload(change, self.stats)
             if change.op == "purge" and self.stats is not None and change.memory_id:
@@ -70,4 +78,4 @@ class IndexedDBListener:
             payloads.append(payload)
         extra = () if queue is None else (json.dumps(queue, ensure_ascii=False),)
         call_json("persist_many", payloads, to_js_floats(flat), *extra)
-        return len(changes)
+        return len(payloads)

@@ -25,7 +25,7 @@ from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
-from . import listing  # noqa: F401 - registers the memories_page verb
+from . import listing, rpc  # noqa: F401 - listing registers the memories_page verb
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js, to_js_floats
@@ -191,6 +191,16 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
         if record["trashed_at"] is not None:
             store.move_to_trash(memory.id, record["trashed_at"])
     return len(missing)
+
+
+def pending_commit() -> bool:
+    """Whether ``flush`` has anything to write (changes, mirror ops, the mirror queue)."""
+    s = SESSION
+    return s is not None and bool(s.listener.pending or s.mirror.pending
+                                  or s.queue_store.dirty is not None)
+
+
+rpc.COMMIT_CHECKS.append(pending_commit)
 
 
 @handler("flush")
@@ -762,11 +772,6 @@ def export_data(characters: list[str] | None = None, with_vectors: bool = False,
                 names: dict | None = None) -> dict[str, Any]:
     return exchange.export_data(session().engine, characters, with_vectors=with_vectors,
                                 names=names)
-
-
-@handler("import_data")
-def import_data(data: Any) -> dict[str, Any]:
-    return exchange.import_data(session().engine, data)
 
 
 def apply_change(change: Change) -> None:  # re-exported for tests of the seam

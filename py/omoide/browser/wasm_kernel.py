@@ -158,6 +158,23 @@ class WasmKernel:
         for row_id, row in updates.items():
             self._store.set(self._slot_of[row_id], row)
 
+    def add_rows(self, ids: Sequence[str], rows: Any) -> None:
+        """Append rows the worker holds as one Float32Array (``len(ids)`` x dimension) for
+        ids new to this kernel: the bytes go from JavaScript into WebAssembly memory, never
+        through a Python list."""
+        ids = list(ids)
+        if len(set(ids)) != len(ids) or any(i in self._slot_of for i in ids):
+            raise ValueError("add_rows takes ids new to the kernel, each once")
+        if int(rows.length) != len(ids) * self.dimension:
+            raise ValueError(f"{int(rows.length)} floats for {len(ids)} rows of "
+                             f"{self.dimension}")
+        if not ids:
+            return
+        first = int(self._store.append(rows))
+        for n, row_id in enumerate(ids):
+            self._slot_of[row_id] = first + n
+        self._id_at.extend(ids)
+
     def remove(self, ids: Iterable[str]) -> None:
         for row_id in ids:
             slot = self._slot_of.pop(row_id, None)

@@ -73,12 +73,25 @@ def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
     return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "characters": out}
 
 
+@dataclass(frozen=True)
+class PackedVectors:
+    """A character's ``vectors`` taken out of the file as one binary block (the browser's
+    worker packs them into a Float32Array): row n is the vector of ``ids[n]``, every row
+    ``dimension`` long and finite (the packer guarantees both, or does not pack)."""
+
+    ids: list[str]
+    dimension: int
+
+
 @dataclass
 class CharacterImport:
     id: str
     name: str
     records: list[dict[str, Any]] = field(default_factory=list)  # validated, not yet held
     skipped: int = 0
+    # id -> row of the packed block, for records whose vector is reused from it (their
+    # ``vector`` is None: the rows stay binary, the caller adds them in bulk)
+    packed_rows: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,19 +100,27 @@ class ImportPlan:
 
     @property
     def to_embed(self) -> int:
-        return sum(r["vector"] is None for c in self.characters for r in c.records)
+        return sum(r["vector"] is None and r["id"] not in c.packed_rows
+                   for c in self.characters for r in c.records)
 
 
 def _bad(reason: str, field_name: str | None = None) -> OmoideError:
     return OmoideError.of("MALFORMED_IMPORT", reason=reason, field=field_name)
 
 
-def check_import(engine: MemoryEngine, data: Any) -> ImportPlan:
-    """Validate the whole file against the engine's state; nothing is written."""
+def _owner(engine: MemoryEngine, memory_id: str) -> str | None:
+    for store in engine.stores.values():  # a few characters: no map of every id is built
+        if memory_id in store.records or memory_id in store.trash:
+            return store.character_id
+    return None
+
+
+def check_import(engine: MemoryEngine, data: Any,
+                 packed: dict[str, PackedVectors] | None = None) -> ImportPlan:
+    """Validate the whole file against the engine's state; nothing is written.
+    ``packed``: character id -> its ``vectors``, taken out of ``data`` as a binary block."""
     check_format(data)
     stamp, dimension = engine.embedder.stamp, engine.embedder.dimension
-    owner = {i: s.character_id for s in engine.stores.values()
-             for i in (*s.records, *s.trash)}
     seen_ids: set[str] = set()
     plans: list[CharacterImport] = []
     seen_characters: set[str] = set()
@@ -132,10 +153,11 @@ def check_import(engine: MemoryEngine, data: Any) -> ImportPlan:
         vectors = c.get("vectors")
         if vectors is not None and not isinstance(vectors, dict):
             raise _bad(f"{where}: vectors must be an object of id -> numbers", "vectors")
-        reuse = vectors is not None and file_stamp == stamp
+        pack = (packed or {}).get(character) if vectors is None else None
+        pack_rows = {i: n for n, i in enumerate(pack.ids)} if pack is not None else {}
+        reuse = (vectors is not None or pack is not None) and file_stamp == stamp
         plan = CharacterImport(character, name)
         store = engine.stores.get(character)
-        held = set(store.records) | set(store.trash) if store is not None else set()
         ids_here: set[str] = set()
         for section in ("memories", "trash"):
             rows = c.get(section, [])
@@ -154,7 +176,12 @@ def check_import(engine: MemoryEngine, data: Any) -> ImportPlan:
                 if unknown:
                     raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
                 memory_id = m.get("id")
-                vector = vectors.get(memory_id) if reuse and isinstance(memory_id, str) else None
+                vector = vectors.get(memory_id) if reuse and vectors is not None \
+                    and isinstance(memory_id, str) else None
+                in_pack = reuse and pack is not None and memory_id in pack_rows
+                if in_pack and pack.dimension != dimension:  # type: ignore[union-attr]
+                    # the one validator words the error (only the length matters here)
+                    vector = [0.0] * pack.dimension  # type: ignore[union-attr]
                 try:
                     record = validate.record(
                         m | {"character_id": character, "model": stamp,
@@ -167,16 +194,24 @@ def check_import(engine: MemoryEngine, data: Any) -> ImportPlan:
                     raise _bad(f"{at}: memory id {memory_id!r} appears twice", "id")
                 seen_ids.add(memory_id)
                 ids_here.add(memory_id)
-                if memory_id in held:
+                if store is not None and (memory_id in store.records
+                                          or memory_id in store.trash):  # held: no copy
                     plan.skipped += 1
                     continue
-                if memory_id in owner:
+                owner = _owner(engine, memory_id)
+                if owner is not None:
                     raise _bad(f"{at}: memory id {memory_id!r} already belongs to "
-                               f"{owner[memory_id]!r}", "id")
+                               f"{owner!r}", "id")
                 if memory_id in engine.quarantine:
                     raise _bad(f"{at}: memory id {memory_id!r} is held by a quarantined "
                                f"row (see audit)", "id")
+                if in_pack:
+                    plan.packed_rows[memory_id] = pack_rows[memory_id]
                 plan.records.append(record)
+        for memory_id in pack_rows:
+            if memory_id not in ids_here:
+                raise _bad(f"{where}: a vector for {str(memory_id)[:64]!r}, which is not "
+                           f"one of its memories", "vectors")
         for memory_id, vector in (vectors or {}).items():
             if memory_id not in ids_here:
                 raise _bad(f"{where}: a vector for {str(memory_id)[:64]!r}, which is not "

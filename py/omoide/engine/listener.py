@@ -44,6 +44,9 @@ class Change:
     dimension: int | None = None
     vectors: dict[str, list[float]] = field(default_factory=dict)
     previous: Memory | None = None
+    # a put of an id the store held neither live nor trashed: a storage layer need not read
+    # an old row first
+    fresh: bool = False
 
 
 class ChangeListener(Protocol):

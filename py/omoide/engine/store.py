@@ -71,7 +71,7 @@ class CharacterStore:
         for memory_id in batch:
             memory = self.records.get(memory_id)
             if memory is not None:
-                self._text_index.add(memory_id, self.analyzer(memory.text))
+                self._text_index.add(memory_id, self.index_terms(memory))
         return len(self._unindexed)
 
     @property
@@ -136,6 +136,7 @@ class CharacterStore:
             "put", self.character_id, memory.id, memory, row,
             stamp=self.stamp, model_id=self.model_id, dimension=self.dimension,
             previous=self.records.get(memory.id),
+            fresh=memory.id not in self.records and memory.id not in self.trash,
         )
 
         def apply() -> None:
@@ -184,12 +185,18 @@ class CharacterStore:
         if len(kernel) != len(live) or len(trash_kernel) != len(trashed):
             raise ValueError("the kernels do not hold exactly this store's memories")
         self.kernel, self.trash_kernel = kernel, trash_kernel
+        self.add_loaded(live, trashed)
+
+    def add_loaded(self, live: Sequence[Memory], trashed: Sequence[TrashEntry]) -> None:
+        """Add memories new to this store whose vectors the caller already appended to
+        ``kernel`` / ``trash_kernel`` in bulk (``adopt``, the browser's import). No listener
+        hears it (the caller persists them); texts are analyzed later (``index_text``)."""
         for memory in live:
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
             self._index_add(memory)
             self.records[memory.id] = memory
-        self._unindexed = [m.id for m in live]
+        self._unindexed.extend(m.id for m in live)
         for entry in trashed:
             self.trash[entry.memory.id] = entry
 

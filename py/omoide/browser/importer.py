@@ -1,0 +1,80 @@
+"""Import in the browser (rpc verb ``import_data``): the export format of
+``omoide.engine.exchange``, with the vectors kept binary.
+
+The worker takes each character's ``vectors`` out of the file before the call and packs them
+into one Float32Array (``packed``: character -> ids and dimension; a file whose vectors are
+not all finite numbers of one length is passed on as it is, and the one record validator
+names what is wrong). The whole file is checked first by ``exchange.check_import`` (every
+record through ``validate.record``; nothing is written when any part is bad). The reused rows
+then go from the worker's array straight into the character's kernels
+(``WasmKernel.add_rows``), the records into the store without a change per memory
+(``CharacterStore.add_loaded``; BM25 analysis deferred as at boot), and one ``import``
+payload commits them with the call's other changes in ONE IndexedDB transaction
+(``persist_many``: full segments written directly, the rest to the tail). Records without a
+reusable vector (another model's file, none given) take the usual path: embedded, then
+``store.put``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..engine import exchange
+from ..engine.memory import Memory, TrashEntry
+from .host import host, to_js_ints, wait
+from .rpc import handler
+from .session import session
+
+MEMORY_FIELDS = tuple(Memory.__dataclass_fields__)
+
+
+@handler("import_data")
+def import_data(data: Any, packed: dict[str, Any] | None = None) -> dict[str, Any]:
+    s = session()
+    engine = s.engine
+    packs = {str(c): exchange.PackedVectors([str(i) for i in p["ids"]], int(p["dimension"]))
+             for c, p in (packed or {}).items()}
+    plan = exchange.check_import(engine, data, packs)
+    # what must be embedded first: an embedding that fails leaves no packed row added
+    rest = exchange.ImportPlan([replace(c, records=[r for r in c.records
+                                                    if r["id"] not in c.packed_rows],
+                                        packed_rows={}) for c in plan.characters])
+    report = exchange.import_data(engine, data, plan=rest)
+    for c in plan.characters:
+        if c.packed_rows:
+            imported, trashed = add_packed(c)
+            report["imported"] += imported
+            report["trashed"] += trashed
+    return report
+
+
+def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:
+    """Add a character's records whose vectors are rows of the worker's packed block;
+    returns how many were imported and how many of them went to the trash."""
+    s = session()
+    store = s.engine.writable_store(plan.id)  # MODEL_MISMATCH: re-vectorize it first
+    records = [r for r in plan.records if r["id"] in plan.packed_rows]
+    live = [r for r in records if r["trashed_at"] is None]
+    gone = [r for r in records if r["trashed_at"] is not None]
+    ordered = live + gone
+    rows = to_js_ints([plan.packed_rows[r["id"]] for r in ordered])
+    # the worker gathers these rows (live first) into one block and keeps it for the commit
+    block = wait(host().import_rows(plan.id, rows))
+    d = store.dimension
+    store.kernel.add_rows([r["id"] for r in live], block.subarray(0, len(live) * d))
+    store.trash_kernel.add_rows([r["id"] for r in gone],
+                                block.subarray(len(live) * d, len(ordered) * d))
+    memories = [Memory.from_dict(r) for r in live]
+    trashed = [TrashEntry(Memory.from_dict(r), store.trash_kernel.vector(r["id"]),
+                          r["trashed_at"]) for r in gone]
+    store.add_loaded(memories, trashed)
+    s.listener.add_bulk({
+        "op": "import", "character": plan.id, "stamp": store.stamp,
+        "model_id": store.model_id, "dimension": d,
+        "memories": [{name: r[name] for name in MEMORY_FIELDS if name in r} for r in ordered],
+        "trashed_at": [r["trashed_at"] for r in ordered],
+    })
+    # what ``mirror_ops`` makes of a new record with its vector: the whole record, later
+    s.mirror.pending += [{"op": "upsert", "id": r["id"]} for r in ordered]
+    return len(ordered), len(gone)

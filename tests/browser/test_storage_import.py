@@ -1,0 +1,99 @@
+"""Import with vectors given keeps them binary (the worker packs them into one Float32Array,
+Python validates the records, the rows go straight into the kernels and into full segments):
+the vectors come back bit for bit as float32, live and trashed, before and after a reload;
+a bad vector is named and nothing is written; a refused commit keeps nothing of the chunk."""
+
+from __future__ import annotations
+
+from .conftest import engine_call, wait_ready
+from .faults import fail_writes
+from .test_storage import call_error
+from .test_storage_purge import RAW
+
+N, TRASHED = 600, 100  # two full segments (512 rows) and a tail of 88
+
+# A seeded export file (version 2) on window.__file; its vectors as float32 on window.__f32.
+MAKE = """([n, trashed, stamp, dim]) => {
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
+  const memories = [], trash = [], vectors = {}, f32 = {};
+  for (let i = 0; i < n; i++) {
+    const id = `i${String(i).padStart(4, "0")}`;
+    const m = { id, text: `imported note ${i} about the harbour`, kind: "fact", key: null,
+      importance: 0.5, created_at: 1.7e9 + i, updated_at: 1.7e9 + i, meta: {} };
+    if (i < n - trashed) memories.push(m); else trash.push({ ...m, trashed_at: 1.8e9 });
+    vectors[id] = Array.from({ length: dim }, rand);
+    f32[id] = Array.from(new Float32Array(vectors[id]));
+  }
+  window.__file = { format: "omoide-export", version: 2,
+    characters: [{ id: "umi", name: "Umi", stamp, memories, trash, vectors }] };
+  window.__f32 = f32;
+  return n;
+}"""
+IMPORT = "() => window.omoide.call('import_data', { data: window.__file })"
+
+
+def open_app(launch, app_url, profile):
+    page = launch(profile).new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    stamp = engine_call(page, "model_state")["stamp"]
+    return page, stamp, int(stamp.rsplit("#", 1)[1])
+
+
+def exported_vectors(page) -> dict:
+    data = engine_call(page, "export_data", {"characters": ["umi"], "with_vectors": True})
+    return data["characters"][0]["vectors"]
+
+
+def test_imported_vectors_come_back_exactly_and_survive_a_reload(launch, app_url, tmp_path):
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
+    report = page.evaluate(IMPORT)
+    assert (report["imported"], report["trashed"]) == (N, TRASHED)
+    expected = page.evaluate("() => window.__f32")
+    assert exported_vectors(page) == expected
+    raw = page.evaluate(RAW)
+    assert len(raw["segments"]) == 2  # written directly as full segments, no second write
+    assert sum('"tail":1' in row for row in raw["memories"]) == N - 512
+    assert len(engine_call(page, "trash", {"character": "umi"})) == TRASHED
+    page.reload()
+    wait_ready(page)
+    assert exported_vectors(page) == expected
+    assert len(engine_call(page, "memories", {"character": "umi"})) == N - TRASHED
+    hits = engine_call(page, "recall", {"character": "umi", "query": "imported note 42",
+                                        "mode": "fulltext", "k": 1, "count": False})
+    assert hits[0]["memory"]["id"] == "i0042"
+
+
+def test_a_bad_vector_is_named_and_nothing_is_written(launch, app_url, tmp_path):
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [20, 0, stamp, dim])
+    page.evaluate("() => { window.__file.characters[0].vectors.i0003[5] = 'x'; }")
+    code, message = page.evaluate(
+        "() => window.omoide.call('import_data', { data: window.__file })"
+        ".then(() => null, e => [e.name, e.message])")
+    assert code == "MALFORMED_IMPORT" and "i0003" in message, message
+    # a whole pack of another length: the record validator words it
+    page.evaluate(MAKE, [20, 0, stamp, dim + 3])
+    code, message = page.evaluate(
+        "() => window.omoide.call('import_data', { data: window.__file })"
+        ".then(() => null, e => [e.name, e.message])")
+    assert code == "MALFORMED_IMPORT" and f"{dim + 3} numbers, {dim} expected" in message
+    assert engine_call(page, "memories", {"character": "umi"}) == []
+    assert page.evaluate(RAW)["memories"] == []
+
+
+def test_a_refused_commit_keeps_nothing_of_the_chunk(launch, app_url, tmp_path):
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [300, 10, stamp, dim])
+    fail_writes(page, 1)
+    code, _ = call_error(page, "import_data", {"data": page.evaluate("() => window.__file")})
+    assert code == "QUOTA_EXCEEDED"
+    assert engine_call(page, "memories", {"character": "umi"}) == []
+    raw = page.evaluate(RAW)
+    assert raw["memories"] == [] and raw["segments"] == []
+    assert page.evaluate(IMPORT)["imported"] == 300  # the next try stores it all
+    page.reload()
+    wait_ready(page)
+    assert len(engine_call(page, "memories", {"character": "umi"})) == 290
