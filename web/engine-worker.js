@@ -40,12 +40,36 @@ function installWheel(bytes) {
 
 // -- what Python calls (module omoide_host) -------------------------------------------------
 
+// -- progress of long verbs ---------------------------------------------------------------
+// Import, paste preview (ingest), summarize and chat-file import tell the page what they are
+// doing: the stage, and count / total while they embed (per batch, from the embedding worker).
+const PROGRESS_VERBS = new Set(["import_data", "ingest", "summarize", "tavern_import"]);
+// A recall's query or a remember embeds a few texts: no progress channel for those.
+const EMBED_PROGRESS_FROM = 17;
+let activity = null; // the verb now running that reports progress
+const progress = (stage, done = null, total = null) => {
+  if (activity) emit({ type: "progress", verb: activity, stage, done, total });
+};
+
+async function withProgress(verb, fn) {
+  if (!PROGRESS_VERBS.has(verb)) return fn();
+  activity = verb;
+  progress("working");
+  try {
+    return await fn();
+  } finally {
+    progress("finished");
+    activity = null;
+  }
+}
+
 let loadedModel = null;
 let runtimeInfo = null; // where embeddings run (webgpu / wasm) and why, shown to the user
 async function ensureModel(model, dtype) {
   if (!embedder) throw new Error("no embedding worker is connected");
   const key = `${model}@${dtype}`;
   if (loadedModel !== key) {
+    progress("model");
     const loaded = await embedder.load({ model, dtype }, Comlink.proxy((state) =>
       emit({ type: "download", state })));
     loadedModel = key;
@@ -72,8 +96,12 @@ function plainErrors(functions) {
 const host = plainErrors({
   async embed(texts, kind, model, dtype) {
     await ensureModel(model, dtype);
-    const reply = await embedder.embed(texts.toJs ? texts.toJs() : texts,
-      { kind, model, dtype });
+    const list = texts.toJs ? texts.toJs() : texts;
+    const onBatch = activity && list.length >= EMBED_PROGRESS_FROM
+      ? Comlink.proxy((done, total) => progress("embedding", done, total)) : undefined;
+    if (onBatch) progress("embedding", 0, list.length);
+    const reply = await embedder.embed(list, { kind, model, dtype }, onBatch);
+    if (onBatch) progress("working");
     if (reply.fellBack) {
       // WebGPU failed mid-work and the embedding worker moved to WebAssembly: say so.
       runtimeInfo = { ...runtimeInfo, device: reply.device, reason: reply.fellBack };
@@ -347,6 +375,7 @@ function replyValue(reply) {
 // caller gets the error and memory and disk still agree.
 async function callPython(method, params) {
   const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
+  progress("saving");
   const committed = JSON.parse(await py.dispatch.callPromising("flush", "{}"));
   if (!committed.ok) {
     await loadEverything();
@@ -419,7 +448,7 @@ const jsVerbs = {
   // An import carries display names: characters new to this browser get theirs (a name
   // already here is kept), characters without memories included.
   async import_data(params) {
-    return locked(async () => {
+    return locked(() => withProgress("import_data", async () => {
       const known = new Set((await store.listCharacters(db)).map((c) => c.id));
       const report = await callPython("import_data", params);
       for (const [id, name] of Object.entries(report.names ?? {})) {
@@ -429,7 +458,7 @@ const jsVerbs = {
         await touched(id);
       }
       return report;
-    });
+    }));
   },
   settings: () => locked(() => callPython("settings", {})),
   embedder_status: () => runtimeInfo ?? { device: null },
@@ -562,7 +591,7 @@ async function runRevectorize(job) {
 async function call(method, params = {}) {
   if (!py) throw new Error("the engine is not ready yet");
   if (method in jsVerbs) return jsVerbs[method](params);
-  const result = await locked(() => callPython(method, params));
+  const result = await locked(() => withProgress(method, () => callPython(method, params)));
   if (method === "recall" && params.count !== false) countRecalls(result);
   return result;
 }
