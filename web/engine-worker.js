@@ -93,10 +93,26 @@ function plainErrors(functions) {
     }]));
 }
 
+// Passages re-vectorization embedded ahead, outside the lock ("model@dtype\ntext" -> row):
+// the step that follows finds its whole batch here. Emptied after every step.
+const embeddedAhead = new Map();
+
+function fromAhead(list, model, dtype) {
+  if (!embeddedAhead.size || !list.length) return null;
+  const rows = list.map((text) => embeddedAhead.get(`${model}@${dtype}\n${text}`));
+  if (rows.some((row) => !row)) return null;
+  const dim = rows[0].length;
+  const data = new Float32Array(list.length * dim);
+  rows.forEach((row, n) => data.set(row, n * dim));
+  return { dims: [list.length, dim], data, device: runtimeInfo?.device ?? null, fellBack: null };
+}
+
 const host = plainErrors({
   async embed(texts, kind, model, dtype) {
-    await ensureModel(model, dtype);
     const list = texts.toJs ? texts.toJs() : texts;
+    const ahead = kind === "passage" ? fromAhead(list, model, dtype) : null;
+    if (ahead) return ahead;
+    await ensureModel(model, dtype);
     const onBatch = activity && list.length >= EMBED_PROGRESS_FROM
       ? Comlink.proxy((done, total) => progress("embedding", done, total)) : undefined;
     if (onBatch) progress("embedding", 0, list.length);
@@ -433,10 +449,12 @@ const jsVerbs = {
     ensureModel(model, dtype).catch((err) => emit({ type: "notice", message: err.message }));
     return state;
   },
-  revectorize_start({ model, dtype, character = null } = {}) {
+  revectorize_start({ model, dtype, character = null, step = null, ahead = true } = {}) {
     if (revectorizing) return revectorizeStatus();
     revectorizing = { model, dtype, character, cancel: false, done: 0, total: 0,
-      started: performance.now(), startDone: null, error: null };
+      started: performance.now(), startDone: null, error: null,
+      step: Number.isInteger(step) && step > 0 ? Math.min(step, 1_024) : null,
+      ahead: ahead !== false };
     runRevectorize(revectorizing);
     return revectorizeStatus();
   },
@@ -552,9 +570,16 @@ function revectorizeStatus() {
     rate, eta_s: eta, cancelling: r.cancel };
 }
 
-// Re-vectorization runs as many small steps, each one an engine call under the lock, so recall
-// and writes go on between them. Staged vectors are in IndexedDB: a reload resumes.
+// Re-vectorization runs in steps of REVECTORIZE_STEP memories. Each step's texts are embedded
+// first, outside the lock (sorted by length into batches by the embedding worker); the
+// engine call under the lock then only stages them (IndexedDB) and moves the job on, so
+// recall and writes go on between and during steps. Staged vectors are in IndexedDB: a
+// reload resumes. `step` overrides the size (the benchmark compares sizes).
+const REVECTORIZE_STEP = 64;
 async function runRevectorize(job) {
+  const size = job.step ?? REVECTORIZE_STEP;
+  const ahead = job.ahead ?? true;
+  const where = { model: job.model, dtype: job.dtype, character: job.character };
   const registry = await jsVerbs.models();
   const info = registry.models.find((m) => m.id === job.model);
   await store.setSetting(db, "revectorize_target",
@@ -566,8 +591,20 @@ async function runRevectorize(job) {
         event = { type: "revectorize", state: "cancelled", done: job.done, total: job.total };
         break;
       }
+      if (ahead) {
+        const texts = await locked(() => callPython("revectorize_upcoming",
+          { ...where, limit: size }));
+        if (texts.length) {
+          await ensureModel(job.model, job.dtype);
+          const reply = await embedder.embed(texts, { kind: "passage", model: job.model,
+            dtype: job.dtype });
+          const dim = reply.dims[1];
+          texts.forEach((text, n) => embeddedAhead.set(`${job.model}@${job.dtype}\n${text}`,
+            reply.data.subarray(n * dim, (n + 1) * dim)));
+        }
+      }
       const step = await locked(() => callPython("revectorize_step",
-        { model: job.model, dtype: job.dtype, character: job.character }));
+        { ...where, batch_size: size })).finally(() => embeddedAhead.clear());
       job.startDone ??= step.done;
       job.done = step.done;
       job.total = step.total;

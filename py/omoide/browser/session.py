@@ -24,7 +24,10 @@ from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
-from . import listing  # noqa: F401 - registers the memories_page verb
+from . import (
+    listing,  # noqa: F401 - registers the memories_page verb
+    revectorize_ahead,  # noqa: F401 - registers revectorize_upcoming
+)
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js, to_js_floats
