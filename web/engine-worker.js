@@ -585,10 +585,12 @@ async function runRevectorize(job) {
   await store.setSetting(db, "revectorize_target",
     { model: job.model, dtype: job.dtype, dimension: info?.dimension ?? 384 });
   let event = { type: "revectorize", state: "running" };
+  const cancelled = () => ({ type: "revectorize", state: "cancelled", done: job.done,
+    total: job.total });
   try {
     for (;;) {
       if (job.cancel) {
-        event = { type: "revectorize", state: "cancelled", done: job.done, total: job.total };
+        event = cancelled();
         break;
       }
       if (ahead) {
@@ -601,6 +603,11 @@ async function runRevectorize(job) {
           const dim = reply.dims[1];
           texts.forEach((text, n) => embeddedAhead.set(`${job.model}@${job.dtype}\n${text}`,
             reply.data.subarray(n * dim, (n + 1) * dim)));
+        }
+        if (job.cancel) { // asked while embedding: nothing of this step is staged
+          embeddedAhead.clear();
+          event = cancelled();
+          break;
         }
       }
       const step = await locked(() => callPython("revectorize_step",
