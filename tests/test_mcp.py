@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -29,6 +30,7 @@ from tests.test_engine_embedder import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 HTTP_PORT = 47691
+HTTP_KEY = "mcp-subprocess-key-0123456789"
 TIMEOUT = 45.0  # one subprocess session, model load included
 
 
@@ -55,7 +57,7 @@ def workspace(tmp_path: Path):
     ws.close()
 
 
-def run_async(main) -> Any:
+def run_async(main, deadline: float = TIMEOUT) -> Any:
     """``anyio.run(main)`` in a thread of its own: in the full suite the browser tests' sync
     Playwright keeps an asyncio loop running in the main thread, where anyio.run refuses."""
     result: dict[str, Any] = {}
@@ -68,11 +70,29 @@ def run_async(main) -> Any:
 
     thread = threading.Thread(target=target)
     thread.start()
-    thread.join(TIMEOUT + 30)
+    thread.join(deadline + 30)
     assert not thread.is_alive(), "the MCP client did not finish"
     if "error" in result:
         raise result["error"]
     return result.get("value")
+
+
+def run_stdio(params: StdioServerParameters, log: Path, body, deadline: float = TIMEOUT
+              ) -> None:
+    """``body(session)`` against the MCP server started as a subprocess over stdio; the
+    server's stderr goes to ``log``, printed when the scenario fails."""
+    async def main() -> None:
+        with log.open("w") as errlog, anyio.fail_after(deadline):
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
+                    await body(s)
+
+    try:
+        run_async(main, deadline)
+    except BaseException:
+        if log.exists():
+            print(log.read_text(errors="replace"), file=sys.stderr)
+        raise
 
 
 def run_with_client(server: Any, body) -> Any:
@@ -265,20 +285,7 @@ def test_stdio_transport(tmp_path: Path) -> None:
         command=sys.executable, args=["-m", "omoide.mcp", "--db", str(tmp_path / "x.db")],
         env=child_env(), cwd=str(ROOT),
     )
-    log = tmp_path / "server.log"
-
-    async def main() -> None:
-        with log.open("w") as errlog, anyio.fail_after(TIMEOUT):
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
-                    await store_and_recall(s)
-
-    try:
-        run_async(main)
-    except BaseException:
-        if log.exists():
-            print(log.read_text(errors="replace"), file=sys.stderr)
-        raise
+    run_stdio(params, tmp_path / "server.log", store_and_recall)
     # a new workspace records the model it was created with, as the CLI's do
     from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
     from omoide.workspace import stored_model
@@ -309,7 +316,8 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
         proc = subprocess.Popen(
             [sys.executable, "-m", "omoide.mcp", "--db", str(tmp_path / "x.db"),
              "--transport", "http", "--port", str(HTTP_PORT)],
-            cwd=ROOT, env={**os.environ, **child_env()}, stdin=subprocess.DEVNULL,
+            cwd=ROOT, env={**os.environ, **child_env(), "OMOIDE_MCP_KEY": HTTP_KEY},
+            stdin=subprocess.DEVNULL,
             stdout=errlog, stderr=subprocess.STDOUT,
         )
     try:
@@ -318,7 +326,9 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
         async def main() -> None:
             with anyio.fail_after(TIMEOUT):
                 url = f"http://127.0.0.1:{HTTP_PORT}/mcp"
-                async with streamable_http_client(url) as (read, write):
+                client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_KEY}"})
+                async with client, streamable_http_client(url, http_client=client) as (
+                        read, write):
                     async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
                         await store_and_recall(s)
 

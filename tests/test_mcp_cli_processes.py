@@ -9,37 +9,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-import threading
 from functools import partial
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, StdioServerParameters
 
 from tests.test_cli import run_cli
-from tests.test_mcp import ROOT, TIMEOUT, child_env, data, need_model
+from tests.test_mcp import ROOT, child_env, data, need_model, run_stdio
 
 DEADLINE = 300.0  # a server start and six CLI runs, each loading the model, on a busy machine
-
-
-def run_in_thread(main) -> None:
-    """``anyio.run(main)`` in a thread of its own (as tests/test_mcp.py does), with a
-    deadline for the whole scenario."""
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            anyio.run(main)
-        except BaseException as err:  # noqa: BLE001 - re-raised in the test's thread
-            errors.append(err)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(DEADLINE + 30)
-    assert not thread.is_alive(), "the scenario did not finish"
-    if errors:
-        raise errors[0]
 
 
 def stored(db: Path, memory_id: str) -> tuple[float | None, dict]:
@@ -108,15 +88,4 @@ def test_mcp_server_and_cli_never_undo_each_other(tmp_path: Path) -> None:
         # every recall that returned the cello memory counted, in either process: 2 + 2
         assert stored(db, violin)[1]["recall_count"] == 4
 
-    async def main() -> None:
-        with log.open("w") as errlog, anyio.fail_after(DEADLINE):
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
-                    await body(s)
-
-    try:
-        run_in_thread(main)
-    except BaseException:
-        if log.exists():
-            print(log.read_text(errors="replace"), file=sys.stderr)
-        raise
+    run_stdio(params, log, body, DEADLINE)

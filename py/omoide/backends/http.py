@@ -13,41 +13,22 @@ Default contract (every path and parameter name is configurable, see ``HttpConfi
     GET    /health                                         -> 200 {"ok": true, ...}
 
 404 answers None/False; any other non-2xx raises BACKEND_HTTP with the status and body. The
-transport is pluggable: ``urllib_transport`` under CPython, the engine worker's ``fetch`` in
-the browser (``omoide.browser.http``).
+transport is the package's one seam (``omoide.transport``): urllib under CPython, the engine
+worker's ``fetch`` in the browser (``omoide.browser.http``).
 """
 
 from __future__ import annotations
 
 import json
 import time
-import urllib.error
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from omoide.backends.base import DEFAULT_PAGE
 from omoide.errors import OmoideError
-
-# (method, url, headers, body or None, timeout seconds) -> (status, body)
-Transport = Callable[[str, str, dict[str, str], bytes | None, float], tuple[int, bytes]]
-
-
-def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,
-                     timeout: float) -> tuple[int, bytes]:
-    import urllib.request  # here: http.client + email cost ~0.6 s of a Pyodide boot
-
-    request = urllib.request.Request(url, data=body, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as reply:
-            return reply.status, reply.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
-    except urllib.error.URLError as err:
-        if isinstance(err.reason, TimeoutError):
-            raise TimeoutError(str(err.reason)) from None
-        raise OSError(str(err.reason)) from None
+from omoide.transport import Transport, urllib_transport
 
 
 @dataclass(frozen=True)
@@ -111,7 +92,7 @@ class HttpBackend:
             body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
         try:
-            status, raw = self.transport(method, url, headers, body, self.config.timeout)
+            status, raw, _ = self.transport(method, url, headers, body, self.config.timeout)
         except TimeoutError:
             raise OmoideError.of("BACKEND_TIMEOUT", url=url, timeout=self.config.timeout) from None
         except OSError as err:

@@ -1,23 +1,23 @@
-"""HTTP for Python in the browser: transports over the worker's fetch.
+"""HTTP for Python in the browser: the transport over the worker's fetch.
 
 ``urllib`` has no network in Pyodide, so the engine worker's host function ``http_request``
 does the request (CORS mode, with a timeout) and Python waits for it with ``run_sync``.
-``fetch_request_transport`` is the one ``backends.http.HttpBackend`` takes (any method,
-optional body); ``fetch_transport`` is the ``governance.llm`` one (POST).
+``fetch_transport`` is the package's ``omoide.transport.Transport`` in the browser: the one
+``backends.http.HttpBackend`` and ``governance.llm.ChatClient`` take.
 """
 
 from __future__ import annotations
 
 import json
 
+from ..transport import Reply
 from .host import host
 
 
-def fetch_request_transport(method: str, url: str, headers: dict[str, str],
-                            body: bytes | None, timeout: float) -> tuple[int, bytes]:
-    """``HttpBackend``'s transport: (method, url, headers, body or None, timeout) ->
-    (status, body). A timeout raises ``TimeoutError``, any other failure (refused connection,
-    CORS, DNS) ``OSError``; ``HttpBackend`` maps them to BACKEND_TIMEOUT / BACKEND_UNREACHABLE."""
+def fetch_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,
+                    timeout: float) -> Reply:
+    """(method, url, headers, body or None, timeout) -> Reply. A timeout raises
+    ``TimeoutError``, any other failure (refused connection, CORS, DNS) ``OSError``."""
     from pyodide.ffi import JsException, run_sync
 
     text = None if body is None else body.decode("utf-8")
@@ -28,11 +28,4 @@ def fetch_request_transport(method: str, url: str, headers: dict[str, str],
             raise TimeoutError(str(err)) from None
         raise OSError(str(err)) from None
     answer = json.loads(reply)
-    return int(answer["status"]), answer["body"].encode("utf-8")
-
-
-def fetch_transport(url: str, body: bytes, headers: dict[str, str], timeout: float
-                    ) -> tuple[int, bytes]:
-    """The ``governance.llm`` transport (a POST): same failures as above, which
-    ``ChatClient`` maps to REMOTE_TIMEOUT / LLM_UNREACHABLE."""
-    return fetch_request_transport("POST", url, headers, body, timeout)
+    return Reply(int(answer["status"]), answer["body"].encode("utf-8"))

@@ -31,7 +31,7 @@ from . import (
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js, to_js_floats
-from .http import fetch_request_transport, fetch_transport
+from .http import fetch_transport
 from .persistence import IndexedDBListener
 from .recall_stats import RecallStats
 from .rpc import handler
@@ -429,7 +429,7 @@ def configure_backends(s: Session) -> None:
     fallbacks = []
     if url:
         config = HttpConfig(url, api_key=key, timeout=BACKUP_TIMEOUT_S)
-        fallbacks.append(HttpBackend(config, transport=fetch_request_transport,
+        fallbacks.append(HttpBackend(config, transport=fetch_transport,
                                      name=f"server:{url}"))
     s.backends = BackendManager(IndexedDBBackend(lambda: s.engine), fallbacks,
                                 queue_store=s.queue_store)

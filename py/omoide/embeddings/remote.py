@@ -12,14 +12,20 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import OmoideError
+from ..transport import Transport, urllib_transport
 from .base import check_texts
 from .registry import vector_stamp
 
 DTYPE = "remote"
+
+
+def retry_after(headers: Mapping[str, str]) -> str | None:
+    """The Retry-After header's value, whatever case the server wrote its name in."""
+    return next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -57,6 +63,7 @@ class RemoteEmbedder:
         max_retries: int = 3,
         max_retry_wait: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        transport: Transport | None = None,
     ) -> None:
         base = base_url.rstrip("/")
         self.url = base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
@@ -73,6 +80,7 @@ class RemoteEmbedder:
         self.max_retry_wait = float(max_retry_wait)
         self._api_key = api_key
         self._sleep = sleep
+        self._transport = transport or urllib_transport
 
     def __repr__(self) -> str:  # no key in logs
         return f"RemoteEmbedder(url={self.url!r}, model={self.model!r}, dim={self.dimension})"
@@ -90,55 +98,47 @@ class RemoteEmbedder:
         return out
 
     def _request(self, texts: list[str]) -> list[list[float]]:
-        # Lazily: costly to import in a Pyodide boot that never uses it.
-        import urllib.error
-        import urllib.request
-
         body = json.dumps({"model": self.model, "input": texts, "encoding_format": "float"})
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         attempt = 0
         while True:
-            req = urllib.request.Request(self.url, data=body.encode(), headers=headers)
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    payload = json.loads(resp.read().decode("utf-8"))
-                break
-            except urllib.error.HTTPError as e:
-                status = e.code
-                detail = e.read(500).decode("utf-8", "replace").strip()
-                if status in (401, 403):
-                    raise OmoideError.of("REMOTE_AUTH", url=self.url, status=status) from None
-                if status == 429:
-                    wait = parse_retry_after(e.headers.get("Retry-After"))
-                    # Honour Retry-After when it is short; otherwise tell the user when to retry.
-                    if attempt < self.max_retries and (wait or 1.0) <= self.max_retry_wait:
-                        attempt += 1
-                        self._sleep(wait if wait is not None else min(2.0**attempt, 8.0))
-                        continue
-                    raise OmoideError.of(
-                        "REMOTE_RATE_LIMITED",
-                        url=self.url,
-                        retry_after="?" if wait is None else f"{wait:g}",
-                    ) from None
-                raise OmoideError.of(
-                    "REMOTE_ERROR", url=self.url, status=status, body=detail[:200] or "(empty)"
-                ) from None
+                status, raw, reply_headers = self._transport(
+                    "POST", self.url, headers, body.encode(), self.timeout)
             except TimeoutError:
                 raise OmoideError.of("REMOTE_TIMEOUT", url=self.url, timeout=self.timeout) from None
-            except urllib.error.URLError as e:
-                if isinstance(e.reason, TimeoutError):
-                    raise OmoideError.of(
-                        "REMOTE_TIMEOUT", url=self.url, timeout=self.timeout
-                    ) from None
+            except OSError as e:
                 raise OmoideError.of(
-                    "EMBEDDING_FAILED", provider=self.url, reason=f"cannot connect: {e.reason}"
+                    "EMBEDDING_FAILED", provider=self.url, reason=f"cannot connect: {e}"
                 ) from None
-            except (ValueError, UnicodeDecodeError) as e:
+            if status == 200:
+                break
+            if status in (401, 403):
+                raise OmoideError.of("REMOTE_AUTH", url=self.url, status=status)
+            if status == 429:
+                wait = parse_retry_after(retry_after(reply_headers))
+                # Honour Retry-After when it is short; otherwise tell the user when to retry.
+                if attempt < self.max_retries and (wait or 1.0) <= self.max_retry_wait:
+                    attempt += 1
+                    self._sleep(wait if wait is not None else min(2.0**attempt, 8.0))
+                    continue
                 raise OmoideError.of(
-                    "EMBEDDING_FAILED", provider=self.url, reason=f"invalid JSON answer: {e}"
-                ) from None
+                    "REMOTE_RATE_LIMITED",
+                    url=self.url,
+                    retry_after="?" if wait is None else f"{wait:g}",
+                )
+            detail = raw[:500].decode("utf-8", "replace").strip()
+            raise OmoideError.of(
+                "REMOTE_ERROR", url=self.url, status=status, body=detail[:200] or "(empty)"
+            )
+        try:
+            payload = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise OmoideError.of(
+                "EMBEDDING_FAILED", provider=self.url, reason=f"invalid JSON answer: {e}"
+            ) from None
         return self._vectors(payload, len(texts))
 
     def _vectors(self, payload: Any, n: int) -> list[list[float]]:

@@ -10,38 +10,23 @@
 - ``MemoryLLM.refine``: a short diary note from the character's point of view.
 - ``MemoryLLM.summarize``: a summary of many memory lines within a token budget.
 
-The HTTP call is a pluggable ``transport`` (url, body, headers, timeout) -> (status, body):
-urllib under CPython; a Pyodide worker passes one built on its own fetch.
+The HTTP call goes through the package's one transport seam (``omoide.transport``): urllib
+under CPython; a Pyodide worker passes one built on its own fetch.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import urllib.error
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from omoide.errors import OmoideError
 from omoide.governance.extract import Message, clamp_content, make_key, message_text
-
-Transport = Callable[[str, bytes, dict[str, str], float], tuple[int, bytes]]
+from omoide.transport import Transport, urllib_transport
 
 JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
-
-
-def urllib_transport(url: str, body: bytes, headers: dict[str, str], timeout: float
-                     ) -> tuple[int, bytes]:
-    """One POST; HTTP errors come back as (status, body) rather than exceptions."""
-    import urllib.request  # here: http.client + email cost ~0.6 s of a Pyodide boot
-
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read(2000)
 
 
 class ChatClient:
@@ -83,17 +68,11 @@ class ChatClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            status, body = self._transport(
-                self.url, json.dumps(payload).encode(), headers, self.timeout
+            status, body, _ = self._transport(
+                "POST", self.url, headers, json.dumps(payload).encode(), self.timeout
             )
         except TimeoutError:
             raise OmoideError.of("REMOTE_TIMEOUT", url=self.url, timeout=self.timeout) from None
-        except urllib.error.URLError as e:
-            if isinstance(e.reason, TimeoutError):
-                raise OmoideError.of(
-                    "REMOTE_TIMEOUT", url=self.url, timeout=self.timeout
-                ) from None
-            raise OmoideError.of("LLM_UNREACHABLE", url=self.url, reason=e.reason) from None
         except OSError as e:
             raise OmoideError.of("LLM_UNREACHABLE", url=self.url, reason=e) from None
         if status in (401, 403):

@@ -1,7 +1,8 @@
 """``python -m omoide.mcp``: serve one Omoide workspace (a SQLite file) over MCP.
 
     python -m omoide.mcp --db memories.db                      # stdio (for desktop clients)
-    python -m omoide.mcp --db memories.db --transport http     # http://127.0.0.1:8765/mcp
+    OMOIDE_MCP_KEY=... python -m omoide.mcp --db memories.db --transport http
+                                                    # http://127.0.0.1:8765/mcp, bearer key
 
 Everything but the protocol goes to stderr: on stdio, stdout carries only JSON-RPC.
 """
@@ -16,7 +17,6 @@ from typing import Any
 
 from omoide.errors import OmoideError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PORT = 8765
 
 
@@ -33,9 +33,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (default) or streamable HTTP")
     p.add_argument("--host", default="127.0.0.1",
-                   help="HTTP bind address (default 127.0.0.1; loopback only unless changed)")
+                   help="HTTP bind address (default 127.0.0.1; any other needs --public and "
+                   "a key)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"HTTP port (default {DEFAULT_PORT}); the endpoint is /mcp")
+    p.add_argument("--key-file", metavar="PATH",
+                   help="HTTP: a file holding the bearer key clients must send ($OMOIDE_MCP_KEY)")
+    p.add_argument("--key", help="HTTP: the bearer key (visible in the process list: prefer "
+                   "$OMOIDE_MCP_KEY or --key-file)")
+    p.add_argument("--no-key", action="store_true",
+                   help="HTTP without a key (loopback only; any local program can read)")
+    p.add_argument("--public", action="store_true",
+                   help="confirm a non-loopback --host (other machines can connect; the key "
+                   "travels in clear text without a TLS proxy in front)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another name the HTTP server answers to in the Host header")
     p.add_argument("--model", default=None, help="embedding model id (default: the one the "
                    f"workspace was created with; {DEFAULT_MODEL_ID} for a new one)")
     p.add_argument("--dtype", default=None, help="model weights (default: the workspace's; "
@@ -79,12 +91,28 @@ def open_with_model(args: argparse.Namespace) -> tuple[Any, Any]:
     return context.open(), context.translate
 
 
+def http_policy(args: argparse.Namespace) -> Any:
+    """The HTTP transport's rules (the reference server's): a key unless --no-key (which pins
+    loopback), --public for another address, no browser origin."""
+    from omoide.keys import resolve_key
+    from omoide.server.policy import ServerPolicy
+
+    key = resolve_key(args.key, args.key_file, "OMOIDE_MCP_KEY")
+    return ServerPolicy.build(args.host, api_key=key, no_key=args.no_key, public=args.public,
+                              origins=(), allow_hosts=args.allow_host, key_env="OMOIDE_MCP_KEY")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         from omoide.mcp.server import build_server
     except ImportError as e:  # the SDK is an optional extra
         log(f"the MCP SDK is not installed ({e}); pip install 'omoide[mcp]'")
+        return 2
+    try:
+        policy = http_policy(args) if args.transport == "http" else None
+    except OmoideError as e:
+        log(f"{e.code}: {e}")
         return 2
     try:
         workspace, translate = open_with_model(args)
@@ -97,11 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"serving {workspace.path} on stdio")
             server.run("stdio")
         else:
-            if args.host not in LOOPBACK:
-                log(f"WARNING: binding {args.host}: the server has no authentication; anyone "
-                    "who can reach this address can read and change the memories")
-            log(f"serving {workspace.path} on http://{args.host}:{args.port}/mcp")
-            server.run("streamable-http", host=args.host, port=args.port)
+            from omoide.mcp.http import serve_http
+
+            log(f"serving {workspace.path} on http://{args.host}:{args.port}/mcp "
+                f"({'bearer key required' if policy.api_key else 'NO KEY (loopback only)'})")
+            serve_http(server, args.host, args.port, policy)
     except KeyboardInterrupt:
         pass
     finally:

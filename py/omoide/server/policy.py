@@ -8,6 +8,7 @@ bind needs ``public=True`` AND a key.
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import urllib.parse
 from dataclasses import dataclass, field
@@ -74,11 +75,11 @@ class ServerPolicy:
     def build(cls, host: str, *, api_key: str | None, no_key: bool = False, public: bool = False,
               origins: tuple[str, ...] | list[str] | None = None,
               allow_hosts: tuple[str, ...] | list[str] = (), max_body: int = MAX_BODY,
-              body_timeout: float = 30.0) -> ServerPolicy:
+              body_timeout: float = 30.0, key_env: str = "OMOIDE_SERVER_KEY") -> ServerPolicy:
         if api_key is not None and not api_key.strip():
             raise OmoideError.of("SERVER_CONFIG", reason="the key is empty")
         if not api_key and not no_key:
-            raise OmoideError.of("SERVER_CONFIG", reason="no key: set OMOIDE_SERVER_KEY or give "
+            raise OmoideError.of("SERVER_CONFIG", reason=f"no key: set {key_env} or give "
                                  "--key-file (or --no-key for a keyless loopback-only server)")
         if api_key and no_key:
             raise OmoideError.of("SERVER_CONFIG", reason="a key and --no-key exclude each other")
@@ -105,3 +106,11 @@ class ServerPolicy:
 
     def origin_allowed(self, origin: str) -> bool:
         return origin.lower() in self.origins
+
+    def key_accepted(self, authorization: str | None) -> bool:
+        """True when no key is set, or ``Authorization`` is exactly ``Bearer <key>``
+        (compared in constant time)."""
+        if self.api_key is None:
+            return True
+        given = (authorization or "").encode("latin-1", "replace")
+        return hmac.compare_digest(given, f"Bearer {self.api_key}".encode())
