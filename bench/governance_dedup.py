@@ -19,8 +19,9 @@ its fact and side (the fact as first said, or its negation), so the result can b
 - missed duplicates: a message of a fact that already had a live record, stored as a new one;
 - skipped: messages the pattern extractor found nothing in (reported, not scored).
 
-Messages go through ``omoide.governance.ingest`` (pattern extraction + dedup + write + tier
-rebalance, cold maintenance included) in conversations of 10 messages, in a shuffled order.
+Messages go through ``omoide.governance.ingest`` (pattern extraction with the model's second
+stage, as ingest runs it with a model loaded + dedup + write + tier rebalance, cold
+maintenance included) in conversations of 10 messages, in a shuffled order.
 The e5 vectors of the extracted contents are computed once and cached under ``.cache/bench/``
 (``bench/common.py``), so the main run measures governance itself; an end-to-end run with the
 real model on the first ``--e2e`` messages measures the throughput an app sees.
@@ -51,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import CachedModel, machine_info, md_table, write_results  # noqa: E402
 from omoide.engine import MemoryEngine  # noqa: E402
 from omoide.engine.remember import build_memory  # noqa: E402
+from omoide.governance.clause_model import classifier_for  # noqa: E402
 from omoide.governance.dedup import DEFAULT_THRESHOLD, DedupIndex  # noqa: E402
 from omoide.governance.extract import extract  # noqa: E402
 from omoide.governance.ingest import ingest  # noqa: E402
@@ -261,13 +263,15 @@ def build_dataset(n_facts: int, n_paraphrases: int, n_contradictions: int = 0,
 
 class TextCacheEmbedder:
     """The engine's Embedder protocol over vectors computed beforehand, looked up by text
-    (a text not computed beforehand goes to the real model and is counted)."""
+    (a text not computed beforehand goes to the real model and is counted). Query vectors
+    (the second extraction stage's clauses) are kept once computed."""
 
     def __init__(self, model: CachedModel, table: dict[str, np.ndarray]) -> None:
         self.model = model
         self.model_id, self.dtype = model.model_id, model.dtype
         self.dimension, self.stamp = model.dimension, model.stamp
         self.table = table
+        self.queries: dict[str, np.ndarray] = {}
         self.misses = 0
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -279,7 +283,11 @@ class TextCacheEmbedder:
         return np.stack([self.table[t] for t in texts])
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return self.model.embedder.embed_queries_array(list(texts))
+        missing = list(dict.fromkeys(t for t in texts if t not in self.queries))
+        if missing:
+            rows = self.model.embedder.embed_queries_array(missing)
+            self.queries.update(zip(missing, rows, strict=True))
+        return np.stack([self.queries[t] for t in texts])
 
 
 class Clock:
@@ -424,17 +432,18 @@ def run_ingest(messages: list[Message], embedder, policy: TierPolicy, threshold:
     }
 
 
-def similarity_only(messages: list[Message], table: dict[str, np.ndarray], model: CachedModel,
+def similarity_only(messages: list[Message], embedder: TextCacheEmbedder,
                     threshold: float) -> dict:
     """Same candidates, keys removed: merged iff cosine >= threshold with the same kind and
     the same polarity (the text of the record is kept)."""
-    embedder = TextCacheEmbedder(model, table)
+    table = embedder.table
+    stage = classifier_for(embedder)
     engine = MemoryEngine(embedder, clock=Clock())
     store = engine.writable_store("sim")
     scorer = Scorer({m.fact for m in messages if m.reworded})
     t0 = time.perf_counter()
     for msg in messages:
-        candidates, _ = extract([msg.text])
+        candidates, _ = extract([msg.text], classifier=stage)
         for c in candidates:
             vec = table[c.text]
             found = DedupIndex(store, threshold).match(c.kind, None, vec, c.polarity)
@@ -468,14 +477,21 @@ def main() -> None:
     print(f"{n} messages ({args.facts} facts, {args.paraphrases} paraphrases, "
           f"{args.contradictions} contradictions)", flush=True)
 
-    # every extracted content, embedded once (cached on disk)
-    contents = sorted({c.text for m in messages for c in extract([m.text])[0]})
+    # every extracted content (patterns + the second stage ingest runs with the model),
+    # embedded once (passages cached on disk; the stage's query vectors kept in memory)
     model = CachedModel("e5-q8", threads=2)
+    cached = TextCacheEmbedder(model, {})
+    stage = classifier_for(cached)
+    t0 = time.perf_counter()
+    contents = sorted({c.text for m in messages
+                       for c in extract([m.text], classifier=stage)[0]})
+    stage_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     vectors = model.embed("passages", contents)
-    print(f"{len(contents)} contents embedded/cached in {time.perf_counter() - t0:.1f}s",
-          flush=True)
-    table = dict(zip(contents, vectors, strict=True))
+    print(f"{len(contents)} contents embedded/cached in {time.perf_counter() - t0:.1f}s "
+          f"(extraction with the {stage.via} stage: {stage_s:.1f}s, "
+          f"{len(cached.queries)} clauses embedded)", flush=True)
+    cached.table.update(zip(contents, vectors, strict=True))
     if args.limit is not None:
         messages = messages[:args.limit]
         n = len(messages)
@@ -486,7 +502,7 @@ def main() -> None:
         embed_s, embed_n = model.cached_seconds["passages"], model.cached["passages"]
 
     policy = TierPolicy()
-    main_run = run_ingest(messages, TextCacheEmbedder(model, table), policy, DEFAULT_THRESHOLD)
+    main_run = run_ingest(messages, cached, policy, DEFAULT_THRESHOLD)
     score: Score = main_run["score"]
     print(f"ingest: {main_run['records_kept']} kept, {score.merged} merged, "
           f"{score.false_merges} false, {score.missed} missed, {score.superseded} superseded, "
@@ -504,7 +520,7 @@ def main() -> None:
 
     sims = []
     for thr in [float(x) for x in args.thresholds.split(",")]:
-        sim = similarity_only(messages, table, model, thr)
+        sim = similarity_only(messages, cached, thr)
         sims.append(sim)
         print(f"similarity only @{thr}: {sim['records_kept']} kept, "
               f"{sim['score'].false_merges} false, {sim['score'].missed} missed", flush=True)

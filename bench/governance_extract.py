@@ -19,6 +19,10 @@ third-person reports, requests and other non-statements). Each row carries a fix
   second widening, scored only and never used to change a rule or a prototype: the honest
   estimate of how the rules generalise to phrasings their author did not have in front of
   him. (Small: one message is 0.017 of recall, 0.05 of false positives.)
+- ``blind2``: 80 statements (20 per kind) + 32 negatives per language, written by the next
+  author before reading the rules (open-ended preferences, plans without "will", facts about
+  the user's people, third-person reports and questions as negatives), scored with the
+  extractor of that day as the baseline, then only scored: never studied, never trained on.
 
 Scores per language and split:
 
@@ -29,13 +33,17 @@ Scores per language and split:
 - subject match: recalled positives whose key agrees with the labelled subject (the key's
   subject equals, contains or is contained in the normalized labelled subject).
 
-``--prototypes`` also runs the second stage (``omoide.governance.prototypes``: clauses no
+``--learned`` also runs the learned second stage (``omoide.governance.clause_model``: the
+weights ``bench/governance_train.py`` trained on dev, dev2 and dev3 only) and times
+``extract`` per message with and without it.
+
+``--prototypes`` also runs the prototype stage (``omoide.governance.prototypes``: clauses no
 pattern matched, classified by multilingual-e5-small q8 against labelled prototype phrases),
 sweeps its margin on the development splits only (dev, dev2, dev3) and scores every split
 with the margin chosen there (best recall with false positives <= 0.05 in both languages).
 
     PYTHONPATH=py:. .venv/bin/python bench/governance_extract.py [--show-dev-failures]
-        [--prototypes]
+        [--prototypes] [--learned]
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ from omoide.governance.prototypes import DEFAULT_MARGIN, PrototypeClassifier  # 
 DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
-SPLITS = ("dev", "heldout", "dev2", "dev3", "blind")
+SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 
@@ -136,11 +144,12 @@ def score(rows: list[dict], classifier=None) -> tuple[dict, list[dict]]:
 
 
 class CachingEmbedder:
-    """Embeds each text once across the margin sweep."""
+    """Embeds each text once across the margin sweep (model id, dimension: the inner one's)."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
         self.cache: dict[str, list[float]] = {}
+        self.model_id, self.dimension = inner.model_id, inner.dimension
 
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
@@ -173,6 +182,25 @@ def run(method: str, classifier, show_dev_failures: bool) -> tuple[dict, list, l
     return results, rows_md, kind_rows_md
 
 
+def time_per_message(embedder, trained) -> dict:
+    """Mean ms per message of ``extract`` alone and with the learned stage (a fresh model
+    instance per call, nothing cached), over the blind2 messages of both languages."""
+    from omoide.governance.clause_model import LearnedClauseClassifier
+
+    texts = [r["text"] for lang in LANGS for r in load(lang) if r["split"] == "blind2"]
+    stage = LearnedClauseClassifier(embedder, trained)
+    started = time.perf_counter()
+    for text in texts:
+        extract([text])
+    plain = time.perf_counter() - started
+    started = time.perf_counter()
+    for text in texts:
+        extract([text], classifier=stage)
+    staged = time.perf_counter() - started
+    return {"messages": len(texts), "patterns_ms": 1000 * plain / len(texts),
+            "learned_ms": 1000 * staged / len(texts)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show-dev-failures", action="store_true",
@@ -180,18 +208,44 @@ def main() -> None:
                              "(never held-out or blind)")
     parser.add_argument("--name", default="governance_extract")
     parser.add_argument("--prototypes", action="store_true",
-                        help="also score the embedding stage (needs dist/models, onnxruntime)")
+                        help="also score the prototype stage (needs dist/models, onnxruntime)")
+    parser.add_argument("--learned", action="store_true",
+                        help="also score the learned stage, clause_model (dist/models, "
+                             "onnxruntime); with the time per message")
     args = parser.parse_args()
 
     started = time.perf_counter()
     results, rows_md, kind_rows_md = run("patterns", None, args.show_dev_failures)
     payload_extra: dict = {}
     markdown_extra = ""
-    if args.prototypes:
+    embedder = None
+    if args.prototypes or args.learned:
         from omoide.embeddings.onnx_provider import OnnxEmbedder
 
         embedder = CachingEmbedder(
             OnnxEmbedder.from_model_id("omoide/multilingual-e5-small", "q8"))
+    if args.learned:
+        from omoide.governance.clause_model import LearnedClauseClassifier, weights_for
+
+        trained = weights_for(embedder.model_id)
+        if trained is None:
+            raise SystemExit(f"no trained weights for {embedder.model_id}: "
+                             "run bench/governance_train.py --write")
+        learned = LearnedClauseClassifier(embedder, trained)
+        timing = time_per_message(embedder.inner, trained)
+        learned_results, learned_rows, learned_kind_rows = run(
+            "patterns+learned", learned, False)
+        results.update(learned_results)
+        rows_md += learned_rows
+        kind_rows_md += learned_kind_rows
+        payload_extra["learned"] = {"thresholds": dict(trained.thresholds), **timing}
+        markdown_extra += (
+            f"\n## Learned stage (thresholds {dict(trained.thresholds)}): time per message\n\n"
+            f"{timing['messages']} messages, one `extract` call each, e5 q8 on the CPU (no "
+            f"cache): patterns only {timing['patterns_ms']:.2f} ms, patterns + learned stage "
+            f"{timing['learned_ms']:.1f} ms per message (the stage embeds only the clauses no "
+            f"pattern matched and the gate let through).\n")
+    if args.prototypes:
         sweep = []
         for margin in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
             classifier = PrototypeClassifier(embedder, margin=margin)
@@ -209,9 +263,9 @@ def main() -> None:
         results.update(proto_results)
         rows_md += proto_rows
         kind_rows_md += proto_kind_rows
-        payload_extra = {"prototype_margin_sweep_dev": sweep, "prototype_margin": chosen,
-                         "default_margin": DEFAULT_MARGIN}
-        markdown_extra = (
+        payload_extra |= {"prototype_margin_sweep_dev": sweep, "prototype_margin": chosen,
+                          "default_margin": DEFAULT_MARGIN}
+        markdown_extra += (
             f"\n## Second stage: margin sweep on dev + dev2 + dev3 (chosen: {chosen})\n\n"
             + md_table(["margin", "en recall", "en false positives", "ja recall",
                         "ja false positives"],

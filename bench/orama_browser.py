@@ -164,31 +164,20 @@ def main() -> None:
                           "memory": page.evaluate("B.measureMemory()")})
                 record(r)
                 record({"engine": "omoide-engine", "what": "recall_cached_embedding",
-                        "rows": rows, **cached_recall(page, args.engine_queries)})
-            times = []
-            for i in range(4):
-                started = time.perf_counter()
-                call(page, "remember", {"character": CHARACTER,
-                                        "text": f"one more memory in the big store {i}"})
-                times.append((time.perf_counter() - started) * 1000)
-            times.sort()
+                        "rows": rows, **cached_recall(page, rows, args.engine_queries)})
+                record({"engine": "omoide-engine", "what": "recall_in_worker", "rows": rows,
+                        "load": os.getloadavg(),
+                        **worker_recall(page, rows, args.engine_queries)})
             record({"engine": "omoide", "what": "persist_one_big", "rows": filled,
-                    "p50_ms": times[len(times) // 2], "max_ms": times[-1], "n": len(times)})
+                    **timed_remembers(page, "one more memory in the big store")})
             # the same texts again: the embedding cache answers, so this is remember beyond
             # its embedding (engine + IndexedDB commit)
-            times = []
             for i in range(4):
                 call(page, "forget", {"character": CHARACTER, "id": call(page, "remember", {
                     "character": CHARACTER, "text": f"a memory remembered twice {i}"})["id"]})
                 call(page, "purge_trash", {"character": CHARACTER})
-            for i in range(4):
-                started = time.perf_counter()
-                call(page, "remember", {"character": CHARACTER,
-                                        "text": f"a memory remembered twice {i}"})
-                times.append((time.perf_counter() - started) * 1000)
-            times.sort()
             record({"engine": "omoide", "what": "remember_cached_embedding", "rows": filled,
-                    "p50_ms": times[len(times) // 2], "max_ms": times[-1], "n": len(times)})
+                    **timed_remembers(page, "a memory remembered twice")})
             # fixed cost of the engine's recall (embedding + rpc + touch) on a 6-memory store
             r = page.evaluate("([c, n, o]) => B.engineRecall(c, n, o)",
                               ["bench-one", 6, {"queries": args.engine_queries, "rounds": 2}])
@@ -211,21 +200,67 @@ def main() -> None:
                                       "k": 10, "mode": "fulltext", "count": False})
                 record({"engine": "omoide", "what": "first_fulltext_after_restore",
                         "rows": stats.get("memories"),
-                        "ms": (time.perf_counter() - started) * 1000})
+                        "ms": (time.perf_counter() - started) * 1000,
+                        # the BM25 index is complete now: what it costs in the Pyodide heap
+                        "pyodide_heap_bytes": call(page, "storage_info",
+                                                   {})["pyodide_heap_bytes"],
+                        "memory": page.evaluate("B.measureMemory()")})
                 context.close()
     finally:
         server.stop()
     write_markdown(out, RESULTS / f"{args.name}.md")
 
 
-def cached_recall(page, queries: int) -> dict:
+def timed_remembers(page, text: str, n: int = 4) -> dict:
+    """p50 / max ms of ``n`` remembers of ``text {i}`` into the bench character (page side)."""
+    times = []
+    for i in range(n):
+        started = time.perf_counter()
+        call(page, "remember", {"character": CHARACTER, "text": f"{text} {i}"})
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {"p50_ms": times[len(times) // 2], "max_ms": times[-1], "n": n}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def worker_recall(page, rows: int, queries: int) -> dict:
+    """Recall p50 / p95 per mode timed INSIDE the engine worker, without the query embedding:
+    from the worker's receipt of the call to its reply (lock, catch-up, Python verb, JSON),
+    less the time Python waited for the embedding worker (the worker's ``call_timings``).
+    Fresh query texts (noisy copies of stored rows' words), so nothing is cached; the
+    median of each phase is kept too."""
+    texts = page.evaluate("([n, r]) => B.makeQueries(n, r, 384, 7).texts", [queries * 3, rows])
+    out: dict = {}
+    for m, mode in enumerate(("vector", "hybrid", "fulltext")):
+        batch = texts[m * queries:(m + 1) * queries]
+        page.evaluate("""async ([c, qs, mode]) => { for (const query of qs)
+          await window.omoide.call("recall", { character: c, query, k: 10, mode,
+            count: false }); }""", [CHARACTER, [f"{q} {mode}" for q in batch], mode])
+        timings = call(page, "call_timings", {"method": "recall", "last": queries})
+        verb = [t["total_ms"] - t["phases"].get("embed", 0.0) for t in timings]
+        phases = {k: sorted(t.get(k, 0.0) for t in timings)[len(timings) // 2]
+                  for k in ("lock_ms", "catch_up_ms", "python_ms", "commit_ms")}
+        for name in ("verb", "json", "embed"):
+            phases[f"python_{name}_ms"] = sorted(t["phases"].get(name, 0.0)
+                                                 for t in timings)[len(timings) // 2]
+        out[mode] = {"p50_ms": percentile(verb, 0.5), "p95_ms": percentile(verb, 0.95),
+                     "n": len(verb), "median_phases": phases}
+    return out
+
+
+def cached_recall(page, rows: int, queries: int) -> dict:
     """Recall p50 per mode with the query embeddings cached (each query asked once before):
     the engine's recall without the embedding, timed in the page (includes the worker
-    round trip)."""
-    return page.evaluate("""async ([c, n]) => {
+    round trip). Query texts are stored rows' words, so BM25 has postings to score."""
+    return page.evaluate("""async ([c, n, rows]) => {
       const out = {};
+      const texts = B.makeQueries(n, rows, 384, 5).texts;
       for (const mode of ["vector", "hybrid", "fulltext"]) {
-        const qs = Array.from({ length: n }, (_, i) => `cached query ${mode} ${i}`);
+        const qs = texts.map((t, i) => `${t} ${mode} ${i}`);
         for (const query of qs) await window.omoide.call("recall", { character: c, query,
           k: 10, mode, count: false });
         const times = [];
@@ -240,7 +275,19 @@ def cached_recall(page, queries: int) -> dict:
           p95_ms: times[Math.min(times.length - 1, Math.floor(times.length * 0.95))] };
       }
       return out;
-    }""", [CHARACTER, queries])
+    }""", [CHARACTER, queries, rows])
+
+
+def js_memory(measured: dict | None) -> str:
+    """MiB per scope (page, engine worker, embedding worker) of a ``B.measureMemory()``."""
+    if not measured or "breakdown" not in measured:
+        return "-"
+    per_scope: dict[str, float] = {}
+    for part in measured["breakdown"]:
+        for scope in part["scopes"] or ["?"]:
+            per_scope[scope] = per_scope.get(scope, 0) + part["bytes"] / len(part["scopes"] or [1])
+    return ", ".join(f"{scope} {size / 2**20:.0f} MiB"
+                     for scope, size in sorted(per_scope.items(), key=lambda kv: -kv[1]))
 
 
 def fmt(p: dict | None) -> str:
@@ -293,17 +340,24 @@ def write_markdown(out: dict, path: Path) -> None:
                              f"{b['python_ms']:.0f} ms |")
                 lines.append(f"| engine worker memory after restore: Pyodide heap / kernels | "
                              f"{heap:.0f} MiB / {r['kernel_bytes'] / 2**20:.0f} MiB |")
+                lines.append(f"| JS memory per scope after restore (measureUserAgentSpecific"
+                             f"Memory, no WebAssembly memories) | {js_memory(r.get('memory'))} |")
         elif r.get("what") == "recall_cached_embedding":
             lines.append(f"| Omoide recall at {r['rows']:,}, query embedding cached | "
                          f"vector {fmt(r['vector'])}, hybrid {fmt(r['hybrid'])}, "
                          f"full-text {fmt(r['fulltext'])} ms |")
+        elif r.get("what") == "recall_in_worker":
+            lines.append(f"| Omoide recall at {r['rows']:,} in the worker, without the query "
+                         f"embedding (load {r['load'][0]:.1f}) | vector {fmt(r['vector'])}, "
+                         f"hybrid {fmt(r['hybrid'])}, full-text {fmt(r['fulltext'])} ms |")
         elif r.get("what") == "remember_cached_embedding":
             lines.append(f"| Omoide remember one into the {r['rows']:,}-memory store, "
                          f"embedding cached | p50 {r['p50_ms']:.1f} ms, "
                          f"max {r['max_ms']:.1f} ms |")
         elif r.get("what") == "first_fulltext_after_restore":
-            lines.append(f"| Omoide first full-text recall after restore ({r['rows']:,}) | "
-                         f"{r['ms']:.0f} ms |")
+            lines.append(f"| Omoide first full-text recall after restore ({r['rows']:,}; "
+                         f"completes the BM25 index) | {r['ms']:.0f} ms; then Pyodide heap "
+                         f"{(r.get('pyodide_heap_bytes') or 0) / 2**20:.0f} MiB |")
         elif r.get("what") == "persist_one_big":
             lines.append(f"| Omoide persist one new memory into the {r['rows']:,}-memory store | "
                          f"p50 {r['p50_ms']:.0f} ms, max {r['max_ms']:.0f} ms |")

@@ -261,13 +261,21 @@ uint32_t EXPORT(vk_rows_ptr)(void) { return (uint32_t)(uintptr_t)g_rows; }
 uint32_t EXPORT(vk_int8_ptr)(void) { return (uint32_t)(uintptr_t)g_q; }
 uint32_t EXPORT(vk_scales_ptr)(void) { return (uint32_t)(uintptr_t)g_scale; }
 
-/* Ensures room for `rows` rows (capacity at least doubles). 0 on success, -1 out of memory. */
+/* Ensures room for `rows` rows. 0 on success, -1 out of memory. An empty store gets exactly
+ * that (a bulk load knows its size: 100,000 rows must not hold 131,072); a growing one doubles
+ * up to GROW_SLOW rows and grows by a quarter from there (amortized O(1) appends either way,
+ * and one memory at 100,000 rows does not double the kernel). */
+#define GROW_SLOW 65536u
 int32_t EXPORT(vk_reserve)(int32_t rows) {
   if (g_dim == 0 || rows < 0) return -1;
   uint32_t want = (uint32_t)rows;
   if (want <= g_cap) return 0;
   uint32_t cap = g_cap < 16 ? 16 : g_cap;
-  while (cap < want) cap = cap > 0x7FFFFFFFu / 2 ? want : cap * 2;
+  if (g_count == 0) cap = want;
+  while (cap < want) {
+    uint32_t step = cap < GROW_SLOW ? cap : cap / 4u;
+    cap = cap > 0x7FFFFFFFu - step ? want : cap + step;
+  }
   uint32_t scale_at, q_at, rows_at, end;
   if (!layout(cap, &scale_at, &q_at, &rows_at, &end)) {
     cap = want;  /* doubling does not fit: try the exact size */

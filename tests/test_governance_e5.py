@@ -1,28 +1,14 @@
-"""Dedup with the real multilingual-e5-small model (skipped when the build has not produced
-dist/models, or ONNX Runtime is not installed): the default threshold merges paraphrases,
-keeps distinct days apart, and the key guard prevents a false merge e5 would make."""
-
-from pathlib import Path
+"""Dedup with the real multilingual-e5-small model (the ``e5`` fixture of conftest: skipped
+when the build has not produced dist/models, or ONNX Runtime is not installed): the default
+threshold merges paraphrases, keeps distinct days apart, and the key guard prevents a false
+merge e5 would make."""
 
 import pytest
 
-MODELS = Path(__file__).resolve().parents[1] / "dist" / "models"
-if not (MODELS / "manifest.json").exists():
-    pytest.skip("dist/models/manifest.json missing: run `python3 build.py` to build the models",
-                allow_module_level=True)
-pytest.importorskip("onnxruntime", reason="the e5 test needs ONNX Runtime (cpython extra)")
-pytest.importorskip("tokenizers", reason="the e5 test needs tokenizers (cpython extra)")
-
-from omoide.embeddings.onnx_provider import OnnxEmbedder  # noqa: E402
-from omoide.engine import MemoryEngine  # noqa: E402
-from omoide.governance import DEFAULT_THRESHOLD, DedupIndex, ingest  # noqa: E402
+from omoide.engine import MemoryEngine
+from omoide.governance import DEFAULT_THRESHOLD, DedupIndex, ingest
 
 pytestmark = pytest.mark.models
-
-
-@pytest.fixture(scope="module")
-def e5():
-    return OnnxEmbedder.from_model_id("omoide/multilingual-e5-small", "q8", threads=1)
 
 
 def test_paraphrased_notes_merge_and_distinct_ones_do_not(e5):

@@ -1,54 +1,75 @@
-"""The second extraction stage with the real multilingual-e5-small model (skipped when the
-build has not produced dist/models, or ONNX Runtime is not installed): a paraphrase no
-pattern catches is classified, refused clauses never reach the model, pattern results stay."""
-
-from pathlib import Path
+"""The second extraction stage with the real multilingual-e5-small model (the ``e5`` fixture
+of conftest: skipped when the build has not produced dist/models, or ONNX Runtime is not
+installed): the learned classifier
+(its shipped weights) and the prototype classifier both catch a paraphrase no pattern
+catches; refused clauses and other people's statements never become the user's memories;
+pattern results stay; ingest uses the stage with the engine's model."""
 
 import pytest
 
-MODELS = Path(__file__).resolve().parents[1] / "dist" / "models"
-if not (MODELS / "manifest.json").exists():
-    pytest.skip("dist/models/manifest.json missing: run `python3 build.py` to build the models",
-                allow_module_level=True)
-pytest.importorskip("onnxruntime", reason="the e5 test needs ONNX Runtime (cpython extra)")
-pytest.importorskip("tokenizers", reason="the e5 test needs tokenizers (cpython extra)")
-
-from omoide.embeddings.onnx_provider import OnnxEmbedder  # noqa: E402
-from omoide.governance.extract import extract  # noqa: E402
-from omoide.governance.prototypes import classifier_for  # noqa: E402
+from omoide.engine import MemoryEngine
+from omoide.governance import ingest
+from omoide.governance.clause_model import LearnedClauseClassifier, classifier_for
+from omoide.governance.extract import extract
+from omoide.governance.prototypes import PrototypeClassifier
+from tests.test_engine_embedder import HashingEmbedder
 
 pytestmark = pytest.mark.models
 
 
-@pytest.fixture(scope="module")
-def classifier():
-    return classifier_for(OnnxEmbedder.from_model_id("omoide/multilingual-e5-small", "q8",
-                                                     threads=1))
+@pytest.fixture(scope="module", params=["learned", "prototype"])
+def classifier(request, e5):
+    if request.param == "learned":
+        found = classifier_for(e5)
+        assert isinstance(found, LearnedClauseClassifier)  # e5 ships trained weights
+        return found
+    return PrototypeClassifier(e5)
 
 
 @pytest.mark.parametrize(("text", "kind"), [
     ("pho on a rainy evening makes me so happy", "preference"),
-    ("I'm picking up the ukulele", "decision"),
     ("Sundays mean pancakes in my house", "pattern"),
 ])
 def test_a_paraphrase_no_pattern_catches_is_classified(classifier, text, kind):
     assert extract([text])[0] == []  # the pattern stage alone finds nothing
     found, unmatched = extract([text], classifier=classifier)
-    assert [(c.kind, c.via) for c in found] == [(kind, "prototype")]
+    assert [(c.kind, c.via) for c in found] == [(kind, classifier.via)]
     assert found[0].key.startswith(f"{kind}:") and unmatched == []
 
 
 @pytest.mark.parametrize("text", [
     "Do you think cats are great?", "My sister can't live without pottery",
     "姉は陶芸が生きがいらしい", "what a day", "疲れたー", "Tell me about pottery",
+    "Kenji always orders the spicy curry", "Good luck with your exam!",
+    "コーヒーは体に悪いって言う人もいる",
 ])
 def test_questions_reports_and_small_talk_stay_empty(classifier, text):
     assert extract([text], classifier=classifier)[0] == []
 
 
-def test_pattern_results_are_unchanged_and_the_classifier_is_cached(classifier):
+def test_pattern_results_are_unchanged(classifier):
     messages = ["I prefer TypeScript. I always commit before pushing.", "来月から陶芸教室に通う"]
     plain, _ = extract(messages)
     staged, _ = extract(messages, classifier=classifier)
     assert [(c.key, c.via) for c in staged] == [(c.key, "pattern") for c in plain]
-    assert classifier_for(classifier.embedder) is classifier
+
+
+def test_the_learned_weights_score_a_clause_as_probabilities(e5):
+    learned = classifier_for(e5)
+    (probs,) = learned.probabilities(["I can't stand crowded trains"])
+    assert set(probs) == {"preference", "decision", "pattern", "fact", "none"}
+    assert sum(probs.values()) == pytest.approx(1.0)
+    assert max(probs, key=probs.get) == "preference"
+
+
+def test_no_stage_for_a_model_with_no_meaning():
+    assert classifier_for(HashingEmbedder(64)) is None
+
+
+def test_ingest_uses_the_stage_of_the_engines_model(e5):
+    text = "pho on a rainy evening makes me so happy"
+    report = ingest(MemoryEngine(e5), "a", [text])
+    assert [(i.action, i.kind, i.via) for i in report.items] == [
+        ("stored", "preference", "learned")]
+    plain = ingest(MemoryEngine(HashingEmbedder(64)), "a", [text])
+    assert [i.action for i in plain.items] == ["skipped"]

@@ -78,3 +78,25 @@ def test_the_trash_kernel_holds_exactly_the_trashed_vectors():
     assert sorted(store.trash_kernel.ids()) == sorted(store.trash)
     e.purge_trash("t")
     assert store.trash_kernel.ids() == [] and not store.trash
+
+
+def test_a_recall_without_a_revivable_match_scans_the_live_kernel_once():
+    """The live kernel is asked for its best match only when a trashed one could be revived."""
+    e, _ = make()
+    gone = e.remember("a", "My sister's birthday is on March 3rd", kind="fact")
+    e.remember("a", "The weather was nice today", kind="diary")
+    e.forget("a", gone.id)
+    store = e.stores["a"]
+    scans = []
+    top_k = store.kernel.top_k
+
+    def counted(*args, **kwargs):
+        scans.append(args)
+        return top_k(*args, **kwargs)
+
+    store.kernel.top_k = counted
+    recall_reviving(e, "a", "weather forecast for Tokyo", mode="vector")
+    assert len(scans) == 1  # the recall itself
+    scans.clear()
+    result = recall_reviving(e, "a", "My sister's birthday is on March 3rd", mode="vector")
+    assert result.revived == [gone.id] and len(scans) == 2  # the revive check, then the recall

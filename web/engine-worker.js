@@ -390,9 +390,16 @@ function replyValue(reply) {
 // A refused commit leaves the database as it was; the engine is then reloaded from it, so the
 // caller gets the error and memory and disk still agree.
 async function callPython(method, params) {
+  const started = performance.now();
   const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
-  progress("saving");
-  const committed = JSON.parse(await py.dispatch.callPromising("flush", "{}"));
+  const ran = performance.now();
+  if (reply.commit !== false) progress("saving");
+  const committed = reply.commit === false ? { ok: true }
+    : JSON.parse(await py.dispatch.callPromising("flush", "{}"));
+  if (timing) {
+    Object.assign(timing, { python_ms: ran - started, phases: reply.phases,
+      commit_ms: performance.now() - ran });
+  }
   if (!committed.ok) {
     await loadEverything();
     replyValue(committed);
@@ -400,15 +407,28 @@ async function callPython(method, params) {
   return replyValue(reply);
 }
 
+// Where the time of the last engine calls went (benchmarks: `call_timings`): waiting for the
+// lock, catching up with other tabs, Python (with its own phases: the verb, its JSON reply,
+// the query embedding) and the commit; `total_ms` is from the worker's receipt to its reply.
+const CALL_TIMINGS = 500;
+const callTimings = [];
+let timing = null; // the timing of the call that holds the lock (one at a time)
+
 // Every engine call holds the cross-tab lock: one writer at a time over the whole origin.
 // If another tab wrote since this engine last looked, it reloads from IndexedDB first.
-async function locked(fn) {
+async function locked(fn, callTiming = null) {
+  const asked = performance.now();
   return navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
+    const held = performance.now();
+    timing = callTiming;
     try {
       await catchUp();
+      if (timing) Object.assign(timing, { lock_ms: held - asked,
+        catch_up_ms: performance.now() - held });
       return await fn();
     } finally {
+      timing = null;
       if (changedCharacters.size) {
         await finishWrites();
         const characters = [...changedCharacters];
@@ -503,6 +523,9 @@ const jsVerbs = {
     reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
     loads: Object.fromEntries(loadTimes),
     pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
+  // the timings of the last calls of `method` (all methods without one), oldest first
+  call_timings: ({ method = null, last = CALL_TIMINGS } = {}) =>
+    callTimings.filter((t) => !method || t.method === method).slice(-last),
   flush_recalls: () => flushRecallsLocked().then(() => ({
     pending_recalls: recallCounts.size })),
   // Testing only: the next `writes` IndexedDB writes fail with QuotaExceededError.
@@ -635,8 +658,14 @@ async function runRevectorize(job) {
 async function call(method, params = {}) {
   if (!py) throw new Error("the engine is not ready yet");
   if (method in jsVerbs) return jsVerbs[method](params);
-  const result = await locked(() => withProgress(method, () => callPython(method, params)));
+  const received = performance.now();
+  const callTiming = { method };
+  const result = await locked(() => withProgress(method, () => callPython(method, params)),
+    callTiming);
   if (method === "recall" && params.count !== false) countRecalls(result);
+  callTiming.total_ms = performance.now() - received;
+  callTimings.push(callTiming);
+  if (callTimings.length > CALL_TIMINGS) callTimings.shift();
   return result;
 }
 

@@ -100,3 +100,34 @@ def go_offline(page: Page, server: AppServer) -> None:
     page.wait_for_function("() => navigator.serviceWorker.controller !== null",
                            timeout=60_000)
     server.stop()
+
+
+E5 = "omoide/multilingual-e5-small"
+
+
+def open_app_offline(browser_type: BrowserType, server: AppServer, profile: Path, *,
+                     models: tuple[str, ...] = (E5,), init_script: str | None = None,
+                     **context_options) -> tuple[BrowserContext, Page]:
+    """A UI module's page: a persistent profile on the module's own server, the engine ready,
+    ``models`` downloaded (the last one selected), then the server stopped for good so the
+    module's tests run offline."""
+    context = browser_type.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+        viewport={"width": 1100, "height": 900}, locale="en-US", **context_options)
+    if init_script:
+        context.add_init_script(init_script)
+    page = context.new_page()
+    page.goto(server.url)
+    wait_ready(page)
+    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
+    # The first embedding downloads and compiles each model: done once, before the tests.
+    for model in models:
+        page.evaluate("(m) => window.omoide.loadModel({model: m, dtype: 'q8'})", model)
+    go_offline(page, server)
+    return context, page
+
+
+def tab(page: Page, name: str) -> None:
+    """Open one of the app's tabs."""
+    page.click(f"#tab-{name}")
+    page.wait_for_selector(f"#panel-{name}", state="visible")

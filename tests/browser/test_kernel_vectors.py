@@ -311,3 +311,26 @@ def test_rejects_bad_input(lab):
       return [errors, index.count];
     """)
     assert got == [["RangeError"] * 6, 0]
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_capacity_is_exact_for_a_bulk_load_and_grows_by_a_quarter_when_large(lab, implementation):
+    """A bulk load into an empty store takes exactly its rows (100,000 must not hold 131,072);
+    appends double the capacity while small and add a quarter from 65,536 rows on."""
+    got = run(lab, """
+      const kernel = await V.loadKernel(arg);
+      const d = 4, out = [];
+      const store = V.createStore(d, kernel);
+      store.reserve(100);
+      out.push(store.capacity);
+      store.append(new Float32Array(100 * d));
+      store.append(new Float32Array(d));
+      out.push(store.capacity, store.count);
+      const big = V.createStore(d, kernel);
+      big.append(new Float32Array(70000 * d));
+      out.push(big.capacity);
+      big.append(new Float32Array(d));
+      out.push(big.capacity, big.count, Array.from(big.row(70000)));
+      return out;
+    """, implementation)
+    assert got == [100, 200, 101, 70000, 87500, 70001, [0.0] * 4]

@@ -1,6 +1,7 @@
 """Issue 14 in Chromium: the Remember form's same key replaces, a pasted negation supersedes
 instead of merging, and the maintenance tab's audit shows superseded pairs (memory text as
-text only, EN and JA) and restores from history.
+text only, EN and JA) and restores from history; paste ingest runs the learned second
+extraction stage on the worker's embedding model.
 
 One page (one persistent profile, one engine boot with the real e5 model) for the module.
 """
@@ -14,7 +15,7 @@ from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, DIST, engine_call, go_offline, shot, wait_ready
+from .conftest import DIST, engine_call, open_app_offline, shot, tab
 
 expect.set_options(timeout=20_000)
 XSS_PROBE = "window.__pwned = [];"
@@ -29,31 +30,11 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def app_url(server: AppServer) -> str:
-    return server.url
-
-
-@pytest.fixture(scope="module")
-def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
-    context = browser_type.launch_persistent_context(
-        str(tmp_path_factory.mktemp("audit-profile")), executable_path=CHROMIUM,
-        headless=True, args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900},
-        locale="en-US")
-    context.add_init_script(XSS_PROBE)
-    page = context.new_page()
-    page.goto(app_url)
-    wait_ready(page)
-    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
-    page.evaluate("() => window.omoide.loadModel({model: 'omoide/multilingual-e5-small', "
-                  "dtype: 'q8'})")
-    go_offline(page, server)
+def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
+    context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("audit-profile"),
+                                     init_script=XSS_PROBE)
     yield page
     context.close()
-
-
-def tab(page: Page, name: str) -> None:
-    page.click(f"#tab-{name}")
-    expect(page.locator(f"#panel-{name}")).to_be_visible()
 
 
 def remember_in_form(page: Page, text: str, key: str = "") -> None:
@@ -120,3 +101,15 @@ def test_same_key_replaces_negation_supersedes_and_the_audit_restores(page: Page
     page.select_option("#lang", "en")
     page.wait_for_timeout(300)  # an onerror would have fired by now
     assert page.evaluate("() => window.__pwned") == []
+
+
+def test_paste_ingest_classifies_what_no_pattern_caught_with_the_loaded_model(page: Page) -> None:
+    # The worker's embedder (Transformers.js, e5 q8) feeds the learned second stage.
+    character = engine_call(page, "create_character", {"name": "Mio"})["id"]
+    report = engine_call(page, "ingest", {"character": character, "dry_run": False, "messages": [
+        {"role": "user", "content": "pho on a rainy evening makes me so happy"},
+        {"role": "user", "content": "Kenji always orders the spicy curry"}]})
+    assert [(i["action"], i["kind"], i["via"]) for i in report["items"]] == [
+        ("stored", "preference", "learned"), ("skipped", None, "pattern")]
+    stored = engine_call(page, "memories", {"character": character})
+    assert [m["text"] for m in stored] == ["pho on a rainy evening makes me so happy"]

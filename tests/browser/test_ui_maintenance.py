@@ -17,18 +17,9 @@ from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DIST,
-    engine_call,
-    go_offline,
-    shot,
-    wait_ready,
-)
+from .conftest import DIST, E5, engine_call, open_app_offline, shot, tab
 
 expect.set_options(timeout=20_000)
-E5 = "omoide/multilingual-e5-small"
 MINILM = "omoide/all-MiniLM-L6-v2"
 PROGRESS_PROBE = """() => {
   window.__progress = [];
@@ -47,33 +38,12 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def app_url(server: AppServer) -> str:
-    return server.url
-
-
-@pytest.fixture(scope="module")
-def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
-    context = browser_type.launch_persistent_context(
-        str(tmp_path_factory.mktemp("ui-profile")), executable_path=CHROMIUM, headless=True,
-        args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900}, locale="en-US",
-        accept_downloads=True)
-    page = context.new_page()
-    page.goto(app_url)
-    wait_ready(page)
-    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
-    page.evaluate(f"() => window.omoide.loadModel({{model: '{E5}', dtype: 'q8'}})")
-    # The model switch test needs MiniLM too: cache it on this first visit, then go offline.
-    page.evaluate("() => window.omoide.loadModel({model: 'omoide/all-MiniLM-L6-v2', "
-                  "dtype: 'q8'})")
-    page.evaluate(f"() => window.omoide.loadModel({{model: '{E5}', dtype: 'q8'}})")
-    go_offline(page, server)  # every test of this module runs offline after this visit
+def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
+    # The model switch test needs MiniLM too: cache it on this first visit; e5 stays selected.
+    context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("ui-profile"),
+                                     models=(MINILM, E5), accept_downloads=True)
     yield page
     context.close()
-
-
-def tab(page: Page, name: str) -> None:
-    page.click(f"#tab-{name}")
-    expect(page.locator(f"#panel-{name}")).to_be_visible()
 
 
 def create_character(page: Page, name: str, texts: list[str]) -> str:

@@ -14,15 +14,7 @@ from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DIST,
-    engine_call,
-    go_offline,
-    shot,
-    wait_ready,
-)
+from .conftest import DIST, engine_call, open_app_offline, shot, tab, wait_ready
 
 expect.set_options(timeout=20_000)
 XSS_PROBE = """
@@ -46,34 +38,14 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def app_url(server: AppServer) -> str:
-    return server.url
-
-
-@pytest.fixture(scope="module")
-def page(browser_type, app_url, server, tmp_path_factory) -> Iterator[Page]:
-    context = browser_type.launch_persistent_context(
-        str(tmp_path_factory.mktemp("ui-profile")), executable_path=CHROMIUM, headless=True,
-        args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900}, locale="en-US")
-    context.add_init_script(XSS_PROBE)
-    page = context.new_page()
+def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
+    context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("ui-profile"),
+                                     init_script=XSS_PROBE)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.dialogs = dialogs  # type: ignore[attr-defined]
-    page.goto(app_url)
-    wait_ready(page)
-    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
-    # The first embedding downloads and compiles the model: do it once, before the tests.
-    page.evaluate("() => window.omoide.loadModel({model: 'omoide/multilingual-e5-small', "
-                  "dtype: 'q8'})")
-    go_offline(page, server)
     yield page
     context.close()
-
-
-def tab(page: Page, name: str) -> None:
-    page.click(f"#tab-{name}")
-    expect(page.locator(f"#panel-{name}")).to_be_visible()
 
 
 def create_character(page: Page, name: str) -> str:

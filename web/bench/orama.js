@@ -239,7 +239,7 @@ export function exportChunk(character, stamp, start, end) {
   const vectors = {};
   for (let i = 0; i < end - start; i++) {
     const id = d.ids[i];
-    memories.push({ id, text: d.texts[i], kind: "fact", type: "fact", key: null,
+    memories.push({ id, text: d.texts[i], kind: "fact", type: "factual", key: null,
                     importance: 0.5, created_at: now + start + i, updated_at: now + start + i });
     vectors[id] = Array.from(d.vectors.subarray(i * dim, (i + 1) * dim),
                              (x) => Math.round(x * 1e6) / 1e6);

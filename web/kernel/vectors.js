@@ -349,10 +349,10 @@ class JsStore {
   get capacity() { return this.data.length / this.dimension; }
   get memoryBytes() { return this.data.byteLength; }
 
-  reserve(rows) {
+  reserve(rows) { // the growth rule of topk.c's vk_reserve
     if (rows <= this.capacity) return;
-    let cap = this.capacity;
-    while (cap < rows) cap *= 2;
+    let cap = this.count === 0 ? rows : this.capacity;
+    while (cap < rows) cap += cap < 65536 ? cap : cap >> 2;
     const grown = new Float32Array(cap * this.dimension);
     grown.set(this.data.subarray(0, this.count * this.dimension));
     this.data = grown;

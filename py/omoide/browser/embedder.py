@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..embeddings.registry import check_dtype, get_model, parse_stamp, vector_stamp
 from .host import floats_from_js, host, wait
+from .phases import phase
 
 __all__ = ["BrowserEmbedder", "parse_stamp"]
 
@@ -24,8 +25,9 @@ class BrowserEmbedder:
     def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
         if not texts:
             return []
-        reply = wait(host().embed(texts, kind, self.model_id, self.dtype))
-        flat = floats_from_js(reply.data)
+        with phase("embed"):  # the embedding worker's round trip (recall timings leave it out)
+            reply = wait(host().embed(texts, kind, self.model_id, self.dtype))
+            flat = floats_from_js(reply.data)
         d = self.dimension
         return [flat[i * d : (i + 1) * d].tolist() for i in range(len(texts))]
 

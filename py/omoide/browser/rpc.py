@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
 import unicodedata
 from collections.abc import Callable
@@ -17,9 +18,13 @@ from typing import Any
 from .. import __version__
 from .._compat import IN_PYODIDE, platform_name
 from ..errors import OmoideError
+from . import phases
 
 Handler = Callable[..., Any]
 HANDLERS: dict[str, Handler] = {}
+# Whether a call left something to commit (the session's listeners); the reply says so in
+# ``commit``, and the worker skips its ``flush`` call when nothing is (most recalls).
+COMMIT_CHECKS: list[Callable[[], bool]] = []
 
 
 def handler(name: str) -> Callable[[Handler], Handler]:
@@ -54,7 +59,13 @@ def error_reply(err: OmoideError) -> dict[str, Any]:
 
 
 def dispatch(method: str, payload: str) -> str:
-    """Run handler ``method`` with the JSON object ``payload`` as keyword arguments."""
+    """Run handler ``method`` with the JSON object ``payload`` as keyword arguments.
+
+    The reply also says whether the call left changes to commit (``commit``, see
+    ``COMMIT_CHECKS``) and carries ``phases``: ms spent in the verb, its JSON reply and
+    whatever the verb marked on the way (``phases.phase``, e.g. the query embedding)."""
+    phases.reset()
+    started = time.perf_counter()
     try:
         fn = HANDLERS.get(method)
         if fn is None:
@@ -70,4 +81,9 @@ def dispatch(method: str, payload: str) -> str:
     except Exception as err:  # noqa: BLE001 - the page must get an answer, never a hang
         traceback.print_exc()
         reply = {"ok": False, "error": {"code": "INTERNAL", "message": repr(err), "fields": {}}}
-    return json.dumps(reply, ensure_ascii=False)
+    reply["commit"] = not COMMIT_CHECKS or any(check() for check in COMMIT_CHECKS)
+    phases.add("verb", (time.perf_counter() - started) * 1000)
+    with phases.phase("json"):
+        text = json.dumps(reply, ensure_ascii=False)
+    # spliced in after the reply's own encoding, so that the encoding is timed too
+    return f'{text[:-1]}, "phases": {json.dumps(phases.taken())}}}'

@@ -24,9 +24,10 @@ from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
-from . import (
-    listing,  # noqa: F401 - registers the memories_page verb
-    revectorize_ahead,  # noqa: F401 - registers revectorize_upcoming
+from . import (  # noqa: F401 - listing and revectorize_ahead register their verbs
+    listing,
+    revectorize_ahead,
+    rpc,
 )
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
@@ -192,6 +193,16 @@ def repair(store: Any, missing: list[dict[str, Any]]) -> int:
         if record["trashed_at"] is not None:
             store.move_to_trash(memory.id, record["trashed_at"])
     return len(missing)
+
+
+def pending_commit() -> bool:
+    """Whether ``flush`` has anything to write (changes, mirror ops, the mirror queue)."""
+    s = SESSION
+    return s is not None and bool(s.listener.pending or s.mirror.pending
+                                  or s.queue_store.dirty is not None)
+
+
+rpc.COMMIT_CHECKS.append(pending_commit)
 
 
 @handler("flush")

@@ -58,7 +58,7 @@ class Candidate:
     importance: float
     lang: str  # "en" / "ja"
     source: int  # index of the message it came from
-    via: str = "pattern"  # "pattern" / "prototype" (the embedding stage) / "llm"
+    via: str = "pattern"  # "pattern" / "learned" or "prototype" (the embedding stage) / "llm"
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -169,7 +169,11 @@ def extract_clause(
 
 
 class ClauseClassifier(Protocol):
-    """The second stage (``omoide.governance.prototypes.PrototypeClassifier``)."""
+    """The second stage (``clause_model.classifier_for(embedder)``: the learned classifier of
+    the loaded model, or ``prototypes.PrototypeClassifier`` for a model without weights).
+    ``via`` names it on the candidates it finds."""
+
+    via: str
 
     def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]: ...
 
@@ -208,7 +212,7 @@ def extract(
     if pending and classifier is not None:
         for (index, i, part, opened), verdict in zip(
                 pending, classifier.classify([p[3] for p in pending]), strict=True):
-            candidate = _classified(part, opened, index, verdict)
+            candidate = _classified(part, opened, index, verdict, classifier.via)
             if candidate:
                 found[index].append((i, candidate))
     candidates: list[Candidate] = []
@@ -223,7 +227,7 @@ def extract(
 
 
 def _classified(clause: str, opened: str, source: int,
-                verdict: tuple[str, str] | None) -> Candidate | None:
+                verdict: tuple[str, str] | None, via: str) -> Candidate | None:
     if verdict is None:
         return None
     kind, polarity = verdict
@@ -237,5 +241,5 @@ def _classified(clause: str, opened: str, source: int,
     return Candidate(
         text=content, kind=kind, key=key, polarity=polarity_or_none,
         importance=BASE_IMPORTANCE[kind], lang="ja" if ja else "en", source=source,
-        via="prototype", meta={"polarity": polarity_or_none} if polarity_or_none else {},
+        via=via, meta={"polarity": polarity_or_none} if polarity_or_none else {},
     )

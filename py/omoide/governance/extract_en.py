@@ -89,8 +89,8 @@ _DECISION_LEAD = re.compile(
 
 _QUESTION = re.compile(
     r"^(?:do|does|did|are|is|was|were|can|could|would|will|should|shall|have|has|had|may|"
-    r"might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any (?:idea|ideas|"
-    r"tips|thoughts|recommendations)|wanna|want to|know any|ever)\b",
+    r"might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any|"
+    r"wanna|want to|know any|ever)\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -764,26 +764,53 @@ def _habit(text: str) -> Found | None:
 
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|our|us)\b", re.I)
-_SUBJECTLESS = re.compile(r"^(?:just |finally |also |already |officially )?[a-z]+(?:ed|ing)\b",
-                          re.I)
-_OTHER_START = re.compile(rf"^(?:(?:my|our) {REL}\b(?!'s name)|[A-Z][a-z]+ (?!is my\b)\w+s\b)")
+_LISTENER = re.compile(r"\b(?:you|your|yours|you're|u|ur)\b", re.I)
+# Someone else acting: a person or group with a verb of their own ("Tom quits", "Kenji
+# always orders", "my dad hates", "the team chose", "Emi can't stand"), or a name's
+# possession ("Ken's favourite food"). A copula or "has" stays open: "my wife is a dentist",
+# "my sister has two kids" are facts about the user's people.
+_ACTOR_VERB = (
+    r"(?:(?:always|never|usually|often|just|really|also|still|finally|sometimes|totally|"
+    r"absolutely) )?(?!(?:is|was|has|are|were)\b)(?:\w+(?:s|ed)|can'?t|cannot|can|could|won'?t|"
+    r"will|would|should|must|doesn'?t|didn'?t|does|did|got|went|made|took|left|quit|chose|"
+    r"bought|sold|ran|began|became|found|came|thought|kept|felt|grew|met|paid|sent|spent|"
+    r"wrote|drove|ate|drank|saw|gave|won|lost|hate|love|like|want)\b"
+)
+_GROUP = r"(?:team|company|class|school|club|band|group|office|staff|government|kids|family)"
+_OTHER_START = re.compile(
+    rf"^(?:my|our|the|his|her|their) (?:{REL}|{_GROUP})s? {_ACTOR_VERB}", re.IGNORECASE)
+# A capitalised first word that is not a dropped-subject verb or an adverb ("Booked it",
+# "Finally quit") reads as a name.
+_NAMED_OTHER = re.compile(
+    r"^(?!(?i:just|finally|also|already|officially|honestly|really|totally|literally|today|"
+    r"yesterday|recently|lately|still|now|so|well|ok|okay|actually|seriously|basically|"
+    rf"never|always|usually)\b)[A-Z][a-z]+(?<!ed)(?<!ing)(?: {_ACTOR_VERB}|'s (?!name\b))")
 _FIRST_PERSON_LEAD = re.compile(
     r"^(?:i|we)(?:'m|'ve|'ll|'d|'re| am| are| have| will| just| also| really)*\s+", re.I)
 
 
 def open_statement(clause: str) -> str | None:
-    """The cleaned clause when no rule refuses it and it may be about the user (it has a
-    first-person word, or drops its subject: "Just ordered a new bike"), else None. What the
-    second, embedding stage may classify."""
+    """The cleaned clause when no rule refuses it and it is not about someone else, else
+    None: what the second, embedding stage may classify. A clause without a first-person
+    word counts as the speaker's when it drops its subject ("Just ordered a new bike") or its
+    subject is a thing ("a good bowl of ramen fixes everything"): the stage's classifier,
+    trained with small talk and reports as ``none``, decides whether it states anything."""
     text = _clean(clause)
-    if not text or refused(text) or _OTHER_PERSON.match(text) or _OTHER_START.match(text):
+    if (not text or refused(text) or _OTHER_PERSON.match(text) or _OTHER_START.match(text)
+            or _NAMED_OTHER.match(text)):
         return None
-    if not (_FIRST_PERSON.search(text) or _SUBJECTLESS.match(text)):
-        return None
+    if not _FIRST_PERSON.search(text) and _LISTENER.search(text):
+        return None  # "Good luck with your exam!": about the listener
     return text
 
 
 def open_subject(kind: str, text: str) -> str:
-    """A key subject for a clause the embedding stage classified: the clause without its
-    first-person lead, cleaned like a pattern subject."""
+    """A key subject for a clause the embedding stage classified: for a clause about a thing,
+    its leading noun phrase ("pho on a rainy evening makes me happy" -> "pho on a rainy
+    evening"); else the clause without its first-person lead, cleaned like a pattern
+    subject."""
+    if not _FIRST_PERSON_LEAD.match(text):
+        phrase = _leading_noun_phrase(text)
+        if phrase:
+            return _clean_subject(kind, phrase)[0]
     return _clean_subject(kind, _FIRST_PERSON_LEAD.sub("", text), decision=kind == "decision")[0]

@@ -49,7 +49,8 @@ _QUESTION_WORD = re.compile(
     r"何|なに|なん(?:で|て|の)|どこ|どう|いつ|誰|だれ|どっち|どちら|どれ|なぜ|どんな|どの|"
     r"いくら|どのくらい|どれくらい")
 _QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか)$")
-_QUESTION_SOFT_END = re.compile(r"(?:かな|の|っけ|だっけ|かなあ|の\?)$")
+_QUESTION_SOFT_END = re.compile(
+    r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
 _REQUEST_END = re.compile(
     r"(?:ください|下さい|くださいな|して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
@@ -486,11 +487,16 @@ def _habit(body: str) -> Found | None:
     return "pattern", "dislike" if negative else "like", x, {}
 
 
+# People in general (「…って言う人もいる」「…な人が多い」): a report about others.
+_PEOPLE_IN_GENERAL = re.compile(r"(?:人|人たち|人達|みんな|誰か)(?:も|が|は)(?:いる|多い|少ない)")
+
+
 def open_statement(clause: str) -> str | None:
     """The cleaned clause when no rule refuses it and it is not about someone else, else
     None. What the second, embedding stage may classify."""
     body = _clean(clause)
-    if not body or refused(body) or _other_person(body) or _DEICTIC.match(body):
+    if (not body or refused(body) or _other_person(body) or _DEICTIC.match(body)
+            or _PEOPLE_IN_GENERAL.search(body)):
         return None
     return body
 

@@ -2,8 +2,10 @@
 
 Path: with an ``llm`` (``MemoryLLM``), the memory judge decides what is worth keeping and the
 refiner adds a diary note; if the endpoint fails, is slow or answers garbage, the same
-messages go through the pattern path and the report says why (``degraded``). Every input
-message ends up in the report: stored, merged into an existing memory that says the same
+messages go through the pattern path and the report says why (``degraded``). The pattern
+path is ``extract`` with its second stage on the engine's embedding model
+(``clause_model.classifier_for``): clauses no pattern matched are classified by the model.
+Every input message ends up in the report: stored, merged into an existing memory that says the same
 thing, superseding one it contradicts (same subject, the other polarity: the old one goes to
 the trash as history, restorable), or skipped with a reason; a write vetoed by a listener
 (quota) is reported as failed, with its text. Nothing is ever lost on write: a merge keeps
@@ -26,6 +28,7 @@ from omoide.engine.memory import new_memory_id
 from omoide.engine.remember import build_memory
 from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
+from omoide.governance.clause_model import classifier_for
 from omoide.governance.dedup import (
     DEFAULT_THRESHOLD,
     DedupIndex,
@@ -57,7 +60,7 @@ class IngestItem:
     supersedes: str | None = None  # the record it replaced (now in the trash, restorable)
     cosine: float | None = None
     tier: str | None = None
-    via: str | None = None  # "pattern" | "llm"
+    via: str | None = None  # "pattern" | "learned" / "prototype" (second stage) | "llm"
 
 
 @dataclass
@@ -156,7 +159,9 @@ def ingest(
             if log is not None and not dry_run:
                 log.record(engine.now(), character, "degraded", [], report.degraded)
     if report.path == "pattern":
-        candidates, unmatched = extract(messages, roles=roles)
+        # With a sentence model loaded, clauses no pattern matched go to the second stage.
+        candidates, unmatched = extract(messages, roles=roles,
+                                        classifier=classifier_for(engine.embedder))
         report.items.extend(
             IngestItem("skipped", u.reason, source=u.source, via="pattern") for u in unmatched
         )

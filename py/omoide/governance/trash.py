@@ -60,9 +60,10 @@ def recall_reviving(
         ranked = zip(trashed.ids, trashed.scores, strict=True)
         best_id, best = next(((i, float(s)) for i, s in ranked
                               if not is_superseded(store.trash[i].memory)), (None, -2.0))
-        # both float32 kernels: a tie must not count as "better than live"
-        live_best = store.kernel.top_k(q, 1).scores[:1] if len(store.kernel) else []
-        if best >= revive_threshold and (not live_best or best > live_best[0] + 1e-6):
+        # the live kernel is scanned only for a trashed match good enough to revive (most
+        # recalls stop here); both are float32 kernels: a tie is not "better than live"
+        if best >= revive_threshold and (
+                not len(store.kernel) or best > store.kernel.top_k(q, 1).scores[0] + 1e-6):
             engine.restore(character, best_id)
             result.revived, result.revived_cosine = [best_id], round(best, 4)
     result.hits = engine.recall(character, query, **recall_args)

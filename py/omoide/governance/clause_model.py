@@ -1,0 +1,116 @@
+"""Second extraction stage, learned: a small softmax classifier over the embedding model's
+clause vectors, so that a phrasing nobody wrote a pattern for ("a good bowl of ramen fixes
+everything", 「カラオケは拷問」) can still be caught.
+
+The weights (``clause_weights.json``, a few KB per model) were trained by
+``bench/governance_train.py`` on the development splits of the labelled extraction set only
+(``dev``, ``dev2``, ``dev3``) plus the prototype phrases of ``prototypes.py``: five classes
+(preference, decision, pattern, fact, none), one weight row and bias per class, the
+acceptance threshold chosen by cross-validation on those splits. A clause is accepted as the
+most probable kind when that probability reaches the threshold of the clause's language and
+beats ``none``.
+
+Only clauses the pattern stage left open reach it (``extract_en.open_statement`` /
+``extract_ja.open_statement`` refuse questions, requests, wishes, hearsay and clauses about
+someone else first). Scoring is pure Python (a 5 x d dot product per clause), so it runs in
+Pyodide as under CPython. A model without trained weights falls back to the prototype stage
+(``classifier_for``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from omoide.embeddings.registry import MODELS
+from omoide.governance.keys import has_japanese
+from omoide.governance.polarity import stance
+from omoide.governance.prototypes import PrototypeClassifier, unit_vectors
+
+WEIGHTS_FILE = Path(__file__).with_name("clause_weights.json")
+KINDS = ("preference", "decision", "pattern", "fact")
+NONE = "none"
+
+
+@dataclass(frozen=True)
+class ClauseWeights:
+    """One model's trained classifier: ``weights[i]`` and ``bias[i]`` score ``labels[i]``."""
+
+    model_id: str
+    labels: tuple[str, ...]
+    weights: tuple[tuple[float, ...], ...]
+    bias: tuple[float, ...]
+    thresholds: Mapping[str, float]  # per language ("en", "ja")
+
+    def probabilities(self, vector: Sequence[float]) -> dict[str, float]:
+        logits = [b + sum(w * x for w, x in zip(row, vector, strict=True))
+                  for row, b in zip(self.weights, self.bias, strict=True)]
+        top = max(logits)
+        exps = [math.exp(v - top) for v in logits]
+        total = sum(exps)
+        return {label: e / total for label, e in zip(self.labels, exps, strict=True)}
+
+
+@cache
+def _all_weights() -> dict[str, ClauseWeights]:
+    if not WEIGHTS_FILE.is_file():
+        return {}
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    return {
+        model_id: ClauseWeights(
+            model_id=model_id, labels=tuple(entry["labels"]),
+            weights=tuple(tuple(row) for row in entry["weights"]),
+            bias=tuple(entry["bias"]),
+            thresholds={lang: float(t) for lang, t in entry["threshold"].items()})
+        for model_id, entry in data["models"].items()
+    }
+
+
+def weights_for(model_id: str) -> ClauseWeights | None:
+    """The trained classifier of an embedding model, or None when none was trained."""
+    return _all_weights().get(model_id)
+
+
+@dataclass
+class LearnedClauseClassifier:
+    """Kind of a clause from its vector under the loaded embedder's trained weights."""
+
+    embedder: Any
+    weights: ClauseWeights
+    via: str = field(default="learned", init=False)
+
+    def probabilities(self, clauses: Sequence[str]) -> list[dict[str, float]]:
+        if not clauses:
+            return []
+        return [self.weights.probabilities(v) for v in unit_vectors(self.embedder, clauses)]
+
+    def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]:
+        """(kind, polarity) per clause, or None where ``none`` wins or the best kind is
+        below the threshold of the clause's language."""
+        out: list[tuple[str, str] | None] = []
+        for clause, probs in zip(clauses, self.probabilities(clauses), strict=True):
+            kind = max(KINDS, key=probs.__getitem__)
+            threshold = self.weights.thresholds["ja" if has_japanese(clause) else "en"]
+            if probs[kind] < threshold or probs[kind] <= probs[NONE]:
+                out.append(None)
+                continue
+            out.append((kind, stance(clause)))
+        return out
+
+
+def classifier_for(embedder: Any) -> LearnedClauseClassifier | PrototypeClassifier | None:
+    """The second stage for a loaded embedder: its trained weights when there are some, else
+    the prototype classifier for a registered sentence model, else None (an unknown model,
+    e.g. a test's hashing embedder, gives vectors with no meaning to classify by)."""
+    model_id = str(getattr(embedder, "model_id", ""))
+    trained = weights_for(model_id)
+    if trained is not None and getattr(embedder, "dimension", None) == len(trained.weights[0]):
+        return LearnedClauseClassifier(embedder, trained)
+    if model_id in MODELS:
+        return PrototypeClassifier(embedder)
+    return None

@@ -1,0 +1,119 @@
+"""The learned second extraction stage without a model: the shipped weights are what the
+trainer writes (trained on development splits only), scoring is a proper softmax, the
+acceptance rule (threshold, ``none`` wins) holds, and the open-statement gate refuses clauses
+about other people before any model sees them."""
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omoide.governance import extract_en, extract_ja
+from omoide.governance.clause_model import (
+    KINDS,
+    NONE,
+    WEIGHTS_FILE,
+    ClauseWeights,
+    LearnedClauseClassifier,
+    classifier_for,
+    weights_for,
+)
+from omoide.governance.extract import extract
+from tests.test_engine_embedder import HashingEmbedder
+
+
+def test_the_shipped_weights_are_e5s_trained_on_development_splits_only():
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    entry = data["models"]["omoide/multilingual-e5-small"]
+    assert set(entry["trained_on"]) <= {"dev", "dev2", "dev3"}
+    assert entry["labels"] == [*KINDS, NONE]
+    assert [len(row) for row in entry["weights"]] == [384] * 5 and len(entry["bias"]) == 5
+    assert set(entry["threshold"]) == {"en", "ja"}
+    assert all(0.0 < t < 1.0 for t in entry["threshold"].values())
+    trained = weights_for("omoide/multilingual-e5-small")
+    assert trained is not None and trained.thresholds == entry["threshold"]
+    assert weights_for("omoide/all-MiniLM-L6-v2") is None  # falls back to prototypes
+
+
+def toy_weights(threshold: float = 0.6, ja: float | None = None) -> ClauseWeights:
+    # 5 labels over 5-d one-hot vectors: axis i votes for label i
+    rows = tuple(tuple(4.0 if i == j else 0.0 for j in range(5)) for i in range(5))
+    return ClauseWeights("toy", (*KINDS, NONE), rows, (0.0,) * 5,
+                         {"en": threshold, "ja": threshold if ja is None else ja})
+
+
+class AxisEmbedder:
+    """A clause's vector is the axis its first word names (preference/…/none)."""
+
+    model_id, dimension = "toy", 5
+
+    def embed_queries(self, texts):
+        labels = (*KINDS, NONE)
+        return [[1.0 if labels[i] == t.split()[0] else 0.0 for i in range(5)] for t in texts]
+
+
+@given(st.lists(st.floats(-10, 10), min_size=5, max_size=5))
+def test_probabilities_are_a_distribution(vector):
+    probs = toy_weights().probabilities(vector)
+    assert set(probs) == {*KINDS, NONE}
+    assert math.isclose(sum(probs.values()), 1.0, rel_tol=1e-9)
+    assert all(0.0 <= p <= 1.0 for p in probs.values())
+
+
+def test_a_clause_takes_its_kind_only_past_the_threshold_and_never_when_none_wins():
+    stage = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.6))
+    verdicts = stage.classify(["preference ramen", "none hello", "decision I quit smoking"])
+    assert verdicts == [("preference", "like"), None, ("decision", "dislike")]
+    strict = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.99))
+    assert strict.classify(["preference ramen"]) == [None]  # e^4/(e^4+4) = 0.93 < 0.99
+    # the threshold is the clause's language's
+    by_language = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.99, ja=0.5))
+    assert by_language.classify(["preference ramen", "preference ラーメン"]) == [
+        None, ("preference", "like")]
+
+
+def test_no_stage_for_an_unknown_model():
+    assert classifier_for(HashingEmbedder(64)) is None
+    assert classifier_for(object()) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Kenji always orders the spicy curry", "My dad hates technology", "Tom moved to Paris",
+    "The team chose Kubernetes", "Emi can't stand loud music", "Ken's favourite food is curry",
+    "Good luck with your exam!", "any good ramen places near shibuya",
+])
+def test_the_english_gate_refuses_other_people_and_the_listener(text):
+    assert extract_en.open_statement(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "a good bowl of ramen fixes everything", "Just ordered a new bike", "Finally cancelled it",
+    "my wife is a dentist", "I love tea",
+])
+def test_the_english_gate_lets_the_speakers_own_clauses_through(text):
+    assert extract_en.open_statement(text)
+
+
+@pytest.mark.parametrize("text", [
+    "コーヒーは体に悪いって言う人もいる", "どのノートパソコン買えばいい", "姉は陶芸が好き",
+])
+def test_the_japanese_gate_refuses_people_in_general_and_questions(text):
+    assert extract_ja.open_statement(text) is None
+
+
+def test_a_refused_clause_never_reaches_the_stage():
+    seen = []
+
+    class Recording:
+        via = "learned"
+
+        def classify(self, clauses):
+            seen.extend(clauses)
+            return [("preference", "like")] * len(clauses)
+
+    found, _ = extract(["Kenji always orders the spicy curry", "do you like tea?",
+                        "a good bowl of ramen fixes everything"], classifier=Recording())
+    assert seen == ["a good bowl of ramen fixes everything"]
+    assert [(c.kind, c.via, c.source) for c in found] == [("preference", "learned", 2)]
