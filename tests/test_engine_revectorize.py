@@ -169,3 +169,39 @@ def test_a_job_run_one_batch_per_call_computes_its_work_list_once_per_pass(engin
     assert len(calls) == 3  # the first pass, the catch-up pass, the empty check
     assert engine.embedder.stamp == NEW.stamp
     assert engine.recall("alice", "alice note written during the job", mode="vector")
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """NEW's model, keeping every passage list it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__(16, seed=7)
+        self.passages: list[list[str]] = []
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        self.passages.append(list(texts))
+        return super().embed_passages(texts)
+
+
+def test_upcoming_names_exactly_what_the_next_batch_embeds(engine):
+    from omoide.engine.revectorize import upcoming
+
+    engine.remember("bob", "bob keeps a garden", context="talking about weekends")
+    recorder = RecordingEmbedder()
+    while True:
+        ahead = upcoming(engine, None, recorder, 4)
+        before = len(recorder.passages)
+        try:
+            engine.revectorize(None, recorder, batch_size=4,
+                               cancel=iter([False, True]).__next__)
+            finished = True
+        except OmoideError as err:
+            assert err.code == "CANCELLED"
+            finished = False
+        # the one batch this call embedded is exactly what upcoming named (the swap, none)
+        assert [sorted(b) for b in recorder.passages[before:]] == (
+            [sorted(ahead)] if ahead else [])
+        if finished:
+            break
+    assert "talking about weekends" in {t for batch in recorder.passages for t in batch}
+    assert engine.embedder is recorder and engine.mismatched_characters() == []

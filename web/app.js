@@ -61,15 +61,20 @@ async function showDiagnostics(engine) {
 let retryDownload = null;
 function showDownload(state, retry = null) {
   const box = document.getElementById("downloads");
-  box.hidden = !state.downloading && !state.error;
-  box.dataset.state = state.error ? "error" : state.downloading ? "downloading" : "done";
+  // After the files, the model's inference session is created (seconds): said, not silent.
+  box.hidden = !state.downloading && !state.error && !state.initialising;
+  box.dataset.state = state.error ? "error" : state.downloading ? "downloading"
+    : state.initialising ? "initialising" : "done";
   const pct = state.bytesTotal ? Math.floor((100 * state.bytesDone) / state.bytesTotal) : 0;
-  box.querySelector("progress").value = pct;
+  const bar = box.querySelector("progress");
+  if (state.initialising) bar.removeAttribute("value");
+  else bar.value = pct;
   box.querySelector(".what").textContent = state.error
     ? t("download.error", { model: state.model, reason: state.error })
-    : t("download.progress", {
-      model: state.model, pct, done: mb(state.bytesDone), total: mb(state.bytesTotal),
-    });
+    : state.initialising ? t("download.initialising", state)
+      : t("download.progress", {
+        model: state.model, pct, done: mb(state.bytesDone), total: mb(state.bytesTotal),
+      });
   const files = (state.files ?? []).filter((f) => !f.fromCache);
   box.querySelector(".files").replaceChildren(...files.map((f) => {
     const li = document.createElement("li");
@@ -183,12 +188,14 @@ async function start() {
 
 // After ready, the selected model initialises in the background when its files are already
 // here (a reload, or offline), so the first remember or recall does not wait for it. A model
-// never downloaded is left for the user to fetch (it can be hundreds of MB).
+// never downloaded is left for the user to fetch (it can be hundreds of MB). The warm-up can
+// be cancelled (a busy machine, a model about to be switched); the next remember or recall
+// then loads the model itself.
 async function warmModel() {
   const line = document.getElementById("model-warm");
-  const show = (state, key, fields) => {
+  const show = (state, key, fields, ...extra) => {
     line.dataset.state = state;
-    line.textContent = t(key, fields);
+    line.replaceChildren(t(key, fields), ...extra);
     line.hidden = false;
   };
   try {
@@ -199,13 +206,25 @@ async function warmModel() {
       show("absent", "model.warmAbsent", selected);
       return;
     }
-    show("loading", "model.warming", selected);
+    const cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.id = "model-warm-cancel";
+    cancel.textContent = t("model.warmCancel");
+    cancel.addEventListener("click", () => {
+      cancel.disabled = true;
+      window.omoide.embedder.cancelWarm();
+    });
+    show("loading", "model.warming", selected, cancel);
     const started = performance.now();
-    await window.omoide.embedder.load(selected);
+    await window.omoide.embedder.warm(selected);
     show("ready", "model.warmReady", { ...selected,
       ms: Math.round(performance.now() - started) });
   } catch (err) {
-    show("failed", "model.warmFailed", { reason: err.message });
+    if (err?.name === "CANCELLED" || /set-up cancelled/.test(err?.message)) {
+      show("cancelled", "model.warmCancelled", {});
+    } else {
+      show("failed", "model.warmFailed", { reason: err.message });
+    }
   }
 }
 

@@ -174,13 +174,40 @@ function createExtractor(modelId, dtype, device) {
 
 // Loads are serialized: the page and the engine may both ask for a model at once.
 let loading = Promise.resolve();
+// The page's background warm-up after ready: {model, dtype, cancelled} until it settles.
+// Cancelling it drops the model it was creating; a load asked for meanwhile (the engine's
+// first remember) takes it over instead, so nobody waits twice.
+let warming = null;
 function load(options, onProgress) {
+  if (warming && warming.model === options?.model && warming.dtype === (options?.dtype ?? "q8")) {
+    warming.cancelled = false;
+  }
   const run = loading.then(() => loadNow(options, onProgress));
   loading = run.catch(() => {});
   return run;
 }
 
-async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress) {
+function warm({ model, dtype = "q8" } = {}) {
+  const job = { model, dtype, cancelled: false };
+  warming = job;
+  const run = loading.then(() => loadNow({ model, dtype }, null, job));
+  loading = run.catch(() => {});
+  return run.finally(() => {
+    if (warming === job) warming = null;
+  });
+}
+
+function cancelWarm() {
+  if (!warming) return { cancelled: false };
+  warming.cancelled = true;
+  return { cancelled: true };
+}
+
+const cancelledError = () => Object.assign(new Error("model set-up cancelled"),
+  { name: "CANCELLED" });
+
+async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress, job = null) {
+  if (job?.cancelled) throw cancelledError();
   await catalogue();
   if (current && current.model === model && current.dtype === dtype && device === "auto") {
     return { ...status(), dimension: current.info.dimension, loadMs: 0, progress: null };
@@ -190,6 +217,9 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   const started = performance.now();
   const picked = await pickDevice(device);
   const progress = await downloadFiles(model, dtype, onProgress);
+  if (job?.cancelled) throw cancelledError();
+  progress.initialising = true;
+  onProgress?.(progress.snapshot());
   let extractor;
   try {
     extractor = await createExtractor(model, dtype, picked.device);
@@ -198,6 +228,10 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
     picked.device = "wasm";
     picked.reason = `WebGPU failed to start (${err.message}); using WebAssembly`;
     extractor = await createExtractor(model, dtype, "wasm");
+  }
+  if (job?.cancelled) {
+    await extractor.dispose?.().catch?.(() => {}); // its memory goes back now
+    throw cancelledError();
   }
   progress.ready = true;
   onProgress?.(progress.snapshot());
@@ -230,7 +264,8 @@ function lengthOrder(texts) {
 // Batches are cut from the texts sorted by length; rows come back in the caller's order.
 // A caller that names the model gets that model's vectors, even if another caller loaded
 // a different one in between (the page's warm-up or retry, the engine's re-vectorization).
-async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } = {}) {
+// `onBatch(done, total)`, when given, hears after each batch (the engine's progress events).
+async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } = {}, onBatch) {
   if (model && (current?.model !== model || current?.dtype !== dtype)) {
     await load({ model, dtype });
   }
@@ -259,19 +294,23 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
       data = await runBatch(active.extractor, batch);
     }
     rows.forEach((row, j) => out.set(data.subarray(j * dim, (j + 1) * dim), row * dim));
+    // Not awaited: progress never holds up the embedding.
+    onBatch?.(Math.min(i + batchSize, texts.length), texts.length)?.catch?.(() => {});
   }
   return Comlink.transfer({ dims: [texts.length, dim], data: out, device: active.device,
     fellBack }, [out.buffer]);
 }
 
 function status() {
-  if (!current) return { loaded: false };
+  const warmingUp = Boolean(warming);
+  if (!current) return { loaded: false, warming: warmingUp };
   const { model, dtype, device, reason } = current;
-  return { loaded: true, model, dtype, device, reason, threads: env.backends.onnx.wasm.numThreads };
+  return { loaded: true, model, dtype, device, reason, warming: warmingUp,
+    threads: env.backends.onnx.wasm.numThreads };
 }
 
 const api = {
-  catalogue, load, embed, status, availability, download,
+  catalogue, load, warm, cancelWarm, embed, status, availability, download,
   // A second caller (the engine worker) gets its own channel to the same loaded model.
   connect(port) {
     Comlink.expose(api, port);

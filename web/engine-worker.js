@@ -40,12 +40,36 @@ function installWheel(bytes) {
 
 // -- what Python calls (module omoide_host) -------------------------------------------------
 
+// -- progress of long verbs ---------------------------------------------------------------
+// Import, paste preview (ingest), summarize and chat-file import tell the page what they are
+// doing: the stage, and count / total while they embed (per batch, from the embedding worker).
+const PROGRESS_VERBS = new Set(["import_data", "ingest", "summarize", "tavern_import"]);
+// A recall's query or a remember embeds a few texts: no progress channel for those.
+const EMBED_PROGRESS_FROM = 17;
+let activity = null; // the verb now running that reports progress
+const progress = (stage, done = null, total = null) => {
+  if (activity) emit({ type: "progress", verb: activity, stage, done, total });
+};
+
+async function withProgress(verb, fn) {
+  if (!PROGRESS_VERBS.has(verb)) return fn();
+  activity = verb;
+  progress("working");
+  try {
+    return await fn();
+  } finally {
+    progress("finished");
+    activity = null;
+  }
+}
+
 let loadedModel = null;
 let runtimeInfo = null; // where embeddings run (webgpu / wasm) and why, shown to the user
 async function ensureModel(model, dtype) {
   if (!embedder) throw new Error("no embedding worker is connected");
   const key = `${model}@${dtype}`;
   if (loadedModel !== key) {
+    progress("model");
     const loaded = await embedder.load({ model, dtype }, Comlink.proxy((state) =>
       emit({ type: "download", state })));
     loadedModel = key;
@@ -69,11 +93,31 @@ function plainErrors(functions) {
     }]));
 }
 
+// Passages re-vectorization embedded ahead, outside the lock ("model@dtype\ntext" -> row):
+// the step that follows finds its whole batch here. Emptied after every step.
+const embeddedAhead = new Map();
+
+function fromAhead(list, model, dtype) {
+  if (!embeddedAhead.size || !list.length) return null;
+  const rows = list.map((text) => embeddedAhead.get(`${model}@${dtype}\n${text}`));
+  if (rows.some((row) => !row)) return null;
+  const dim = rows[0].length;
+  const data = new Float32Array(list.length * dim);
+  rows.forEach((row, n) => data.set(row, n * dim));
+  return { dims: [list.length, dim], data, device: runtimeInfo?.device ?? null, fellBack: null };
+}
+
 const host = plainErrors({
   async embed(texts, kind, model, dtype) {
+    const list = texts.toJs ? texts.toJs() : texts;
+    const ahead = kind === "passage" ? fromAhead(list, model, dtype) : null;
+    if (ahead) return ahead;
     await ensureModel(model, dtype);
-    const reply = await embedder.embed(texts.toJs ? texts.toJs() : texts,
-      { kind, model, dtype });
+    const onBatch = activity && list.length >= EMBED_PROGRESS_FROM
+      ? Comlink.proxy((done, total) => progress("embedding", done, total)) : undefined;
+    if (onBatch) progress("embedding", 0, list.length);
+    const reply = await embedder.embed(list, { kind, model, dtype }, onBatch);
+    if (onBatch) progress("working");
     if (reply.fellBack) {
       // WebGPU failed mid-work and the embedding worker moved to WebAssembly: say so.
       runtimeInfo = { ...runtimeInfo, device: reply.device, reason: reply.fellBack };
@@ -406,6 +450,7 @@ async function callPython(method, params) {
   const started = performance.now();
   const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
   const ran = performance.now();
+  if (reply.commit !== false) progress("saving");
   const committed = reply.commit === false ? { ok: true }
     : JSON.parse(await py.dispatch.callPromising("flush", "{}"));
   if (timing) {
@@ -492,10 +537,12 @@ const jsVerbs = {
     ensureModel(model, dtype).catch((err) => emit({ type: "notice", message: err.message }));
     return state;
   },
-  revectorize_start({ model, dtype, character = null } = {}) {
+  revectorize_start({ model, dtype, character = null, step = null, ahead = true } = {}) {
     if (revectorizing) return revectorizeStatus();
     revectorizing = { model, dtype, character, cancel: false, done: 0, total: 0,
-      started: performance.now(), startDone: null, error: null };
+      started: performance.now(), startDone: null, error: null,
+      step: Number.isInteger(step) && step > 0 ? Math.min(step, 1_024) : null,
+      ahead: ahead !== false };
     runRevectorize(revectorizing);
     return revectorizeStatus();
   },
@@ -509,7 +556,7 @@ const jsVerbs = {
   async import_data(params) {
     const received = performance.now();
     const callTiming = newTiming("import_data");
-    const report = await locked(async () => {
+    const report = await locked(() => withProgress("import_data", async () => {
       const known = new Set((await store.listCharacters(db)).map((c) => c.id));
       let report;
       try {
@@ -526,7 +573,7 @@ const jsVerbs = {
         await touched(id);
       }
       return report;
-    }, callTiming);
+    }), callTiming);
     callTiming.total_ms = performance.now() - received;
     return report;
   },
@@ -621,22 +668,48 @@ function revectorizeStatus() {
     rate, eta_s: eta, cancelling: r.cancel };
 }
 
-// Re-vectorization runs as many small steps, each one an engine call under the lock, so recall
-// and writes go on between them. Staged vectors are in IndexedDB: a reload resumes.
+// Re-vectorization runs in steps of REVECTORIZE_STEP memories. Each step's texts are embedded
+// first, outside the lock (sorted by length into batches by the embedding worker); the
+// engine call under the lock then only stages them (IndexedDB) and moves the job on, so
+// recall and writes go on between and during steps. Staged vectors are in IndexedDB: a
+// reload resumes. `step` overrides the size (the benchmark compares sizes).
+const REVECTORIZE_STEP = 64;
 async function runRevectorize(job) {
+  const size = job.step ?? REVECTORIZE_STEP;
+  const ahead = job.ahead ?? true;
+  const where = { model: job.model, dtype: job.dtype, character: job.character };
   const registry = await jsVerbs.models();
   const info = registry.models.find((m) => m.id === job.model);
   await store.setSetting(db, "revectorize_target",
     { model: job.model, dtype: job.dtype, dimension: info?.dimension ?? 384 });
   let event = { type: "revectorize", state: "running" };
+  const cancelled = () => ({ type: "revectorize", state: "cancelled", done: job.done,
+    total: job.total });
   try {
     for (;;) {
       if (job.cancel) {
-        event = { type: "revectorize", state: "cancelled", done: job.done, total: job.total };
+        event = cancelled();
         break;
       }
+      if (ahead) {
+        const texts = await locked(() => callPython("revectorize_upcoming",
+          { ...where, limit: size }));
+        if (texts.length) {
+          await ensureModel(job.model, job.dtype);
+          const reply = await embedder.embed(texts, { kind: "passage", model: job.model,
+            dtype: job.dtype });
+          const dim = reply.dims[1];
+          texts.forEach((text, n) => embeddedAhead.set(`${job.model}@${job.dtype}\n${text}`,
+            reply.data.subarray(n * dim, (n + 1) * dim)));
+        }
+        if (job.cancel) { // asked while embedding: nothing of this step is staged
+          embeddedAhead.clear();
+          event = cancelled();
+          break;
+        }
+      }
       const step = await locked(() => callPython("revectorize_step",
-        { model: job.model, dtype: job.dtype, character: job.character }));
+        { ...where, batch_size: size })).finally(() => embeddedAhead.clear());
       job.startDone ??= step.done;
       job.done = step.done;
       job.total = step.total;
@@ -662,7 +735,8 @@ async function call(method, params = {}) {
   if (method in jsVerbs) return jsVerbs[method](params);
   const received = performance.now();
   const callTiming = newTiming(method);
-  const result = await locked(() => callPython(method, params), callTiming);
+  const result = await locked(() => withProgress(method, () => callPython(method, params)),
+    callTiming);
   if (method === "recall" && params.count !== false) countRecalls(result);
   callTiming.total_ms = performance.now() - received;
   return result;

@@ -67,3 +67,37 @@ def test_warm_model_offline_picker_and_refused_switch(launch, tmp_path):
         assert hits and hits[0]["memory"]["text"] == "Yui keeps a diary."
     finally:
         server.stop()
+
+
+def test_warm_up_can_be_cancelled_and_the_next_remember_loads_the_model(launch, tmp_path):
+    server = AppServer(DIST, port=47642).start()
+    try:
+        context = launch(tmp_path / "profile")
+        page = context.new_page()
+        page.goto(server.url)
+        wait_ready(page)
+        engine_call(page, "create_character", {"name": "Aki"})
+        engine_call(page, "remember", {"character": "aki", "text": "Aki grows tomatoes."})
+
+        page.reload()
+        wait_ready(page)
+        warm = page.locator("#model-warm")
+        expect(warm).to_have_attribute("data-state", "loading")
+        page.click("#model-warm-cancel")
+        expect(warm).to_have_attribute("data-state", "cancelled")
+        status = page.evaluate("() => window.omoide.embedder.status()")
+        assert status["loaded"] is False and status["warming"] is False
+        # The app stays usable: full-text recall needs no model, and the next remember
+        # loads the model itself.
+        hits = engine_call(page, "recall", {"character": "aki", "query": "tomatoes",
+                                            "mode": "fulltext"})
+        assert hits and hits[0]["memory"]["text"] == "Aki grows tomatoes."
+        engine_call(page, "remember", {"character": "aki", "text": "Aki waters them daily."})
+        status = page.evaluate("() => window.omoide.embedder.status()")
+        assert status["loaded"] and status["model"] == E5
+        hits = engine_call(page, "recall", {"character": "aki", "query": "watering plants",
+                                            "mode": "vector", "min_relevance": 0})
+        assert {h["memory"]["text"] for h in hits} == {"Aki grows tomatoes.",
+                                                       "Aki waters them daily."}
+    finally:
+        server.stop()

@@ -16,6 +16,8 @@ export class ModelProgress {
     }
     this.error = null;
     this.ready = false;
+    // Files are all here and the inference session is being created (seconds, no bytes).
+    this.initialising = false;
   }
 
   file(name) {
@@ -68,6 +70,7 @@ export class ModelProgress {
       fromNetwork: network.length,
       fromCache: files.length - network.length,
       done: this.ready || (files.length > 0 && files.every((f) => f.done)),
+      initialising: this.initialising && !this.ready && !this.error,
       error: this.error,
     };
   }

@@ -2,6 +2,7 @@
 // (audit.js), summarization, export / import, the backup server and settings.
 import { mountAudit } from "./audit.js";
 import { touches } from "./memories.js";
+import { progressLine } from "./progress.js";
 import { clear, field, formatAge, formatBytes, formatDuration, formatNumber, h, options, tx }
   from "./dom.js";
 
@@ -327,9 +328,10 @@ export function mountMaintenance(panel, ctx) {
   const sumApply = tx("button", "summarize.apply", { type: "button", id: "summarize-apply",
     hidden: true }, t);
   const sumOut = h("div", { id: "summarize-out", "aria-live": "polite" });
+  const sumProgress = progressLine(ctx, "summarize", "summarize-progress");
   const sumBox = section(t, "summarize.title", "summarize-box",
     tx("p", "summarize.explain", { class: "muted" }, t), h("div", { class: "actions" },
-      sumPreview, sumApply), sumOut);
+      sumPreview, sumApply), sumProgress.element, sumOut);
   function renderSummary(report, dryRun) {
     const groups = report.groups ?? [];
     clear(sumOut, h("p", { class: "strong" }, t(dryRun ? "summarize.previewTitle"
@@ -347,13 +349,13 @@ export function mountMaintenance(panel, ctx) {
   }
   sumPreview.addEventListener("click", async () => {
     if (!ctx.character) return;
-    const report = await ctx.run(sumPreview, () =>
-      ctx.call("summarize", { character: ctx.character, dry_run: true }));
+    const report = await ctx.run(sumPreview, () => sumProgress.track(() =>
+      ctx.call("summarize", { character: ctx.character, dry_run: true })));
     if (report) renderSummary(report, true);
   });
   sumApply.addEventListener("click", async () => {
-    const report = await ctx.run([sumApply, sumPreview], () =>
-      ctx.call("summarize", { character: ctx.character, dry_run: false }));
+    const report = await ctx.run([sumApply, sumPreview], () => sumProgress.track(() =>
+      ctx.call("summarize", { character: ctx.character, dry_run: false })));
     if (!report) return;
     renderSummary(report, false);
     ctx.emit("changed", { character: ctx.character });
@@ -367,6 +369,7 @@ export function mountMaintenance(panel, ctx) {
   const importFile = h("input", { type: "file", id: "import-file", accept: "application/json,.json" });
   const importButton = tx("button", "export.import", { type: "button", id: "import-button" }, t);
   const importOut = h("div", { id: "import-report", "aria-live": "polite" });
+  const importProgress = progressLine(ctx, "import_data", "import-progress");
   const vectorsLabel = h("label", { for: "export-vectors", "data-i18n": "export.withVectors" },
     t("export.withVectors"));
   const exportBox = section(t, "export.title", "export-box",
@@ -375,7 +378,7 @@ export function mountMaintenance(panel, ctx) {
     h("div", { class: "actions" }, exportButton),
     h("div", { class: "row" }, field(t, "export.file", importFile,
       { hint: "export.importHint" }).row),
-    h("div", { class: "actions" }, importButton), importOut);
+    h("div", { class: "actions" }, importButton), importProgress.element, importOut);
   function renderExportScope() {
     options(exportScope, [["", t("export.all")], ...ctx.characters.filter((c) => !c.deleted_at)
       .map((c) => [c.id, c.name])], exportScope.value);
@@ -412,8 +415,8 @@ export function mountMaintenance(panel, ctx) {
       return;
     }
     let failure = null;
-    const report = await ctx.run(importButton, () => ctx.call("import_data", { data })
-      .catch((err) => { failure = err; return null; }));
+    const report = await ctx.run(importButton, () => importProgress.track(() =>
+      ctx.call("import_data", { data }).catch((err) => { failure = err; return null; })));
     if (failure) {
       clear(importOut, h("p", { class: "error" }, ctx.errorText(failure)));
       return;

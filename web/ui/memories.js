@@ -1,6 +1,7 @@
 // Memories: the selected character's memories with kind, tier, importance, age and model
 // stamp; filters; add, edit, forget; "paste a conversation" with an ingest preview first.
 import { clear, field, formatAge, formatDate, formatNumber, h, options, tx } from "./dom.js";
+import { progressLine } from "./progress.js";
 
 export const KINDS = ["preference", "pattern", "fact", "decision", "diary", "summary"];
 // Does a "changed" event ({characters: [...]}, or none named: everything) touch this one?
@@ -105,10 +106,12 @@ export function mountMemories(panel, ctx) {
     id: "ingest-save" }, t);
   const cancelButton = tx("button", "cancel", { type: "button", hidden: true }, t);
   const preview = h("div", { id: "ingest-preview", "aria-live": "polite" });
+  const ingestProgress = progressLine(ctx, "ingest", "ingest-progress");
   let pending = null;
   const pasteForm = h("form", { class: "stack", id: "paste-form" },
     field(t, "memories.pasteLabel", paste, { hint: "memories.pasteHint" }).row,
-    h("div", { class: "actions" }, previewButton, saveButton, cancelButton), preview);
+    h("div", { class: "actions" }, previewButton, saveButton, cancelButton),
+    ingestProgress.element, preview);
   paste.addEventListener("input", () => resetPreview());
   pasteForm.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -117,8 +120,8 @@ export function mountMemories(panel, ctx) {
       clear(preview, h("p", { class: "error" }, t("memories.pasteEmpty")));
       return;
     }
-    const report = await ctx.run(previewButton, () =>
-      ctx.call("ingest", { character: ctx.character, messages, dry_run: true }));
+    const report = await ctx.run(previewButton, () => ingestProgress.track(() =>
+      ctx.call("ingest", { character: ctx.character, messages, dry_run: true })));
     if (!report) return;
     pending = { character: ctx.character, messages };
     showReport(report, true, messages);
@@ -128,8 +131,8 @@ export function mountMemories(panel, ctx) {
   });
   saveButton.addEventListener("click", async () => {
     if (!pending) return;
-    const report = await ctx.run([saveButton, previewButton], () =>
-      ctx.call("ingest", { ...pending, dry_run: false }));
+    const report = await ctx.run([saveButton, previewButton], () => ingestProgress.track(() =>
+      ctx.call("ingest", { ...pending, dry_run: false })));
     if (!report) return;
     showReport(report, false, pending.messages);
     pending = null;

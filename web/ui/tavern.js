@@ -3,6 +3,7 @@
 // The engine (omoide.interop, as the CLI) checks the whole file before writing anything.
 import { CATALOGUES } from "../i18n.js";
 import { clear, field, h, options, tx } from "./dom.js";
+import { progressLine } from "./progress.js";
 
 Object.assign(CATALOGUES.en, {
   "tavern.title": "SillyTavern / RisuAI",
@@ -56,11 +57,12 @@ export function mountTavern(ctx) {
   const importButton = tx("button", "tavern.import", { type: "button", id: "tavern-import" }, t);
   const exportButton = tx("button", "tavern.export", { type: "button", id: "tavern-export" }, t);
   const out = h("div", { id: "tavern-report", "aria-live": "polite" });
+  const tavernProgress = progressLine(ctx, "tavern_import", "tavern-progress");
   const box = h("section", { class: "box", id: "tavern-box", "aria-labelledby": "tavern-title" },
     tx("h3", "tavern.title", { id: "tavern-title" }, t),
     h("div", { class: "row" }, field(t, "tavern.file", file).row,
       field(t, "tavern.character", target).row),
-    h("div", { class: "actions" }, importButton, exportButton), out);
+    h("div", { class: "actions" }, importButton, exportButton), tavernProgress.element, out);
 
   function renderTargets() {
     options(target, [["", t("tavern.fromFile")], ...ctx.characters.filter((c) => !c.deleted_at)
@@ -75,9 +77,10 @@ export function mountTavern(ctx) {
     }
     const data = base64(await chosen.arrayBuffer());
     let failure = null;
-    const report = await ctx.run(importButton, () => ctx.call("tavern_import", {
-      data_base64: data, filename: chosen.name, character: target.value || null,
-    }).catch((err) => { failure = err; return null; }));
+    const report = await ctx.run(importButton, () => tavernProgress.track(() =>
+      ctx.call("tavern_import", {
+        data_base64: data, filename: chosen.name, character: target.value || null,
+      }).catch((err) => { failure = err; return null; })));
     if (!report) {
       clear(out, h("p", { class: "error" }, ctx.errorText(failure)));
       out.dataset.state = "failed";

@@ -25,7 +25,11 @@ from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
-from . import listing, rpc  # noqa: F401 - listing registers the memories_page verb
+from . import (  # noqa: F401 - listing and revectorize_ahead register their verbs
+    listing,
+    revectorize_ahead,
+    rpc,
+)
 from .backends import IndexedDBBackend, IndexedDBQueueStore, MirrorListener
 from .embedder import BrowserEmbedder, parse_stamp
 from .host import call_json, floats_from_js, to_js_floats

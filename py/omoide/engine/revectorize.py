@@ -89,6 +89,28 @@ def _targets(engine: MemoryEngine, character: str | None) -> list[CharacterStore
     return [engine.existing_store(validate.character_id(character))]
 
 
+def upcoming(engine: MemoryEngine, character: str | None, new_embedder: Embedder,
+             limit: int) -> list[str]:
+    """The strings (texts, then contexts) the next ``revectorize`` batch of ``limit`` will
+    embed, so that a caller can embed them ahead, outside its lock, into a cache that batch
+    then reads (the browser worker). Computes the pass's work list when it is used up, as
+    ``revectorize`` would; changes nothing else."""
+    job = engine.revectorize_jobs.setdefault(new_embedder.stamp, RevectorizeJob(new_embedder))
+    if job.cursor >= len(job.queue):
+        job.queue, job.cursor = _pending(job, _targets(engine, character)), 0
+    texts: list[str] = []
+    contexts: list[str] = []
+    for char, memory_id, text in job.queue[job.cursor : job.cursor + limit]:
+        store = engine.stores.get(char)
+        if store is None or (memory_id not in store.records and memory_id not in store.trash):
+            continue  # deleted since the list was made; revectorize drops it
+        texts.append(text)
+        context = _context(engine, char, memory_id)
+        if context:
+            contexts.append(context)
+    return texts + contexts
+
+
 def revectorize(
     engine: MemoryEngine,
     character: str | None,
