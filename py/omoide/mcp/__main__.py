@@ -22,6 +22,7 @@ DEFAULT_PORT = 8765
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID
+    from omoide.server.policy import add_policy_arguments
 
     p = argparse.ArgumentParser(
         prog="python -m omoide.mcp",
@@ -37,17 +38,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    "a key)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"HTTP port (default {DEFAULT_PORT}); the endpoint is /mcp")
-    p.add_argument("--key-file", metavar="PATH",
-                   help="HTTP: a file holding the bearer key clients must send ($OMOIDE_MCP_KEY)")
-    p.add_argument("--key", help="HTTP: the bearer key (visible in the process list: prefer "
-                   "$OMOIDE_MCP_KEY or --key-file)")
-    p.add_argument("--no-key", action="store_true",
-                   help="HTTP without a key (loopback only; any local program can read)")
-    p.add_argument("--public", action="store_true",
-                   help="confirm a non-loopback --host (other machines can connect; the key "
-                   "travels in clear text without a TLS proxy in front)")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                   help="another name the HTTP server answers to in the Host header")
+    add_policy_arguments(p, "OMOIDE_MCP_KEY")  # HTTP only
     p.add_argument("--model", default=None, help="embedding model id (default: the one the "
                    f"workspace was created with; {DEFAULT_MODEL_ID} for a new one)")
     p.add_argument("--dtype", default=None, help="model weights (default: the workspace's; "

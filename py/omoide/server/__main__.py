@@ -8,7 +8,7 @@ import sys
 
 from omoide.errors import OmoideError
 from omoide.keys import resolve_key
-from omoide.server.policy import APP_ORIGINS, MAX_BODY
+from omoide.server.policy import APP_ORIGINS, MAX_BODY, add_policy_arguments
 from omoide.server.runner import DEFAULT_PORT, serve
 
 MIN_KEY_LENGTH = 16
@@ -22,20 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback; "
                    "any other address needs --public and a key)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
-    p.add_argument("--key-file", metavar="PATH", help="a file holding the bearer key")
-    p.add_argument("--key", help="the bearer key (visible in the process list: prefer "
-                   "$OMOIDE_SERVER_KEY or --key-file)")
-    p.add_argument("--no-key", action="store_true",
-                   help="serve without a key (loopback only; any local program can read)")
-    p.add_argument("--public", action="store_true",
-                   help="confirm a non-loopback --host (other machines can connect; the key "
-                   "travels in clear text without a TLS proxy in front)")
+    add_policy_arguments(p, "OMOIDE_SERVER_KEY")
     p.add_argument("--cors-origin", action="append", metavar="ORIGIN",
                    help="a web app origin allowed to call the server (repeatable; default "
                    f"{' and '.join(APP_ORIGINS)})")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                   help="another name the server answers to in the Host header (repeatable; "
-                   "loopback names and the bound address always)")
     p.add_argument("--max-body", type=int, default=MAX_BODY, help="largest request body, bytes")
     return p
 

@@ -8,6 +8,7 @@ bind needs ``public=True`` AND a key.
 
 from __future__ import annotations
 
+import argparse
 import hmac
 import ipaddress
 import urllib.parse
@@ -114,3 +115,20 @@ class ServerPolicy:
             return True
         given = (authorization or "").encode("latin-1", "replace")
         return hmac.compare_digest(given, f"Bearer {self.api_key}".encode())
+
+
+def add_policy_arguments(parser: argparse.ArgumentParser, key_env: str) -> None:
+    """The flags of a server's policy (the reference server and MCP over HTTP share them):
+    --key-file / --key (else ``$key_env``), --no-key, --public, --allow-host."""
+    parser.add_argument("--key-file", metavar="PATH",
+                        help=f"a file holding the bearer key clients must send (${key_env})")
+    parser.add_argument("--key", help="the bearer key (visible in the process list: prefer "
+                        f"${key_env} or --key-file)")
+    parser.add_argument("--no-key", action="store_true",
+                        help="serve without a key (loopback only; any local program can read)")
+    parser.add_argument("--public", action="store_true",
+                        help="confirm a non-loopback --host (other machines can connect; the "
+                        "key travels in clear text without a TLS proxy in front)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="another name the server answers to in the Host header "
+                        "(repeatable; loopback names and the bound address always)")
