@@ -30,6 +30,7 @@ import platform
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
@@ -77,6 +78,35 @@ def git_commit() -> str:
         return "?"
 
 
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def results_log(name: str, **meta) -> tuple[dict, Callable[[dict], None]]:
+    """A browser run's JSON (bench/results/<name>.json: the machine, the commit, Orama's
+    version, ``meta``) and ``record(entry)``, which stamps the entry with the load average,
+    prints it and rewrites the file, so a run cut short keeps what it measured."""
+    out: dict = {"meta": {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "git_commit": git_commit(), "machine": platform.machine(), "cpu": cpu_model(),
+        "cpus": os.cpu_count(), "dimension": 384, "model": MODEL,
+        "load_average_start": load_average(),
+        "versions": {"orama": json.loads((ROOT / "node_modules/@orama/orama/package.json")
+                                         .read_text())["version"]},
+        **meta,
+    }, "results": []}
+    path = RESULTS / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def record(entry: dict) -> None:
+        entry["load_average"] = load_average()
+        out["results"].append(entry)
+        print(json.dumps(entry), flush=True)
+        path.write_text(json.dumps(out, indent=2) + "\n")
+
+    return out, record
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 100_000])
@@ -86,21 +116,7 @@ def main() -> None:
     parser.add_argument("--no-restart", action="store_true")
     parser.add_argument("--name", default="orama_browser")
     args = parser.parse_args()
-    out: dict = {"meta": {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "git_commit": git_commit(), "machine": platform.machine(), "cpu": cpu_model(),
-        "cpus": os.cpu_count(), "dimension": 384, "k": 10, "queries": args.queries,
-        "rounds": args.rounds, "model": MODEL,
-        "versions": {"orama": json.loads((ROOT / "node_modules/@orama/orama/package.json")
-                                         .read_text())["version"]},
-    }, "results": []}
-    path = RESULTS / f"{args.name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def record(entry: dict) -> None:
-        out["results"].append(entry)
-        print(json.dumps(entry), flush=True)
-        path.write_text(json.dumps(out, indent=2) + "\n")
+    out, record = results_log(args.name, k=10, queries=args.queries, rounds=args.rounds)
 
     server = AppServer(DIST, port=47690).start()
     try:

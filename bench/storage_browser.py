@@ -23,18 +23,15 @@ Writes bench/results/<name>.json and .md with the commit and the load average.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import statistics
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.common import cpu_model
-from bench.orama_browser import BOOT_READY, CHROMIUM_ARGS, MODEL, git_commit
+from bench.orama_browser import BOOT_READY, CHROMIUM_ARGS, MODEL, load_average, results_log
 from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,10 +68,6 @@ def timed_call(page, method: str, params: dict) -> float:
     }""", [method, params])
 
 
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def remember_cached(page, rows: int, n: int) -> dict:
     texts = [f"a memory remembered twice, number {i} of {rows}" for i in range(n)]
     for text in texts:  # embed once: the cache answers below
@@ -98,22 +91,7 @@ def main() -> None:
     parser.add_argument("--remembers", type=int, default=21)
     parser.add_argument("--name", default="storage_browser")
     args = parser.parse_args()
-    out: dict = {"meta": {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "git_commit": git_commit(), "machine": platform.machine(), "cpu": cpu_model(),
-        "cpus": os.cpu_count(), "dimension": 384, "model": MODEL,
-        "load_average_start": load_average(),
-        "versions": {"orama": json.loads((ROOT / "node_modules/@orama/orama/package.json")
-                                         .read_text())["version"]},
-    }, "results": []}
-    path = RESULTS / f"{args.name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def record(entry: dict) -> None:
-        entry["load_average"] = load_average()
-        out["results"].append(entry)
-        print(json.dumps(entry), flush=True)
-        path.write_text(json.dumps(out, indent=2) + "\n")
+    out, record = results_log(args.name)
 
     server = AppServer(DIST, port=47691).start()
     try:
@@ -149,7 +127,7 @@ def main() -> None:
     finally:
         server.stop()
     out["meta"]["load_average_end"] = load_average()
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(out, indent=2) + "\n")
     write_markdown(out, RESULTS / f"{args.name}.md")
 
 

@@ -7,11 +7,29 @@ never downloaded is refused with the real reason while the current model keeps w
 
 from __future__ import annotations
 
-from playwright.sync_api import expect
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
 from .conftest import DIST, engine_call, go_offline, wait_ready
+
+
+@contextmanager
+def app_page(launch, tmp_path, port: int) -> Iterator[tuple[AppServer, Page]]:
+    """This test's own server (its own origin) and a page of a fresh profile, engine ready;
+    the server is stopped at the end whatever happened."""
+    server = AppServer(DIST, port=port).start()
+    try:
+        page = launch(tmp_path / "profile").new_page()
+        page.goto(server.url)
+        wait_ready(page)
+        yield server, page
+    finally:
+        server.stop()
+
 
 expect.set_options(timeout=30_000)
 E5 = "omoide/multilingual-e5-small"
@@ -19,12 +37,7 @@ MINILM = "omoide/all-MiniLM-L6-v2"
 
 
 def test_warm_model_offline_picker_and_refused_switch(launch, tmp_path):
-    server = AppServer(DIST, port=47641).start()
-    try:
-        context = launch(tmp_path / "profile")
-        page = context.new_page()
-        page.goto(server.url)
-        wait_ready(page)
+    with app_page(launch, tmp_path, 47641) as (server, page):
         # First visit: the default model was never downloaded, so nothing is fetched for it
         # at boot; the line says it loads on first use.
         warm = page.locator("#model-warm")
@@ -65,17 +78,10 @@ def test_warm_model_offline_picker_and_refused_switch(launch, tmp_path):
         hits = engine_call(page, "recall", {"character": "yui", "query": "diary",
                                             "mode": "vector"})
         assert hits and hits[0]["memory"]["text"] == "Yui keeps a diary."
-    finally:
-        server.stop()
 
 
 def test_warm_up_can_be_cancelled_and_the_next_remember_loads_the_model(launch, tmp_path):
-    server = AppServer(DIST, port=47642).start()
-    try:
-        context = launch(tmp_path / "profile")
-        page = context.new_page()
-        page.goto(server.url)
-        wait_ready(page)
+    with app_page(launch, tmp_path, 47642) as (server, page):
         engine_call(page, "create_character", {"name": "Aki"})
         engine_call(page, "remember", {"character": "aki", "text": "Aki grows tomatoes."})
 
@@ -99,5 +105,3 @@ def test_warm_up_can_be_cancelled_and_the_next_remember_loads_the_model(launch, 
                                             "mode": "vector", "min_relevance": 0})
         assert {h["memory"]["text"] for h in hits} == {"Aki grows tomatoes.",
                                                        "Aki waters them daily."}
-    finally:
-        server.stop()
