@@ -155,7 +155,11 @@ def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
     kyoto.get_by_role("button", name="Edit").click()
     page.fill("#memory-list li.memory form textarea", "Sora visited Kyoto and Nara in spring")
     page.click("#memory-list li.memory form button[type=submit]")
-    expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(1)
+    try:
+        expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(1)
+    except AssertionError:
+        raise AssertionError(f"not edited: {page.text_content('#notice')!r}") from None
+    expect(page.locator("#memory-list li.memory form")).to_have_count(0)
     texts = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
     assert "Sora visited Kyoto and Nara in spring" in texts
 

@@ -50,6 +50,7 @@ export function mountMemories(panel, ctx) {
   let offset = 0;
   let loadedFor = null;
   let stale = false; // changed while the tab was hidden: fetched when it is shown
+  let reloads = 0; // reload requests made; each answer knows whether a newer one was asked
   let textTimer = null;
 
   // Filters
@@ -272,13 +273,16 @@ export function mountMemories(panel, ctx) {
       if (kind.value !== memory.kind) changes.kind = kind.value;
       if (Number(importance.value) !== memory.importance) changes.importance = Number(importance.value);
       if (key.value.trim() !== (memory.key ?? "")) changes.key = key.value.trim() || null;
+      let shown = memory;
       if (Object.keys(changes).length) {
         const done = await ctx.run(save, () =>
           ctx.call("update", { character: ctx.character, id: memory.id, ...changes }));
         if (done === undefined) return;
+        shown = done;
         ctx.notify(t("memories.updated"));
       }
-      form.remove(); // done editing: the next render shows the row again
+      // done editing: the row shows what was saved at once, whatever reload is in flight
+      li.replaceWith(item(shown));
       await reload();
     });
     li.replaceChildren(form);
@@ -288,6 +292,7 @@ export function mountMemories(panel, ctx) {
   // One page of the selected character with the current filters (the page's rows only).
   async function reload() {
     const character = ctx.character;
+    const asked = ++reloads; // only the newest reload renders: an older answer is stale
     stale = false;
     if (!character) {
       page = { items: [], offset: 0, matched: 0, total: 0 };
@@ -298,6 +303,7 @@ export function mountMemories(panel, ctx) {
       tier: tierFilter.value || null, text: textFilter.value.trim() || null };
     list.setAttribute("aria-busy", "true");
     const loaded = await ctx.run(null, () => ctx.call("memories_page", params));
+    if (asked !== reloads) return;
     list.removeAttribute("aria-busy");
     if (character !== ctx.character || !loaded) return;
     if (loaded.items.length === 0 && loaded.offset > 0) { // the last page emptied
