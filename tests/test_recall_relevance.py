@@ -16,6 +16,7 @@ from omoide.engine.relevance import (
     DEFAULT_MIN_RELEVANCE,
     chance_level,
     content_terms,
+    lexical_shares,
     relevance,
     vector_standout,
 )
@@ -135,6 +136,54 @@ def test_a_lone_bigram_inside_a_longer_japanese_word_is_chance():
     assert chained == pytest.approx(1.0)
     assert lone == 0.0
     assert index.coverage(analyze("東京"), ["filler"]) == [pytest.approx(1.0)]  # one-bigram run
+
+
+def test_a_memory_holding_one_of_several_query_words_has_no_lexical_evidence():
+    index = BM25Index()
+    index.add("probe", ["space", "probe", "landed", "comet"])
+    index.add("both", ["liveness", "probe", "failed"])
+    index.add("filler", ["green", "tea"])
+    query = ["kubernetes", "liveness", "probe"]
+    one, two, none = lexical_shares(index, query, ["probe", "both", "filler"])
+    assert (one, none) == (0.0, 0.0)
+    assert two == pytest.approx(index.coverage(query, ["both"])[0]) and two > 0
+    assert lexical_shares(index, ["probe"], ["probe"]) == [pytest.approx(1.0)]  # one-word query
+    assert lexical_shares(index, [], ["probe"]) is None
+    # Japanese: a shared run of 3+ characters is two bigrams, so it counts
+    index.add("ja", analyze("データベースの設計"))
+    assert lexical_shares(index, analyze("データベース移行"), ["ja"])[0] > 0
+
+
+def test_one_shared_rare_word_no_longer_passes_the_default_cut(engine):
+    engine.remember("mika", "The probe flew past the comet at dawn")
+    query = "What does a Kubernetes liveness probe do?"
+    assert engine.recall("mika", query, mode="fulltext") == []
+    weak = engine.recall("mika", query, mode="fulltext", min_relevance=0, touch=False)
+    assert weak and weak[0].memory.text.startswith("The probe")
+    assert weak[0].relevance < DEFAULT_MIN_RELEVANCE
+    hits = engine.recall("mika", "the probe and the comet", mode="fulltext", touch=False)
+    assert hits and hits[0].memory.text.startswith("The probe")
+
+
+WORDS = ["tea", "rain", "piano", "garden", "train", "soup", "chess", "river"]
+
+
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=2,
+                max_size=8),
+       st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
+def test_lexical_shares_is_coverage_except_for_one_term_of_several(docs, query):
+    index = BM25Index()
+    ids = [f"d{n}" for n in range(len(docs))]
+    for doc_id, terms in zip(ids, docs, strict=True):
+        index.add(doc_id, terms)
+    coverage = index.coverage(query, ids)
+    for terms, share, full in zip(docs, lexical_shares(index, query, ids), coverage,
+                                  strict=True):
+        held = set(query) & set(terms)
+        if len(held) == 1 and len(set(query)) > 1:
+            assert share == 0.0
+        else:
+            assert share == full
 
 
 unit = st.floats(0, 1)

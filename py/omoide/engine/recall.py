@@ -42,6 +42,7 @@ from omoide.engine.relevance import (
     DEFAULT_CUT_POPULATION,
     DEFAULT_MIN_RELEVANCE,
     content_terms,
+    lexical_shares,
     relevance,
     vector_standout,
 )
@@ -132,7 +133,7 @@ def _coverage(store: CharacterStore, terms: list[str], ids: list[str],
     if frame is not None:
         time_words = set(store.analyzer(frame.phrase))
         terms = [t for t in terms if t not in time_words]
-    shares = store.text_index.coverage(content_terms(terms), ids)
+    shares = lexical_shares(store.text_index, content_terms(terms), ids)
     return [None] * len(ids) if shares is None else list(shares)
 
 

@@ -19,7 +19,12 @@ scale-free by construction:
   BM25 score it does not grow with term frequency or shrink with memory length. Question
   words ("what", "how", "did", ...) are left out of it: they say what kind of answer is
   wanted, not what it is about, and conversations are full of them; so are Japanese bigrams
-  written only in hiragana (particles and endings: くらい, ですか).
+  written only in hiragana (particles and endings: くらい, ですか). A memory that holds only
+  ONE of several query terms has no lexical evidence at all (``lexical_shares``): one shared
+  word is what chance gives a multi-word query in any large enough store ("Kubernetes
+  liveness probe" meets a paragraph on space probes), while a memory the query is about
+  shares two terms or more (a Japanese match of 3+ characters is two bigrams) or, for a
+  one-term query, the term itself.
 
 ``relevance = 1 - (1 - r_v) * (1 - r_t)`` with ``r_v = sigmoid(VECTOR_SLOPE * (s_v -
 VECTOR_CENTER))`` and ``r_t = sigmoid(TEXT_SLOPE * (c - TEXT_CENTER))``: a memory is relevant
@@ -39,6 +44,10 @@ few memories cannot show what chance looks like.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from omoide.engine.bm25 import BM25Index
 
 VECTOR_SLOPE = 1.0  # per standard deviation of standout beyond chance
 VECTOR_CENTER = 2.0  # standout beyond chance that is, on its own, an even call
@@ -66,6 +75,24 @@ def content_terms(terms: list[str]) -> list[str]:
     """The query terms that say what the query is about: English question words and
     all-hiragana Japanese bigrams (particles, endings: どれくらいか, ですか) left out."""
     return [t for t in terms if t not in QUESTION_WORDS and not _hiragana_only(t)]
+
+
+def lexical_shares(index: BM25Index, terms: list[str], ids: list[str]) -> list[float] | None:
+    """The lexical coverage of each memory of ``ids`` by the query's content ``terms``
+    (``BM25Index.coverage``; None when the query has no term), 0 for a memory that holds
+    exactly one of several terms. O(terms) per memory.
+
+    The coverage of a memory holding a single term t is exactly ``idf(t) / total``
+    (``coverage`` sums the idf of the terms held and divides by the idf total), so such a
+    memory is told apart by its share without a second pass over the index."""
+    shares = index.coverage(terms, ids)
+    if shares is None:
+        return None
+    weights = {term: index.idf(term) for term in set(terms)}
+    total = sum(weights.values())
+    singles = [weight / total for weight in weights.values()]
+    return [0.0 if share < 1.0 - 1e-9 and any(abs(share - one) <= 1e-12 for one in singles)
+            else share for share in shares]
 
 
 def chance_level(count: int) -> float:
