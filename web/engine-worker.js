@@ -391,8 +391,17 @@ async function loadEverything() {
   return notices;
 }
 
+// Where each boot went (storage_info.boot): ms after this worker's time origin, which is given
+// too (epoch ms), so a benchmark can put them on the page's clock.
+const bootTimes = { origin: performance.timeOrigin };
+const bootMark = (name) => { bootTimes[name] = Math.round(performance.now()); };
+
 async function boot(onProgress) {
-  const report = (stage, detail = "") => onProgress?.({ stage, detail });
+  const report = (stage, detail = "") => {
+    bootMark(stage);
+    onProgress?.({ stage, detail });
+  };
+  bootMark("start");
   const info = await (await fetch(new URL("build-info.json", base))).json();
   report("runtime", `Pyodide ${info.vendor.pyodide}`);
   // While Pyodide boots: the kernel compiles, the wheel downloads and IndexedDB opens.
@@ -404,15 +413,18 @@ async function boot(onProgress) {
   pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   report("python", pyodide.runPython("import sys; sys.version.split()[0]"));
   installWheel(await wheelLoading);
+  bootMark("wheel");
   // The vector kernel (WebAssembly SIMD, scalar WebAssembly or JS): Python reaches it as the
   // module omoide_vectors through omoide.browser.wasm_kernel, which registers its rpc verbs.
   await kernelLoading;
   pyodide.registerJsModule("omoide_vectors", vectors);
   pyodide.registerJsModule("omoide_host", host);
   pyodide.runPython("import omoide.browser.wasm_kernel");
+  bootMark("import_kernel");
   // rpc verbs of their own modules: the JS client's, import, SillyTavern / RisuAI files
   pyodide.runPython("import omoide.browser.client, omoide.browser.importer, " +
     "omoide.browser.tavern");
+  bootMark("import_verbs");
   const session = pyodide.pyimport("omoide.browser.session");
   py = {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
@@ -423,6 +435,7 @@ async function boot(onProgress) {
   };
   report("engine", `omoide ${info.omoide}`);
   await dbOpening;
+  bootMark("database");
   const notices = await navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
     const found = await loadEverything();
@@ -602,6 +615,7 @@ const jsVerbs = {
     reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
     loads: Object.fromEntries(loadTimes),
     calls: Object.fromEntries(callTimings.map((entry) => [entry.method, entry])),
+    boot: bootTimes,
     pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
   // the timings of the last calls of `method` (all methods without one), oldest first
   call_timings: ({ method = null, last = CALL_TIMINGS } = {}) =>
