@@ -83,7 +83,9 @@ def boot_once(page: Page) -> dict:
     # The engine worker's own marks (wheel, imports, database), on the page's clock.
     worker = call(page, "storage_info").get("boot") or {}
     shift = worker.pop("origin", 0) - page.evaluate("performance.timeOrigin")
+    fetched = worker.pop("fetched", {})
     marks = {f"worker.{k}": v + shift for k, v in worker.items()}
+    marks |= {f"fetched.{k}": v + shift for k, v in fetched.items()}
     return {k: round(v) for k, v in sorted({**stages, **marks}.items(), key=lambda kv: kv[1])}
 
 

@@ -13,6 +13,7 @@ const DEFAULT_MODEL = { model: "omoide/multilingual-e5-small", dtype: "q8" };
 const WRITE_LOCK = "omoide-engine";
 
 let booting = null;
+let dbOpening = null; // IndexedDB's open, started first thing at boot
 let pyodide = null;
 let py = null; // {dispatch, session}
 let db = null;
@@ -402,14 +403,16 @@ async function boot(onProgress) {
     onProgress?.({ stage, detail });
   };
   bootMark("start");
+  // IndexedDB opens first: the page asks for the stored model (storedModel) to warm it up
+  // while the engine loads, without waiting for Python.
+  db = store.openDatabase();
+  dbOpening = db.open();
+  dbOpening.catch(() => {}); // awaited below; no unhandled rejection meanwhile
   const info = await (await fetch(new URL("build-info.json", base))).json();
   report("runtime", `Pyodide ${info.vendor.pyodide}`);
   // While Pyodide boots: the kernel compiles, the wheel downloads and IndexedDB opens.
   const kernelLoading = vectors.loadKernel("auto");
   const wheelLoading = fetchWheel(new URL(info.wheel, base).href);
-  db = store.openDatabase();
-  const dbOpening = db.open();
-  dbOpening.catch(() => {}); // awaited below; no unhandled rejection meanwhile
   pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   report("python", pyodide.runPython("import sys; sys.version.split()[0]"));
   installWheel(await wheelLoading);
@@ -443,6 +446,11 @@ async function boot(onProgress) {
     return found;
   });
   setInterval(backendsTick, PUMP_MS);
+  // When Pyodide's files arrived (ms on this worker's clock): the rest of "python" is
+  // compiling the interpreter and starting it.
+  bootTimes.fetched = Object.fromEntries(performance.getEntriesByType("resource")
+    .filter((e) => e.name.includes("/vendor/pyodide/") || e.name.includes("/wheels/"))
+    .map((e) => [e.name.split("/").at(-1), Math.round(e.responseEnd)]));
   report("ready");
   return { omoide: info.omoide, vendor: info.vendor, notices };
 }
@@ -762,6 +770,13 @@ Comlink.expose({
     return booting;
   },
   call,
+  // The model the engine will embed with (the stored setting), known as soon as IndexedDB is
+  // open, before the engine is: the page warms it up meanwhile. Call after boot().
+  async storedModel() {
+    if (!dbOpening) throw new Error("the engine is not booting");
+    await dbOpening;
+    return store.getSetting(db, "model", DEFAULT_MODEL);
+  },
   // The page hands over a port to the embedding worker, so embeddings never pass the page.
   connectEmbedder(port) {
     embedder = Comlink.wrap(port);
