@@ -6,6 +6,8 @@ compares it with the source's timestamp, which unpacking the wheel does not keep
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -53,3 +55,33 @@ def test_the_record_lists_the_bytecode(wheel):
     record = next(n for n in wheel.namelist() if n.endswith(".dist-info/RECORD"))
     listed = {line.split(",")[0] for line in wheel.read(record).decode().splitlines()}
     assert {n for n in wheel.namelist() if n.endswith(".pyc")} <= listed
+
+
+# Pyodide (under node) unpacks the wheel as the engine worker does, a module's source is then
+# made unparsable: the import still works only if Pyodide runs the wheel's bytecode.
+NODE_CHECK = """
+import { loadPyodide } from "%(pyodide)s/pyodide.mjs";
+import { readFileSync } from "node:fs";
+const py = await loadPyodide({ indexURL: "%(pyodide)s/" });
+const purelib = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+py.unpackArchive(new Uint8Array(readFileSync(%(wheel)r)), "zip", { extractDir: purelib });
+console.log(py.runPython(`
+import sysconfig
+with open(sysconfig.get_paths()["purelib"] + "/omoide/errors.py", "w") as f:
+    f.write("this is not python (")
+import omoide.errors, omoide.browser.rpc
+omoide.errors.__spec__.cached
+`));
+"""
+
+
+def test_pyodide_imports_the_bytecode_not_the_source(wheel, tmp_path):
+    node = shutil.which("node")
+    pyodide = DIST.parent / "node_modules" / "pyodide"
+    if not node or not pyodide.exists():
+        pytest.skip("no node or no Pyodide package")
+    script = tmp_path / "check.mjs"
+    script.write_text(NODE_CHECK % {"pyodide": pyodide, "wheel": wheel.filename})
+    out = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith(f"omoide/__pycache__/errors.{pyodide_tag()}.pyc")
