@@ -5,7 +5,8 @@
 Needs a built dist/ (``python3 build.py build``). On one persistent profile:
 
 - warm boot: page reload to ``ready`` (the engine worker's last boot stage) and to the app's
-  first screen, median of ``--reloads``, with the time each boot stage was reached;
+  first screen, median of ``--reloads``, with the time each boot stage was reached (the
+  worker's own marks too); each one followed by a boot without the Python snapshot;
 - first remember after ready: issued the moment the app is ready (it waits for the model's
   background warm-up) and, on another reload, once the warm-up says the model is ready;
 - offline boot: the HTTP server stopped, a restarted browser on the same profile, median of 3;
@@ -84,9 +85,11 @@ def boot_once(page: Page) -> dict:
     worker = call(page, "storage_info").get("boot") or {}
     shift = worker.pop("origin", 0) - page.evaluate("performance.timeOrigin")
     fetched = worker.pop("fetched", {})
+    snapshot = worker.pop("snapshot", None)  # Python started from a snapshot, or took one
     marks = {f"worker.{k}": v + shift for k, v in worker.items()}
     marks |= {f"fetched.{k}": v + shift for k, v in fetched.items()}
-    return {k: round(v) for k, v in sorted({**stages, **marks}.items(), key=lambda kv: kv[1])}
+    timed = {k: round(v) for k, v in sorted({**stages, **marks}.items(), key=lambda kv: kv[1])}
+    return timed | {"snapshot": snapshot}
 
 
 def first_remember(page: Page, *, after_warm: bool, i: int) -> float:
@@ -186,6 +189,8 @@ def markdown(payload: dict) -> str:
     measures = [  # (key, label, goal); a --quick run has only some of them
         ("warm_ready_ms", "warm boot to ready (median)", "<= 2,500 ms"),
         ("warm_app_ms", "warm boot to first screen (median)", ""),
+        ("no_snapshot_ready_ms", "warm boot to ready without the Python snapshot, "
+                                 "interleaved (median)", ""),
         ("offline_ready_ms", "offline boot to ready (median)", "<= 2,500 ms"),
         ("first_remember_at_ready_ms", "first remember, issued at ready", "<= 1,000 ms"),
         ("first_remember_warm_ms", "first remember, after the model warm-up", "<= 1,000 ms"),
@@ -239,7 +244,16 @@ def main() -> None:
         call(page, "remember", {"character": "bench", "text": "Bench keeps notes."})
         page.wait_for_function("() => navigator.serviceWorker.controller !== null",
                                timeout=60_000)
-        boots = [boot_once(page) for _ in range(args.reloads)]
+        # Interleaved with each warm boot, one without the Python snapshot (it is dropped
+        # first, so that boot starts the interpreter afresh and takes a new one): the ratio
+        # of the two, same run, same load.
+        boots, plain = [], []
+        for _ in range(args.reloads):
+            boots.append(boot_once(page))
+            page.evaluate("() => caches.delete('omoide-pyodide-snapshot')")
+            plain.append(boot_once(page))
+        results["no_snapshot_ready_ms"] = statistics.median(b["ready"] for b in plain)
+        results["no_snapshot_boots"] = plain
         boots.sort(key=lambda b: b["ready"])
         median = boots[len(boots) // 2]
         results["warm_ready_ms"] = statistics.median(b["ready"] for b in boots)

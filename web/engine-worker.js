@@ -420,8 +420,10 @@ async function startPython(version) {
   if (cache) {
     try {
       const snapshot = fresh.makeMemorySnapshot();
-      cache.put(key, new Response(snapshot)).catch((err) =>
-        console.warn("Pyodide snapshot not stored", err));
+      // one snapshot per origin: those of other Pyodide versions go
+      cache.keys().then((keys) => Promise.all(keys.filter((r) => r.url !== key)
+        .map((r) => cache.delete(r)))).then(() => cache.put(key, new Response(snapshot)))
+        .catch((err) => console.warn("Pyodide snapshot not stored", err));
       bootTimes.snapshot = "taken";
     } catch (err) {
       console.warn("no Pyodide snapshot taken", err);
