@@ -23,6 +23,11 @@ third-person reports, requests and other non-statements). Each row carries a fix
   author before reading the rules (open-ended preferences, plans without "will", facts about
   the user's people, third-person reports and questions as negatives), scored with the
   extractor of that day as the baseline, then only scored: never studied, never trained on.
+- ``blind3``: 64 statements (16 per kind) + 28 negatives per language, written by the author
+  of the fourth round before changing anything (chat-style Japanese with mixed politeness,
+  kana/kanji variants and typos, open-ended preferences, plans without 決めた/"decide",
+  facts about the user's people, third-person reports and questions as negatives), scored
+  with the extractor of that day as the baseline, then only scored.
 
 Scores per language and split:
 
@@ -65,7 +70,7 @@ from omoide.governance.prototypes import DEFAULT_MARGIN, PrototypeClassifier  # 
 DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
-SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2")
+SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 
