@@ -323,6 +323,25 @@ def test_questions_small_talk_and_other_people_give_nothing(text):
     assert extract([text])[0] == []
 
 
+@pytest.mark.parametrize("text", [
+    # a time word before the person, or the person named by where they belong
+    "最近、姉がヨガにハマってる", "昨日母がケーキを焼くことにした", "この前、彼がラーメン大好きって",
+    "会社の同僚がTypeScript派です", "大学の友達は毎朝走ってる", "職場の先輩はコーヒーが苦手",
+    "先週から友達がジムに通い始めた",
+])
+def test_a_japanese_clause_about_someone_else_is_not_the_users_even_after_a_time_word(text):
+    assert [c for c in extract([text])[0] if c.kind != "fact"] == []
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("私の姉は東京に住んでいます", "fact:姉_住まい"),  # the speaker's possessive goes
+    ("最近、私の兄は32歳", "fact:兄_年齢"),
+    ("最近ヨガにハマってる", "preference:ヨガ"),  # no person: still the speaker's
+])
+def test_the_person_lead_leaves_facts_about_the_users_people_and_the_users_own(text, key):
+    assert [c.key for c in extract([text])[0]] == [key]
+
+
 def test_a_report_about_someone_else_gives_at_most_a_fact_about_them():
     for text in ["My coworker is obsessed with mechanical keyboards", "妻はブラジル出身です"]:
         found, _ = extract([text])

@@ -72,9 +72,15 @@ _NOT_HABIT_END = re.compile(
     r"(?:(?<![なた])い|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|すみません|"
     r"お疲れ(?:様|さま)?(?:です)?|よろしく)$")
 
+# A time word may come before the person (「最近、姉が…」「昨日母が…」), and the person may be
+# named by where they belong (「会社の同僚が…」「大学の友達は…」): still someone else's clause.
+_TIME_LEAD = (r"(?:最近|昨日|今日|今朝|昨夜|昨晩|先週|先月|去年|この前|この間|さっき|この頃|"
+              r"前から|昔から|先週から|最近は|今日は|昨日は)[、,]?\s*")
+_BELONGS = r"(?:[^、,。はがをにでとも]{1,6}の)"
+_PERSON_LEAD = re.compile(rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の)?")
 _OTHER_TOPIC = re.compile(
-    rf"^(?:(?:うちの|{_SELF}の|あの|その)?(?P<r>{REL})(?:たち)?|(?:うちの|{_SELF}の)"
-    rf"(?P<p>{PET}))(?:は|が|って|も)")
+    rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|{_BELONGS})?(?P<r>{REL})(?:たち)?|"
+    rf"(?:うちの|{_SELF}の)(?P<p>{PET}))(?:は|が|って|も)")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?好きな")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
@@ -432,7 +438,9 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         return None
     other = _other_person(body)
     if other:
-        return _fact(body, other)
+        # the facts' rules name the person first (「姉は…に住んでいます」): the time word
+        # and the speaker's possessive in front of them go (「最近、私の姉は…」)
+        return _fact(_PERSON_LEAD.sub("", body), other)
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     return found
 
