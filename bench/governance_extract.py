@@ -212,6 +212,8 @@ def main() -> None:
                         help="print the dev split's misses and false positives "
                              "(never held-out or blind)")
     parser.add_argument("--name", default="governance_extract")
+    parser.add_argument("--model", default="omoide/multilingual-e5-small",
+                        help="the embedding model of the second stage (q8)")
     parser.add_argument("--prototypes", action="store_true",
                         help="also score the prototype stage (needs dist/models, onnxruntime)")
     parser.add_argument("--learned", action="store_true",
@@ -227,8 +229,7 @@ def main() -> None:
     if args.prototypes or args.learned:
         from omoide.embeddings.onnx_provider import OnnxEmbedder
 
-        embedder = CachingEmbedder(
-            OnnxEmbedder.from_model_id("omoide/multilingual-e5-small", "q8"))
+        embedder = CachingEmbedder(OnnxEmbedder.from_model_id(args.model, "q8"))
     if args.learned:
         from omoide.governance.clause_model import LearnedClauseClassifier, weights_for
 
@@ -284,14 +285,16 @@ def main() -> None:
         "data": {lang: f"bench/data/extraction_{lang}.jsonl" for lang in LANGS},
         "goal": {"recall": 0.90, "false_positive_rate": 0.05},
         "messages": n_messages,
+        "model": args.model if (args.prototypes or args.learned) else None,
         "seconds": round(seconds, 3),
         "results": results,
         **payload_extra,
     }
     markdown = (
         "# Extraction (pattern extractor), labelled EN + JA set\n\n"
-        f"commit {payload['machine']['git_commit']}, {n_messages} messages in "
-        f"{seconds:.2f} s. Goal: recall >= 0.90, false positives <= 0.05 per language.\n\n"
+        f"commit {payload['machine']['git_commit']}, {n_messages} messages in {seconds:.2f} s"
+        + (f", second stage on {args.model}" if payload["model"] else "")
+        + ". Goal: recall >= 0.90, false positives <= 0.05 per language.\n\n"
         + md_table(["method", "lang", "split", "positives", "negatives", "recall",
                     "false positives", "subject match"], rows_md)
         + "\n## Per kind (kind `pattern` = habit)\n\n"

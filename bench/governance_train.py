@@ -350,7 +350,8 @@ def main() -> None:
                     for v in veto_sweep]))
     name = f"governance_train_{args.model.split('/')[-1]}"
     write_results(name, {"benchmark": "governance_train", "machine": machine_info(),
-                         **summary, "sweep": sweep, "veto_sweep": veto_sweep, "seconds": round(seconds, 2)}, markdown)
+                         **summary, "sweep": sweep, "veto_sweep": veto_sweep,
+                         "seconds": round(seconds, 2)}, markdown)
 
 
 if __name__ == "__main__":

@@ -325,7 +325,8 @@ def test_questions_small_talk_and_other_people_give_nothing(text):
 
 @pytest.mark.parametrize("text", [
     # a time word before the person, or the person named by where they belong
-    "最近、姉がヨガにハマってる", "昨日母がケーキを焼くことにした", "この前、彼がラーメン大好きって",
+    "最近、姉がヨガにハマってる", "昨日母がケーキを焼くことにした",
+    "この前、彼がラーメン大好きって",
     "会社の同僚がTypeScript派です", "大学の友達は毎朝走ってる", "職場の先輩はコーヒーが苦手",
     "先週から友達がジムに通い始めた",
 ])
