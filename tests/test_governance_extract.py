@@ -310,6 +310,8 @@ def test_japanese_breadth(text, kind, polarity, key):
         "今夜何作ろうかな", "おすすめの本ある？", "歯医者に電話するのをリマインドして",
         "時間があったらピアノを習いたいな。", "いつもありがとう", "今日はいい天気ですね",
         "映画のタイトルは「月曜日が嫌い」だった",
+        # a frequency word in a remark about the weather or a set phrase is no habit
+        "毎日暑いですね", "毎日寒すぎ", "いつもお世話になってます", "いつも通りだよ",
         # someone else's stance is never the user's
         "My sister loves horror movies.", "Tom said he prefers tea over coffee.",
         "Kenji decided to move to Berlin.", "my mom usually wakes up at 5",
@@ -332,6 +334,10 @@ def test_questions_small_talk_and_other_people_give_nothing(text):
 ])
 def test_a_japanese_clause_about_someone_else_is_not_the_users_even_after_a_time_word(text):
     assert [c for c in extract([text])[0] if c.kind != "fact"] == []
+
+
+def test_a_habit_said_as_a_remark_is_still_a_habit():
+    assert [c.kind for c in extract(["毎朝走ってるんだよね"])[0]] == ["pattern"]
 
 
 @pytest.mark.parametrize(("text", "key"), [

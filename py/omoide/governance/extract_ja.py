@@ -69,8 +69,11 @@ _HEARSAY = re.compile(
 _DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
 # Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
 _NOT_HABIT_END = re.compile(
-    r"(?:(?<![なた])い|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|すみません|"
-    r"お疲れ(?:様|さま)?(?:です)?|よろしく)$")
+    r"(?:(?<![なた])い|すぎ|すぎる|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|"
+    r"すみません|お疲れ(?:様|さま)?(?:です)?|よろしく|お世話になって(?:ます|います|おります|る)|"
+    r"通り)$")
+# The endings a remark adds (「毎日暑いですね」「いつも通りだよ」): off before the test above.
+_REMARK_END = re.compile(r"(?:です|だ)?(?:ね|よ|よね|なあ|なー|な|わ)*$")
 
 # A time word may come before the person (「最近、姉が…」「昨日母が…」), and the person may be
 # named by where they belong (「会社の同僚が…」「大学の友達は…」): still someone else's clause.
@@ -480,7 +483,7 @@ def _decision(body: str) -> Found | None:
 
 def _habit(body: str) -> Found | None:
     if not _HABIT_CUE.search(body) or (
-            _NOT_HABIT_END.search(body) and not _HABIT_TAIL.search(body)):
+            _NOT_HABIT_END.search(_REMARK_END.sub("", body)) and not _HABIT_TAIL.search(body)):
         return None
     x = _HABIT_TAIL.sub("", body)
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
