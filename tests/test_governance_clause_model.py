@@ -25,17 +25,20 @@ from omoide.governance.extract import extract
 from tests.test_engine_embedder import HashingEmbedder
 
 
-def test_the_shipped_weights_are_e5s_trained_on_development_splits_only():
+@pytest.mark.parametrize("model", ["omoide/multilingual-e5-small", "omoide/all-MiniLM-L6-v2"])
+def test_the_shipped_weights_are_trained_on_development_splits_only(model):
     data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
-    entry = data["models"]["omoide/multilingual-e5-small"]
+    entry = data["models"][model]
     assert set(entry["trained_on"]) <= {"dev", "dev2", "dev3"}
     assert entry["labels"] == [*KINDS, NONE]
     assert [len(row) for row in entry["weights"]] == [384] * 5 and len(entry["bias"]) == 5
     assert set(entry["threshold"]) == {"en", "ja"}
-    assert all(0.0 < t < 1.0 for t in entry["threshold"].values())
-    trained = weights_for("omoide/multilingual-e5-small")
+    # a threshold >= 1 turns the stage off for a language the model does not know
+    assert all(0.0 < t <= 1.01 for t in entry["threshold"].values())
+    assert all(0.0 < t < 1.0 for t in entry["veto"].values())
+    trained = weights_for(model)
     assert trained is not None and trained.thresholds == entry["threshold"]
-    assert weights_for("omoide/all-MiniLM-L6-v2") is None  # falls back to prototypes
+    assert trained.vetoes == entry["veto"]
 
 
 def toy_weights(threshold: float = 0.6, ja: float | None = None) -> ClauseWeights:
@@ -170,3 +173,17 @@ def test_a_refused_clause_never_reaches_the_stage():
                         "a good bowl of ramen fixes everything"], classifier=Recording())
     assert seen == ["a good bowl of ramen fixes everything"]
     assert [(c.kind, c.via, c.source) for c in found] == [("preference", "learned", 2)]
+
+
+def test_the_trainer_turns_the_stage_off_for_a_language_no_threshold_keeps_clean():
+    from bench.governance_train import choose
+
+    sweep = [{"l2": 1.0, "balanced": False, "threshold": t,
+              "en_recall": 0.9, "en_stage_recall": 0.9 - t / 10, "en_false_positive_rate": 0.01,
+              "ja_recall": 0.9, "ja_stage_recall": 0.5, "ja_false_positive_rate": 0.2}
+             for t in (0.3, 0.5)]
+    chosen = choose(sweep, max_fp=0.03)
+    assert chosen["threshold"] == {"en": 0.3, "ja": 1.01}
+    stage = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.3, ja=1.01))
+    assert stage.classify(["preference ramen", "preference ラーメン"]) == [
+        ("preference", "like"), None]
