@@ -312,6 +312,11 @@ def test_japanese_breadth(text, kind, polarity, key):
         "映画のタイトルは「月曜日が嫌い」だった",
         # a frequency word in a remark about the weather or a set phrase is no habit
         "毎日暑いですね", "毎日寒すぎ", "いつもお世話になってます", "いつも通りだよ",
+        # praise, a request to the listener, a wish, a guess, a thing's or a place's routine,
+        # people in general, a past habit
+        "よく頑張ったね", "いつでも話しかけてね", "明日は晴れるといいな", "来週は忙しくなりそう",
+        "この店いつも混んでるよね", "うちの会社は毎週月曜に会議がある", "この曲、好きな人多いよね",
+        "昔は毎日走ってたな",
         # someone else's stance is never the user's
         "My sister loves horror movies.", "Tom said he prefers tea over coffee.",
         "Kenji decided to move to Berlin.", "my mom usually wakes up at 5",
@@ -337,7 +342,8 @@ def test_a_japanese_clause_about_someone_else_is_not_the_users_even_after_a_time
 
 
 def test_a_habit_said_as_a_remark_is_still_a_habit():
-    assert [c.kind for c in extract(["毎朝走ってるんだよね"])[0]] == ["pattern"]
+    for text in ["毎朝走ってるんだよね", "この頃は毎朝走ってる", "いつも朝ごはんはパンだ"]:
+        assert [c.kind for c in extract([text])[0]] == ["pattern"], text
 
 
 @pytest.mark.parametrize(("text", "key"), [

@@ -54,9 +54,10 @@ _QUESTION_SOFT_END = re.compile(
 _REQUEST_END = re.compile(
     r"(?:ください|下さい|くださいな|して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
-    r"話して|書いて|要約して|リマインドして|考えさせて)$"
+    r"話して|書いて|要約して|リマインドして|考えさせて|[てで](?:ね|よ|な|ね〜|ねー))$"
 )
 _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
+                   r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|"
                    r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
                    r"(?:かもね|かも|かもしれない|"
                    r"かもしれません|たいな|たいなあ|たいなー)$")
@@ -367,7 +368,8 @@ _FUTURE_LEAD = re.compile(
     r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
 )
 # A guess about what will happen is not a plan (「明日雨降るかな」).
-_GUESS_END = re.compile(r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず)$")
+_GUESS_END = re.compile(
+    r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず|そう|そうだ|そうです)$")
 
 _HABIT_CUE = re.compile(
     r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
@@ -437,7 +439,7 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
     named = re.match(r"^(?P<v>.+?)(?:って|と)呼んで", body)
     if named:
         return "fact", None, "名前", {}
-    if refused(body) or refused(raw.rstrip("。.! ")):
+    if refused(body) or refused(raw.rstrip("。.! ")) or _PEOPLE_IN_GENERAL.search(body):
         return None
     other = _other_person(body)
     if other:
@@ -481,9 +483,18 @@ def _decision(body: str) -> Found | None:
     return None
 
 
+# Not the speaker's current habit: a thing or place pointed at (「この店いつも混んでる」), something
+# that exists (「毎週月曜に会議がある」), or a plain past (「よく頑張った」「昔は毎日走ってた」).
+_NOT_OWN_HABIT = re.compile(r"^(?:この|あの|その)(?!頃|ごろ|前|間|日|時|後|あと)[^、,]{1,8}?"
+                            r"(?:は|が|も|、|って)?|"
+                            r"(?:が|も)(?:ある|あります)$|(?<!て)(?:た|だ)$|(?:てた|でた)$")
+
+
 def _habit(body: str) -> Found | None:
+    remark = _REMARK_END.sub("", body)
     if not _HABIT_CUE.search(body) or (
-            _NOT_HABIT_END.search(_REMARK_END.sub("", body)) and not _HABIT_TAIL.search(body)):
+            _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body)) or (
+            _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
         return None
     x = _HABIT_TAIL.sub("", body)
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
@@ -499,7 +510,8 @@ def _habit(body: str) -> Found | None:
 
 
 # People in general (「…って言う人もいる」「…な人が多い」): a report about others.
-_PEOPLE_IN_GENERAL = re.compile(r"(?:人|人たち|人達|みんな|誰か)(?:も|が|は)(?:いる|多い|少ない)")
+_PEOPLE_IN_GENERAL = re.compile(
+    r"(?:(?<![\u4e00-\u9fff])人|人たち|人達|みんな|誰か)(?:も|が|は)?(?:いる|多い|少ない)")
 
 
 def open_statement(clause: str) -> str | None:
