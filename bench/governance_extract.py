@@ -244,13 +244,15 @@ def main() -> None:
         results.update(learned_results)
         rows_md += learned_rows
         kind_rows_md += learned_kind_rows
-        payload_extra["learned"] = {"thresholds": dict(trained.thresholds), **timing}
+        payload_extra["learned"] = {"thresholds": dict(trained.thresholds),
+                                    "vetoes": dict(trained.vetoes), **timing}
         markdown_extra += (
             f"\n## Learned stage (thresholds {dict(trained.thresholds)}): time per message\n\n"
             f"{timing['messages']} messages, one `extract` call each, e5 q8 on the CPU (no "
             f"cache): patterns only {timing['patterns_ms']:.2f} ms, patterns + learned stage "
-            f"{timing['learned_ms']:.1f} ms per message (the stage embeds only the clauses no "
-            f"pattern matched and the gate let through).\n")
+            f"{timing['learned_ms']:.1f} ms per message (the stage embeds the clauses the gate "
+            f"let through: those no pattern matched, and the matched ones in a language with a "
+            f"veto level, {dict(trained.vetoes)}).\n")
     if args.prototypes:
         sweep = []
         for margin in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
