@@ -248,11 +248,11 @@ def main() -> None:
                                     "vetoes": dict(trained.vetoes), **timing}
         markdown_extra += (
             f"\n## Learned stage (thresholds {dict(trained.thresholds)}): time per message\n\n"
-            f"{timing['messages']} messages, one `extract` call each, e5 q8 on the CPU (no "
-            f"cache): patterns only {timing['patterns_ms']:.2f} ms, patterns + learned stage "
-            f"{timing['learned_ms']:.1f} ms per message (the stage embeds the clauses the gate "
-            f"let through: those no pattern matched, and the matched ones in a language with a "
-            f"veto level, {dict(trained.vetoes)}).\n")
+            f"{timing['messages']} messages, one `extract` call each, {args.model} q8 on the "
+            f"CPU (no cache): patterns only {timing['patterns_ms']:.2f} ms, patterns + learned "
+            f"stage {timing['learned_ms']:.1f} ms per message (the stage embeds the clauses "
+            f"the gate let through: those no pattern matched, and the matched ones in a "
+            f"language with a veto level, {dict(trained.vetoes)}).\n")
     if args.prototypes:
         sweep = []
         for margin in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
