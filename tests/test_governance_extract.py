@@ -317,6 +317,10 @@ def test_japanese_breadth(text, kind, polarity, key):
         "よく頑張ったね", "いつでも話しかけてね", "明日は晴れるといいな", "来週は忙しくなりそう",
         "この店いつも混んでるよね", "うちの会社は毎週月曜に会議がある", "この曲、好きな人多いよね",
         "昔は毎日走ってたな",
+        # a recall question, hypotheticals, someone's pet or a person before a comma,
+        # a sentence end inside a quoted title
+        "ラーメン好きなんだっけ", "もし宝くじが当たったら仕事辞める", "隣の家の犬が毎朝吠える",
+        "うちの部長、甘いもの大好きでさ", "映画『好きになるその瞬間を。』見た？",
         # someone else's stance is never the user's
         "My sister loves horror movies.", "Tom said he prefers tea over coffee.",
         "Kenji decided to move to Berlin.", "my mom usually wakes up at 5",

@@ -107,9 +107,17 @@ _JA_CLAUSE_SPLIT = re.compile(
 )
 
 
+# Sentence ends inside a quoted title (『好きになるその瞬間を。』) do not end the sentence.
+_QUOTE = re.compile(r"「[^」]*」|『[^』]*』")
+_END_MARKS = str.maketrans("。！？!?", "\ue000\ue001\ue002\ue003\ue004")
+_END_MARKS_BACK = str.maketrans("\ue000\ue001\ue002\ue003\ue004", "。！？!?")
+
+
 def clauses(text: str) -> list[str]:
     out = []
-    for sentence in _SENTENCE_SPLIT.split(text):
+    masked = _QUOTE.sub(lambda m: m.group(0).translate(_END_MARKS), text)
+    for sentence in _SENTENCE_SPLIT.split(masked):
+        sentence = sentence.translate(_END_MARKS_BACK)
         sentence = sentence.strip()
         if not sentence:
             continue
