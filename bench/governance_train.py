@@ -1,7 +1,8 @@
 """Train the learned second extraction stage (``omoide.governance.clause_model``).
 
 Training data: the development splits of the labelled extraction set ONLY (``dev``, ``dev2``,
-``dev3``, both languages; never ``heldout``, ``blind`` or ``blind2``), plus the prototype
+``dev3``, both languages; never ``heldout``, ``blind``, ``blind2`` or
+``blind3``), plus the prototype
 phrases (``prototypes.json``). Each message is cut into clauses as ``extract`` cuts them;
 every clause the open-statement gate lets through (what the stage will see) is an example,
 labelled with its message's kind, or ``none`` for the negatives.
@@ -51,6 +52,10 @@ FOLDS = 5
 L2_GRID = (1.0, 3.0, 10.0, 30.0)
 BALANCED = (False, True)  # weigh each class's examples to the same total (none is the rarest)
 THRESHOLDS = tuple(round(0.30 + 0.1 * i, 2) for i in range(7))  # 0.30 .. 0.90
+# No threshold keeps a language's false positives within the ceiling (a model that does not
+# know the language, e.g. English-only MiniLM on Japanese): the stage is off there (>= 1).
+OFF = {"threshold": 1.01, "en_stage_recall": 0.0, "ja_stage_recall": 0.0}
+VETO_LEVELS = (0.99, 0.97, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5)  # strictest first
 
 
 def dev_rows() -> list[dict]:
@@ -130,12 +135,15 @@ def probabilities(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class Lookup:
-    """A ClauseClassifier answering from precomputed probabilities (out-of-fold)."""
+    """A reviewing ClauseClassifier answering from precomputed probabilities (out-of-fold):
+    ``threshold`` accepts an open clause, ``veto`` (per language, absent: off) drops a
+    pattern match whose ``none`` probability reaches it."""
 
     via = "learned"
 
-    def __init__(self, probs: dict[str, np.ndarray], threshold: float) -> None:
-        self.probs, self.threshold = probs, threshold
+    def __init__(self, probs: dict[str, np.ndarray], threshold: float,
+                 veto: dict[str, float] | None = None) -> None:
+        self.probs, self.threshold, self.veto = probs, threshold, veto or {}
 
     def classify(self, texts):
         out = []
@@ -149,6 +157,14 @@ class Lookup:
             out.append((KINDS[kind], stance(text)) if ok else None)
         return out
 
+    def review(self, open_texts, matched_texts):
+        vetoed = []
+        for text in matched_texts:
+            p = self.probs.get(text)
+            level = self.veto.get("ja" if has_japanese(text) else "en", 1.0)
+            vetoed.append(p is not None and float(p[len(KINDS)]) >= level)
+        return self.classify(open_texts), vetoed
+
 
 def pipeline_score(rows: list[dict], classifier) -> dict[str, dict[str, float]]:
     out = {}
@@ -156,6 +172,8 @@ def pipeline_score(rows: list[dict], classifier) -> dict[str, dict[str, float]]:
         part = [r for r in rows if r["lang"] == lang]
         pos = [r for r in part if r["kind"]]
         neg = [r for r in part if not r["kind"]]
+        if not pos or not neg:
+            continue
         hit = fp = alone = 0
         for r in part:
             found, _ = extract([r["text"]], classifier=classifier)
@@ -185,9 +203,11 @@ def choose(sweep: list[dict], max_fp: float) -> dict:
     def per_language(rows: list[dict]) -> dict[str, dict]:
         chosen = {}
         for lang in LANGS:
-            ok = [s for s in rows if s[f"{lang}_false_positive_rate"] <= max_fp] or rows
+            ok = [s for s in rows if s[f"{lang}_false_positive_rate"] <= max_fp]
             chosen[lang] = max(ok, key=lambda s: (s[f"{lang}_stage_recall"],
-                                                  s[f"{lang}_recall"], s["threshold"]))
+                                                  s[f"{lang}_recall"], s["threshold"])
+                               ) if ok else OFF | {f"{lang}_{m}": float("nan") for m in (
+                                   "recall", "false_positive_rate")}
         return chosen
 
     (l2, balanced), chosen = max(
@@ -197,6 +217,31 @@ def choose(sweep: list[dict], max_fp: float) -> dict:
             "threshold": {lang: chosen[lang]["threshold"] for lang in LANGS},
             **{f"{lang}_{m}": chosen[lang][f"{lang}_{m}"] for lang in LANGS
                for m in ("recall", "false_positive_rate", "stage_recall")}}
+
+
+def choose_veto(rows: list[dict], probs: dict[str, np.ndarray], thresholds: dict[str, float],
+                budget: float) -> tuple[dict[str, float], list[dict]]:
+    """Per language, the lowest ``none`` level at which vetoing pattern matches costs at most
+    ``budget`` of the out-of-fold recall (the whole extractor, thresholds as chosen) and adds
+    no false positive; none of them: no veto (the language's matches are not embedded). The
+    rules were written on these splits, so their false positives here are few: the choice is
+    bounded by what the veto costs, and what it saves shows on the scored splits only."""
+    sweep = []
+    chosen: dict[str, float] = {}
+    for lang in LANGS:
+        if thresholds[lang] >= 1.0:
+            continue  # the stage does not know this language
+        part = [r for r in rows if r["lang"] == lang]
+        base = pipeline_score(part, Lookup(probs, thresholds[lang]))[lang]
+        for level in VETO_LEVELS:
+            got = pipeline_score(part, Lookup(probs, thresholds[lang], {lang: level}))[lang]
+            sweep.append({"lang": lang, "veto": level, **got,
+                          "recall_without": base["recall"],
+                          "false_positive_rate_without": base["false_positive_rate"]})
+            if (got["recall"] >= base["recall"] - budget
+                    and got["false_positive_rate"] <= base["false_positive_rate"]):
+                chosen[lang] = level
+    return chosen, sweep
 
 
 def vectors_for(texts: list[str], model: str, dtype: str) -> np.ndarray:
@@ -221,6 +266,9 @@ def main() -> None:
     parser.add_argument("--dtype", default="q8")
     parser.add_argument("--max-fp", type=float, default=0.03,
                         help="false-positive ceiling per language when choosing (goal: 0.05)")
+    parser.add_argument("--veto-budget", type=float, default=0.005,
+                        help="out-of-fold recall the pattern veto may cost per language "
+                             "(negative: no veto)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -233,8 +281,9 @@ def main() -> None:
     folds = np.array([fold_of(g) for g, _, _ in data])
 
     sweep = []
+    oof_by_config: dict[tuple, dict[str, np.ndarray]] = {}
     for l2, balanced in [(a, c) for a in L2_GRID for c in BALANCED]:
-        oof: dict[str, np.ndarray] = {}
+        oof: dict[str, np.ndarray] = oof_by_config.setdefault((l2, balanced), {})
         for f in range(FOLDS):
             train, test = folds != f, folds == f
             w, b = fit(x[train], y[train], l2, balanced)
@@ -248,6 +297,10 @@ def main() -> None:
                 for m in ("recall", "false_positive_rate", "stage_recall")}})
             print(sweep[-1], flush=True)
     best = choose(sweep, args.max_fp)
+    veto, veto_sweep = ({}, []) if args.veto_budget < 0 else choose_veto(
+        rows, oof_by_config[(best["l2"], best["balanced"])], best["threshold"],
+        args.veto_budget)
+    best["veto"] = veto
     patterns_only = pipeline_score(rows, None)
     w, b = fit(x, y, best["l2"], best["balanced"])
     seconds = time.perf_counter() - started
@@ -268,7 +321,8 @@ def main() -> None:
             "dtype": args.dtype, "labels": list(LABELS),
             "weights": [[round(float(v), 5) for v in row] for row in w.T],
             "bias": [round(float(v), 5) for v in b],
-            "threshold": best["threshold"], "l2": best["l2"], "balanced": best["balanced"],
+            "threshold": best["threshold"], "veto": best["veto"], "l2": best["l2"],
+            "balanced": best["balanced"],
             "examples": len(data),
             "trained_on": list(TRAIN_SPLITS),
         }
@@ -287,10 +341,17 @@ def main() -> None:
                     "ja recall", "ja stage alone", "ja false pos."],
                    [[s["l2"], s["balanced"], s["threshold"], s["en_recall"], s["en_stage_recall"],
                      s["en_false_positive_rate"], s["ja_recall"], s["ja_stage_recall"],
-                     s["ja_false_positive_rate"]] for s in sweep]))
+                     s["ja_false_positive_rate"]] for s in sweep])
+        + f"\n## Pattern veto (chosen: {best['veto']}; budget {args.veto_budget} of recall)\n\n"
+        + md_table(["lang", "veto at none >=", "recall", "recall without", "false pos.",
+                    "false pos. without"],
+                   [[v["lang"], v["veto"], v["recall"], v["recall_without"],
+                     v["false_positive_rate"], v["false_positive_rate_without"]]
+                    for v in veto_sweep]))
     name = f"governance_train_{args.model.split('/')[-1]}"
     write_results(name, {"benchmark": "governance_train", "machine": machine_info(),
-                         **summary, "sweep": sweep, "seconds": round(seconds, 2)}, markdown)
+                         **summary, "sweep": sweep, "veto_sweep": veto_sweep,
+                         "seconds": round(seconds, 2)}, markdown)
 
 
 if __name__ == "__main__":

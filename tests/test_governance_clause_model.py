@@ -1,7 +1,8 @@
 """The learned second extraction stage without a model: the shipped weights are what the
 trainer writes (trained on development splits only), scoring is a proper softmax, the
-acceptance rule (threshold, ``none`` wins) holds, and the open-statement gate refuses clauses
-about other people before any model sees them."""
+acceptance rule (threshold, ``none`` wins) holds, the veto drops only the pattern matches the
+stage is sure state nothing (in the languages it was chosen for), and the open-statement gate
+refuses clauses about other people before any model sees them."""
 
 import json
 import math
@@ -24,17 +25,20 @@ from omoide.governance.extract import extract
 from tests.test_engine_embedder import HashingEmbedder
 
 
-def test_the_shipped_weights_are_e5s_trained_on_development_splits_only():
+@pytest.mark.parametrize("model", ["omoide/multilingual-e5-small", "omoide/all-MiniLM-L6-v2"])
+def test_the_shipped_weights_are_trained_on_development_splits_only(model):
     data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
-    entry = data["models"]["omoide/multilingual-e5-small"]
+    entry = data["models"][model]
     assert set(entry["trained_on"]) <= {"dev", "dev2", "dev3"}
     assert entry["labels"] == [*KINDS, NONE]
     assert [len(row) for row in entry["weights"]] == [384] * 5 and len(entry["bias"]) == 5
     assert set(entry["threshold"]) == {"en", "ja"}
-    assert all(0.0 < t < 1.0 for t in entry["threshold"].values())
-    trained = weights_for("omoide/multilingual-e5-small")
+    # a threshold >= 1 turns the stage off for a language the model does not know
+    assert all(0.0 < t <= 1.01 for t in entry["threshold"].values())
+    assert all(0.0 < t < 1.0 for t in entry["veto"].values())
+    trained = weights_for(model)
     assert trained is not None and trained.thresholds == entry["threshold"]
-    assert weights_for("omoide/all-MiniLM-L6-v2") is None  # falls back to prototypes
+    assert trained.vetoes == entry["veto"]
 
 
 def toy_weights(threshold: float = 0.6, ja: float | None = None) -> ClauseWeights:
@@ -72,6 +76,58 @@ def test_a_clause_takes_its_kind_only_past_the_threshold_and_never_when_none_win
     by_language = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.99, ja=0.5))
     assert by_language.classify(["preference ramen", "preference ラーメン"]) == [
         None, ("preference", "like")]
+
+
+class LabelEmbedder:
+    """A clause's vector is the axis of the label it is given (``none`` by default);
+    records what it embeds."""
+
+    model_id, dimension = "toy", 5
+
+    def __init__(self, labels):
+        self.labels, self.seen = labels, []
+
+    def embed_queries(self, texts):
+        self.seen.extend(texts)
+        names = (*KINDS, NONE)
+        return [[1.0 if names[i] == self.labels.get(t, NONE) else 0.0 for i in range(5)]
+                for t in texts]
+
+
+def vetoing(embedder, vetoes):
+    weights = toy_weights(threshold=0.6)
+    return LearnedClauseClassifier(embedder, ClauseWeights(
+        weights.model_id, weights.labels, weights.weights, weights.bias, weights.thresholds,
+        vetoes))
+
+
+def test_the_stage_vetoes_a_pattern_match_it_is_sure_states_nothing():
+    # both clauses match a pattern rule; the stage reads the first as a preference and the
+    # second as nothing (p(none) = e^4 / (e^4 + 4) = 0.93)
+    texts = ["I love green tea", "I love rainy mondays"]
+    labels = {"I love green tea": "preference"}
+    kept = extract(texts, classifier=vetoing(LabelEmbedder(labels), {"en": 0.95}))[0]
+    assert [c.source for c in kept] == [0, 1]  # 0.93 < 0.95: no veto
+    found, unmatched = extract(texts, classifier=vetoing(LabelEmbedder(labels), {"en": 0.9}))
+    assert [(c.source, c.via) for c in found] == [(0, "pattern")]
+    assert [u.source for u in unmatched] == [1]  # reported, not silently dropped
+
+
+def test_the_veto_is_per_language_and_an_unvetoed_language_is_not_embedded():
+    embedder = LabelEmbedder({})
+    found, _ = extract(["I love green tea", "緑茶が好き"],
+                       classifier=vetoing(embedder, {"ja": 0.9}))
+    assert [c.lang for c in found] == ["en"]
+    assert embedder.seen == ["緑茶が好き"]
+    plain = LabelEmbedder({})
+    assert len(extract(["I love green tea"], classifier=vetoing(plain, {}))[0]) == 1
+    assert plain.seen == []  # no veto at all: pattern matches cost no embedding
+
+
+def test_a_fact_about_someone_else_is_never_put_to_the_veto():
+    embedder = LabelEmbedder({})
+    found, _ = extract(["妻はブラジル出身です"], classifier=vetoing(embedder, {"ja": 0.5}))
+    assert [c.key for c in found] == ["fact:妻_出身"] and embedder.seen == []
 
 
 def test_no_stage_for_an_unknown_model():
@@ -117,3 +173,17 @@ def test_a_refused_clause_never_reaches_the_stage():
                         "a good bowl of ramen fixes everything"], classifier=Recording())
     assert seen == ["a good bowl of ramen fixes everything"]
     assert [(c.kind, c.via, c.source) for c in found] == [("preference", "learned", 2)]
+
+
+def test_the_trainer_turns_the_stage_off_for_a_language_no_threshold_keeps_clean():
+    from bench.governance_train import choose
+
+    sweep = [{"l2": 1.0, "balanced": False, "threshold": t,
+              "en_recall": 0.9, "en_stage_recall": 0.9 - t / 10, "en_false_positive_rate": 0.01,
+              "ja_recall": 0.9, "ja_stage_recall": 0.5, "ja_false_positive_rate": 0.2}
+             for t in (0.3, 0.5)]
+    chosen = choose(sweep, max_fp=0.03)
+    assert chosen["threshold"] == {"en": 0.3, "ja": 1.01}
+    stage = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.3, ja=1.01))
+    assert stage.classify(["preference ramen", "preference ラーメン"]) == [
+        ("preference", "like"), None]

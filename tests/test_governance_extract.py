@@ -310,6 +310,17 @@ def test_japanese_breadth(text, kind, polarity, key):
         "今夜何作ろうかな", "おすすめの本ある？", "歯医者に電話するのをリマインドして",
         "時間があったらピアノを習いたいな。", "いつもありがとう", "今日はいい天気ですね",
         "映画のタイトルは「月曜日が嫌い」だった",
+        # a frequency word in a remark about the weather or a set phrase is no habit
+        "毎日暑いですね", "毎日寒すぎ", "いつもお世話になってます", "いつも通りだよ",
+        # praise, a request to the listener, a wish, a guess, a thing's or a place's routine,
+        # people in general, a past habit
+        "よく頑張ったね", "いつでも話しかけてね", "明日は晴れるといいな", "来週は忙しくなりそう",
+        "この店いつも混んでるよね", "うちの会社は毎週月曜に会議がある", "この曲、好きな人多いよね",
+        "昔は毎日走ってたな",
+        # a recall question, hypotheticals, someone's pet or a person before a comma,
+        # a sentence end inside a quoted title
+        "ラーメン好きなんだっけ", "もし宝くじが当たったら仕事辞める", "隣の家の犬が毎朝吠える",
+        "うちの部長、甘いもの大好きでさ", "映画『好きになるその瞬間を。』見た？",
         # someone else's stance is never the user's
         "My sister loves horror movies.", "Tom said he prefers tea over coffee.",
         "Kenji decided to move to Berlin.", "my mom usually wakes up at 5",
@@ -321,6 +332,31 @@ def test_japanese_breadth(text, kind, polarity, key):
 )
 def test_questions_small_talk_and_other_people_give_nothing(text):
     assert extract([text])[0] == []
+
+
+@pytest.mark.parametrize("text", [
+    # a time word before the person, or the person named by where they belong
+    "最近、姉がヨガにハマってる", "昨日母がケーキを焼くことにした",
+    "この前、彼がラーメン大好きって",
+    "会社の同僚がTypeScript派です", "大学の友達は毎朝走ってる", "職場の先輩はコーヒーが苦手",
+    "先週から友達がジムに通い始めた",
+])
+def test_a_japanese_clause_about_someone_else_is_not_the_users_even_after_a_time_word(text):
+    assert [c for c in extract([text])[0] if c.kind != "fact"] == []
+
+
+def test_a_habit_said_as_a_remark_is_still_a_habit():
+    for text in ["毎朝走ってるんだよね", "この頃は毎朝走ってる", "いつも朝ごはんはパンだ"]:
+        assert [c.kind for c in extract([text])[0]] == ["pattern"], text
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("私の姉は東京に住んでいます", "fact:姉_住まい"),  # the speaker's possessive goes
+    ("最近、私の兄は32歳", "fact:兄_年齢"),
+    ("最近ヨガにハマってる", "preference:ヨガ"),  # no person: still the speaker's
+])
+def test_the_person_lead_leaves_facts_about_the_users_people_and_the_users_own(text, key):
+    assert [c.key for c in extract([text])[0]] == [key]
 
 
 def test_a_report_about_someone_else_gives_at_most_a_fact_about_them():

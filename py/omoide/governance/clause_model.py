@@ -10,6 +10,11 @@ acceptance threshold chosen by cross-validation on those splits. A clause is acc
 most probable kind when that probability reaches the threshold of the clause's language and
 beats ``none``.
 
+The same probabilities can also veto a pattern-rule extraction: a clause a rule matched whose
+``none`` probability reaches the language's veto level (chosen by the trainer's
+cross-validation; absent or >= 1: no veto, and the matched clauses are not embedded at all)
+is dropped, since the rules were written for phrasings, not for who is speaking.
+
 Only clauses the pattern stage left open reach it (``extract_en.open_statement`` /
 ``extract_ja.open_statement`` refuse questions, requests, wishes, hearsay and clauses about
 someone else first). Scoring is pure Python (a 5 x d dot product per clause), so it runs in
@@ -46,6 +51,10 @@ class ClauseWeights:
     weights: tuple[tuple[float, ...], ...]
     bias: tuple[float, ...]
     thresholds: Mapping[str, float]  # per language ("en", "ja")
+    vetoes: Mapping[str, float] = field(default_factory=dict)  # ``none`` level; absent: off
+
+    def vetoes_in(self, lang: str) -> bool:
+        return self.vetoes.get(lang, 1.0) < 1.0
 
     def probabilities(self, vector: Sequence[float]) -> dict[str, float]:
         logits = [b + sum(w * x for w, x in zip(row, vector, strict=True))
@@ -66,7 +75,8 @@ def _all_weights() -> dict[str, ClauseWeights]:
             model_id=model_id, labels=tuple(entry["labels"]),
             weights=tuple(tuple(row) for row in entry["weights"]),
             bias=tuple(entry["bias"]),
-            thresholds={lang: float(t) for lang, t in entry["threshold"].items()})
+            thresholds={lang: float(t) for lang, t in entry["threshold"].items()},
+            vetoes={lang: float(t) for lang, t in entry.get("veto", {}).items()})
         for model_id, entry in data["models"].items()
     }
 
@@ -92,15 +102,30 @@ class LearnedClauseClassifier:
     def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]:
         """(kind, polarity) per clause, or None where ``none`` wins or the best kind is
         below the threshold of the clause's language."""
-        out: list[tuple[str, str] | None] = []
-        for clause, probs in zip(clauses, self.probabilities(clauses), strict=True):
-            kind = max(KINDS, key=probs.__getitem__)
-            threshold = self.weights.thresholds["ja" if has_japanese(clause) else "en"]
-            if probs[kind] < threshold or probs[kind] <= probs[NONE]:
-                out.append(None)
-                continue
-            out.append((kind, stance(clause)))
-        return out
+        return self.review(clauses, [])[0]
+
+    def review(self, open_clauses: Sequence[str], matched_clauses: Sequence[str]
+               ) -> tuple[list[tuple[str, str] | None], list[bool]]:
+        """``classify`` of the open clauses and, for the clauses a pattern rule matched, whether
+        the stage vetoes them (``none`` at or above the language's veto level), in one
+        embedding batch. Matched clauses of a language without a veto are not embedded."""
+        checked = [i for i, clause in enumerate(matched_clauses)
+                   if self.weights.vetoes_in(_lang(clause))]
+        probs = self.probabilities([*open_clauses, *(matched_clauses[i] for i in checked)])
+        verdicts: list[tuple[str, str] | None] = []
+        for clause, p in zip(open_clauses, probs, strict=False):
+            kind = max(KINDS, key=p.__getitem__)
+            threshold = self.weights.thresholds[_lang(clause)]
+            accepted = p[kind] >= threshold and p[kind] > p[NONE]
+            verdicts.append((kind, stance(clause)) if accepted else None)
+        vetoed = [False] * len(matched_clauses)
+        for i, p in zip(checked, probs[len(open_clauses):], strict=True):
+            vetoed[i] = p[NONE] >= self.weights.vetoes[_lang(matched_clauses[i])]
+        return verdicts, vetoed
+
+
+def _lang(clause: str) -> str:
+    return "ja" if has_japanese(clause) else "en"
 
 
 def classifier_for(embedder: Any) -> LearnedClauseClassifier | PrototypeClassifier | None:

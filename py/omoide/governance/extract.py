@@ -106,9 +106,17 @@ _JA_CLAUSE_SPLIT = re.compile(
 )
 
 
+# Sentence ends inside a quoted title (『好きになるその瞬間を。』) do not end the sentence.
+_QUOTE = re.compile(r"「[^」]*」|『[^』]*』")
+_END_MARKS = str.maketrans("。！？!?", "\ue000\ue001\ue002\ue003\ue004")
+_END_MARKS_BACK = str.maketrans("\ue000\ue001\ue002\ue003\ue004", "。！？!?")
+
+
 def clauses(text: str) -> list[str]:
     out = []
-    for sentence in _SENTENCE_SPLIT.split(text):
+    masked = _QUOTE.sub(lambda m: m.group(0).translate(_END_MARKS), text)
+    for sentence in _SENTENCE_SPLIT.split(masked):
+        sentence = sentence.translate(_END_MARKS_BACK)
         sentence = sentence.strip()
         if not sentence:
             continue
@@ -189,6 +197,15 @@ class ClauseClassifier(Protocol):
     def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]: ...
 
 
+class ReviewingClassifier(ClauseClassifier, Protocol):
+    """A second stage that may also veto what a pattern rule matched
+    (``clause_model.LearnedClauseClassifier``): ``review(open, matched)`` answers the open
+    clauses' verdicts and, per matched clause, whether to drop its candidate."""
+
+    def review(self, open_clauses: Sequence[str], matched_clauses: Sequence[str]
+               ) -> tuple[list[tuple[str, str] | None], list[bool]]: ...
+
+
 def extract(
     messages: Sequence[Message] | str,
     *,
@@ -197,13 +214,18 @@ def extract(
 ) -> tuple[list[Candidate], list[Unmatched]]:
     """Candidates from the messages spoken by ``roles`` (plain strings count as "user"),
     in order, plus the messages nothing was found in (with why). With a ``classifier``,
-    clauses no pattern matched (and no rule refused) go through it in one batch."""
+    clauses no pattern matched (and no rule refused) go through it in one batch; one with
+    ``review`` (the learned stage) also sees the open clauses a rule matched and may veto
+    them."""
     if isinstance(messages, str):
         messages = [messages]
     wanted = set(roles)
     found: dict[int, list[tuple[int, Candidate]]] = {}
     texts: dict[int, str] = {}
     pending: list[tuple[int, int, str, str]] = []  # (message, clause, clause text, open text)
+    # pattern candidates the stage may veto (a classifier with ``review``), with the open text
+    matched: list[tuple[Candidate, str]] = []
+    can_veto = hasattr(classifier, "review")
     for index, message in enumerate(messages):
         role, text = message_text(message)
         if role not in wanted:
@@ -213,15 +235,28 @@ def extract(
         parts = clauses(text)
         for i, part in enumerate(parts):
             candidate = extract_clause(part, index, previous=parts[i - 1] if i else None)
+            module = rules_for(has_japanese(part))
             if candidate:
                 found[index].append((i, candidate))
+                # a fact about someone else (the gate refuses the clause) is never vetoed
+                opened = module.open_statement(part) if can_veto else None
+                if opened:
+                    matched.append((candidate, opened))
             elif classifier is not None:
-                opened = rules_for(has_japanese(part)).open_statement(part)
+                opened = module.open_statement(part)
                 if opened:
                     pending.append((index, i, part, opened))
+    review = getattr(classifier, "review", None)
+    if review is not None and (pending or matched):
+        verdicts, vetoed = review([p[3] for p in pending], [m[1] for m in matched])
+        dropped = {id(candidate) for (candidate, _), no in zip(matched, vetoed, strict=True)
+                   if no}
+        for index in found:
+            found[index] = [item for item in found[index] if id(item[1]) not in dropped]
+    elif pending and classifier is not None:
+        verdicts = classifier.classify([p[3] for p in pending])
     if pending and classifier is not None:
-        for (index, i, part, opened), verdict in zip(
-                pending, classifier.classify([p[3] for p in pending]), strict=True):
+        for (index, i, part, opened), verdict in zip(pending, verdicts, strict=True):
             candidate = _classified(part, opened, index, verdict, classifier.via)
             if candidate:
                 found[index].append((i, candidate))

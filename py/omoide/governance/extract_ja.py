@@ -48,15 +48,17 @@ PET = r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|
 _QUESTION_WORD = re.compile(
     r"何|なに|なん(?:で|て|の)|どこ|どう|いつ|誰|だれ|どっち|どちら|どれ|なぜ|どんな|どの|"
     r"いくら|どのくらい|どれくらい")
-_QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか)$")
+_QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか|っけ|だっけ|でしたっけ)$")
 _QUESTION_SOFT_END = re.compile(
     r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
 _REQUEST_END = re.compile(
     r"(?:ください|下さい|くださいな|して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
-    r"話して|書いて|要約して|リマインドして|考えさせて)$"
+    r"話して|書いて|要約して|リマインドして|考えさせて|[てで](?:ね|よ|な|ね〜|ねー))$"
 )
 _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
+                   r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^もし|"
+                   r"(?:たら|れば|なら).*(?:けど|けどな|のに|のにな)$|"
                    r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
                    r"(?:かもね|かも|かもしれない|"
                    r"かもしれません|たいな|たいなあ|たいなー)$")
@@ -69,12 +71,21 @@ _HEARSAY = re.compile(
 _DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
 # Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
 _NOT_HABIT_END = re.compile(
-    r"(?:(?<![なた])い|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|すみません|"
-    r"お疲れ(?:様|さま)?(?:です)?|よろしく)$")
+    r"(?:(?<![なた])い|すぎ|すぎる|ありがとう|ありがとうございます|おめでとう|ごめん|ごめんね|"
+    r"すみません|お疲れ(?:様|さま)?(?:です)?|よろしく|お世話になって(?:ます|います|おります|る)|"
+    r"通り)$")
+# The endings a remark adds (「毎日暑いですね」「いつも通りだよ」): off before the test above.
+_REMARK_END = re.compile(r"(?:です|だ)?(?:ね|よ|よね|なあ|なー|な|わ)*$")
 
+# A time word may come before the person (「最近、姉が…」「昨日母が…」), and the person may be
+# named by where they belong (「会社の同僚が…」「大学の友達は…」): still someone else's clause.
+_TIME_LEAD = (r"(?:最近|昨日|今日|今朝|昨夜|昨晩|先週|先月|去年|この前|この間|さっき|この頃|"
+              r"前から|昔から|先週から|最近は|今日は|昨日は)[、,]?\s*")
+_BELONGS = r"(?:[^、,。はがをにでとも]{1,6}の){1,2}"
+_PERSON_LEAD = re.compile(rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の)?")
 _OTHER_TOPIC = re.compile(
-    rf"^(?:(?:うちの|{_SELF}の|あの|その)?(?P<r>{REL})(?:たち)?|(?:うちの|{_SELF}の)"
-    rf"(?P<p>{PET}))(?:は|が|って|も)")
+    rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|{_BELONGS})?(?P<r>{REL})(?:たち)?|"
+    rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、)")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?好きな")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
@@ -358,7 +369,8 @@ _FUTURE_LEAD = re.compile(
     r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
 )
 # A guess about what will happen is not a plan (「明日雨降るかな」).
-_GUESS_END = re.compile(r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず)$")
+_GUESS_END = re.compile(
+    r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず|そう|そうだ|そうです)$")
 
 _HABIT_CUE = re.compile(
     r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
@@ -428,11 +440,13 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
     named = re.match(r"^(?P<v>.+?)(?:って|と)呼んで", body)
     if named:
         return "fact", None, "名前", {}
-    if refused(body) or refused(raw.rstrip("。.! ")):
+    if refused(body) or refused(raw.rstrip("。.! ")) or _PEOPLE_IN_GENERAL.search(body):
         return None
     other = _other_person(body)
     if other:
-        return _fact(body, other)
+        # the facts' rules name the person first (「姉は…に住んでいます」): the time word
+        # and the speaker's possessive in front of them go (「最近、私の姉は…」)
+        return _fact(_PERSON_LEAD.sub("", body), other)
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     return found
 
@@ -470,9 +484,18 @@ def _decision(body: str) -> Found | None:
     return None
 
 
+# Not the speaker's current habit: a thing or place pointed at (「この店いつも混んでる」), something
+# that exists (「毎週月曜に会議がある」), or a plain past (「よく頑張った」「昔は毎日走ってた」).
+_NOT_OWN_HABIT = re.compile(r"^(?:この|あの|その)(?!頃|ごろ|前|間|日|時|後|あと)[^、,]{1,8}?"
+                            r"(?:は|が|も|、|って)?|"
+                            r"(?:が|も)(?:ある|あります)$|(?<!て)(?:た|だ)$|(?:てた|でた)$")
+
+
 def _habit(body: str) -> Found | None:
+    remark = _REMARK_END.sub("", body)
     if not _HABIT_CUE.search(body) or (
-            _NOT_HABIT_END.search(body) and not _HABIT_TAIL.search(body)):
+            _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body)) or (
+            _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
         return None
     x = _HABIT_TAIL.sub("", body)
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
@@ -488,7 +511,8 @@ def _habit(body: str) -> Found | None:
 
 
 # People in general (「…って言う人もいる」「…な人が多い」): a report about others.
-_PEOPLE_IN_GENERAL = re.compile(r"(?:人|人たち|人達|みんな|誰か)(?:も|が|は)(?:いる|多い|少ない)")
+_PEOPLE_IN_GENERAL = re.compile(
+    r"(?:(?<![\u4e00-\u9fff])人|人たち|人達|みんな|誰か)(?:も|が|は)?(?:いる|多い|少ない)")
 
 
 def open_statement(clause: str) -> str | None:
