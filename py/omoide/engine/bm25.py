@@ -114,6 +114,9 @@ PURE_SCORER = PureScorer()
 
 
 class BM25Index:
+    # removed ordinals tolerated before renumbering: max(live documents, this)
+    renumber_floor = 1024
+
     def __init__(self, *, k1: float = 1.2, b: float = 0.75,
                  scorer: PostingsScorer | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1:
@@ -181,7 +184,7 @@ class BM25Index:
             posting[at * STRIDE + 1] = 0
         self._id_at[ordinal] = None
         self._total_length -= self._length[ordinal]
-        if len(self._id_at) - len(self._ordinal) > max(len(self._ordinal), 1024):
+        if len(self._id_at) - len(self._ordinal) > max(len(self._ordinal), self.renumber_floor):
             self._renumber()
 
     def _renumber(self) -> None:
