@@ -14,6 +14,7 @@ from array import array
 from typing import Any
 
 from ..engine.bm25 import PURE_SCORER, Matches, PostingsScorer, Query
+from .rpc import handler
 from .wasm_kernel import js_vectors
 
 
@@ -61,3 +62,17 @@ class WasmScorer:
             return PURE_SCORER.at(query, ordinals, wanted)
         return scorer.at(*_block(query), ordinals, wanted, query.avgdl, query.k1,
                          query.b).to_py().tolist()
+
+
+@handler("bm25_info")
+def bm25_info() -> dict[str, Any]:
+    """Which BM25 scorer the engine uses ("wasm", or "python" on a plain-JavaScript kernel)
+    and the bytes of WebAssembly memory it holds (0 before its first query)."""
+    from .session import session  # session imports this module: resolved at call time
+
+    scorer = session().engine.bm25_scorer
+    if not isinstance(scorer, WasmScorer):
+        return {"scorer": "python", "memory_bytes": 0}
+    kernel = scorer._kernel()
+    return {"scorer": scorer.implementation,
+            "memory_bytes": 0 if kernel is None else int(kernel.memoryBytes)}
