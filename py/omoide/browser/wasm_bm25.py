@@ -76,3 +76,51 @@ def bm25_info() -> dict[str, Any]:
     kernel = scorer._kernel()
     return {"scorer": scorer.implementation,
             "memory_bytes": 0 if kernel is None else int(kernel.memoryBytes)}
+
+
+@handler("bm25_bench")
+def bm25_bench(character: str, queries: list[str], k: int = 10) -> dict[str, Any]:
+    """Time the engine's recall in Python (the verb without the JSON and lock around it),
+    full-text and hybrid, with the Python scorer and with the WebAssembly one, alternating
+    query by query on the character's own index (bench/bm25_browser.py). Query embeddings
+    are cached by a first pass, so the figures exclude them. Also says whether both scorers
+    gave the same hits and how many postings a query read (median)."""
+    import statistics
+    import time
+
+    from ..engine.analyzer import analyze
+    from .session import session
+
+    engine = session().engine
+    store = engine.existing_store(character)
+    index = store.text_index  # completes a lazy build first
+    scorers = {"python": PURE_SCORER, "wasm": engine.bm25_scorer}
+    for query in queries:  # the query embeddings into the cache
+        engine.recall(character, query, k=k, mode="hybrid", touch=False)
+    times: dict[str, dict[str, list[float]]] = {n: {"fulltext": [], "hybrid": []}
+                                                for n in scorers}
+    same = True
+    try:
+        for query in queries:
+            for mode in ("fulltext", "hybrid"):
+                answers = []
+                for name, scorer in scorers.items():
+                    index.scorer = scorer
+                    started = time.perf_counter()
+                    hits = engine.recall(character, query, k=k, mode=mode, touch=False)
+                    times[name][mode].append((time.perf_counter() - started) * 1000)
+                    answers.append([(h.memory.id, round(h.score, 9)) for h in hits])
+                same = same and answers[0] == answers[1]
+    finally:
+        index.scorer = engine.bm25_scorer
+    postings = [sum(len(p) // 3 for p in index._query(analyze(q)).postings) for q in queries]
+
+    def summary(values: list[float]) -> dict[str, float]:
+        ordered = sorted(values)
+        return {"p50_ms": statistics.median(ordered),
+                "p95_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]}
+
+    return {"rows": len(store.records), "queries": len(queries), "same_answers": same,
+            "postings_p50": statistics.median(postings),
+            **{name: {mode: summary(v) for mode, v in by_mode.items()}
+               for name, by_mode in times.items()}}
