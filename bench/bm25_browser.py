@@ -9,7 +9,8 @@ bench/orama_browser.py (web/bench/orama.js: Zipf texts, 384-d vectors) are impor
 their vectors (``import_data`` in chunks of 10,000: the binary import path), the BM25 index
 is completed (``index_text_step``), then:
 
-- ``bm25_bench``: the engine's recall in Python, full-text and hybrid, alternating the two
+- ``bm25_bench``: BM25's top 50 alone (hybrid's depth) and the engine's recall in Python,
+  full-text and hybrid, alternating the two
   scorers query by query on the same index (query embeddings cached by a first pass; query
   texts are noisy copies of stored rows' words, so BM25 has real postings);
 - the recall verb in the worker, with the default (WebAssembly) scorer, from the worker's
@@ -97,9 +98,10 @@ def write_markdown(out: dict, path: Path) -> None:
              f"{m['load_average_start']}, at end {m.get('load_average_end')}.", "",
              "Engine recall in Python (query embedding cached), p50 / p95 ms, the two scorers "
              "alternating query by query on the same index:", "",
-             "| rows | postings read per query (p50) | full-text: Python | full-text: WebAssembly "
-             "| hybrid: Python | hybrid: WebAssembly | same hits | load avg |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| rows | postings read per query (p50) | BM25 top 50: Python | BM25 top 50: "
+             "WebAssembly | full-text: Python | full-text: WebAssembly | hybrid: Python | "
+             "hybrid: WebAssembly | same hits | load avg |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     res = out["results"]
 
     def pp(d: dict) -> str:
@@ -108,6 +110,7 @@ def write_markdown(out: dict, path: Path) -> None:
     for r in res:
         if r["what"] == "bm25_bench":
             lines.append(f"| {r['rows']:,} | {r['postings_p50']:,.0f} | "
+                         f"{pp(r['python']['bm25_top50'])} | {pp(r['wasm']['bm25_top50'])} | "
                          f"{pp(r['python']['fulltext'])} | {pp(r['wasm']['fulltext'])} | "
                          f"{pp(r['python']['hybrid'])} | {pp(r['wasm']['hybrid'])} | "
                          f"{r['same_answers']} | {r['load_average'][0]} |")

@@ -81,7 +81,8 @@ def bm25_info() -> dict[str, Any]:
 @handler("bm25_bench")
 def bm25_bench(character: str, queries: list[str], k: int = 10) -> dict[str, Any]:
     """Time the engine's recall in Python (the verb without the JSON and lock around it),
-    full-text and hybrid, with the Python scorer and with the WebAssembly one, alternating
+    full-text and hybrid (and BM25's top 50 alone), with the Python scorer and with the
+    WebAssembly one, alternating
     query by query on the character's own index (bench/bm25_browser.py). Query embeddings
     are cached by a first pass, so the figures exclude them. Also says whether both scorers
     gave the same hits and how many postings a query read (median)."""
@@ -97,11 +98,17 @@ def bm25_bench(character: str, queries: list[str], k: int = 10) -> dict[str, Any
     scorers = {"python": PURE_SCORER, "wasm": engine.bm25_scorer}
     for query in queries:  # the query embeddings into the cache
         engine.recall(character, query, k=k, mode="hybrid", touch=False)
-    times: dict[str, dict[str, list[float]]] = {n: {"fulltext": [], "hybrid": []}
-                                                for n in scorers}
+    times: dict[str, dict[str, list[float]]] = {
+        n: {"fulltext": [], "hybrid": [], "bm25_top50": []} for n in scorers}
     same = True
     try:
         for query in queries:
+            terms = store.analyzer(query)
+            for name, scorer in scorers.items():  # BM25 alone, at hybrid's depth
+                index.scorer = scorer
+                started = time.perf_counter()
+                index.search(terms, 50)
+                times[name]["bm25_top50"].append((time.perf_counter() - started) * 1000)
             for mode in ("fulltext", "hybrid"):
                 answers = []
                 for name, scorer in scorers.items():
