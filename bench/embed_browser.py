@@ -197,21 +197,23 @@ def write_results(results: list[dict], rounds: int, started: float,
     meta["overall"] = overall(results) if results else None
     (RESULTS / f"{stem}.json").write_text(
         json.dumps({"meta": meta, "results": results}, indent=2, ensure_ascii=False) + "\n")
-    threads = results[0]["loaded"]["ours"].get("threads") if results else "?"
     lines = [
         f"# Embedding throughput in headless Chromium: our pipeline vs a raw onnxruntime-web "
-        f"session ({len(TEXTS)} EN+JA texts, wasm, {threads} thread(s), {rounds} rounds)",
+        f"session ({len(TEXTS)} EN+JA texts, wasm, {rounds} rounds)",
         "",
-        "| model | dtype | batch | ours texts/s (median / best) | raw texts/s (median / best) "
-        "| ours/raw (median) | ours/raw (best) | min cosine |",
-        "|---|---|---|---|---|---|---|---|",
+        "| threads | model | dtype | batch | ours texts/s (median / best) "
+        "| raw texts/s (median / best) | ours/raw (median) | ours/raw (best) | min cosine "
+        "| load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
+        threads = f"{r['loaded']['ours'].get('threads')} / {r['loaded']['raw'].get('threads')}"
         lines.append(
-            f"| {r['model'].split('/')[-1]} | {r['dtype']} | {r['batch']} | "
+            f"| {threads} | {r['model'].split('/')[-1]} | {r['dtype']} | {r['batch']} | "
             f"{r['ours']['median_texts_s']:.1f} / {r['ours']['best_texts_s']:.1f} | "
             f"{r['raw']['median_texts_s']:.1f} / {r['raw']['best_texts_s']:.1f} | "
-            f"{r['ratio_median']:.2f} | {r['ratio_best']:.2f} | {r['min_cosine']:.5f} |")
+            f"{r['ratio_median']:.2f} | {r['ratio_best']:.2f} | {r['min_cosine']:.5f} | "
+            f"{r['load_average'][0]:.1f}-{r['load_average'][1]:.1f} |")
     if results:
         o = meta["overall"]
         lines += ["", f"Over all {o['pairs']} timed call pairs: ours/raw "
@@ -227,8 +229,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--models", nargs="+", default=MODELS)
     parser.add_argument("--dtypes", nargs="+", default=DTYPES)
-    parser.add_argument("--threads", type=int, default=0,
-                        help="WebAssembly threads for both sides (default: the app's choice)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[0],
+                        help="WebAssembly threads for both sides, one pass per count in the "
+                             "same browser run (default: the app's choice)")
     parser.add_argument("--out", default="embed_browser",
                         help="results file stem under bench/results/")
     args = parser.parse_args()
@@ -241,29 +244,33 @@ def main() -> None:
                 profile, executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
             page = context.new_page()
             page.on("console", lambda m: m.type == "error" and print("console:", m.text))
-            page.goto(server.url + "bench/embed.html"
-                      + (f"?threads={args.threads}" if args.threads else ""))
-            page.wait_for_selector("#ready:not(:empty)")
-            for model in args.models:
-                for dtype in args.dtypes:
-                    load_before = os.getloadavg()[0]
-                    t0 = time.time()
-                    out = page.evaluate(JS_BENCH, [model, dtype, TEXTS, BATCHES, args.rounds])
-                    for batch in BATCHES:
-                        ours = summarize(out["times"]["ours"][str(batch)], len(TEXTS))
-                        raw = summarize(out["times"]["raw"][str(batch)], len(TEXTS))
-                        row = {"model": model, "dtype": dtype, "batch": batch, "ours": ours,
-                               "raw": raw,
-                               "ratio_median": ours["median_texts_s"] / raw["median_texts_s"],
-                               "ratio_best": ours["best_texts_s"] / raw["best_texts_s"],
-                               "min_cosine": out["min_cosine"], "loaded": out["loaded"],
-                               "cross_origin_isolated": out["crossOriginIsolated"],
-                               "load_average": [load_before, os.getloadavg()[0]],
-                               "seconds": round(time.time() - t0, 1)}
-                        results.append(row)
-                        print(json.dumps({k: v for k, v in row.items() if k != "loaded"}),
-                              flush=True)
-                    write_results(results, args.rounds, started, stem=args.out)
+            passes = [(threads, model, dtype) for threads in args.threads
+                      for model in args.models for dtype in args.dtypes]
+            page_threads = None
+            for threads, model, dtype in passes:
+                if threads != page_threads:  # fresh workers with this thread count
+                    page.goto(server.url + "bench/embed.html"
+                              + (f"?threads={threads}" if threads else ""))
+                    page.wait_for_selector("#ready:not(:empty)")
+                    page_threads = threads
+                load_before = os.getloadavg()[0]
+                t0 = time.time()
+                out = page.evaluate(JS_BENCH, [model, dtype, TEXTS, BATCHES, args.rounds])
+                for batch in BATCHES:
+                    ours = summarize(out["times"]["ours"][str(batch)], len(TEXTS))
+                    raw = summarize(out["times"]["raw"][str(batch)], len(TEXTS))
+                    row = {"model": model, "dtype": dtype, "batch": batch, "ours": ours,
+                           "raw": raw,
+                           "ratio_median": ours["median_texts_s"] / raw["median_texts_s"],
+                           "ratio_best": ours["best_texts_s"] / raw["best_texts_s"],
+                           "min_cosine": out["min_cosine"], "loaded": out["loaded"],
+                           "cross_origin_isolated": out["crossOriginIsolated"],
+                           "load_average": [load_before, os.getloadavg()[0]],
+                           "seconds": round(time.time() - t0, 1)}
+                    results.append(row)
+                    print(json.dumps({k: v for k, v in row.items() if k != "loaded"}),
+                          flush=True)
+                write_results(results, args.rounds, started, stem=args.out)
             context.close()
     finally:
         server.stop()

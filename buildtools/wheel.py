@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import shutil
+import subprocess
+import tempfile
 import zipfile
 from pathlib import Path
 
 from .files import sha256_tree
-from .paths import CACHE, DIST, PY
+from .paths import CACHE, DIST, NODE_MODULES, PY, ROOT
 
 NAME = "omoide"
 TAG = "py3-none-any"
@@ -53,8 +56,32 @@ def metadata(ver: str) -> dict[str, bytes]:
     }
 
 
-def write_wheel(path: Path, files: list[Path], ver: str) -> None:
+def pyodide_bytecode(files: list[Path], log=print) -> dict[str, bytes]:
+    """The sources' .pyc as Pyodide's own Python compiles them (buildtools/pyc.mjs under node),
+    by wheel path. Without them Pyodide compiles every module from source at every boot;
+    with them the engine's imports took about half the time (BENCHMARKS.md, issue 16). No
+    node or no Pyodide package: an empty dict (the wheel still works, from source)."""
+    node = shutil.which("node")
+    pyodide = NODE_MODULES / "pyodide"
+    if not node or not (pyodide / "pyodide.asm.wasm").exists():
+        log("wheel: no node or Pyodide here; the wheel carries no bytecode")
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in files:
+            if f.suffix == ".py":
+                target = Path(tmp) / f.relative_to(PY)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, target)
+        subprocess.run([node, str(ROOT / "buildtools" / "pyc.mjs"), f"{pyodide}/", tmp],
+                       check=True, capture_output=True, text=True, timeout=300)
+        return {str(p.relative_to(tmp)).replace("\\", "/"): p.read_bytes()
+                for p in sorted(Path(tmp).rglob("*.pyc"))}
+
+
+def write_wheel(path: Path, files: list[Path], ver: str,
+                bytecode: dict[str, bytes] | None = None) -> None:
     entries = {str(p.relative_to(PY)).replace("\\", "/"): p.read_bytes() for p in files}
+    entries.update(bytecode or {})
     entries.update(metadata(ver))
     record = f"{NAME}-{ver}.dist-info/RECORD"
     lines = [record_line(n, d) for n, d in entries.items()] + [f"{record},,"]
@@ -71,7 +98,9 @@ def build_wheel(log=print) -> Path:
     ver = version()
     out = DIST / "wheels" / f"{NAME}-{ver}-{TAG}.whl"
     files = source_files()
-    key = sha256_tree(files, PY)
+    # The bytecode step and Pyodide's version are inputs too (its .pyc are in the wheel).
+    compiler = [ROOT / "buildtools" / "pyc.mjs", NODE_MODULES / "pyodide" / "package.json"]
+    key = sha256_tree(files, PY) + sha256_tree([c for c in compiler if c.exists()], ROOT)
     stamp = CACHE / "stamps" / "wheel"
     if out.exists() and stamp.exists() and stamp.read_text() == key:
         log(f"wheel: {out.name} unchanged")
@@ -79,8 +108,9 @@ def build_wheel(log=print) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     for old in out.parent.glob(f"{NAME}-*.whl"):
         old.unlink()
-    write_wheel(out, files, ver)
+    bytecode = pyodide_bytecode(files, log)
+    write_wheel(out, files, ver, bytecode)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(key)
-    log(f"wheel: built {out.name} ({len(files)} files)")
+    log(f"wheel: built {out.name} ({len(files)} files, {len(bytecode)} .pyc)")
     return out

@@ -1,7 +1,6 @@
 // The page: starts the engine worker, shows boot progress, then the app.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { pickLanguage, translatePage } from "./i18n.js";
-import { startUI } from "./ui/index.js";
 import { createContext, setLanguage } from "./ui/shell.js";
 
 const lang = pickLanguage();
@@ -152,13 +151,21 @@ function uiEvent(event) {
   }
 }
 
-// The engine worker talks to the embedding worker over its own channel.
-async function connectWorkers(engine, embedder) {
+// The engine worker talks to the embedding worker over its own channel. Nothing here waits
+// for the embedding worker (its module, Transformers.js, takes a while to evaluate): a port
+// keeps the engine's messages until that side listens. Calls to one worker keep their
+// order, so the engine has its listener and its embedder before boot() runs.
+function connectWorkers(engine, embedder) {
   const { port1, port2 } = new MessageChannel();
-  await embedder.connect(Comlink.transfer(port1, [port1]));
-  await engine.connectEmbedder(Comlink.transfer(port2, [port2]));
-  await engine.onEvent(Comlink.proxy(onEngineEvent));
+  return Promise.all([
+    embedder.connect(Comlink.transfer(port1, [port1])),
+    engine.connectEmbedder(Comlink.transfer(port2, [port2])),
+    engine.onEvent(Comlink.proxy(onEngineEvent)),
+  ]);
 }
+
+// The screens (every tab's module) load while the workers boot, not before they start.
+let screens = null;
 
 async function start() {
   registerServiceWorker();
@@ -168,9 +175,21 @@ async function start() {
   // Exposed for embedding apps and tests: omoide.call(method, params) -> plain data.
   window.omoide = { call: (method, params) => engine.call(method, params), engine,
     ...startEmbedder(), events: [], onEvent: (fn) => eventListeners.push(fn), ui: ctx };
+  screens = import("./ui/index.js");
   try {
-    await connectWorkers(engine, window.omoide.embedder);
-    await engine.boot(Comlink.proxy(showStage));
+    const connecting = connectWorkers(engine, window.omoide.embedder);
+    // The selected model initialises while the engine loads (seconds each, in two workers),
+    // so the first remember or recall after ready does not wait for it. It starts once Python
+    // is up, not with the page: compiling both WebAssembly runtimes at once on a 2-core box
+    // made Pyodide's start 3x slower (BENCHMARKS.md, issue 16).
+    let warming = false;
+    const booting = engine.boot(Comlink.proxy((progress) => {
+      showStage(progress);
+      if (warming || progress.stage === "runtime") return;
+      warming = true;
+      engine.storedModel().then(warmModel, (err) => console.warn("no model warm-up", err));
+    }));
+    await Promise.all([connecting, booting]);
   } catch (err) {
     bootSection.dataset.bootState = "failed";
     document.getElementById("boot-detail").textContent = t("boot.failed", { reason: err.message });
@@ -182,16 +201,16 @@ async function start() {
   });
   await showDiagnostics(engine).catch((err) => console.warn("diagnostics failed", err));
   ctx.on("lang", () => showDiagnostics(engine).catch(() => {}));
+  const { startUI } = await screens;
   await startUI(ctx);
-  warmModel();
 }
 
-// After ready, the selected model initialises in the background when its files are already
-// here (a reload, or offline), so the first remember or recall does not wait for it. A model
-// never downloaded is left for the user to fetch (it can be hundreds of MB). The warm-up can
-// be cancelled (a busy machine, a model about to be switched); the next remember or recall
-// then loads the model itself.
-async function warmModel() {
+// From the "python" boot stage on, the selected model initialises in the background when its
+// files are already here (a reload, or offline), so the first remember or recall does not
+// wait for it. A model never downloaded is left for the user to fetch (it can be hundreds of MB). The
+// warm-up can be cancelled (a busy machine, a model about to be switched); the next remember
+// or recall then loads the model itself.
+async function warmModel(selected) {
   const line = document.getElementById("model-warm");
   const show = (state, key, fields, ...extra) => {
     line.dataset.state = state;
@@ -199,7 +218,6 @@ async function warmModel() {
     line.hidden = false;
   };
   try {
-    const selected = (ctx.modelState ?? await ctx.refreshModelState())?.selected;
     if (!selected?.model) return;
     const available = await window.omoide.embedder.availability();
     if (!available[`${selected.model}@${selected.dtype}`]?.cached) {

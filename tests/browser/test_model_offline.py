@@ -85,12 +85,14 @@ def test_warm_up_can_be_cancelled_and_the_next_remember_loads_the_model(launch, 
         engine_call(page, "create_character", {"name": "Aki"})
         engine_call(page, "remember", {"character": "aki", "text": "Aki grows tomatoes."})
 
+        # The warm-up starts during the boot (once Python is up), so it is cancelled from
+        # the boot screen, before or after ready.
         page.reload()
-        wait_ready(page)
         warm = page.locator("#model-warm")
         expect(warm).to_have_attribute("data-state", "loading")
         page.click("#model-warm-cancel")
         expect(warm).to_have_attribute("data-state", "cancelled")
+        wait_ready(page)
         status = page.evaluate("() => window.omoide.embedder.status()")
         assert status["loaded"] is False and status["warming"] is False
         # The app stays usable: full-text recall needs no model, and the next remember

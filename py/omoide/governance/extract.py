@@ -24,15 +24,14 @@ drink is tea" -> ``preference:favorite_drink``), so a new value replaces the old
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from types import ModuleType
 from typing import Any, Protocol
 
 from omoide.engine.memory import KIND_TYPES
-from omoide.governance import extract_en, extract_ja
-from omoide.governance.extract_en import english
-from omoide.governance.extract_ja import japanese
 from omoide.governance.keys import (  # noqa: F401 - re-exported: the extractor's key API
     JA_GLOSSARY,
     MAX_SUBJECT,
@@ -124,6 +123,17 @@ def clauses(text: str) -> list[str]:
 
 # -- the extractor ----------------------------------------------------------------------------
 
+
+def rules_for(ja: bool) -> ModuleType:
+    """``extract_ja`` or ``extract_en``, imported on first use: compiling their patterns is
+    most of the cost of importing the governance package, and the browser engine's boot
+    imports it without extracting anything (``python -X importtime``)."""
+    return importlib.import_module(_JA_RULES if ja else _EN_RULES)
+
+
+_EN_RULES = "omoide.governance.extract_en"
+_JA_RULES = "omoide.governance.extract_ja"
+
 BASE_IMPORTANCE = {"preference": 0.6, "pattern": 0.6, "decision": 0.7, "fact": 0.5}
 
 
@@ -149,7 +159,8 @@ def extract_clause(
     """The candidate one clause states, or None. ``previous`` is the clause before it in the
     same message (what "it" / 「本当に好き」 refer to)."""
     ja = has_japanese(clause)
-    found = japanese(clause, previous) if ja else english(clause, previous)
+    rules = rules_for(ja)
+    found = rules.japanese(clause, previous) if ja else rules.english(clause, previous)
     if found is None:
         return None
     kind, polarity, subject, meta = found
@@ -205,8 +216,7 @@ def extract(
             if candidate:
                 found[index].append((i, candidate))
             elif classifier is not None:
-                module = extract_ja if has_japanese(part) else extract_en
-                opened = module.open_statement(part)
+                opened = rules_for(has_japanese(part)).open_statement(part)
                 if opened:
                     pending.append((index, i, part, opened))
     if pending and classifier is not None:
@@ -232,7 +242,7 @@ def _classified(clause: str, opened: str, source: int,
         return None
     kind, polarity = verdict
     ja = has_japanese(clause)
-    subject = (extract_ja if ja else extract_en).open_subject(kind, opened)
+    subject = rules_for(ja).open_subject(kind, opened)
     key = make_key(kind, subject)
     content = clamp_content(clause)
     if key is None or content is None:

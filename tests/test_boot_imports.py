@@ -1,0 +1,38 @@
+"""What the browser engine's boot imports (web/engine-worker.js imports these modules before
+"ready"): nothing that only extraction needs. Compiling the EN/JA rule patterns was most of
+the governance import; they load on the first extraction instead, with the same results."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PY = Path(__file__).resolve().parent.parent / "py"
+# The modules engine-worker.js imports before it reports "ready".
+BOOT = ("omoide.browser.wasm_kernel, omoide.browser.client, omoide.browser.importer, "
+        "omoide.browser.tavern, omoide.browser.session, omoide.browser.rpc")
+RULES = ("omoide.governance.extract_en", "omoide.governance.extract_ja")
+
+
+def loaded_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
+        cwd=PY, env={"PYTHONPATH": str(PY)}, capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_boot_does_not_import_the_extraction_rules():
+    loaded = loaded_after(f"import {BOOT}")
+    assert "omoide.browser.session" in loaded
+    assert "omoide.governance.governor" in loaded
+    assert not loaded & set(RULES)
+
+
+def test_the_first_extraction_imports_them_and_extracts():
+    loaded = loaded_after(
+        "from omoide.governance.extract import extract\n"
+        "en = extract([{'role': 'user', 'content': 'I love green tea.'}])\n"
+        "ja = extract([{'role': 'user', 'content': '緑茶が大好きです。'}])\n"
+        "assert en and ja, (en, ja)")
+    assert set(RULES) <= loaded
