@@ -43,16 +43,19 @@ def build(corpus: rq.Corpus) -> tuple[MemoryEngine, dict[str, str]]:
 
 
 def weighted_search(index, weights: dict[str, float], k: int) -> list[str]:
-    n = len(index._doc_length)
-    avgdl = index._total_length / n
+    avgdl = index._total_length / len(index)
     scores: dict[str, float] = {}
     for term, weight in weights.items():
-        posting = index._postings.get(term)
-        if not posting:
+        term_id = index._term_id.get(term)
+        if term_id is None:
             continue
         idf = index.idf(term)
-        for doc, tf in posting.items():
-            norm = index.k1 * (1 - index.b + index.b * index._doc_length[doc] / avgdl)
+        triples = iter(index._postings[term_id])  # (ordinal, tf, length); tf 0: removed
+        for ordinal, tf, length in zip(triples, triples, triples, strict=True):
+            if not tf:
+                continue
+            doc = index._id_at[ordinal]
+            norm = index.k1 * (1 - index.b + index.b * length / avgdl)
             scores[doc] = scores.get(doc, 0.0) + weight * idf * tf * (index.k1 + 1) / (tf + norm)
     return [d for d, _ in heapq.nsmallest(k, scores.items(), key=lambda x: (-x[1], x[0]))]
 
@@ -67,8 +70,8 @@ def feedback_search(index, terms: list[str], k: int, m: int, e: int, lam: float)
     total = sum(first.scores) or 1.0
     weight: dict[str, float] = {}
     for doc, score in zip(first.ids, first.scores, strict=True):
-        length = index._doc_length[doc]
-        for term, tf in index._doc_terms[doc].items():
+        length = index.document_length(doc)
+        for term, tf in index.term_frequencies(doc).items():
             if term not in own:
                 weight[term] = weight.get(term, 0.0) + (tf / length) * (score / total)
     best = heapq.nlargest(e, weight.items(), key=lambda x: x[1] * index.idf(x[0]))

@@ -1,4 +1,5 @@
-"""Compile the vector kernel (kernel/topk.c) to WebAssembly with Debian clang + wasm-ld.
+"""Compile the kernel (kernel/topk.c: vectors, kernel/bm25.c: BM25 over array postings) to
+WebAssembly with Debian clang + wasm-ld, both sources into one module.
 
 Two variants land in dist/kernel/: ``topk.wasm`` (SIMD, ``-msimd128``) and
 ``topk-scalar.wasm`` (the same source without SIMD, for engines that lack it; the JS wrapper
@@ -17,7 +18,7 @@ from pathlib import Path
 from .files import write_if_changed
 from .paths import CACHE, DIST, ROOT
 
-SOURCES = [ROOT / "kernel" / "topk.c"]
+SOURCES = [ROOT / "kernel" / "topk.c", ROOT / "kernel" / "bm25.c"]
 OUT = DIST / "kernel"
 COMMON_FLAGS = [
     "--target=wasm32",

@@ -7,7 +7,7 @@
 // Each store holds one index in its own memory (a WebAssembly instance per store): rows are
 // copied in once, queries copy only the query vector in and k results out.
 //
-// Two levels:
+// Two levels (plus a BM25 scorer, createTextScorer(): kernel/bm25.c over array postings):
 //   createStore(dim)       rows addressed by position (0..count-1), swap-with-last removal;
 //                          the Python kernel (omoide/browser/wasm_kernel.py) keeps its own id
 //                          map and drives this level.
@@ -111,6 +111,15 @@ export function activeImplementation() {
   return defaultKernel?.implementation ?? null;
 }
 
+/**
+ * A BM25 scorer over array postings (kernel/bm25.c, its own WebAssembly instance), or null
+ * when the kernel is plain JavaScript (the engine then scores in Python).
+ */
+export function createTextScorer(kernel = defaultKernel) {
+  if (!kernel) throw new Error("no vector kernel loaded: await loadKernel() first");
+  return kernel.module ? new WasmTextScorer(kernel.module) : null;
+}
+
 /** A position-addressed store on the default kernel (call loadKernel() first). */
 export function createStore(dimension, kernel = defaultKernel) {
   if (!kernel) throw new Error("no vector kernel loaded: await loadKernel() first");
@@ -136,6 +145,7 @@ function withTyped(value, Type, format, fn) {
 }
 
 const withFloat32 = (value, fn) => withTyped(value, Float32Array, "f32", fn);
+const withFloat64 = (value, fn) => withTyped(value, Float64Array, "f64", fn);
 const withInt32 = (value, fn) => withTyped(value, Int32Array, "i32", fn);
 
 function checkDimension(length, dimension, what) {
@@ -277,6 +287,75 @@ class WasmStore {
       this.x.vk_score_subset(n);
       return this.f32(this.x.vk_out_score_ptr(), n).slice();
     });
+  }
+}
+
+// ---- BM25 scorer ------------------------------------------------------------------------------
+
+// Postings come as the engine keeps them (py/omoide/engine/bm25.py): one Int32Array of
+// (ordinal, tf, document length) triples for all query terms, term t's triples starting at
+// offsets[t] (in int32 words, offsets[terms] = the end), with idfs[t]. One copy in, the top
+// (ties at the k-th place included) out; the loop over postings runs in kernel/bm25.c.
+class WasmTextScorer {
+  constructor(module) {
+    this.instance = new WebAssembly.Instance(module, {});
+    this.x = this.instance.exports;
+    this.memory = this.x.memory;
+  }
+
+  get memoryBytes() { return this.memory.buffer.byteLength; }
+
+  #load(postings, offsets, idfs, ordinals, subset, k) {
+    const terms = idfs.length;
+    if (offsets.length !== terms + 1 || offsets[terms] !== postings.length ||
+        postings.length % 3 !== 0) {
+      throw new RangeError("postings, offsets and idfs do not agree");
+    }
+    const n = subset ? subset.length : 0;
+    if (this.x.bm_prepare(terms, postings.length, ordinals, n, k) !== 0) {
+      throw new RangeError("out of memory scoring BM25");
+    }
+    const buffer = this.memory.buffer;
+    new Float64Array(buffer, this.x.bm_idf_ptr() >>> 0, terms).set(idfs);
+    new Int32Array(buffer, this.x.bm_offsets_ptr() >>> 0, terms + 1).set(offsets);
+    new Int32Array(buffer, this.x.bm_postings_ptr() >>> 0, postings.length).set(postings);
+    if (subset) new Int32Array(buffer, this.x.bm_subset_ptr() >>> 0, n).set(subset);
+  }
+
+  #inputs(postings, offsets, idfs, fn) {
+    return withInt32(postings, (p) => withInt32(offsets, (o) => withFloat64(idfs,
+      (f) => fn(p, o, f))));
+  }
+
+  /** {ordinals: Int32Array, scores: Float64Array, total, totalSq}: see bm_top. subset: null
+   *  or the only ordinals to score. */
+  top(postings, offsets, idfs, ordinals, subset, k, avgdl, k1, b) {
+    return this.#inputs(postings, offsets, idfs, (p, o, f) => {
+      const run = (s) => {
+        this.#load(p, o, f, ordinals, s, k);
+        const got = this.x.bm_top(f.length, ordinals, s ? s.length : -1, k, avgdl, k1, b);
+        if (got < 0) throw new Error("bm_top failed");
+        const buffer = this.memory.buffer;
+        const stats = new Float64Array(buffer, this.x.bm_stats_ptr() >>> 0, 2);
+        return {
+          ordinals: new Int32Array(buffer, this.x.bm_out_ord_ptr() >>> 0, got).slice(),
+          scores: new Float64Array(buffer, this.x.bm_out_score_ptr() >>> 0, got).slice(),
+          total: stats[0],
+          totalSq: stats[1],
+        };
+      };
+      return subset == null ? run(null) : withInt32(subset, run);
+    });
+  }
+
+  /** Float64Array: the score of each ordinal of `wanted`, in its order (0: no match). */
+  at(postings, offsets, idfs, ordinals, wanted, avgdl, k1, b) {
+    return this.#inputs(postings, offsets, idfs, (p, o, f) => withInt32(wanted, (w) => {
+      this.#load(p, o, f, ordinals, w, 0);
+      const got = this.x.bm_at(f.length, ordinals, w.length, avgdl, k1, b);
+      if (got < 0) throw new Error("bm_at failed");
+      return new Float64Array(this.memory.buffer, this.x.bm_out_score_ptr() >>> 0, got).slice();
+    }));
   }
 }
 

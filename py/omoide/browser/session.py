@@ -37,6 +37,7 @@ from .http import fetch_transport
 from .persistence import IndexedDBListener
 from .recall_stats import RecallStats
 from .rpc import handler
+from .wasm_bm25 import WasmScorer
 from .wasm_kernel import WasmKernel, wasm_kernel_factory
 
 # User settings: name -> (default, minimum, maximum). Stored by the worker in IndexedDB.
@@ -75,6 +76,7 @@ class Session:
         self.cache = EmbeddingCache()
         self.engine = MemoryEngine(self.embedder(model, dtype),
                                    kernel=wasm_kernel_factory(**KERNEL_OPTIONS),
+                                   bm25_scorer=WasmScorer(),
                                    listeners=[self.listener, self.mirror])
         self.governor = Governor(self.engine)
         self.settings: dict[str, Any] = {k: v[0] for k, v in SETTINGS.items()}

@@ -1,17 +1,37 @@
-"""Incremental BM25 inverted index over one character's memories.
+"""Incremental BM25 inverted index over one character's memories, with array postings.
 
 ``score(d, q) = sum_t idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))``
 with the non-negative Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``.
-Add and remove are O(terms of the document); statistics (N, avgdl, df) are always current.
+
+Layout (what a scorer reads, in any language): every document gets an *ordinal* when it is
+added (0, 1, 2, ... in order of addition; a changed text is a new document with a new
+ordinal). Each term's postings are ONE ``array('i')`` of ``(ordinal, tf, |d|)`` triples in
+ascending ordinal order: a document's length travels with its postings (it never changes
+under one ordinal), so a scorer needs no per-document table. Removing a document sets its
+tf to 0 in each of its terms' postings (found by bisection: O(terms x log postings), no
+scan), and ``df`` per term stays exact; scorers skip tf 0. When the removed ordinals
+outnumber the live documents, the postings are renumbered once (amortized O(1) per write).
+
+Scoring is done by a ``PostingsScorer``: ``PureScorer`` below is the one formula in Python;
+the browser passes the WebAssembly kernel's (``omoide.browser.wasm_bm25``: the same formula in
+C, ``kernel/bm25.c``), which gets the query terms' postings as one block of int32 and loops
+over them outside Python. Every scorer sums a document's term contributions in the same
+order (the query's distinct terms in first-occurrence order), so their scores are the same
+doubles and ties stay ties; ties are broken by document id, here, for every scorer.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from array import array
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+STRIDE = 3  # a posting is (ordinal, tf, document length)
 
 
 @dataclass(frozen=True)
@@ -25,80 +45,211 @@ class BM25Result:
     count: int
 
 
+@dataclass(frozen=True)
+class Query:
+    """What a scorer needs: per distinct query term with postings, its idf and postings (an
+    ``array('i')`` of triples; read-only), the mean document length and k1, b."""
+
+    idfs: list[float]
+    postings: list[array]
+    avgdl: float
+    k1: float
+    b: float
+
+
+@dataclass(frozen=True)
+class Matches:
+    """A scorer's answer: ``ordinals``/``scores`` hold every matched document better than the
+    k-th best score plus every one equal to it (ties are the caller's to break), in any
+    order; ``total``/``total_sq`` are the sums of all matched scores and of their squares."""
+
+    ordinals: list[int]
+    scores: list[float]
+    total: float
+    total_sq: float
+
+
+class PostingsScorer(Protocol):
+    def top(self, query: Query, ordinals: int, allowed: array | None, k: int) -> Matches:
+        """The best k documents of ``query`` (see ``Matches``); ``ordinals`` bounds every
+        ordinal in the postings; ``allowed``: ``array('i')`` of the only ordinals to score."""
+
+    def at(self, query: Query, ordinals: int, wanted: array) -> list[float]:
+        """The score of each ordinal in ``wanted`` (``array('i')``), 0.0 when unmatched."""
+
+
+class PureScorer:
+    """The BM25 formula in Python: a loop over the postings (CPython, and the reference)."""
+
+    @staticmethod
+    def _accumulate(query: Query, allowed: set[int] | None) -> dict[int, float]:
+        k1, b, avgdl = query.k1, query.b, query.avgdl
+        scores: dict[int, float] = {}
+        for idf, posting in zip(query.idfs, query.postings, strict=True):
+            triples = iter(posting)
+            for ordinal, tf, length in zip(triples, triples, triples, strict=True):
+                if tf == 0 or (allowed is not None and ordinal not in allowed):
+                    continue
+                norm = k1 * (1.0 - b + b * length / avgdl)
+                scores[ordinal] = scores.get(ordinal, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+        return scores
+
+    def top(self, query: Query, ordinals: int, allowed: array | None, k: int) -> Matches:
+        scores = self._accumulate(query, None if allowed is None else set(allowed))
+        total = sum(scores.values())
+        total_sq = sum(s * s for s in scores.values())
+        if k <= 0:
+            return Matches([], [], total, total_sq)
+        if len(scores) > k:
+            floor = heapq.nlargest(k, scores.values())[-1]
+            scores = {o: s for o, s in scores.items() if s >= floor}
+        return Matches(list(scores), list(scores.values()), total, total_sq)
+
+    def at(self, query: Query, ordinals: int, wanted: array) -> list[float]:
+        scores = self._accumulate(query, set(wanted))
+        return [scores.get(o, 0.0) for o in wanted]
+
+
+PURE_SCORER = PureScorer()
+
+
 class BM25Index:
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+    # removed ordinals tolerated before renumbering: max(live documents, this)
+    renumber_floor = 1024
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75,
+                 scorer: PostingsScorer | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[str, int]] = {}  # term -> {doc id: tf}
-        self._doc_terms: dict[str, Counter[str]] = {}
-        self._doc_length: dict[str, int] = {}
+        self.scorer: PostingsScorer = scorer or PURE_SCORER
+        self._term_id: dict[str, int] = {}
+        self._terms: list[str] = []  # term id -> term
+        self._live_terms = 0  # terms with df > 0
+        self._df = array("i")  # term id -> live documents holding it
+        self._postings: list[array] = []  # term id -> (ordinal, tf, |d|) triples
+        self._ordinal: dict[str, int] = {}  # live document id -> ordinal
+        self._id_at: list[str | None] = []  # ordinal -> document id (None: removed)
+        self._length = array("i")  # ordinal -> document length
+        self._doc_terms: dict[str, array] = {}  # live document id -> its distinct term ids
         self._total_length = 0
 
     def __len__(self) -> int:
-        return len(self._doc_length)
+        return len(self._ordinal)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._doc_length
+        return doc_id in self._ordinal
+
+    @property
+    def term_count(self) -> int:
+        """Distinct terms held by at least one live document."""
+        return self._live_terms
 
     def add(self, doc_id: str, terms: Sequence[str]) -> None:
         self.remove(doc_id)
-        counts = Counter(terms)
-        for term, tf in counts.items():
-            self._postings.setdefault(term, {})[doc_id] = tf
-        self._doc_terms[doc_id] = counts
-        self._doc_length[doc_id] = len(terms)
-        self._total_length += len(terms)
+        ordinal = len(self._id_at)
+        length = len(terms)
+        ids = array("i")
+        for term, tf in Counter(terms).items():
+            term_id = self._term_id.get(term)
+            if term_id is None:
+                term_id = self._term_id[term] = len(self._postings)
+                self._terms.append(term)
+                self._postings.append(array("i"))
+                self._df.append(0)
+            self._postings[term_id].extend((ordinal, tf, length))
+            self._df[term_id] += 1
+            self._live_terms += self._df[term_id] == 1
+            ids.append(term_id)
+        self._ordinal[doc_id] = ordinal
+        self._id_at.append(doc_id)
+        self._length.append(length)
+        self._doc_terms[doc_id] = ids
+        self._total_length += length
 
     def remove(self, doc_id: str) -> None:
-        counts = self._doc_terms.pop(doc_id, None)
-        if counts is None:
+        ordinal = self._ordinal.pop(doc_id, None)
+        if ordinal is None:
             return
-        for term in counts:
-            posting = self._postings[term]
-            del posting[doc_id]
-            if not posting:
-                del self._postings[term]
-        self._total_length -= self._doc_length.pop(doc_id)
+        for term_id in self._doc_terms.pop(doc_id):
+            self._df[term_id] -= 1
+            posting = self._postings[term_id]
+            if self._df[term_id] == 0:
+                del posting[:]  # every posting left is a removed document's
+                self._live_terms -= 1
+                continue
+            with memoryview(posting) as view, view[::STRIDE] as ordinals:
+                at = bisect_left(ordinals, ordinal)
+            posting[at * STRIDE + 1] = 0
+        self._id_at[ordinal] = None
+        self._total_length -= self._length[ordinal]
+        if len(self._id_at) - len(self._ordinal) > max(len(self._ordinal), self.renumber_floor):
+            self._renumber()
 
-    def idf(self, term: str) -> float:
-        df = len(self._postings.get(term, ()))
-        n = len(self._doc_length)
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-    def _accumulate(self, terms: Iterable[str], allowed: set[str] | None) -> dict[str, float]:
-        n = len(self._doc_length)
-        if n == 0:
-            return {}
-        avgdl = self._total_length / n or 1.0
-        k1, b = self.k1, self.b
-        scores: dict[str, float] = {}
-        for term in set(terms):
-            posting = self._postings.get(term)
+    def _renumber(self) -> None:
+        """Give the live documents ordinals 0..n-1 (in their order) and drop the removed
+        documents' postings: O(postings), once the removed outnumber the live."""
+        new_of = array("i", [-1]) * len(self._id_at)
+        live = [doc_id for doc_id in self._id_at if doc_id is not None]
+        lengths = array("i")
+        for new, doc_id in enumerate(live):
+            old = self._ordinal[doc_id]
+            new_of[old] = new
+            lengths.append(self._length[old])
+            self._ordinal[doc_id] = new
+        for term_id, posting in enumerate(self._postings):
             if not posting:
                 continue
-            idf = self.idf(term)
-            for doc_id, tf in posting.items():
-                if allowed is not None and doc_id not in allowed:
-                    continue
-                norm = k1 * (1.0 - b + b * self._doc_length[doc_id] / avgdl)
-                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
-        return scores
+            kept = array("i")
+            triples = iter(posting)
+            for ordinal, tf, length in zip(triples, triples, triples, strict=True):
+                if tf:
+                    kept.extend((new_of[ordinal], tf, length))
+            self._postings[term_id] = kept
+        self._id_at = list(live)
+        self._length = lengths
+
+    def idf(self, term: str) -> float:
+        term_id = self._term_id.get(term)
+        df = 0 if term_id is None else self._df[term_id]
+        n = len(self._ordinal)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def _query(self, terms: Sequence[str]) -> Query:
+        """The query's distinct terms that have postings, in first-occurrence order (every
+        scorer sums in this order)."""
+        n = len(self._ordinal)
+        avgdl = self._total_length / n if n else 1.0
+        idfs, postings = [], []
+        for term in dict.fromkeys(terms):
+            term_id = self._term_id.get(term)
+            if term_id is None or not self._df[term_id]:
+                continue
+            idfs.append(self.idf(term))
+            postings.append(self._postings[term_id])
+        return Query(idfs, postings, avgdl or 1.0, self.k1, self.b)
 
     def search(
         self, terms: Sequence[str], k: int, allowed: set[str] | None = None
     ) -> BM25Result:
-        scores = self._accumulate(terms, allowed)
-        count = len(self._doc_length) if allowed is None else len(allowed & self._doc_length.keys())
-        total = sum(scores.values())
-        total_sq = sum(s * s for s in scores.values())
-        mean = total / count if count else 0.0
-        variance = max(total_sq / count - mean * mean, 0.0) if count else 0.0
-        best = heapq.nsmallest(k, scores.items(), key=lambda item: (-item[1], item[0]))
+        if allowed is None:
+            count, subset = len(self._ordinal), None
+        else:
+            subset = array("i", [o for o in map(self._ordinal.get, allowed) if o is not None])
+            count = len(subset)
+        query = self._query(terms)
+        if not query.postings or count == 0:
+            return BM25Result([], [], 0.0, 0.0, count)
+        found = self.scorer.top(query, len(self._id_at), subset, k)
+        mean = found.total / count
+        variance = max(found.total_sq / count - mean * mean, 0.0)
+        id_at = self._id_at
+        best = sorted(zip(found.scores, (id_at[o] for o in found.ordinals), strict=True),
+                      key=lambda item: (-item[0], item[1]))[:max(k, 0)]
         return BM25Result(
-            ids=[doc_id for doc_id, _ in best],
-            scores=[score for _, score in best],
+            ids=[doc_id for _, doc_id in best],  # type: ignore[misc]
+            scores=[score for score, _ in best],
             mean=mean,
             std=variance**0.5,
             count=count,
@@ -117,9 +268,11 @@ class BM25Index:
         if total <= 0.0:
             return None
         runs = _bigram_runs(terms)
+        term_id = {t: self._term_id.get(t, -1) for t in weights}
         out = []
         for doc_id in ids:
-            present = self._doc_terms.get(doc_id, {})
+            held = self._doc_terms.get(doc_id)
+            present = {t for t, i in term_id.items() if held is not None and i in held}
             matched = set()
             for run in runs:
                 for i, term in enumerate(run):
@@ -131,8 +284,27 @@ class BM25Index:
 
     def scores(self, terms: Sequence[str], ids: Sequence[str]) -> list[float]:
         """BM25 of the given documents (0 for no match or unknown id)."""
-        scores = self._accumulate(terms, set(ids))
-        return [scores.get(doc_id, 0.0) for doc_id in ids]
+        known = [i for i in ids if i in self._ordinal]
+        query = self._query(terms)
+        if not known or not query.postings:
+            return [0.0] * len(ids)
+        wanted = array("i", [self._ordinal[i] for i in known])
+        found = dict(zip(known, self.scorer.at(query, len(self._id_at), wanted), strict=True))
+        return [found.get(i, 0.0) for i in ids]
+
+    def term_frequencies(self, doc_id: str) -> dict[str, int]:
+        """The terms of one live document with their frequencies (benchmarks, tests)."""
+        ordinal = self._ordinal[doc_id]
+        out = {}
+        for term_id in self._doc_terms[doc_id]:
+            posting = self._postings[term_id]
+            with memoryview(posting) as view, view[::STRIDE] as ordinals:
+                at = bisect_left(ordinals, ordinal)
+            out[self._terms[term_id]] = posting[at * STRIDE + 1]
+        return out
+
+    def document_length(self, doc_id: str) -> int:
+        return self._length[self._ordinal[doc_id]]
 
 
 def _bigram_runs(terms: Sequence[str]) -> list[list[str]]:

@@ -19,6 +19,7 @@ from omoide.engine import snapshot as snapshot_module
 from omoide.engine import update as update_module
 from omoide.engine import validate
 from omoide.engine.analyzer import analyze
+from omoide.engine.bm25 import PostingsScorer
 from omoide.engine.embedding import Embedder
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Hit, Memory, TrashEntry
@@ -54,6 +55,7 @@ class MemoryEngine:
         max_text_length: int = DEFAULT_MAX_TEXT_LENGTH,
         bm25_k1: float = 1.2,
         bm25_b: float = 0.75,
+        bm25_scorer: PostingsScorer | None = None,
         analyzer: Callable[[str], list[str]] = analyze,
         listeners: Iterable[ChangeListener] = (),
     ) -> None:
@@ -63,6 +65,7 @@ class MemoryEngine:
         self.max_text_length = max_text_length
         self.bm25_k1 = bm25_k1
         self.bm25_b = bm25_b
+        self.bm25_scorer = bm25_scorer  # None: PureScorer (the browser: the kernel's)
         self.analyzer = analyzer
         self.listeners: list[ChangeListener] = list(listeners)
         self.stores: dict[str, CharacterStore] = {}
@@ -87,7 +90,8 @@ class MemoryEngine:
         return CharacterStore(
             character, stamp=stamp, model_id=model_id, dimension=dimension,
             kernel_factory=self.kernel_factory, analyzer=self.analyzer,
-            bm25_k1=self.bm25_k1, bm25_b=self.bm25_b, listeners=self.listeners,
+            bm25_k1=self.bm25_k1, bm25_b=self.bm25_b, bm25_scorer=self.bm25_scorer,
+            listeners=self.listeners,
         )
 
     def existing_store(self, character: str) -> CharacterStore:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 
-from omoide.engine.bm25 import BM25Index
+from omoide.engine.bm25 import BM25Index, PostingsScorer
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Memory, TrashEntry
 from omoide.kernels.base import KernelFactory, VectorKernel
@@ -34,6 +34,7 @@ class CharacterStore:
         bm25_k1: float,
         bm25_b: float,
         listeners: list[ChangeListener],
+        bm25_scorer: PostingsScorer | None = None,
     ) -> None:
         self.character_id = character_id
         self.stamp = stamp
@@ -44,7 +45,7 @@ class CharacterStore:
         # the trashed vectors, searchable like the live ones (revive on recall scans no list)
         self.trash_kernel: VectorKernel = kernel_factory(dimension)
         self.analyzer = analyzer
-        self._text_index = BM25Index(k1=bm25_k1, b=bm25_b)
+        self._text_index = BM25Index(k1=bm25_k1, b=bm25_b, scorer=bm25_scorer)
         # ids of live memories whose text is not analyzed yet (``adopt``: boot does not
         # analyze every text); the index is completed before any use (``text_index``)
         self._unindexed: list[str] = []
@@ -77,7 +78,7 @@ class CharacterStore:
     @property
     def indexed_terms(self) -> int:
         """Distinct terms indexed so far (no analysis is forced)."""
-        return len(self._text_index._postings)
+        return self._text_index.term_count
 
     def is_empty(self) -> bool:
         return not self.records and not self.trash

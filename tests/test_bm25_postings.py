@@ -1,0 +1,257 @@
+"""BM25 over array postings (``engine/bm25.py``) answers exactly like the dict-postings scorer
+it replaced, through any history of adds, updates and removals, and the engine keeps the
+postings right through every write (update, trash, restore, purge, re-vectorization, the
+lazy build after a bulk load).
+
+The oracle below is the former implementation (``BM25Index`` before the array postings:
+dict postings, a Python loop per posting), unchanged except that it sums a document's terms
+in the query's first-occurrence order (it iterated ``set(terms)``, whose order depends on the
+string hash seed; the new scorers sum in first-occurrence order, so exact ties stay exact).
+The WebAssembly scorer is checked against ``PureScorer`` in the browser
+(``tests/browser/test_bm25_postings.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omoide.engine import MemoryEngine
+from omoide.engine.analyzer import analyze
+from omoide.engine.bm25 import BM25Index
+from omoide.kernels.pure_kernel import PureKernel
+from tests.test_engine_embedder import HashingEmbedder
+
+TOLERANCE = 1e-5
+
+
+class DictBM25:
+    """The dict-postings BM25 the array postings replaced (the test's oracle)."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.postings: dict[str, dict[str, int]] = {}
+        self.doc_terms: dict[str, Counter[str]] = {}
+        self.doc_length: dict[str, int] = {}
+        self.total_length = 0
+
+    def add(self, doc_id: str, terms: list[str]) -> None:
+        self.remove(doc_id)
+        counts = Counter(terms)
+        for term, tf in counts.items():
+            self.postings.setdefault(term, {})[doc_id] = tf
+        self.doc_terms[doc_id] = counts
+        self.doc_length[doc_id] = len(terms)
+        self.total_length += len(terms)
+
+    def remove(self, doc_id: str) -> None:
+        counts = self.doc_terms.pop(doc_id, None)
+        if counts is None:
+            return
+        for term in counts:
+            del self.postings[term][doc_id]
+            if not self.postings[term]:
+                del self.postings[term]
+        self.total_length -= self.doc_length.pop(doc_id)
+
+    def idf(self, term: str) -> float:
+        df = len(self.postings.get(term, ()))
+        n = len(self.doc_length)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def accumulate(self, terms, allowed):
+        n = len(self.doc_length)
+        if n == 0:
+            return {}
+        avgdl = self.total_length / n or 1.0
+        k1, b = self.k1, self.b
+        scores: dict[str, float] = {}
+        for term in dict.fromkeys(terms):
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            idf = self.idf(term)
+            for doc_id, tf in posting.items():
+                if allowed is not None and doc_id not in allowed:
+                    continue
+                norm = k1 * (1.0 - b + b * self.doc_length[doc_id] / avgdl)
+                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+        return scores
+
+    def search(self, terms, k, allowed=None):
+        scores = self.accumulate(terms, allowed)
+        count = len(self.doc_length) if allowed is None else len(allowed & self.doc_length.keys())
+        total = sum(scores.values())
+        total_sq = sum(s * s for s in scores.values())
+        mean = total / count if count else 0.0
+        variance = max(total_sq / count - mean * mean, 0.0) if count else 0.0
+        best = heapq.nsmallest(k, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [i for i, _ in best], [s for _, s in best], mean, variance**0.5, count
+
+    def scores(self, terms, ids):
+        scores = self.accumulate(terms, set(ids))
+        return [scores.get(i, 0.0) for i in ids]
+
+
+# Latin words and Japanese phrases (indexed as CJK bigrams), few enough that documents share
+# terms, ties happen and queries match.
+WORDS = ["tea", "violin", "osaka", "river", "chess", "sunday", "bread", "train", "cat", "fuji"]
+PHRASES = ["東京", "京都", "緑茶", "大阪の川", "満員電車", "バイオリン", "チェス", "東京都"]
+texts = st.lists(st.sampled_from(WORDS + PHRASES), min_size=0, max_size=8).map(" ".join)
+documents = st.tuples(texts, st.one_of(st.none(), texts))  # (text, context)
+
+
+def index_terms(text: str, context: str | None) -> list[str]:
+    """What the store indexes: the text, with a context the text twice and the context."""
+    terms = analyze(text)
+    return terms + terms + analyze(context) if context else terms
+
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 24), documents),  # a new id, or an update
+        st.tuples(st.just("remove"), st.integers(0, 24), st.none()),
+    ),
+    max_size=80,
+)
+queries = st.lists(
+    st.tuples(texts.filter(bool), st.integers(1, 12),
+              st.one_of(st.none(), st.sets(st.integers(0, 26), max_size=12))),
+    min_size=1, max_size=6,
+)
+
+
+def assert_same_search(index: BM25Index, oracle: DictBM25, terms, k, allowed) -> None:
+    got = index.search(terms, k, allowed)
+    ids, scores, mean, std, count = oracle.search(terms, k, allowed)
+    assert got.ids == ids
+    assert got.scores == pytest.approx(scores, abs=TOLERANCE)
+    assert (got.mean, got.std, got.count) == pytest.approx((mean, std, count), abs=TOLERANCE)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations, queries, st.sampled_from([(1.2, 0.75), (2.0, 0.0), (0.5, 1.0), (0.0, 0.3)]))
+def test_array_postings_score_like_the_dict_postings(ops, asked, params):
+    k1, b = params
+    index, oracle = BM25Index(k1=k1, b=b), DictBM25(k1, b)
+    index.renumber_floor = 3  # renumber early, so histories of a few dozen writes reach it
+    for op, n, doc in ops:
+        if op == "add":
+            terms = index_terms(*doc)
+            index.add(f"d{n}", terms)
+            oracle.add(f"d{n}", terms)
+        else:
+            index.remove(f"d{n}")
+            oracle.remove(f"d{n}")
+        assert len(index) == len(oracle.doc_length)
+    for text, k, allowed_numbers in asked:
+        terms = analyze(text)
+        allowed = None if allowed_numbers is None else {f"d{n}" for n in allowed_numbers}
+        assert_same_search(index, oracle, terms, k, allowed)
+        ids = [f"d{n}" for n in range(27)]  # live, removed and never added
+        assert index.scores(terms, ids) == pytest.approx(oracle.scores(terms, ids),
+                                                         abs=TOLERANCE)
+        for term in set(terms):
+            assert index.idf(term) == pytest.approx(oracle.idf(term))
+    assert index.term_count == len(oracle.postings)
+    for doc_id, counts in oracle.doc_terms.items():
+        assert index.term_frequencies(doc_id) == dict(counts)
+        assert index.document_length(doc_id) == oracle.doc_length[doc_id]
+
+
+def test_removed_documents_do_not_grow_the_postings_for_ever():
+    rng = random.Random(5)
+    index = BM25Index()
+    index.renumber_floor = 16
+    for round_ in range(40):  # every document rewritten 40 times
+        for n in range(50):
+            index.add(f"d{n}", [rng.choice(WORDS) for _ in range(rng.randint(1, 6))])
+        assert len(index._id_at) <= 2 * len(index) + index.renumber_floor + 1, round_
+    stored = sum(len(p) for p in index._postings) // 3
+    live = sum(len(index.term_frequencies(f"d{n}")) for n in range(50))
+    assert stored <= live + (len(index) + index.renumber_floor + 1) * 6  # <= 6 terms a doc
+
+
+def test_exact_ties_are_broken_by_id_at_the_kth_place():
+    index, oracle = BM25Index(), DictBM25()
+    for n in (7, 3, 9, 1, 5):  # the same text: the same score, ids out of order
+        index.add(f"d{n}", ["tea", "cat"])
+        oracle.add(f"d{n}", ["tea", "cat"])
+    index.add("other", ["river"])
+    oracle.add("other", ["river"])
+    for k in range(1, 7):
+        assert index.search(["tea"], k).ids == oracle.search(["tea"], k)[0] == \
+            ["d1", "d3", "d5", "d7", "d9"][:k]
+
+
+# -- the engine keeps the postings right through its writes ---------------------------------
+
+
+def assert_index_matches_the_records(engine: MemoryEngine, character: str) -> None:
+    """The store's index answers like an oracle built from its live records now."""
+    store = engine.stores[character]
+    oracle = DictBM25()
+    for memory in store.records.values():
+        oracle.add(memory.id, store.index_terms(memory))
+    for text in ["tea violin", "東京 緑茶", "river cat chess", "満員電車 osaka", "fuji"]:
+        terms = analyze(text)
+        assert_same_search(store.text_index, oracle, terms, 10, None)
+        assert_same_search(store.text_index, oracle, terms, 5, set(list(store.records)[::2]))
+
+
+def test_engine_writes_keep_the_postings_right():
+    rng = random.Random(11)
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+
+    def text() -> str:
+        return " ".join(rng.choice(WORDS + PHRASES) for _ in range(rng.randint(1, 6)))
+
+    memories = engine.remember_many("mika", [{"text": text(), "context": text()}
+                                             if i % 3 == 0 else text() for i in range(120)])
+    ids = [m.id for m in memories]
+    assert_index_matches_the_records(engine, "mika")
+    for memory_id in ids[:30]:
+        engine.update("mika", memory_id, text=text())
+    for memory_id in ids[30:40]:
+        engine.update("mika", memory_id, context=text())
+    for memory_id in ids[40:70]:
+        engine.forget("mika", memory_id)
+    assert_index_matches_the_records(engine, "mika")
+    for memory_id in ids[40:50]:
+        engine.restore("mika", memory_id)
+    engine.purge_trash("mika")
+    assert_index_matches_the_records(engine, "mika")
+    engine.revectorize(None, HashingEmbedder(16, seed=3), batch_size=16)
+    assert_index_matches_the_records(engine, "mika")
+    hits = engine.recall("mika", "tea 緑茶", k=10, mode="fulltext", touch=False)
+    store = engine.stores["mika"]
+    assert [h.memory.id for h in hits] == \
+        store.text_index.search(analyze("tea 緑茶"), 10).ids[:len(hits)]
+
+
+def test_a_bulk_loaded_store_answers_completely_before_and_during_its_lazy_build():
+    rng = random.Random(12)
+    source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    source.remember_many("mika", [" ".join(rng.choice(WORDS + PHRASES) for _ in range(4))
+                                  for _ in range(300)])
+    full = source.stores["mika"]
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    store = engine.new_store("mika", stamp=full.stamp, model_id=full.model_id,
+                             dimension=full.dimension)
+    kernel = PureKernel(full.dimension)
+    records = list(full.records.values())
+    kernel.add([m.id for m in records], [full.kernel.vector(m.id) for m in records])
+    store.adopt(kernel, PureKernel(full.dimension), records, [])
+    engine.stores["mika"] = store
+    assert store.index_text(100) == 200  # part of the texts analyzed, as after a boot step
+    for text in ["tea violin", "東京 緑茶", "river cat"]:
+        terms = analyze(text)
+        want = full.text_index.search(terms, 10)
+        got = store.text_index.search(terms, 10)  # completes the index first
+        assert (got.ids, got.scores) == (want.ids, want.scores)
