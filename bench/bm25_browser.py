@@ -31,10 +31,10 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from bench.orama_browser import (
-    BOOT_READY,
     CHARACTER,
-    CHROMIUM_ARGS,
     MODEL,
+    boot,
+    launch,
     load_average,
     results_log,
     worker_recall,
@@ -59,13 +59,8 @@ def main() -> None:
     server = AppServer(DIST, port=47693).start()
     try:
         with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
-            context = p.chromium.launch_persistent_context(
-                profile, executable_path="/usr/bin/chromium", headless=True,
-                args=CHROMIUM_ARGS)
-            page = context.pages[0] if context.pages else context.new_page()
-            page.goto(server.url)
-            page.wait_for_selector(BOOT_READY, timeout=600_000)
-            page.evaluate("async () => { window.B = await import('./bench/orama.js'); }")
+            context = launch(p, profile)
+            page, _ = boot(context, server.url)
             out["meta"]["versions"]["chromium"] = page.evaluate("navigator.userAgent")
             call(page, "select_model", MODEL)
             stamp = call(page, "model_state", {})["stamp"]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.orama_browser import BOOT_READY, CHROMIUM_ARGS, MODEL, load_average, results_log
+from bench.orama_browser import MODEL, boot, launch, load_average, results_log
 from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,13 +96,8 @@ def main() -> None:
     server = AppServer(DIST, port=47691).start()
     try:
         with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
-            context = p.chromium.launch_persistent_context(
-                profile, executable_path="/usr/bin/chromium", headless=True,
-                args=CHROMIUM_ARGS)
-            page = context.pages[0] if context.pages else context.new_page()
-            page.goto(server.url)
-            page.wait_for_selector(BOOT_READY, timeout=600_000)
-            page.evaluate("async () => { window.B = await import('./bench/orama.js'); }")
+            context = launch(p, profile)
+            page, _ = boot(context, server.url)
             out["meta"]["versions"]["chromium"] = page.evaluate("navigator.userAgent")
             lab = context.new_page()
             lab.goto(server.url + "bench/index.html")

@@ -15,6 +15,9 @@ import pytest
 from playwright.sync_api import BrowserContext, BrowserType, Page
 
 from buildtools.serve import AppServer
+from omoide.engine import MemoryEngine
+from omoide.engine.memory import Memory
+from omoide.kernels.pure_kernel import PureKernel
 
 DIST = Path(os.environ.get("OMOIDE_DIST", Path(__file__).resolve().parents[2] / "dist"))
 CHROMIUM = os.environ.get("OMOIDE_CHROMIUM", "/usr/bin/chromium")
@@ -131,3 +134,20 @@ def tab(page: Page, name: str) -> None:
     """Open one of the app's tabs."""
     page.click(f"#tab-{name}")
     page.wait_for_selector(f"#panel-{name}", state="visible")
+
+
+def cpython_engine(exported: dict, model: str = "omoide/all-MiniLM-L6-v2") -> MemoryEngine:
+    """The CPython engine holding what the browser exported (fp32 vectors of `model`), to
+    compare the browser's recalls with."""
+    from omoide.embeddings.onnx_provider import OnnxEmbedder
+
+    embedder = OnnxEmbedder(DIST / "models" / model, dtype="fp32")
+    engine = MemoryEngine(embedder, kernel=PureKernel)
+    for character in exported["characters"]:
+        store = engine.new_store(character["id"], stamp=embedder.stamp,
+                                 model_id=embedder.model_id, dimension=embedder.dimension)
+        assert character["stamp"] == embedder.stamp
+        vectors = character["vectors"]
+        store.load([(Memory.from_dict(m), vectors[m["id"]]) for m in character["memories"]], [])
+        engine.stores[character["id"]] = store
+    return engine

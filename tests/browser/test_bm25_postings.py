@@ -10,10 +10,8 @@ import random
 import pytest
 
 from omoide.engine import MemoryEngine
-from omoide.engine.memory import Memory
-from omoide.kernels.pure_kernel import PureKernel
 
-from .conftest import DIST, engine_call, wait_ready
+from .conftest import cpython_engine, engine_call, wait_ready
 
 MODEL = "omoide/all-MiniLM-L6-v2"
 WORDS = ["tea", "violin", "osaka", "river", "chess", "sunday", "bread", "train", "cat", "fuji",
@@ -26,20 +24,6 @@ QUERIES = ["tea in the morning", "violin spring", "osaka sister river", "チェ�
 
 def text(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS + PHRASES) for _ in range(rng.randint(2, 7)))
-
-
-def cpython_engine(exported: dict) -> MemoryEngine:
-    from omoide.embeddings.onnx_provider import OnnxEmbedder
-
-    embedder = OnnxEmbedder(DIST / "models" / MODEL, dtype="fp32")
-    engine = MemoryEngine(embedder, kernel=PureKernel)
-    for character in exported["characters"]:
-        store = engine.new_store(character["id"], stamp=embedder.stamp,
-                                 model_id=embedder.model_id, dimension=embedder.dimension)
-        vectors = character["vectors"]
-        store.load([(Memory.from_dict(m), vectors[m["id"]]) for m in character["memories"]], [])
-        engine.stores[character["id"]] = store
-    return engine
 
 
 def assert_recalls_match(page, engine: MemoryEngine, modes: tuple[str, ...]) -> int:

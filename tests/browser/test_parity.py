@@ -7,11 +7,7 @@ import time
 
 import pytest
 
-from omoide.engine import MemoryEngine
-from omoide.engine.memory import Memory
-from omoide.kernels.pure_kernel import PureKernel
-
-from .conftest import DIST, engine_call, wait_ready
+from .conftest import cpython_engine, engine_call, wait_ready
 
 MODEL = "omoide/all-MiniLM-L6-v2"
 TEXTS = [
@@ -34,21 +30,6 @@ TEXTS = [
 ]
 QUERIES = ["What does Mika drink in the morning?", "violin lessons", "Osaka sister",
            "チェス", "満員電車", "Mount Fuji climbing plans"]
-
-
-def cpython_engine(exported: dict) -> MemoryEngine:
-    from omoide.embeddings.onnx_provider import OnnxEmbedder
-
-    embedder = OnnxEmbedder(DIST / "models" / MODEL, dtype="fp32")
-    engine = MemoryEngine(embedder, kernel=PureKernel)
-    for character in exported["characters"]:
-        store = engine.new_store(character["id"], stamp=embedder.stamp,
-                                 model_id=embedder.model_id, dimension=embedder.dimension)
-        assert character["stamp"] == embedder.stamp
-        vectors = character["vectors"]
-        store.load([(Memory.from_dict(m), vectors[m["id"]]) for m in character["memories"]], [])
-        engine.stores[character["id"]] = store
-    return engine
 
 
 def test_browser_recall_equals_cpython(launch, app_url, tmp_path):
