@@ -255,9 +255,11 @@ class BM25Index:
             count=count,
         )
 
-    def coverage(self, terms: Sequence[str], ids: Sequence[str]) -> list[float] | None:
+    def coverage(self, terms: Sequence[str], ids: Sequence[str], *,
+                 lone_term: bool = True) -> list[float] | None:
         """Per document, the idf-weighted share of the query's distinct terms it contains
-        (1.0: every term); None when the query has no term. O(terms) per document.
+        (1.0: every term); None when the query has no term. O(terms) per document. With
+        ``lone_term=False`` a document matching just one of several distinct terms gets 0.
 
         Japanese is indexed as overlapping bigrams, so one shared bigram inside a longer
         query word (イン of マインクラフト) is mostly chance: a bigram of a longer run counts
@@ -279,7 +281,8 @@ class BM25Index:
                     if term in present and (len(run) == 1 or (i > 0 and run[i - 1] in present)
                                             or (i + 1 < len(run) and run[i + 1] in present)):
                         matched.add(term)
-            out.append(sum(weights[t] for t in matched) / total)
+            lone = not lone_term and len(matched) == 1 and len(weights) > 1
+            out.append(0.0 if lone else sum(weights[t] for t in matched) / total)
         return out
 
     def scores(self, terms: Sequence[str], ids: Sequence[str]) -> list[float]:

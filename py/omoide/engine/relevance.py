@@ -80,19 +80,8 @@ def content_terms(terms: list[str]) -> list[str]:
 def lexical_shares(index: BM25Index, terms: list[str], ids: list[str]) -> list[float] | None:
     """The lexical coverage of each memory of ``ids`` by the query's content ``terms``
     (``BM25Index.coverage``; None when the query has no term), 0 for a memory that holds
-    exactly one of several terms. O(terms) per memory.
-
-    The coverage of a memory holding a single term t is exactly ``idf(t) / total``
-    (``coverage`` sums the idf of the terms held and divides by the idf total), so such a
-    memory is told apart by its share without a second pass over the index."""
-    shares = index.coverage(terms, ids)
-    if shares is None:
-        return None
-    weights = {term: index.idf(term) for term in set(terms)}
-    total = sum(weights.values())
-    singles = [weight / total for weight in weights.values()]
-    return [0.0 if share < 1.0 - 1e-9 and any(abs(share - one) <= 1e-12 for one in singles)
-            else share for share in shares]
+    exactly one of several terms. O(terms) per memory."""
+    return index.coverage(terms, ids, lone_term=False)
 
 
 def chance_level(count: int) -> float:
