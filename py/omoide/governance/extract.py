@@ -97,11 +97,21 @@ _EN_CLAUSE_SPLIT = re.compile(
     r"(?=(?:i|we|let's|i'm|i've|i'll|my|no more|from now on)\b)",
     re.IGNORECASE,
 )
-_JA_CONJUNCTION_END = re.compile(r"(?<=[すたいだ])(?:が|けど|けれども|けれど)$")
-# Japanese: after 「…ですが、」「…けど、」, before 「、そして」, and after a te-form
-# 「…て、」「…で、」 (but not the topic 「…では、」).
+# A predicate's last kana before a reason or list conjunction (「好きだから、」「行くし、」):
+# から after a noun is "from" (「来月から、」), し after わた/あた is the speaker (「わたし、」).
+_JA_PREDICATE_END = "[すたいだくるうつむぶぐぬ]"
+_JA_NOT_SPEAKER = "(?<!わたし)(?<!あたし)"
+_JA_CONJUNCTION_END = re.compile(
+    rf"(?<=[すたいだ])(?:が|けど|けれども|けれど)$|(?:なので|ので)$|"
+    rf"(?<={_JA_PREDICATE_END})から$|(?<={_JA_PREDICATE_END})し{_JA_NOT_SPEAKER}$"
+)
+# Japanese: after 「…ですが、」「…けど、」, after a reason 「…から、」「…ので、」 or a list
+# 「…し、」 (each side states its own thing: 「甘いの好きだし、毎日ケーキ食べてる」), before
+# 「、そして」, and after a te-form 「…て、」「…で、」 (but not the topic 「…では、」).
 _JA_CLAUSE_SPLIT = re.compile(
     r"(?<=[すたいだ]が)、|(?<=けど)、?|(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
+    rf"(?<={_JA_PREDICATE_END}から)、|(?<=ので)、|"
+    rf"(?<={_JA_PREDICATE_END}し){_JA_NOT_SPEAKER}、|"
     r"(?<=[^は][てで])、"
 )
 
@@ -124,7 +134,7 @@ def clauses(text: str) -> list[str]:
         parts = [c.strip() for c in splitter.split(sentence) if c and c.strip()]
         if splitter is _JA_CLAUSE_SPLIT and len(parts) > 1:
             # 「好きですが、」: the conjunction belongs to the split, not to the memory
-            parts = [_JA_CONJUNCTION_END.sub("", p) for p in parts]
+            parts = [p for p in (_JA_CONJUNCTION_END.sub("", p) for p in parts) if p]
         out.extend(parts)
     return out
 
