@@ -12,8 +12,14 @@ standardized for training and folded back into one weight row + bias per class, 
 needs the raw unit vector only. Chosen by 5-fold cross-validation over messages on the same
 splits: the L2 strength, then the acceptance threshold, by running the whole extractor
 (patterns, then the stage with out-of-fold probabilities) and taking the best out-of-fold
-recall of the stage with false positives <= ``--max-fp``, the threshold per language. The
-final weights are trained on all of it.
+recall of the stage whose false positives stay within ``--max-fp`` (the goal, 0.05) at 95 %
+confidence: the one-sided Wilson upper bound of the out-of-fold false-positive count over
+the language's dev negatives (~140: at most 2 of them), not the point estimate, since the
+rules and the gate were written on these negatives and unseen phrasings leak more. The
+threshold is per language. The pattern veto is kept only where it removes an out-of-fold
+false positive on these splits within its recall budget (a cost with no benefit shown on
+dev is not paid: every vetoable clause is embedded). The final weights are trained on all
+of it.
 
     OMOIDE_MODELS=... PYTHONPATH=py:. .venv/bin/python bench/governance_train.py \
         [--model omoide/multilingual-e5-small] [--dtype q8] [--write]
@@ -56,6 +62,18 @@ THRESHOLDS = tuple(round(0.30 + 0.1 * i, 2) for i in range(7))  # 0.30 .. 0.90
 # know the language, e.g. English-only MiniLM on Japanese): the stage is off there (>= 1).
 OFF = {"threshold": 1.01, "en_stage_recall": 0.0, "ja_stage_recall": 0.0}
 VETO_LEVELS = (0.99, 0.97, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5)  # strictest first
+CONFIDENCE_Z = 1.645  # one-sided 95 %
+
+
+def false_positive_bound(rate: float, negatives: int, z: float = CONFIDENCE_Z) -> float:
+    """One-sided Wilson upper bound of a false-positive rate measured on ``negatives``
+    messages: the rate the threshold may reach on unseen messages, at 95 % confidence."""
+    if negatives <= 0:
+        return 1.0
+    n, z2 = negatives, z * z
+    centre = rate + z2 / (2 * n)
+    spread = z * (rate * (1 - rate) / n + z2 / (4 * n * n)) ** 0.5
+    return min(1.0, max(rate, (centre + spread) / (1 + z2 / n)))  # float rounding at 0, 1
 
 
 def dev_rows() -> list[dict]:
@@ -186,14 +204,15 @@ def pipeline_score(rows: list[dict], classifier) -> dict[str, dict[str, float]]:
             elif found and not (r["negative"] == "third" and kinds <= {"fact"}):
                 fp += 1
         out[lang] = {"recall": hit / len(pos), "false_positive_rate": fp / len(neg),
-                     "stage_recall": alone / len(pos)}
+                     "stage_recall": alone / len(pos), "negatives": len(neg)}
     return out
 
 
 def choose(sweep: list[dict], max_fp: float) -> dict:
     """L2 and class weighting, then a threshold per language (a message is in one language,
     so each language's scores depend on its own threshold only): the best out-of-fold recall
-    of the stage alone with false positives <= ``max_fp``. The patterns were written on these
+    of the stage alone whose false positives are within ``max_fp`` at 95 % confidence
+    (``false_positive_bound``). The patterns were written on these
     splits (recall ~0.99 with or without the stage), so the stage's own recall on unseen
     messages is what the choice follows."""
     configs: dict[tuple, list[dict]] = {}
@@ -203,7 +222,8 @@ def choose(sweep: list[dict], max_fp: float) -> dict:
     def per_language(rows: list[dict]) -> dict[str, dict]:
         chosen = {}
         for lang in LANGS:
-            ok = [s for s in rows if s[f"{lang}_false_positive_rate"] <= max_fp]
+            ok = [s for s in rows if false_positive_bound(
+                s[f"{lang}_false_positive_rate"], s[f"{lang}_negatives"]) <= max_fp]
             chosen[lang] = max(ok, key=lambda s: (s[f"{lang}_stage_recall"],
                                                   s[f"{lang}_recall"], s["threshold"])
                                ) if ok else OFF | {f"{lang}_{m}": float("nan") for m in (
@@ -222,10 +242,11 @@ def choose(sweep: list[dict], max_fp: float) -> dict:
 def choose_veto(rows: list[dict], probs: dict[str, np.ndarray], thresholds: dict[str, float],
                 budget: float) -> tuple[dict[str, float], list[dict]]:
     """Per language, the lowest ``none`` level at which vetoing pattern matches costs at most
-    ``budget`` of the out-of-fold recall (the whole extractor, thresholds as chosen) and adds
-    no false positive; none of them: no veto (the language's matches are not embedded). The
-    rules were written on these splits, so their false positives here are few: the choice is
-    bounded by what the veto costs, and what it saves shows on the scored splits only."""
+    ``budget`` of the out-of-fold recall (the whole extractor, thresholds as chosen) and
+    removes at least one false positive; none of them: no veto (the language's matches are
+    not embedded, which is most of the stage's cost). The rules were written on these
+    splits, so their false positives here are few: a veto that saves nothing here is not
+    kept on the hope that it saves something elsewhere."""
     sweep = []
     chosen: dict[str, float] = {}
     for lang in LANGS:
@@ -239,7 +260,7 @@ def choose_veto(rows: list[dict], probs: dict[str, np.ndarray], thresholds: dict
                           "recall_without": base["recall"],
                           "false_positive_rate_without": base["false_positive_rate"]})
             if (got["recall"] >= base["recall"] - budget
-                    and got["false_positive_rate"] <= base["false_positive_rate"]):
+                    and got["false_positive_rate"] < base["false_positive_rate"]):
                 chosen[lang] = level
     return chosen, sweep
 
@@ -264,8 +285,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="omoide/multilingual-e5-small")
     parser.add_argument("--dtype", default="q8")
-    parser.add_argument("--max-fp", type=float, default=0.03,
-                        help="false-positive ceiling per language when choosing (goal: 0.05)")
+    parser.add_argument("--max-fp", type=float, default=0.05,
+                        help="false-positive ceiling per language at 95 %% confidence when "
+                             "choosing (the goal)")
     parser.add_argument("--veto-budget", type=float, default=0.005,
                         help="out-of-fold recall the pattern veto may cost per language "
                              "(negative: no veto)")
@@ -294,7 +316,7 @@ def main() -> None:
             scores = pipeline_score(rows, Lookup(oof, threshold))
             sweep.append({"l2": l2, "balanced": balanced, "threshold": threshold, **{
                 f"{lang}_{m}": scores[lang][m] for lang in LANGS
-                for m in ("recall", "false_positive_rate", "stage_recall")}})
+                for m in ("recall", "false_positive_rate", "stage_recall", "negatives")}})
             print(sweep[-1], flush=True)
     best = choose(sweep, args.max_fp)
     veto, veto_sweep = ({}, []) if args.veto_budget < 0 else choose_veto(
@@ -334,7 +356,7 @@ def main() -> None:
         f"messages, {seconds:.1f} s. Chosen: l2 {best['l2']}, balanced {best['balanced']}, "
         f"thresholds {best['threshold']} "
         f"(best out-of-fold recall of the stage alone with false positives <= "
-        f"{args.max_fp}, per language). Patterns "
+        f"{args.max_fp} at 95 % confidence, one-sided Wilson bound, per language). Patterns "
         f"alone on the same splits: EN {patterns_only['en']['recall']:.3f} / JA "
         f"{patterns_only['ja']['recall']:.3f} recall.\n\n"
         + md_table(["l2", "balanced", "threshold", "en recall", "en stage alone", "en false pos.",

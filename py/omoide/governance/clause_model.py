@@ -11,9 +11,10 @@ most probable kind when that probability reaches the threshold of the clause's l
 beats ``none``.
 
 The same probabilities can also veto a pattern-rule extraction: a clause a rule matched whose
-``none`` probability reaches the language's veto level (chosen by the trainer's
-cross-validation; absent or >= 1: no veto, and the matched clauses are not embedded at all)
-is dropped, since the rules were written for phrasings, not for who is speaking.
+``none`` probability reaches the language's veto level is dropped, since the rules were
+written for phrasings, not for who is speaking. The trainer sets a level only where the veto
+removed an out-of-fold false positive on the dev splits; absent or >= 1: no veto, and the
+matched clauses are not embedded at all (most of the stage's cost).
 
 Only clauses the pattern stage left open reach it (``extract_en.open_statement`` /
 ``extract_ja.open_statement`` refuse questions, requests, wishes, hearsay and clauses about
