@@ -104,9 +104,13 @@ def examples(rows: list[dict]) -> list[tuple[str, str, str]]:
     return out
 
 
-def fold_of(group: str) -> int:
+def fold_of(group: str, split_of: dict[str, str] | None = None) -> int:
+    """A message's fold: a hash of its id, or with ``split_of`` its split (each fold then
+    holds out one round's phrasings, as a new author's set would be unseen)."""
     if group.startswith("proto:"):
         return -1  # training only
+    if split_of is not None:
+        return TRAIN_SPLITS.index(split_of[group])
     return hashlib.sha256(group.encode()).digest()[0] % FOLDS
 
 
@@ -291,6 +295,10 @@ def main() -> None:
     parser.add_argument("--veto-budget", type=float, default=0.005,
                         help="out-of-fold recall the pattern veto may cost per language "
                              "(negative: no veto)")
+    parser.add_argument("--folds", choices=("messages", "splits"), default="messages",
+                        help="cross-validation folds: 5 hashed folds over messages, or one "
+                             "fold per dev split (a diagnostic: how a held-out round fares)")
+    parser.add_argument("--name", default=None, help="results name (default per model)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -300,13 +308,15 @@ def main() -> None:
     texts = [t for _, t, _ in data]
     x = vectors_for(texts, args.model, args.dtype)
     y = np.array([LABELS.index(label) for _, _, label in data])
-    folds = np.array([fold_of(g) for g, _, _ in data])
+    split_of = {r["id"]: r["split"] for r in rows} if args.folds == "splits" else None
+    folds = np.array([fold_of(g, split_of) for g, _, _ in data])
+    n_folds = len(TRAIN_SPLITS) if split_of else FOLDS
 
     sweep = []
     oof_by_config: dict[tuple, dict[str, np.ndarray]] = {}
     for l2, balanced in [(a, c) for a in L2_GRID for c in BALANCED]:
         oof: dict[str, np.ndarray] = oof_by_config.setdefault((l2, balanced), {})
-        for f in range(FOLDS):
+        for f in range(n_folds):
             train, test = folds != f, folds == f
             w, b = fit(x[train], y[train], l2, balanced)
             for text, p in zip(np.array(texts, dtype=object)[test],
@@ -352,8 +362,8 @@ def main() -> None:
         print(f"wrote {WEIGHTS_FILE}")
     markdown = (
         f"# Learned clause classifier: cross-validation on {', '.join(TRAIN_SPLITS)}\n\n"
-        f"model {args.model} ({args.dtype}), {len(data)} examples, {FOLDS} folds over "
-        f"messages, {seconds:.1f} s. Chosen: l2 {best['l2']}, balanced {best['balanced']}, "
+        f"model {args.model} ({args.dtype}), {len(data)} examples, {n_folds} folds over "
+        f"{args.folds}, {seconds:.1f} s. Chosen: l2 {best['l2']}, balanced {best['balanced']}, "
         f"thresholds {best['threshold']} "
         f"(best out-of-fold recall of the stage alone with false positives <= "
         f"{args.max_fp} at 95 % confidence, one-sided Wilson bound, per language). Patterns "
@@ -370,7 +380,7 @@ def main() -> None:
                    [[v["lang"], v["veto"], v["recall"], v["recall_without"],
                      v["false_positive_rate"], v["false_positive_rate_without"]]
                     for v in veto_sweep]))
-    name = f"governance_train_{args.model.split('/')[-1]}"
+    name = args.name or f"governance_train_{args.model.split('/')[-1]}"
     write_results(name, {"benchmark": "governance_train", "machine": machine_info(),
                          **summary, "sweep": sweep, "veto_sweep": veto_sweep,
                          "seconds": round(seconds, 2)}, markdown)

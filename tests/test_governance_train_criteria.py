@@ -74,3 +74,12 @@ def test_a_veto_that_removes_a_false_positive_within_budget_is_kept():
              "I play chess every sunday": probabilities(0.2)}
     chosen, _ = choose_veto(rows, probs, {"en": 0.5, "ja": 1.01}, budget=0.0)
     assert chosen == {"en": 0.5}  # the lowest level that still costs no recall
+
+
+def test_split_folds_hold_out_one_round_each_and_keep_prototypes_in_training():
+    from bench.governance_train import TRAIN_SPLITS, fold_of
+
+    split_of = {"en-1": "dev", "en-2": "dev3", "ja-9": "dev2"}
+    assert [fold_of(g, split_of) for g in split_of] == [
+        TRAIN_SPLITS.index(s) for s in split_of.values()]
+    assert fold_of("proto:none:3", split_of) == fold_of("proto:none:3") == -1
