@@ -2,8 +2,9 @@
 
 Training data: the development splits of the labelled extraction set ONLY (``dev``, ``dev2``,
 ``dev3``, both languages; never ``heldout``, ``blind``, ``blind2``, ``blind3`` or
-``blind4``), plus the prototype
-phrases (``prototypes.json``). Each message is cut into clauses as ``extract`` cuts them;
+``blind4``), plus the prototype phrases (``prototypes.json``) and the training-only phrases
+of ``bench/data/clause_training_phrases.json``. Each message is cut into clauses as
+``extract`` cuts them;
 every clause the open-statement gate lets through (what the stage will see) is an example,
 labelled with its message's kind, or ``none`` for the negatives.
 
@@ -51,6 +52,8 @@ from omoide.governance.polarity import stance  # noqa: E402
 from omoide.governance.prototypes import PROTOTYPES, unit_vectors  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
+# more phrases for the learned stage only (the prototype classifier keeps its own set)
+TRAINING_PHRASES = DATA / "clause_training_phrases.json"
 LABELS = (*KINDS, NONE)
 TRAIN_SPLITS = ("dev", "dev2", "dev3")
 LANGS = ("en", "ja")
@@ -101,6 +104,9 @@ def examples(rows: list[dict]) -> list[tuple[str, str, str]]:
                 out.append((row["id"], text, row["kind"] or NONE))
     for label, phrases in PROTOTYPES.items():
         out += [(f"proto:{label}:{i}", phrase, label) for i, phrase in enumerate(phrases)]
+    extra = json.loads(TRAINING_PHRASES.read_text(encoding="utf-8"))["phrases"]
+    for label, phrases in extra.items():
+        out += [(f"proto:extra:{label}:{i}", phrase, label) for i, phrase in enumerate(phrases)]
     return out
 
 
