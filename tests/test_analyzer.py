@@ -1,4 +1,4 @@
-from omoide.engine.analyzer import analyze, cjk_terms, is_cjk, normalize
+from omoide.engine.analyzer import analyze, cjk_terms, is_cjk, normalize, query_words, script
 
 
 def test_latin_words_are_case_folded_and_stopwords_dropped():
@@ -40,3 +40,22 @@ def test_is_cjk_boundaries():
 
 def test_empty_and_symbol_only_text_has_no_terms():
     assert analyze("") == [] and analyze("!!! ...") == []
+
+
+def test_script_of_a_character():
+    assert [script(c) for c in "あア漢ー・々a1"] == [
+        "hiragana", "katakana", "han", "katakana", "katakana", "han", "other", "other"]
+
+
+def test_query_words_chain_same_script_bigrams_and_drop_junctions():
+    assert query_words(analyze("中性子の質量は原子質量単位でいくつか")) == [
+        ("中性", "性子"), ("質量",), ("原子", "子質", "質量", "量単", "単位")]
+    assert query_words(analyze("MySQLのデータベース")) == [
+        ("mysql",), ("デー", "ータ", "タベ", "ベー", "ース")]
+    assert query_words(analyze("猫 と 犬")) == [("猫",), ("と",), ("犬",)]  # lone characters
+    assert query_words(analyze("蓮の花の色は")) == []  # grammar only
+
+
+def test_query_words_are_distinct_and_a_dropped_term_ends_a_chain():
+    assert query_words(["tea", "tea", "東京", "京都"]) == [("tea",), ("東京", "京都")]
+    assert query_words(["原子", "質量"]) == [("原子",), ("質量",)]  # not overlapping
