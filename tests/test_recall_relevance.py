@@ -135,7 +135,7 @@ def test_a_lone_bigram_inside_a_longer_japanese_word_is_chance():
     chained, lone, _ = index.coverage(query, ["minecraft", "maine", "filler"])
     assert chained == pytest.approx(1.0)
     assert lone == 0.0
-    assert index.coverage(analyze("東京"), ["filler"]) == [pytest.approx(1.0)]  # one-bigram run
+    assert index.coverage(content_terms(analyze("東京")), ["filler"]) == [pytest.approx(1.0)]
 
 
 def test_a_memory_holding_one_of_several_query_words_has_no_lexical_evidence():

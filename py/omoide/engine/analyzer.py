@@ -6,6 +6,11 @@
 - Japanese has no spaces, so each run of Han/Hiragana/Katakana becomes overlapping character
   bigrams (東京都 → 東京, 京都); a run of one character is kept as a unigram. Bigrams need no
   dictionary, run identically in Pyodide and CPython, and were measured strong on JSQuAD.
+- Each kanji or katakana segment of such a run is ALSO one whole term, marked ``#``
+  (中性子の質量 → ..., #中性子, #質量): bigrams cannot tell 原子質量 from a text that holds
+  原子 and 子質 and 質量 apart, nor see a lone kanji (車の); a whole segment matches only the
+  same word written the same way. Measured on JSQuAD full-text hit@1 0.891 -> 0.899
+  (BENCHMARKS.md, Recall v2). Hiragana segments are grammar and get no such term.
 - Everything else (punctuation, symbols, emoji) separates tokens.
 
 ``query_words`` regroups a query's terms into the words they came from (what relevance
@@ -19,6 +24,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
+SEGMENT_MARK = "#"  # prefix of a whole-segment term; never part of a word (not alphanumeric)
 ENGLISH_STOPWORDS = frozenset(
     """a an and are as at be but by for from has have i if in into is it its of on or so
     that the their then there these they this to was were will with""".split()
@@ -63,6 +69,9 @@ def query_words(terms: Sequence[str]) -> list[tuple[str, ...]]:
             chain.clear()
 
     for term in terms:
+        if term.startswith(SEGMENT_MARK):
+            flush()  # the whole segment is the word its bigrams chain into
+            continue
         if len(term) != 2 or not (is_cjk(term[0]) and is_cjk(term[1])):
             flush()
             words.append((term,))
@@ -88,6 +97,19 @@ def cjk_terms(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def segment_terms(run: str) -> list[str]:
+    """The kanji and katakana segments of a CJK run, each as one marked term."""
+    out = []
+    start, kind = 0, script(run[0]) if run else ""
+    for i in range(1, len(run) + 1):
+        next_kind = script(run[i]) if i < len(run) else ""
+        if next_kind != kind:
+            if kind in ("han", "katakana"):
+                out.append(SEGMENT_MARK + run[start:i])
+            start, kind = i, next_kind
+    return out
+
+
 def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[str]:
     """Index terms of ``text`` in order (duplicates kept: BM25 needs term frequencies)."""
     terms: list[str] = []
@@ -103,7 +125,9 @@ def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list
 
     def flush_run() -> None:
         if run:
-            terms.extend(cjk_terms("".join(run)))
+            text = "".join(run)
+            terms.extend(cjk_terms(text))
+            terms.extend(segment_terms(text))
             run.clear()
 
     for char in normalize(text):

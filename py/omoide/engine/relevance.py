@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from omoide.engine.analyzer import query_words
+from omoide.engine.analyzer import SEGMENT_MARK, query_words
 
 if TYPE_CHECKING:
     from omoide.engine.bm25 import BM25Index
@@ -86,9 +86,11 @@ def _hiragana_only(term: str) -> bool:
 def content_terms(terms: list[str]) -> list[str]:
     """The query terms that say what the query is about: English question words,
     all-hiragana Japanese bigrams (particles, endings: どれくらいか, ですか) and Japanese
-    question bigrams (何年, 誰が) left out."""
+    question bigrams (何年, 誰が) left out, and the whole-segment terms (#原子質量: a ranking
+    feature; coverage counts the segment's bigrams, calibrated without them)."""
     return [t for t in terms if t not in QUESTION_WORDS and not _hiragana_only(t)
-            and not (len(t) == 2 and JAPANESE_QUESTION_CHARS.intersection(t))]
+            and not (len(t) == 2 and JAPANESE_QUESTION_CHARS.intersection(t))
+            and not t.startswith(SEGMENT_MARK)]
 
 
 def lexical_shares(index: BM25Index, terms: list[str], ids: list[str]) -> list[float] | None:
