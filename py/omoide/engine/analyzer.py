@@ -21,10 +21,14 @@ a noun meeting its particle) or in hiragana is grammar and belongs to no word.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
 SEGMENT_MARK = "#"  # prefix of a whole-segment term; never part of a word (not alphanumeric)
+# inside a CJK run: a katakana segment, or a segment of everything that is neither hiragana
+# nor katakana (kanji, 々 〆 〇)
+_SEGMENT = re.compile("[\u30a0-\u30ff\u31f0-\u31ff]+|[^\u3040-\u30ff\u31f0-\u31ff]+")
 ENGLISH_STOPWORDS = frozenset(
     """a an and are as at be but by for from has have i if in into is it its of on or so
     that the their then there these they this to was were will with""".split()
@@ -98,16 +102,9 @@ def cjk_terms(run: str) -> list[str]:
 
 
 def segment_terms(run: str) -> list[str]:
-    """The kanji and katakana segments of a CJK run, each as one marked term."""
-    out = []
-    start, kind = 0, script(run[0]) if run else ""
-    for i in range(1, len(run) + 1):
-        next_kind = script(run[i]) if i < len(run) else ""
-        if next_kind != kind:
-            if kind in ("han", "katakana"):
-                out.append(SEGMENT_MARK + run[start:i])
-            start, kind = i, next_kind
-    return out
+    """The kanji and katakana segments of a CJK run, each as one marked term (one regular
+    expression: the analyzer is on the boot path)."""
+    return [SEGMENT_MARK + segment for segment in _SEGMENT.findall(run)]
 
 
 def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[str]:
