@@ -10,8 +10,11 @@ const FILES = {
   asyncify: "ort-wasm-simd-threaded.asyncify",
 };
 
-// "plain" or "asyncify": the build this machine needs.
+// "plain" or "asyncify": the build this machine needs, or the one a worker's URL asks for
+// (`?runtime=`, the benchmark compares them).
 export async function pickRuntime() {
+  const asked = new URL(self.location.href).searchParams.get("runtime");
+  if (asked in FILES) return asked;
   if (!("gpu" in navigator)) return "plain";
   const adapter = await navigator.gpu.requestAdapter().catch(() => null);
   return adapter ? "asyncify" : "plain";
