@@ -30,6 +30,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
@@ -201,18 +202,20 @@ def write_results(results: list[dict], rounds: int, started: float,
         f"# Embedding throughput in headless Chromium: our pipeline vs a raw onnxruntime-web "
         f"session ({len(TEXTS)} EN+JA texts, wasm, {rounds} rounds)",
         "",
-        "| threads | model | dtype | batch | ours texts/s (median / best) "
+        "| threads | runtime | model | dtype | batch | ours texts/s (median / best) "
         "| raw texts/s (median / best) | ours/raw (median) | ours/raw (best) | min cosine "
-        "| load |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model set-up ms (ours / raw) | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         threads = f"{r['loaded']['ours'].get('threads')} / {r['loaded']['raw'].get('threads')}"
         lines.append(
-            f"| {threads} | {r['model'].split('/')[-1]} | {r['dtype']} | {r['batch']} | "
+            f"| {threads} | {r.get('runtime')} | {r['model'].split('/')[-1]} | {r['dtype']} "
+            f"| {r['batch']} | "
             f"{r['ours']['median_texts_s']:.1f} / {r['ours']['best_texts_s']:.1f} | "
             f"{r['raw']['median_texts_s']:.1f} / {r['raw']['best_texts_s']:.1f} | "
             f"{r['ratio_median']:.2f} | {r['ratio_best']:.2f} | {r['min_cosine']:.5f} | "
+            f"{r['loaded']['ours'].get('loadMs')} / {r['loaded']['raw'].get('loadMs')} | "
             f"{r['load_average'][0]:.1f}-{r['load_average'][1]:.1f} |")
     if results:
         o = meta["overall"]
@@ -232,6 +235,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[0],
                         help="WebAssembly threads for both sides, one pass per count in the "
                              "same browser run (default: the app's choice)")
+    parser.add_argument("--runtimes", nargs="+", default=[""],
+                        help="onnxruntime-web builds for both sides (plain, asyncify), one "
+                             "pass per build in the same browser run (default: the app's "
+                             "choice, web/embed/runtime.js)")
     parser.add_argument("--out", default="embed_browser",
                         help="results file stem under bench/results/")
     args = parser.parse_args()
@@ -244,15 +251,17 @@ def main() -> None:
                 profile, executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
             page = context.new_page()
             page.on("console", lambda m: m.type == "error" and print("console:", m.text))
-            passes = [(threads, model, dtype) for threads in args.threads
+            passes = [(threads, runtime, model, dtype) for threads in args.threads
+                      for runtime in args.runtimes
                       for model in args.models for dtype in args.dtypes]
-            page_threads = None
-            for threads, model, dtype in passes:
-                if threads != page_threads:  # fresh workers with this thread count
-                    page.goto(server.url + "bench/embed.html"
-                              + (f"?threads={threads}" if threads else ""))
+            page_workers = None
+            for threads, runtime, model, dtype in passes:
+                if (threads, runtime) != page_workers:  # fresh workers for this pass
+                    query = urlencode({k: v for k, v in
+                                       (("threads", threads), ("runtime", runtime)) if v})
+                    page.goto(server.url + "bench/embed.html" + (f"?{query}" if query else ""))
                     page.wait_for_selector("#ready:not(:empty)")
-                    page_threads = threads
+                    page_workers = (threads, runtime)
                 load_before = os.getloadavg()[0]
                 t0 = time.time()
                 out = page.evaluate(JS_BENCH, [model, dtype, TEXTS, BATCHES, args.rounds])
@@ -260,6 +269,7 @@ def main() -> None:
                     ours = summarize(out["times"]["ours"][str(batch)], len(TEXTS))
                     raw = summarize(out["times"]["raw"][str(batch)], len(TEXTS))
                     row = {"model": model, "dtype": dtype, "batch": batch, "ours": ours,
+                           "runtime": out["loaded"]["ours"].get("runtime"),
                            "raw": raw,
                            "ratio_median": ours["median_texts_s"] / raw["median_texts_s"],
                            "ratio_best": ours["best_texts_s"] / raw["best_texts_s"],

@@ -9,6 +9,7 @@ import sys
 import time
 
 from . import kernel, site, vendor, wheel
+from .files import sha256_file
 from .paths import CACHE, DEFAULT_PORT, DIST, ROOT
 
 
@@ -30,6 +31,9 @@ def build(log=print) -> dict:
     info = {
         "omoide": wheel.version(),
         "wheel": f"wheels/{whl.name}",
+        # The engine worker's Python snapshot holds the wheel's modules, imported: a new
+        # wheel must not start from an old snapshot (web/engine-worker.js startPython).
+        "wheel_sha256": sha256_file(whl),
         "vendor": versions,
         "models": sorted(models.get("models", {})) if isinstance(models, dict) else [],
     }

@@ -22,14 +22,17 @@ ASSETS: list[tuple[str, str, str]] = [
     ("comlink", "dist/esm/comlink.mjs", "comlink/comlink.mjs"),
     ("dexie", "dist/dexie.mjs", "dexie/dexie.mjs"),
     ("@huggingface/transformers", "dist/transformers.js", "transformers/transformers.js"),
-    # The exact onnxruntime-web build that this Transformers.js release pins; 4.3 loads the
-    # asyncify variant (WASM and WebGPU in one binary).
+    # The exact onnxruntime-web release that this Transformers.js release pins, in two
+    # builds (web/embed/runtime.js picks one per worker): asyncify (WASM and WebGPU in one
+    # binary) where a WebGPU adapter exists, the plain WASM build elsewhere.
+    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.mjs"),
+    ("onnxruntime-web", "dist/ort-wasm-simd-threaded.wasm", "ort/ort-wasm-simd-threaded.wasm"),
     ("onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.mjs",
      "ort/ort-wasm-simd-threaded.asyncify.mjs"),
     ("onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.wasm",
      "ort/ort-wasm-simd-threaded.asyncify.wasm"),
     # onnxruntime-web's own API, for the raw-session side of bench/embed_browser.py only: the
-    # build Transformers.js bundles, so it loads the asyncify files above.
+    # build Transformers.js bundles, on the same WebAssembly build as the embedding worker.
     ("onnxruntime-web", "dist/ort.webgpu.bundle.min.mjs", "ort/ort.webgpu.bundle.min.mjs"),
     # Orama, for the side-by-side browser benchmark only (bench/orama_browser.py): the npm
     # package ships no single-file bundle, so its browser ESM folder (relative imports only)

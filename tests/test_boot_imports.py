@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 
 PY = Path(__file__).resolve().parent.parent / "py"
-# The modules engine-worker.js imports before it reports "ready".
-BOOT = ("omoide.browser.wasm_kernel, omoide.browser.client, omoide.browser.importer, "
-        "omoide.browser.tavern, omoide.browser.session, omoide.browser.rpc")
+sys.path.insert(0, str(PY))
+from omoide.browser.preload import BOOT_MODULES  # noqa: E402
+
+# The modules engine-worker.js imports before it reports "ready" (and before its snapshot).
+BOOT = ", ".join(BOOT_MODULES)
+JAVASCRIPT = {"js", "pyodide", "pyodide.ffi", "pyodide_js", "omoide_vectors", "omoide_host"}
 RULES = ("omoide.governance.extract_en", "omoide.governance.extract_ja")
 
 
@@ -36,3 +39,21 @@ def test_the_first_extraction_imports_them_and_extracts():
         "ja = extract([{'role': 'user', 'content': '緑茶が大好きです。'}])\n"
         "assert en and ja, (en, ja)")
     assert set(RULES) <= loaded
+
+
+def test_the_snapshot_preload_imports_the_boot_modules_and_touches_no_javascript():
+    """Only pure Python may run before Pyodide's memory snapshot (web/engine-worker.js
+    startPython): importing the boot modules must not import a JS module."""
+    loaded = loaded_after("import omoide.browser.preload as p\np.import_boot_modules()")
+    assert set(BOOT_MODULES) <= loaded
+    assert not loaded & JAVASCRIPT
+    assert not loaded & set(RULES)
+
+
+def test_after_restore_draws_a_fresh_random_state():
+    out = subprocess.run(
+        [sys.executable, "-c", "import random\nfrom omoide.browser.preload import after_restore\n"
+         "random.seed(7)\nstate = random.getstate()\nafter_restore()\n"
+         "print(random.getstate() != state)"],
+        cwd=PY, env={"PYTHONPATH": str(PY)}, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

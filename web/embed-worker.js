@@ -3,6 +3,7 @@
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { env, pipeline } from "./vendor/transformers/transformers.js";
 import { ModelProgress } from "./embed/progress.js";
+import { pickRuntime, wasmPaths } from "./embed/runtime.js";
 
 const base = new URL("./", import.meta.url);
 const MODEL_CACHE = "omoide-models-v1";
@@ -17,10 +18,6 @@ env.useWasmCache = false;
 // Transformers.js reads model files from our model cache, which fetchModelFiles fills.
 env.useBrowserCache = true;
 env.cacheKey = MODEL_CACHE;
-env.backends.onnx.wasm.wasmPaths = {
-  mjs: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.mjs", base).href,
-  wasm: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.wasm", base).href,
-};
 // Multi-threaded WASM needs SharedArrayBuffer, which cross-origin isolation provides. Every
 // core, up to 4: inference is > 95% of an embedding and the engine worker waits for it
 // (2 threads on a 2-core box ran e5 at 58 texts/s vs 38 with one).
@@ -59,9 +56,23 @@ function expectedFiles(modelId, dtype) {
   return Object.fromEntries(wanted.filter((f) => f in files).map((f) => [f, files[f].size]));
 }
 
+// The onnxruntime-web build this worker runs (web/embed/runtime.js), chosen once before the
+// first session: onnxruntime-web loads its WebAssembly once per worker.
+let runtime = null;
+async function startRuntime() {
+  if (!runtime) {
+    runtime = await pickRuntime();
+    env.backends.onnx.wasm.wasmPaths = wasmPaths(base, runtime);
+  }
+  return runtime;
+}
+
 async function pickDevice(requested) {
   if (requested === "wasm") return { device: "wasm", reason: "WebAssembly was requested" };
   if (!("gpu" in navigator)) return { device: "wasm", reason: "WebGPU is not available here" };
+  if (await startRuntime() !== "asyncify") {
+    return { device: "wasm", reason: "no WebGPU adapter was found" };
+  }
   const adapter = await navigator.gpu.requestAdapter().catch(() => null);
   if (!adapter) return { device: "wasm", reason: "no WebGPU adapter was found" };
   return { device: "webgpu", reason: "WebGPU adapter found" };
@@ -215,6 +226,7 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   const info = modelInfo(model);
   if (!info.dtypes.includes(dtype)) throw new Error(`${model} has no ${dtype} build`);
   const started = performance.now();
+  await startRuntime();
   const picked = await pickDevice(device);
   const progress = await downloadFiles(model, dtype, onProgress);
   if (job?.cancelled) throw cancelledError();
@@ -238,7 +250,7 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   current = { extractor, model, dtype, info, ...picked };
   return {
     model, dtype, device: current.device, reason: current.reason,
-    dimension: info.dimension, threads: env.backends.onnx.wasm.numThreads,
+    dimension: info.dimension, threads: env.backends.onnx.wasm.numThreads, runtime,
     loadMs: Math.round(performance.now() - started), progress: progress.snapshot(),
   };
 }
@@ -306,7 +318,7 @@ function status() {
   if (!current) return { loaded: false, warming: warmingUp };
   const { model, dtype, device, reason } = current;
   return { loaded: true, model, dtype, device, reason, warming: warmingUp,
-    threads: env.backends.onnx.wasm.numThreads };
+    threads: env.backends.onnx.wasm.numThreads, runtime };
 }
 
 const api = {

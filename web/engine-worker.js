@@ -392,44 +392,53 @@ async function loadEverything() {
   return notices;
 }
 
-// Starting Pyodide's interpreter (its own init and stdlib imports) is most of the "python"
-// stage; a memory snapshot of the interpreter taken right after it started restores in a
-// fraction of that (node, same Pyodide: 3.6 s vs 18.4 s on the loaded 2-core box). The first
-// boot in a browser takes one (before any JS object enters Python, as Pyodide requires) and
-// keeps it in Cache Storage; later boots start from it. A snapshot Pyodide refuses (another
-// build) is dropped and the interpreter starts afresh.
+// Starting Pyodide's interpreter (its own init and stdlib imports) and importing the engine
+// are most of the boot; a memory snapshot of the interpreter taken right after the engine's
+// boot modules were imported restores in a fraction of that (node, same Pyodide: 3.6 s vs
+// 18.4 s for the bare interpreter on the loaded 2-core box). The first boot of a build takes
+// one (only pure Python has run: before any JS module is registered, as Pyodide requires) and
+// keeps it in Cache Storage under the Pyodide version and the wheel's hash; later boots start
+// from it. The snapshot holds memory, not files: the wheel is unpacked again after a restore
+// (lazy imports and package data read it). A snapshot Pyodide refuses is dropped and the
+// interpreter starts afresh.
 const SNAPSHOT_CACHE = "omoide-pyodide-snapshot";
+const PRELOAD = "omoide.browser.preload";
 
-async function startPython(version) {
+async function startPython(info, wheelLoading, started) {
   const indexURL = new URL("vendor/pyodide/", base).href;
-  const key = new URL(`pyodide-snapshot/${version}`, base).href;
+  const key = new URL(`pyodide-snapshot/${info.vendor.pyodide}/${info.wheel_sha256}`, base)
+    .href;
   const cache = await caches.open(SNAPSHOT_CACHE).catch(() => null);
   const stored = await cache?.match(key).catch(() => null);
   if (stored) {
     try {
       const snapshot = new Uint8Array(await stored.arrayBuffer());
-      const restored = await loadPyodide({ indexURL, _loadSnapshot: snapshot });
+      pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot });
+      started();
+      installWheel(await wheelLoading);
+      pyodide.runPython(`import ${PRELOAD}; ${PRELOAD}.after_restore()`);
       bootTimes.snapshot = "restored";
-      return restored;
+      return;
     } catch (err) {
       console.warn("Pyodide snapshot not usable; starting the interpreter afresh", err);
       await cache.delete(key).catch(() => {});
     }
   }
-  const fresh = await loadPyodide({ indexURL, _makeSnapshot: Boolean(cache) });
-  if (cache) {
-    try {
-      const snapshot = fresh.makeMemorySnapshot();
-      // one snapshot per origin: those of other Pyodide versions go
-      cache.keys().then((keys) => Promise.all(keys.filter((r) => r.url !== key)
-        .map((r) => cache.delete(r)))).then(() => cache.put(key, new Response(snapshot)))
-        .catch((err) => console.warn("Pyodide snapshot not stored", err));
-      bootTimes.snapshot = "taken";
-    } catch (err) {
-      console.warn("no Pyodide snapshot taken", err);
-    }
+  pyodide = await loadPyodide({ indexURL, _makeSnapshot: Boolean(cache) });
+  started();
+  installWheel(await wheelLoading);
+  pyodide.runPython(`import ${PRELOAD}; ${PRELOAD}.import_boot_modules()`);
+  if (!cache) return;
+  try {
+    const snapshot = pyodide.makeMemorySnapshot();
+    // one snapshot per origin: those of other builds go
+    cache.keys().then((keys) => Promise.all(keys.filter((r) => r.url !== key)
+      .map((r) => cache.delete(r)))).then(() => cache.put(key, new Response(snapshot)))
+      .catch((err) => console.warn("Pyodide snapshot not stored", err));
+    bootTimes.snapshot = "taken";
+  } catch (err) {
+    console.warn("no Pyodide snapshot taken", err);
   }
-  return fresh;
 }
 
 // Where each boot went (storage_info.boot): ms after this worker's time origin, which is given
@@ -453,9 +462,10 @@ async function boot(onProgress) {
   // While Pyodide boots: the kernel compiles, the wheel downloads and IndexedDB opens.
   const kernelLoading = vectors.loadKernel("auto");
   const wheelLoading = fetchWheel(new URL(info.wheel, base).href);
-  pyodide = await startPython(info.vendor.pyodide);
-  report("python", pyodide.runPython("import sys; sys.version.split()[0]"));
-  installWheel(await wheelLoading);
+  // "python" is reported as soon as the interpreter runs: the page starts the model's
+  // warm-up then, while the wheel and the engine's modules load (or come with the snapshot).
+  await startPython(info, wheelLoading,
+    () => report("python", pyodide.runPython("import sys; sys.version.split()[0]")));
   bootMark("wheel");
   // The vector kernel (WebAssembly SIMD, scalar WebAssembly or JS): Python reaches it as the
   // module omoide_vectors through omoide.browser.wasm_kernel, which registers its rpc verbs.

@@ -2,9 +2,10 @@
 // Transformers.js tokenizer call and the same mean pooling + L2 normalization (plain JS) as
 // the embedding worker, so only the path to the session differs. Not used by the app.
 import * as Comlink from "../vendor/comlink/comlink.mjs";
-// The build Transformers.js bundles (it loads the asyncify wasm that dist/vendor/ort holds).
+// The build Transformers.js bundles, on the same WebAssembly build as the embedding worker.
 import * as ort from "../vendor/ort/ort.webgpu.bundle.min.mjs";
 import { AutoTokenizer, env } from "../vendor/transformers/transformers.js";
+import { pickRuntime, wasmPaths } from "../embed/runtime.js";
 
 const base = new URL("../", import.meta.url);
 env.allowRemoteModels = false;
@@ -12,10 +13,8 @@ env.allowLocalModels = true;
 env.localModelPath = new URL("models/", base).pathname;
 env.useBrowserCache = false;
 env.useWasmCache = false;
-ort.env.wasm.wasmPaths = {
-  mjs: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.mjs", base).href,
-  wasm: new URL("vendor/ort/ort-wasm-simd-threaded.asyncify.wasm", base).href,
-};
+const runtime = await pickRuntime();
+ort.env.wasm.wasmPaths = wasmPaths(base, runtime);
 // The same thread count as the embedding worker (and the same `threads` URL override).
 const askedThreads = Number(new URL(self.location.href).searchParams.get("threads")) || 0;
 ort.env.wasm.numThreads = !self.crossOriginIsolated ? 1
@@ -43,6 +42,7 @@ async function load({ model, dtype = "q8" }) {
     ? "last_hidden_state" : session.outputNames[0];
   current = { session, tokenizer, info, output };
   return { model, dtype, inputs: session.inputNames, output, threads: ort.env.wasm.numThreads,
+    runtime,
     ortVersion: ort.env.versions?.web, loadMs: Math.round(performance.now() - started) };
 }
 
