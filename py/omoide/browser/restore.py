@@ -23,7 +23,6 @@ Nothing is written back except the repairs.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Any
 
 from ..backends.listener import quarantine
 from ..engine import MemoryEngine, validate
+from ..engine.bulk import acyclic_bulk
 from ..engine.embedding import embed_memories
 from ..engine.memory import Memory, TrashEntry
 from ..errors import OmoideError
@@ -63,11 +63,7 @@ def add_records(character: str, records_json: str) -> int:
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
     kept = 0
-    # The rows make no reference cycles; the cyclic collector, triggered every few hundred
-    # new dicts, would walk the whole growing heap again and again (a third of the time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with acyclic_bulk():
         rows = json.loads(records_json)
         loading.rows += len(rows)
         for memory, at in checked_memories(session().engine, rows):
@@ -75,9 +71,6 @@ def add_records(character: str, records_json: str) -> int:
             if at is not None:
                 trashed_at[memory.id] = at
             kept += 1
-    finally:
-        if collecting:
-            gc.enable()
     return kept
 
 
