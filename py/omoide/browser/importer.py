@@ -71,7 +71,7 @@ def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:
                                 block.subarray(len(live) * d, len(ordered) * d))
     trashed_at = [r["trashed_at"] for r in ordered]
     ids = [r["id"] for r in ordered]
-    # the checked records become the Memory objects (no copy); the payload is their fields
+    # one keyword call per Memory; the records then hold exactly its fields: the payload
     memories = [Memory.from_record(r) for r in ordered]
     trashed = [TrashEntry(m, store.trash_kernel.vector(m.id), at)
                for m, at in zip(memories[len(live):], trashed_at[len(live):], strict=True)]
@@ -79,7 +79,7 @@ def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:
     s.listener.add_bulk({
         "op": "import", "character": plan.id, "stamp": store.stamp,
         "model_id": store.model_id, "dimension": d,
-        "memories": [dict(vars(m)) for m in memories], "trashed_at": trashed_at,
+        "memories": ordered, "trashed_at": trashed_at,
     })
     # what ``mirror_ops`` makes of a new record with its vector: the whole record, later
     s.mirror.pending += [{"op": "upsert", "id": i} for i in ids]

@@ -10,7 +10,7 @@ lock and with nothing in between:
    web/store/db.js: a few MiB):
    each row goes through the one record validator (``validate.record``; a bad one is
    quarantined: skipped, kept in IndexedDB untouched, listed by ``audit``) and becomes a
-   ``Memory`` that takes the checked dict over (``Memory.from_record``). Only one slice's
+   ``Memory`` in one keyword call (``Memory.from_record``). Only one slice's
    JSON text and dicts are alive at a time, never those of all 100,000 rows beside their
    Memory objects;
 3. ``finish(character, live, trash)``: the kernels are adopted with their ids, rows of
