@@ -1,4 +1,12 @@
-from omoide.engine.analyzer import analyze, cjk_terms, is_cjk, normalize
+from omoide.engine.analyzer import (
+    analyze,
+    cjk_terms,
+    is_cjk,
+    normalize,
+    query_words,
+    script,
+    segment_terms,
+)
 
 
 def test_latin_words_are_case_folded_and_stopwords_dropped():
@@ -7,26 +15,27 @@ def test_latin_words_are_case_folded_and_stopwords_dropped():
 
 def test_nfkc_folds_full_width_and_half_width_forms():
     assert analyze("ＴｙｐｅＳｃｒｉｐｔ １２３") == ["typescript", "123"]
-    assert analyze("ｶﾀｶﾅ") == ["カタ", "タカ", "カナ"]
+    assert analyze("ｶﾀｶﾅ") == ["カタ", "タカ", "カナ", "#カタカナ"]
 
 
 def test_cjk_runs_become_overlapping_bigrams():
-    assert analyze("東京都") == ["東京", "京都"]
+    assert analyze("東京都") == ["東京", "京都", "#東京都"]
     assert cjk_terms("すし") == ["すし"]
 
 
 def test_single_cjk_character_is_a_unigram():
-    assert analyze("猫 と 犬") == ["猫", "と", "犬"]
+    assert analyze("猫 と 犬") == ["猫", "#猫", "と", "犬", "#犬"]
 
 
 def test_mixed_scripts_split_at_script_boundaries():
     assert analyze("Pythonは好きではありません") == [
-        "python", "は好", "好き", "きで", "では", "はあ", "あり", "りま", "ませ", "せん"
+        "python", "は好", "好き", "きで", "では", "はあ", "あり", "りま", "ませ", "せん", "#好"
     ]
 
 
 def test_punctuation_and_emoji_separate_tokens():
-    assert analyze("寿司、ラーメン🍜ok") == ["寿司", "ラー", "ーメ", "メン", "ok"]
+    assert analyze("寿司、ラーメン🍜ok") == [
+        "寿司", "#寿司", "ラー", "ーメ", "メン", "#ラーメン", "ok"]
 
 
 def test_german_eszett_case_folds():
@@ -40,3 +49,34 @@ def test_is_cjk_boundaries():
 
 def test_empty_and_symbol_only_text_has_no_terms():
     assert analyze("") == [] and analyze("!!! ...") == []
+
+
+def test_script_of_a_character():
+    assert [script(c) for c in "あア漢ー・々a1"] == [
+        "hiragana", "katakana", "han", "katakana", "katakana", "han", "other", "other"]
+
+
+def test_query_words_chain_same_script_bigrams_and_drop_junctions():
+    assert query_words(analyze("中性子の質量は原子質量単位でいくつか")) == [
+        ("中性", "性子"), ("質量",), ("原子", "子質", "質量", "量単", "単位")]
+    assert query_words(analyze("MySQLのデータベース")) == [
+        ("mysql",), ("デー", "ータ", "タベ", "ベー", "ース")]
+    assert query_words(analyze("猫 と 犬")) == [("猫",), ("と",), ("犬",)]  # lone characters
+    assert query_words(analyze("蓮の花の色は")) == []  # grammar only
+
+
+def test_query_words_are_distinct_and_a_dropped_term_ends_a_chain():
+    assert query_words(["tea", "tea", "東京", "京都"]) == [("tea",), ("東京", "京都")]
+    assert query_words(["原子", "質量"]) == [("原子",), ("質量",)]  # not overlapping
+
+
+def test_each_kanji_and_katakana_segment_is_also_one_marked_term():
+    assert analyze("中性子の質量はデータベース") == [
+        "中性", "性子", "子の", "の質", "質量", "量は", "はデ", "デー", "ータ", "タベ", "ベー",
+        "ース", "#中性子", "#質量", "#データベース"]
+    assert segment_terms("車のかぎ") == ["#車"]  # hiragana is grammar: no segment term
+    assert segment_terms("") == []
+
+
+def test_query_words_skip_segment_terms():
+    assert query_words(analyze("東京都")) == [("東京", "京都")]

@@ -135,7 +135,7 @@ def test_a_lone_bigram_inside_a_longer_japanese_word_is_chance():
     chained, lone, _ = index.coverage(query, ["minecraft", "maine", "filler"])
     assert chained == pytest.approx(1.0)
     assert lone == 0.0
-    assert index.coverage(analyze("東京"), ["filler"]) == [pytest.approx(1.0)]  # one-bigram run
+    assert index.coverage(content_terms(analyze("東京")), ["filler"]) == [pytest.approx(1.0)]
 
 
 def test_a_memory_holding_one_of_several_query_words_has_no_lexical_evidence():
@@ -171,7 +171,7 @@ WORDS = ["tea", "rain", "piano", "garden", "train", "soup", "chess", "river"]
 @given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=2,
                 max_size=8),
        st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
-def test_lexical_shares_is_coverage_except_for_one_term_of_several(docs, query):
+def test_lexical_shares_is_coverage_except_for_too_few_words(docs, query):
     index = BM25Index()
     ids = [f"d{n}" for n in range(len(docs))]
     for doc_id, terms in zip(ids, docs, strict=True):
@@ -180,10 +180,41 @@ def test_lexical_shares_is_coverage_except_for_one_term_of_several(docs, query):
     for terms, share, full in zip(docs, lexical_shares(index, query, ids), coverage,
                                   strict=True):
         held = set(query) & set(terms)
-        if len(held) == 1 and len(set(query)) > 1:
+        if len(held) == 1 and len(set(query)) >= 3:
             assert share == 0.0
         else:
             assert share == full
+
+
+def test_japanese_question_bigrams_do_not_count_as_content():
+    assert content_terms(analyze("西山朝は何年から")) == ["西山", "山朝", "朝は", "年か"]
+    assert content_terms(analyze("誰が")) == []
+
+
+def test_a_shared_katakana_word_is_one_word_however_long():
+    index = BM25Index()
+    index.add("db", analyze("データベースの正規化について"))
+    index.add("filler", analyze("東京都の天気"))
+    query = content_terms(analyze("MySQLのデータベースをSQLiteに移行する"))
+    assert lexical_shares(index, query, ["db"]) == [0.0]  # one word of four
+    query = content_terms(analyze("データベースの正規化"))  # two words, both held
+    assert lexical_shares(index, query, ["db"])[0] > 0.5
+
+
+def test_one_of_two_words_is_evidence():
+    index = BM25Index()
+    index.add("sutra", analyze("法華経成立史は法華経の成立を論じた本である"))
+    index.add("filler", analyze("東京都の天気"))
+    query = content_terms(analyze("法華経成立史の著者は"))
+    assert lexical_shares(index, query, ["sutra"])[0] > 0
+
+
+def test_a_query_of_grammar_bigrams_only_keeps_its_coverage():
+    index = BM25Index()
+    index.add("lotus", analyze("蓮の花の色は白い"))
+    index.add("filler", analyze("東京都の天気"))
+    query = content_terms(analyze("蓮の花の色は"))
+    assert lexical_shares(index, query, ["lotus"]) == index.coverage(query, ["lotus"])
 
 
 unit = st.floats(0, 1)

@@ -6,13 +6,29 @@
 - Japanese has no spaces, so each run of Han/Hiragana/Katakana becomes overlapping character
   bigrams (東京都 → 東京, 京都); a run of one character is kept as a unigram. Bigrams need no
   dictionary, run identically in Pyodide and CPython, and were measured strong on JSQuAD.
+- Each kanji or katakana segment of such a run is ALSO one whole term, marked ``#``
+  (中性子の質量 → ..., #中性子, #質量): bigrams cannot tell 原子質量 from a text that holds
+  原子 and 子質 and 質量 apart, nor see a lone kanji (車の); a whole segment matches only the
+  same word written the same way. Measured on JSQuAD full-text hit@1 0.891 -> 0.899
+  (BENCHMARKS.md, Recall v2). Hiragana segments are grammar and get no such term.
 - Everything else (punctuation, symbols, emoji) separates tokens.
+
+``query_words`` regroups a query's terms into the words they came from (what relevance
+counts): a Latin word or a lone character is a word; overlapping bigrams of ONE script
+(kanji 原子質量, katakana データベース) chain into a word; a bigram across scripts (子の, る方:
+a noun meeting its particle) or in hiragana is grammar and belongs to no word.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Sequence
 
+SEGMENT_MARK = "#"  # prefix of a whole-segment term; never part of a word (not alphanumeric)
+# inside a CJK run: a katakana segment, or a segment of everything that is neither hiragana
+# nor katakana (kanji, 々 〆 〇)
+_SEGMENT = re.compile("[\u30a0-\u30ff\u31f0-\u31ff]+|[^\u3040-\u30ff\u31f0-\u31ff]+")
 ENGLISH_STOPWORDS = frozenset(
     """a an and are as at be but by for from has have i if in into is it its of on or so
     that the their then there these they this to was were will with""".split()
@@ -33,6 +49,48 @@ def is_cjk(char: str) -> bool:
     )
 
 
+def script(char: str) -> str:
+    """``"hiragana"``, ``"katakana"`` (with ー and ・), ``"han"`` (kanji, 々 〆 〇) or
+    ``"other"`` (everything ``is_cjk`` rejects)."""
+    code = ord(char)
+    if 0x3040 <= code <= 0x309F:
+        return "hiragana"
+    if 0x30A0 <= code <= 0x30FF or 0x31F0 <= code <= 0x31FF:
+        return "katakana"
+    return "han" if is_cjk(char) else "other"
+
+
+def query_words(terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The distinct words of an analyzed query, each as its terms in order (see the module
+    doc): ``["原子", "子質", "質量", "量は", "ok"]`` -> ``[("原子", "子質", "質量"), ("ok",)]``.
+    Works on any subsequence of ``analyze``'s output: a dropped term ends its chain."""
+    words: list[tuple[str, ...]] = []
+    chain: list[str] = []
+
+    def flush() -> None:
+        if chain:
+            words.append(tuple(chain))
+            chain.clear()
+
+    for term in terms:
+        if term.startswith(SEGMENT_MARK):
+            flush()  # the whole segment is the word its bigrams chain into
+            continue
+        if len(term) != 2 or not (is_cjk(term[0]) and is_cjk(term[1])):
+            flush()
+            words.append((term,))
+            continue
+        kind = script(term[0])
+        if kind == "hiragana" or script(term[1]) != kind:
+            flush()  # grammar: a particle, an ending, a noun meeting its particle
+            continue
+        if chain and chain[-1][1] != term[0]:
+            flush()
+        chain.append(term)
+    flush()
+    return list(dict.fromkeys(words))
+
+
 def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
@@ -41,6 +99,12 @@ def cjk_terms(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
     return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def segment_terms(run: str) -> list[str]:
+    """The kanji and katakana segments of a CJK run, each as one marked term (one regular
+    expression: the analyzer is on the boot path)."""
+    return [SEGMENT_MARK + segment for segment in _SEGMENT.findall(run)]
 
 
 def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[str]:
@@ -58,7 +122,9 @@ def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list
 
     def flush_run() -> None:
         if run:
-            terms.extend(cjk_terms("".join(run)))
+            text = "".join(run)
+            terms.extend(cjk_terms(text))
+            terms.extend(segment_terms(text))
             run.clear()
 
     for char in normalize(text):

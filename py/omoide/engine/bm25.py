@@ -29,6 +29,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Protocol
 
 STRIDE = 3  # a posting is (ordinal, tf, document length)
@@ -255,11 +256,9 @@ class BM25Index:
             count=count,
         )
 
-    def coverage(self, terms: Sequence[str], ids: Sequence[str], *,
-                 lone_term: bool = True) -> list[float] | None:
+    def coverage(self, terms: Sequence[str], ids: Sequence[str]) -> list[float] | None:
         """Per document, the idf-weighted share of the query's distinct terms it contains
-        (1.0: every term); None when the query has no term. O(terms) per document. With
-        ``lone_term=False`` a document matching just one of several distinct terms gets 0.
+        (1.0: every term); None when the query has no term. O(terms) per document.
 
         Japanese is indexed as overlapping bigrams, so one shared bigram inside a longer
         query word (イン of マインクラフト) is mostly chance: a bigram of a longer run counts
@@ -281,8 +280,27 @@ class BM25Index:
                     if term in present and (len(run) == 1 or (i > 0 and run[i - 1] in present)
                                             or (i + 1 < len(run) and run[i + 1] in present)):
                         matched.add(term)
-            lone = not lone_term and len(matched) == 1 and len(weights) > 1
-            out.append(0.0 if lone else sum(weights[t] for t in matched) / total)
+            out.append(sum(weights[t] for t in matched) / total)
+        return out
+
+    def matched_words(self, words: Sequence[Sequence[str]], ids: Sequence[str]) -> list[int]:
+        """Per document, how many of the query's ``words`` it holds (a word: its terms in
+        order, ``analyzer.query_words``). A one-term word is held with its term; a longer one
+        (a chain of overlapping bigrams) with two ADJACENT terms of it, i.e. a shared run of
+        3+ characters: one bigram inside a longer word is mostly chance (イン of
+        マインクラフト). O(document terms + query terms) per document; 0 for an unknown id."""
+        wanted = [[self._term_id.get(t, -1) for t in word] for word in words]
+        out = []
+        for doc_id in ids:
+            held_ids = self._doc_terms.get(doc_id)
+            held = set(held_ids) if held_ids is not None else set()
+            count = 0
+            for word in wanted:
+                if len(word) == 1:
+                    count += word[0] in held
+                else:
+                    count += any(a in held and b in held for a, b in pairwise(word))
+            out.append(count)
         return out
 
     def scores(self, terms: Sequence[str], ids: Sequence[str]) -> list[float]:

@@ -19,12 +19,16 @@ scale-free by construction:
   BM25 score it does not grow with term frequency or shrink with memory length. Question
   words ("what", "how", "did", ...) are left out of it: they say what kind of answer is
   wanted, not what it is about, and conversations are full of them; so are Japanese bigrams
-  written only in hiragana (particles and endings: くらい, ですか). A memory that holds only
-  ONE of several query terms has no lexical evidence at all (``lexical_shares``): one shared
-  word is what chance gives a multi-word query in any large enough store ("Kubernetes
-  liveness probe" meets a paragraph on space probes), while a memory the query is about
-  shares two terms or more (a Japanese match of 3+ characters is two bigrams) or, for a
-  one-term query, the term itself.
+  written only in hiragana (particles and endings: くらい, ですか) and those holding 何 or 誰
+  (何年, 何人: the Japanese question words). Coverage counts bigrams, but chance is judged
+  by WORDS (``lexical_shares``; ``analyzer.query_words``: a Latin word, or a chain of
+  same-script bigrams such as データベース or 原子質量, junction bigrams like 子の not counted;
+  ``BM25Index.matched_words``): a memory that holds only one word of a query of three
+  words or more has no lexical evidence at all. One shared word is what chance gives a
+  multi-word query in any large enough store ("Kubernetes liveness probe" meets a paragraph
+  on space probes, "MySQLのデータベースをSQLiteに移行する" any paragraph on databases), however
+  many bigrams the word spans; a memory the query is about shares two words or more, or,
+  for a query of one or two words ("法華経成立史の著者は"), one of them.
 
 ``relevance = 1 - (1 - r_v) * (1 - r_t)`` with ``r_v = sigmoid(VECTOR_SLOPE * (s_v -
 VECTOR_CENTER))`` and ``r_t = sigmoid(TEXT_SLOPE * (c - TEXT_CENTER))``: a memory is relevant
@@ -45,6 +49,8 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
+from omoide.engine.analyzer import SEGMENT_MARK, query_words
 
 if TYPE_CHECKING:
     from omoide.engine.bm25 import BM25Index
@@ -67,21 +73,40 @@ QUESTION_WORDS = frozenset(
 )
 
 
+# Japanese question kanji: a bigram holding one (何年, 何人, 誰か) asks, it does not name.
+JAPANESE_QUESTION_CHARS = frozenset("何誰")
+# a query of this many words or more needs two of them in a memory (see the module doc)
+LONE_WORD_QUERY = 3
+
+
 def _hiragana_only(term: str) -> bool:
     return all("\u3040" <= char <= "\u309f" for char in term)
 
 
 def content_terms(terms: list[str]) -> list[str]:
-    """The query terms that say what the query is about: English question words and
-    all-hiragana Japanese bigrams (particles, endings: どれくらいか, ですか) left out."""
-    return [t for t in terms if t not in QUESTION_WORDS and not _hiragana_only(t)]
+    """The query terms that say what the query is about: English question words,
+    all-hiragana Japanese bigrams (particles, endings: どれくらいか, ですか) and Japanese
+    question bigrams (何年, 誰が) left out, and the whole-segment terms (#原子質量: a ranking
+    feature; coverage counts the segment's bigrams, calibrated without them)."""
+    return [t for t in terms if t not in QUESTION_WORDS and not _hiragana_only(t)
+            and not (len(t) == 2 and JAPANESE_QUESTION_CHARS.intersection(t))
+            and not t.startswith(SEGMENT_MARK)]
 
 
 def lexical_shares(index: BM25Index, terms: list[str], ids: list[str]) -> list[float] | None:
     """The lexical coverage of each memory of ``ids`` by the query's content ``terms``
     (``BM25Index.coverage``; None when the query has no term), 0 for a memory that holds
-    exactly one of several terms. O(terms) per memory."""
-    return index.coverage(terms, ids, lone_term=False)
+    fewer of the query's words than chance rules out (one word of three or more; none of
+    one or two). A query with no word (only grammar bigrams: 蓮の花の色は) keeps its
+    coverage. O(terms + memory terms) per memory."""
+    shares = index.coverage(terms, ids)
+    words = query_words(terms)
+    if shares is None or not words:
+        return shares
+    needed = 2 if len(words) >= LONE_WORD_QUERY else 1
+    matched = index.matched_words(words, ids)
+    return [share if held >= needed else 0.0
+            for share, held in zip(shares, matched, strict=True)]
 
 
 def chance_level(count: int) -> float:
