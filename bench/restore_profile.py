@@ -2,7 +2,7 @@
 
     PYTHONPATH=.:py .venv/bin/python bench/restore_profile.py [--rows 100000] [--profile]
 
-Feeds ``browser.restore`` (what ``load_character`` runs at boot) and ``exchange.check_import``
+Feeds ``browser.restore`` (what the worker runs at boot) and ``exchange.check_import``
 (what ``import_data`` runs) the rows the browser would: bench/orama_browser.py's synthetic
 set (ids ``m0000000``.., 12-24 Zipf words over a 5,000-word vocabulary, kind fact), as
 IndexedDB records (every ``Memory`` field + ``trashed_at``) and as an export file. The kernel
@@ -64,7 +64,7 @@ def texts(rows: int) -> list[str]:
 
 
 def stored_rows(rows: int) -> list[dict]:
-    """IndexedDB records as ``loadCharacter`` hands them over (``withRecalls``)."""
+    """IndexedDB records as web/store/db.js ``recordsJson`` hands them over."""
     now = 1_700_000_000
     return [{"id": f"m{n:07d}", "character_id": CHARACTER, "text": t, "kind": "fact",
              "type": "factual", "key": None, "importance": 0.5, "created_at": now + n,
