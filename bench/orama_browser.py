@@ -115,6 +115,8 @@ def main() -> None:
     parser.add_argument("--engine-queries", type=int, default=20)
     parser.add_argument("--no-restart", action="store_true")
     parser.add_argument("--name", default="orama_browser")
+    parser.add_argument("--restore-only", action="store_true",
+                        help="fill the engine and time the restore only (no Orama, no recall)")
     args = parser.parse_args()
     out, record = results_log(args.name, k=10, queries=args.queries, rounds=args.rounds)
 
@@ -148,26 +150,30 @@ def main() -> None:
             filled = 0
             for rows in args.rows:
                 opts = {"queries": args.queries, "rounds": args.rounds}
-                try:
-                    r = lab.evaluate("([n, o]) => B.orama(n, o)", [rows, opts])
-                    r["memory"] = lab.evaluate("B.measureMemory()")
-                except PlaywrightError as err:
-                    r = {"engine": "orama", "rows": rows, "error": str(err).splitlines()[0]}
-                record(r)
-                for r in lab.evaluate("([n, o]) => B.kernel(n, o)", [rows, opts]):
+                if not args.restore_only:
+                    try:
+                        r = lab.evaluate("([n, o]) => B.orama(n, o)", [rows, opts])
+                        r["memory"] = lab.evaluate("B.measureMemory()")
+                    except PlaywrightError as err:
+                        r = {"engine": "orama", "rows": rows, "error": str(err).splitlines()[0]}
                     record(r)
-                for mode in ("exact", "int8"):
-                    best = None
-                    for _ in range(2):
-                        r = call(page, "kernel_bench", {"rows": rows, "queries": args.queries,
-                                                        "mode": mode})
-                        if best is None or r["p50_ms"] < best["p50_ms"]:
-                            best = r
-                    best["engine"] = "omoide-python-kernel"
-                    record(best)
+                    for r in lab.evaluate("([n, o]) => B.kernel(n, o)", [rows, opts]):
+                        record(r)
+                    for mode in ("exact", "int8"):
+                        best = None
+                        for _ in range(2):
+                            r = call(page, "kernel_bench", {"rows": rows, "queries": args.queries,
+                                                            "mode": mode})
+                            if best is None or r["p50_ms"] < best["p50_ms"]:
+                                best = r
+                        best["engine"] = "omoide-python-kernel"
+                        record(best)
                 fill_ms = page.evaluate("([c, s, a, b]) => B.engineFill(c, s, a, b)",
                                         [CHARACTER, stamp, filled, rows])
                 filled = rows
+                if args.restore_only:
+                    record({"engine": "omoide-engine", "rows": rows, "import_ms": fill_ms})
+                    continue
                 started = time.perf_counter()
                 call(page, "recall", {"character": CHARACTER, "query": "probe", "k": 10,
                                       "mode": "vector"})
@@ -184,21 +190,22 @@ def main() -> None:
                 record({"engine": "omoide-engine", "what": "recall_in_worker", "rows": rows,
                         "load": os.getloadavg(),
                         **worker_recall(page, rows, args.engine_queries)})
-            record({"engine": "omoide", "what": "persist_one_big", "rows": filled,
-                    **timed_remembers(page, "one more memory in the big store")})
-            # the same texts again: the embedding cache answers, so this is remember beyond
-            # its embedding (engine + IndexedDB commit)
-            for i in range(4):
-                call(page, "forget", {"character": CHARACTER, "id": call(page, "remember", {
-                    "character": CHARACTER, "text": f"a memory remembered twice {i}"})["id"]})
-                call(page, "purge_trash", {"character": CHARACTER})
-            record({"engine": "omoide", "what": "remember_cached_embedding", "rows": filled,
-                    **timed_remembers(page, "a memory remembered twice")})
-            # fixed cost of the engine's recall (embedding + rpc + touch) on a 6-memory store
-            r = page.evaluate("([c, n, o]) => B.engineRecall(c, n, o)",
-                              ["bench-one", 6, {"queries": args.engine_queries, "rounds": 2}])
-            r.update({"engine": "omoide-engine", "rows": 6, "what": "fixed_cost"})
-            record(r)
+            if not args.restore_only:
+                record({"engine": "omoide", "what": "persist_one_big", "rows": filled,
+                        **timed_remembers(page, "one more memory in the big store")})
+                # the same texts again: the embedding cache answers, so this is remember beyond
+                # its embedding (engine + IndexedDB commit)
+                for i in range(4):
+                    call(page, "forget", {"character": CHARACTER, "id": call(page, "remember", {
+                        "character": CHARACTER, "text": f"a memory remembered twice {i}"})["id"]})
+                    call(page, "purge_trash", {"character": CHARACTER})
+                record({"engine": "omoide", "what": "remember_cached_embedding", "rows": filled,
+                        **timed_remembers(page, "a memory remembered twice")})
+                # fixed cost of the engine's recall (embedding + rpc + touch) on a 6-memory store
+                r = page.evaluate("([c, n, o]) => B.engineRecall(c, n, o)",
+                                  ["bench-one", 6, {"queries": args.engine_queries, "rounds": 2}])
+                r.update({"engine": "omoide-engine", "rows": 6, "what": "fixed_cost"})
+                record(r)
             context.close()
             if not args.no_restart:
                 context = launch(p, profile)

@@ -267,9 +267,9 @@ def test_any_junk_is_accepted_whole_or_refused_by_name(change):
 
 
 def test_indexeddb_rows_pass_the_same_schema_at_browser_load():
-    """``browser.session.load_character`` keeps only rows that pass; the rest is quarantined
+    """``browser.restore`` keeps only rows that pass; the rest is quarantined
     (the browser's audit lists them; IndexedDB is not touched)."""
-    from omoide.browser.session import checked_records
+    from omoide.browser.restore import checked_memories
 
     engine = MemoryEngine(HashingEmbedder())
     good = {k: v for k, v in GOOD.items() if k != "vector"} | {"trashed_at": None}
@@ -279,8 +279,8 @@ def test_indexeddb_rows_pass_the_same_schema_at_browser_load():
             good | {"id": "01BAD00000000000000000000C", "text": ""},
             "not even a record"]
     # Vectors are not part of the rows: the worker loads them into the kernels in bulk.
-    kept = checked_records(engine, rows)
-    assert list(kept) == [GOOD["id"]]
+    kept = list(checked_memories(engine, rows))
+    assert [(m.id, at) for m, at in kept] == [(GOOD["id"], None)]
     assert {q["id"]: q["field"] for q in engine.quarantine.values()} == {
         "01BAD00000000000000000000A": "importance", "01BAD00000000000000000000B": "key",
         "01BAD00000000000000000000C": "text", "None": "record"}
@@ -311,10 +311,50 @@ near_valid = st.dictionaries(
 @given(valid_records, near_valid)
 def test_plain_row_path_equals_the_field_table(base, change):
     full = validate.RECORD_DEFAULTS | base | {"type": KIND_TYPES[base["kind"]]} | change
+    table = _table_answer(dict(full))
+    given_row = _typed(full)
     plain = validate._plain_fields(full, validate.MAX_TEXT_LENGTH, False)
-    table = _table_answer(full)
     if plain is not None:  # taken only when the table accepts, with the very same answer
         assert table is not None and _typed(plain) == _typed(table)
+    else:  # refused: the row goes to the table untouched
+        assert _typed(full) == given_row
+
+
+def _record_answer(data: dict) -> tuple:
+    try:
+        out = validate.record(data)
+    except OmoideError as err:
+        return ("error", err.code, err.fields.get("field"), err.fields.get("memory_id"))
+    return ("ok", _typed(out))
+
+
+@settings(max_examples=600, deadline=None)
+@given(valid_records, near_valid | st.dictionaries(
+    st.sampled_from((*validate.RECORD_FIELDS, "bogus")), junk, max_size=4))
+def test_record_answers_the_same_with_and_without_the_straight_path(base, change):
+    """The one validator, two ways to run it: ``record`` with its straight-line path and
+    with every row sent to the per-field table give the same record or the same named
+    error, for valid and invalid records alike."""
+    data = base | change
+    fast = _record_answer(dict(data))
+    straight = validate._plain_fields
+    validate._plain_fields = lambda full, limit, stored: None
+    try:
+        slow = _record_answer(dict(data))
+    finally:
+        validate._plain_fields = straight
+    assert fast == slow
+
+
+def test_records_never_share_a_meta_dict():
+    """The straight path fills in a fresh ``meta``: never RECORD_DEFAULTS' nor the input's."""
+    given_meta: dict = {}
+    a = validate.record({k: v for k, v in GOOD.items() if k != "vector"})
+    b = validate.record({k: v for k, v in GOOD.items() if k != "vector"} | {"meta": given_meta})
+    assert a["meta"] == {} and a["meta"] is not validate.RECORD_DEFAULTS["meta"]
+    assert b["meta"] is not given_meta
+    a["meta"]["x"] = 1
+    assert validate.RECORD_DEFAULTS["meta"] == {}
 
 
 def test_plain_row_path_takes_the_common_rows():

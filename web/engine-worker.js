@@ -310,12 +310,18 @@ async function loadOne(id) {
     return [];
   }
   looseVectors.set(id, data.loose);
-  const { live, trash, timing, ...rest } = data;
+  const { live, trash, timing, rows, recallById, ...header } = data;
   const started = performance.now();
-  const result = (await py.loadCharacter.callPromising(JSON.stringify(rest), live, trash))
+  // records in slices (omoide.browser.restore): Python never holds the JSON and the dicts
+  // of every record at once
+  py.restore.begin(JSON.stringify(header));
+  for (let at = 0; at < rows.length; at += store.RECORD_SLICE) {
+    py.restore.add_records(id, store.recordsJson(data, at, at + store.RECORD_SLICE));
+  }
+  const result = (await py.restore.finish.callPromising(id, live, trash))
     .toJs({ dict_converter: Object.fromEntries });
   loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
-    rows: rest.live_ids.length + rest.trash_ids.length });
+    rows: header.live_ids.length + header.trash_ids.length });
   scheduleTextIndexing();
   const notices = [];
   if (result.repaired || result.corrupt_segments) {
@@ -482,7 +488,7 @@ async function boot(onProgress) {
   py = {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
     session,
-    loadCharacter: session.load_character,
+    restore: pyodide.pyimport("omoide.browser.restore"),
     dropCharacter: session.drop_character,
     loadStaged: session.load_staged,
   };

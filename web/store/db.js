@@ -374,9 +374,9 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
 // kernel stores (``createStore(dimension)`` of kernel/vectors.js): every segment whose
 // checksum holds is appended to them in runs of consecutive rows (the bytes go from
 // IndexedDB straight into WebAssembly memory), then the tail (inline vectors). Returns the
-// records (trash state and recall counts folded in), the ids of the rows of each store in
-// order, the memories whose vector could not be trusted (``missing``: re-embedded), and the
-// per-step times.
+// stored rows (``rows``, read in slices with ``recordsJson``), the ids of the rows of each
+// store in order, the memories whose vector could not be trusted (``missing``: re-embedded),
+// and the per-step times.
 export async function loadCharacter(db, character, createStore) {
   const started = performance.now();
   const stamp = await db.stamps.get(character);
@@ -454,14 +454,27 @@ export async function loadCharacter(db, character, createStore) {
     recalls[row.id] = row.count;
     recallById.set(row.id, row);
   }
-  const out = records.map((r) => withRecalls(r, recallById.get(r.id)));
   const done = performance.now();
   return {
     character, stamp: stamp.stamp, model_id: stamp.model_id, dimension: d, loose,
-    records: out, recalls, live_ids: liveIds, trash_ids: trashIds, missing,
-    corrupt_segments: corrupt.length, live, trash,
+    recalls, live_ids: liveIds, trash_ids: trashIds, missing,
+    corrupt_segments: corrupt.length, live, trash, rows: records, recallById,
     timing: { indexeddb_ms: read - started, kernel_ms: done - read },
   };
+}
+
+// Stored records per slice handed to Python at boot (``omoide.browser.restore``): the JSON
+// text and the parsed rows of one slice are alive at a time, never those of every record.
+export const RECORD_SLICE = 4000;
+
+// The JSON of records [start, end) of a ``loadCharacter`` answer, as the engine holds them
+// (trash state and counted recalls folded in).
+export function recordsJson({ rows, recallById }, start, end) {
+  const out = [];
+  for (let i = start; i < Math.min(end, rows.length); i++) {
+    out.push(withRecalls(rows[i], recallById.get(rows[i].id)));
+  }
+  return JSON.stringify(out);
 }
 
 // A stored record with its counted recalls folded in (what the engine holds).

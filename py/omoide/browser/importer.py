@@ -21,16 +21,20 @@ from dataclasses import replace
 from typing import Any
 
 from ..engine import exchange
+from ..engine.bulk import acyclic_bulk
 from ..engine.memory import Memory, TrashEntry
 from .host import host, to_js_ints, wait
 from .rpc import handler
 from .session import session
 
-MEMORY_FIELDS = tuple(Memory.__dataclass_fields__)
-
 
 @handler("import_data")
 def import_data(data: Any, packed: dict[str, Any] | None = None) -> dict[str, Any]:
+    with acyclic_bulk():  # records and Memory objects per row, no cycles
+        return _import_data(data, packed)
+
+
+def _import_data(data: Any, packed: dict[str, Any] | None) -> dict[str, Any]:
     s = session()
     engine = s.engine
     packs = {str(c): exchange.PackedVectors([str(i) for i in p["ids"]], int(p["dimension"]))
@@ -65,16 +69,18 @@ def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:
     store.kernel.add_rows([r["id"] for r in live], block.subarray(0, len(live) * d))
     store.trash_kernel.add_rows([r["id"] for r in gone],
                                 block.subarray(len(live) * d, len(ordered) * d))
-    memories = [Memory.from_dict(r) for r in live]
-    trashed = [TrashEntry(Memory.from_dict(r), store.trash_kernel.vector(r["id"]),
-                          r["trashed_at"]) for r in gone]
-    store.add_loaded(memories, trashed)
+    trashed_at = [r["trashed_at"] for r in ordered]
+    ids = [r["id"] for r in ordered]
+    # one keyword call per Memory; the records then hold exactly its fields: the payload
+    memories = [Memory.from_record(r) for r in ordered]
+    trashed = [TrashEntry(m, store.trash_kernel.vector(m.id), at)
+               for m, at in zip(memories[len(live):], trashed_at[len(live):], strict=True)]
+    store.add_loaded(memories[:len(live)], trashed)
     s.listener.add_bulk({
         "op": "import", "character": plan.id, "stamp": store.stamp,
         "model_id": store.model_id, "dimension": d,
-        "memories": [{name: r[name] for name in MEMORY_FIELDS if name in r} for r in ordered],
-        "trashed_at": [r["trashed_at"] for r in ordered],
+        "memories": ordered, "trashed_at": trashed_at,
     })
     # what ``mirror_ops`` makes of a new record with its vector: the whole record, later
-    s.mirror.pending += [{"op": "upsert", "id": r["id"]} for r in ordered]
+    s.mirror.pending += [{"op": "upsert", "id": i} for i in ids]
     return len(ordered), len(gone)

@@ -1,9 +1,8 @@
 """The engine as the browser runs it: one ``MemoryEngine`` per worker, persisted to IndexedDB.
 
-The worker starts a session with the selected model, feeds every stored character in with
-``load_character`` (records + vectors read from IndexedDB), and then calls the rpc verbs
-registered here. Memories whose vectors were lost (a damaged segment) are re-embedded with the
-model of their own index, and reported as a notice; nothing is dropped silently.
+The worker starts a session with the selected model, feeds every stored character in
+(``browser.restore``: records in slices, vectors straight into the kernels), and then calls
+the rpc verbs registered here.
 """
 
 from __future__ import annotations
@@ -14,13 +13,12 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..backends.http import HttpBackend, HttpConfig
-from ..backends.listener import quarantine
 from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
 from ..engine import MemoryEngine, exchange, validate
 from ..engine.embedding import embed_memories
 from ..engine.listener import Change
-from ..engine.memory import Hit, Memory, TrashEntry
+from ..engine.memory import Hit, Memory
 from ..engine.revectorize import RevectorizeJob
 from ..errors import OmoideError
 from ..governance import Governor
@@ -38,7 +36,7 @@ from .persistence import IndexedDBListener
 from .recall_stats import RecallStats
 from .rpc import handler
 from .wasm_bm25 import WasmScorer
-from .wasm_kernel import WasmKernel, wasm_kernel_factory
+from .wasm_kernel import wasm_kernel_factory
 
 # User settings: name -> (default, minimum, maximum). Stored by the worker in IndexedDB.
 SETTINGS: dict[str, tuple[float, float, float]] = {
@@ -108,54 +106,6 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     return asdict(hit)
 
 
-def load_character(payload_json: str, live: Any, trash: Any) -> dict[str, Any]:
-    """Rebuild one character from IndexedDB without writing anything back, then repair.
-
-    ``live`` and ``trash`` are kernel stores the worker already filled with the vectors
-    (rows in the order of ``live_ids`` / ``trash_ids``): Python gets ids and records only."""
-    data = json.loads(payload_json)
-    s = session()
-    engine = s.engine
-    character, dim = data["character"], data["dimension"]
-    engine.stores.pop(character, None)
-    store = engine.new_store(character, stamp=data["stamp"], model_id=data["model_id"],
-                             dimension=dim)
-    engine.stores[character] = store
-    records = checked_records(engine, data["records"])  # bad rows: quarantined
-    live_kernel = WasmKernel.adopt(live, data["live_ids"], **KERNEL_OPTIONS)
-    trash_kernel = WasmKernel.adopt(trash, data["trash_ids"], **KERNEL_OPTIONS)
-    # A quarantined record's vector row must not stay searchable without its memory.
-    live_kernel.remove([i for i in data["live_ids"] if i not in records])
-    trash_kernel.remove([i for i in data["trash_ids"] if i not in records])
-    memories = [Memory.from_dict(records[i]) for i in data["live_ids"] if i in records]
-    trashed = [TrashEntry(Memory.from_dict(records[i]), trash_kernel.vector(i),
-                          records[i]["trashed_at"])
-               for i in data["trash_ids"] if i in records]
-    store.adopt(live_kernel, trash_kernel, memories, trashed)
-    s.recall_stats.loaded(character, data.get("recalls") or {})
-    missing = [records[i] for i in data["missing"] if i in records]
-    repaired = repair(store, missing)
-    flush()
-    return {"character": character, "loaded": len(records) - len(missing),
-            "repaired": repaired, "corrupt_segments": data["corrupt_segments"],
-            "quarantined": len(data["records"]) - len(records)}
-
-
-def checked_records(engine: MemoryEngine, rows: list[Any]) -> dict[str, dict[str, Any]]:
-    """The IndexedDB rows that pass the one record schema, by id (their vectors are in the
-    kernel stores, checked by their segment's CRC); the others go to ``engine.quarantine``
-    (kept in IndexedDB untouched, reported by ``audit``)."""
-    good = {}
-    for raw in rows:
-        try:
-            record = validate.record(raw, max_text_length=engine.max_text_length, stored=True)
-        except OmoideError as e:
-            quarantine(engine, raw, e)
-            continue
-        good[record["id"]] = record
-    return good
-
-
 @handler("memory_info")
 def memory_info() -> dict[str, Any]:
     """Bytes of WebAssembly memory held by the vector kernels (live + trash), all characters."""
@@ -182,21 +132,6 @@ def drop_character(character: str) -> None:
     """Forget a character's store (another tab removed its data); nothing is written."""
     session().engine.stores.pop(character, None)
     session().recall_stats.loaded(character, {})
-
-
-def repair(store: Any, missing: list[dict[str, Any]]) -> int:
-    """Re-embed memories whose vector was lost, with the model of their own index."""
-    if not missing:
-        return 0
-    model, dtype, _ = parse_stamp(store.stamp)
-    vectors = embed_memories(BrowserEmbedder(model, dtype),
-                             [(r["text"], r.get("context")) for r in missing])
-    for record, vector in zip(missing, vectors, strict=True):
-        memory = Memory.from_dict(record)
-        store.put(memory, vector)  # persisted: the segment row is written again
-        if record["trashed_at"] is not None:
-            store.move_to_trash(memory.id, record["trashed_at"])
-    return len(missing)
 
 
 def pending_commit() -> bool:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
+from omoide.engine.bulk import acyclic_bulk
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
@@ -37,6 +38,7 @@ EXPORT_FORMAT = "omoide-export"
 EXPORT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
+IMPORT_FIELDS = MEMORY_FIELDS | {"trashed_at"}  # what a record of an export file may hold
 
 
 def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
@@ -119,6 +121,12 @@ def check_import(engine: MemoryEngine, data: Any,
                  packed: dict[str, PackedVectors] | None = None) -> ImportPlan:
     """Validate the whole file against the engine's state; nothing is written.
     ``packed``: character id -> its ``vectors``, taken out of ``data`` as a binary block."""
+    with acyclic_bulk():  # a record per row, no cycles
+        return _check_import(engine, data, packed)
+
+
+def _check_import(engine: MemoryEngine, data: Any,
+                  packed: dict[str, PackedVectors] | None) -> ImportPlan:
     check_format(data)
     stamp, dimension = engine.embedder.stamp, engine.embedder.dimension
     seen_ids: set[str] = set()
@@ -172,8 +180,9 @@ def check_import(engine: MemoryEngine, data: Any,
                     raise _bad(f"{at}: trashed_at: missing", "trashed_at")
                 if section == "memories" and trashed_at is not None:
                     raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
-                unknown = sorted(str(k) for k in set(m) - MEMORY_FIELDS - {"trashed_at"})
-                if unknown:
+                extra = m.keys() - IMPORT_FIELDS  # a set op in C; sorted only when any
+                if extra:
+                    unknown = sorted(str(k) for k in extra)
                     raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
                 memory_id = m.get("id")
                 vector = vectors.get(memory_id) if reuse and vectors is not None \

@@ -1,0 +1,156 @@
+"""The Python side of a browser restore and import under CPython, profiled (not run by tests).
+
+    PYTHONPATH=.:py .venv/bin/python bench/restore_profile.py [--rows 100000] [--profile]
+
+Feeds ``browser.restore`` (what the worker runs at boot) and ``exchange.check_import``
+(what ``import_data`` runs) the rows the browser would: bench/orama_browser.py's synthetic
+set (ids ``m0000000``.., 12-24 Zipf words over a 5,000-word vocabulary, kind fact), as
+IndexedDB records (every ``Memory`` field + ``trashed_at``) and as an export file. The kernel
+stores are fakes that hold a row count (the vectors are not Python's work: the worker appends
+them to WebAssembly memory). Prints ms per step and us per row; ``--profile`` adds cProfile's
+top functions. Peak Python memory (``tracemalloc``) is measured in a separate pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import pstats
+import random
+import sys
+import time
+import tracemalloc
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "py")]
+
+from omoide.browser import restore, session  # noqa: E402
+from omoide.engine import MemoryEngine, exchange  # noqa: E402
+from tests.test_engine_embedder import HashingEmbedder  # noqa: E402
+
+CHARACTER = "bench"
+STAMP = "omoide/all-MiniLM-L6-v2@q8#384"
+CHUNK = 4_000  # RECORD_SLICE of web/store/db.js
+
+
+class FakeStore:
+    """What ``WasmKernel`` needs of a kernel/vectors.js store, without vectors."""
+
+    def __init__(self, dimension: int, count: int) -> None:
+        self.dimension, self.count = dimension, count
+        self.implementation, self.memoryBytes = "fake", 0
+
+    def remove(self, slot: int) -> int:
+        self.count -= 1
+        return -1 if slot == self.count else slot
+
+
+# the worker's kernel module, for the stores the engine makes itself (empty ones)
+sys.modules["omoide_vectors"] = types.SimpleNamespace(createStore=lambda d: FakeStore(d, 0))
+
+
+def texts(rows: int) -> list[str]:
+    rng = random.Random(1)
+    words = ["the", "and", "to", "of", "a", "i", "in", "was", "it", "that"]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    while len(words) < 5000:
+        words.append("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))))
+    weights = [1 / (i + 1) for i in range(len(words))]
+    return [" ".join(rng.choices(words, weights, k=rng.randint(12, 24))) for _ in range(rows)]
+
+
+def stored_rows(rows: int) -> list[dict]:
+    """IndexedDB records as web/store/db.js ``recordsJson`` hands them over."""
+    now = 1_700_000_000
+    return [{"id": f"m{n:07d}", "character_id": CHARACTER, "text": t, "kind": "fact",
+             "type": "factual", "key": None, "importance": 0.5, "created_at": now + n,
+             "updated_at": now + n, "last_recalled_at": None, "recall_count": 0,
+             "model": STAMP, "meta": {}, "context": None, "trashed_at": None}
+            for n, t in enumerate(texts(rows))]
+
+
+def worker_payload(rows: list[dict]) -> tuple[str, list[str]]:
+    """What the worker hands Python (JavaScript's work, not timed): a header, record slices."""
+    header = {"character": CHARACTER, "stamp": STAMP, "model_id": "omoide/all-MiniLM-L6-v2",
+              "dimension": 384, "live_ids": [r["id"] for r in rows], "trash_ids": [],
+              "missing": [], "recalls": {}, "corrupt_segments": 0, "loose": 0}
+    return json.dumps(header), [json.dumps(rows[start:start + CHUNK])
+                                for start in range(0, len(rows), CHUNK)]
+
+
+def restore_once(payload: tuple[str, list[str]]) -> dict:
+    """One character restored the way the worker does it: a header, then record slices."""
+    header, slices = payload
+    session.SESSION = None
+    session.start("omoide/all-MiniLM-L6-v2", "q8")
+    restore.begin(header)
+    rows = len(json.loads(header)["live_ids"])
+    for records in slices:
+        restore.add_records(CHARACTER, records)
+    return restore.finish(CHARACTER, FakeStore(384, rows), FakeStore(384, 0))
+
+
+EMBEDDER = HashingEmbedder(dimension=384)
+
+
+def export_file(rows: list[dict]) -> str:
+    """An export file as bench/orama.js ``exportChunk`` makes it (vectors taken out)."""
+    memories = [{k: r[k] for k in ("id", "text", "kind", "type", "key", "importance",
+                                   "created_at", "updated_at")} for r in rows]
+    return json.dumps({"format": exchange.EXPORT_FORMAT, "version": 1, "characters": [
+        {"id": CHARACTER, "stamp": EMBEDDER.stamp, "memories": memories}]})
+
+
+def import_once(text: str) -> int:
+    """``import_data``'s check of the whole file (parse included: Python's work)."""
+    engine = MemoryEngine(EMBEDDER)
+    data = json.loads(text)
+    ids = [m["id"] for m in data["characters"][0]["memories"]]
+    pack = exchange.PackedVectors(ids, 384)
+    plan = exchange.check_import(engine, data, {CHARACTER: pack})
+    return len(plan.characters[0].records)
+
+
+def timed(fn, *args) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    fn(*args)
+    return (time.perf_counter() - started) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    rows = stored_rows(args.rows)
+    n = args.rows
+    cases = (("restore", restore_once, worker_payload(rows)),
+             ("import check", import_once, export_file(rows)))
+    for name, fn, given in cases:
+        best = min(timed(fn, given) for _ in range(3))
+        print(f"{name}: {best:,.0f} ms for {n:,} rows ({best * 1000 / n:.1f} us a row)")
+    payload = cases[0][2]
+    tracemalloc.start()
+    restore_once(worker_payload([]))  # the session and engine themselves
+    base = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    restore_once(payload)
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"restore memory (CPython 64-bit, tracemalloc): peak {(peak - base) / 2**20:.1f} MiB, "
+          f"held after {(held - base) / 2**20:.1f} MiB")
+    if args.profile:
+        for name, fn, given in cases:
+            profiler = cProfile.Profile()
+            profiler.runcall(fn, given)
+            print(f"\n-- {name}")
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(14)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Restore of one character at boot from what the worker read in IndexedDB, in slices.
+
+The worker (``loadOne`` in web/engine-worker.js) has already appended every trusted vector
+to two kernel stores (live, trash) in WebAssembly memory. It then calls, under the engine
+lock and with nothing in between:
+
+1. ``begin(header)``: the character's stamp, the ids of the stores' rows in order, the ids
+   whose vector was lost (``missing``), the recall counts, the damaged segments' count;
+2. ``add_records(character, slice)`` for each slice of records (JSON; ``RECORD_SLICE`` in
+   web/store/db.js: a few MiB):
+   each row goes through the one record validator (``validate.record``; a bad one is
+   quarantined: skipped, kept in IndexedDB untouched, listed by ``audit``) and becomes a
+   ``Memory`` in one keyword call (``Memory.from_record``). Only one slice's
+   JSON text and dicts are alive at a time, never those of all 100,000 rows beside their
+   Memory objects;
+3. ``finish(character, live, trash)``: the kernels are adopted with their ids, rows of
+   quarantined records leave them, the store is filled without a change per memory
+   (``CharacterStore.adopt``; BM25 analysis deferred), and memories whose vector was lost
+   are re-embedded with the model of their own index (persisted: nothing is dropped).
+
+Nothing is written back except the repairs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backends.listener import quarantine
+from ..engine import MemoryEngine, validate
+from ..engine.bulk import acyclic_bulk
+from ..engine.embedding import embed_memories
+from ..engine.memory import Memory, TrashEntry
+from ..errors import OmoideError
+from .embedder import BrowserEmbedder, parse_stamp
+from .session import KERNEL_OPTIONS, flush, session
+from .wasm_kernel import WasmKernel
+
+
+@dataclass
+class Loading:
+    """One character between ``begin`` and ``finish``."""
+
+    header: dict[str, Any]
+    memories: dict[str, Memory] = field(default_factory=dict)
+    trashed_at: dict[str, float] = field(default_factory=dict)  # of trashed memories only
+    rows: int = 0  # records received, good or bad
+
+
+LOADING: dict[str, Loading] = {}
+
+
+def begin(header_json: str) -> None:
+    """Start restoring a character (forgets any restore of it left unfinished)."""
+    header = json.loads(header_json)
+    LOADING[header["character"]] = Loading(header)
+
+
+def add_records(character: str, records_json: str) -> int:
+    """Check one slice of the character's stored records; returns how many passed."""
+    loading = LOADING[character]
+    memories, trashed_at = loading.memories, loading.trashed_at
+    kept = 0
+    with acyclic_bulk():
+        rows = json.loads(records_json)
+        loading.rows += len(rows)
+        for memory, at in checked_memories(session().engine, rows):
+            memories[memory.id] = memory
+            if at is not None:
+                trashed_at[memory.id] = at
+            kept += 1
+    return kept
+
+
+def checked_memories(engine: MemoryEngine, rows: list[Any]
+                     ) -> Iterator[tuple[Memory, float | None]]:
+    """The IndexedDB rows that pass the one record schema, as (Memory, trashed_at) (their
+    vectors are in the kernel stores, checked by their segment's CRC); the others go to
+    ``engine.quarantine`` (kept in IndexedDB untouched, reported by ``audit``)."""
+    limit = engine.max_text_length
+    for raw in rows:
+        try:
+            record = validate.record(raw, max_text_length=limit, stored=True)
+        except OmoideError as e:
+            quarantine(engine, raw, e)
+            continue
+        at = record["trashed_at"]
+        yield Memory.from_record(record), at
+
+
+def finish(character: str, live: Any, trash: Any) -> dict[str, Any]:
+    """Fill the character's store around the kernel stores the worker filled, then repair."""
+    loading = LOADING.pop(character)
+    header, memories, trashed_at = loading.header, loading.memories, loading.trashed_at
+    s = session()
+    engine = s.engine
+    engine.stores.pop(character, None)
+    store = engine.new_store(character, stamp=header["stamp"], model_id=header["model_id"],
+                             dimension=header["dimension"])
+    engine.stores[character] = store
+    live_ids, trash_ids = header["live_ids"], header["trash_ids"]
+    live_kernel = WasmKernel.adopt(live, live_ids, **KERNEL_OPTIONS)
+    trash_kernel = WasmKernel.adopt(trash, trash_ids, **KERNEL_OPTIONS)
+    # A quarantined record's vector row must not stay searchable without its memory.
+    live_kernel.remove([i for i in live_ids if i not in memories])
+    trash_kernel.remove([i for i in trash_ids if i not in memories])
+    alive = [memories[i] for i in live_ids if i in memories]
+    trashed = [TrashEntry(memories[i], trash_kernel.vector(i), trashed_at[i])
+               for i in trash_ids if i in memories]
+    store.adopt(live_kernel, trash_kernel, alive, trashed)
+    s.recall_stats.loaded(character, header.get("recalls") or {})
+    missing = [(memories[i], trashed_at.get(i)) for i in header["missing"] if i in memories]
+    repaired = repair(store, missing)
+    flush()
+    return {"character": character, "loaded": len(memories) - len(missing),
+            "repaired": repaired, "corrupt_segments": header["corrupt_segments"],
+            "quarantined": loading.rows - len(memories)}
+
+
+def repair(store: Any, missing: list[tuple[Memory, float | None]]) -> int:
+    """Re-embed memories whose vector was lost, with the model of their own index."""
+    if not missing:
+        return 0
+    model, dtype, _ = parse_stamp(store.stamp)
+    vectors = embed_memories(BrowserEmbedder(model, dtype),
+                             [(m.text, m.context) for m, _ in missing])
+    for (memory, at), vector in zip(missing, vectors, strict=True):
+        store.put(memory, vector)  # persisted: the segment row is written again
+        if at is not None:
+            store.move_to_trash(memory.id, at)
+    return len(missing)
