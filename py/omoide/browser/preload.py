@@ -22,6 +22,7 @@ BOOT_MODULES = (
     "omoide.browser.importer",
     "omoide.browser.tavern",
     "omoide.browser.session",
+    "omoide.browser.restore",
 )
 
 
