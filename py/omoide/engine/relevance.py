@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from omoide.engine.analyzer import SEGMENT_MARK, query_words
+from omoide.engine.analyzer import SEGMENT_MARK, query_words, script
 
 if TYPE_CHECKING:
     from omoide.engine.bm25 import BM25Index
@@ -80,7 +80,7 @@ LONE_WORD_QUERY = 3
 
 
 def _hiragana_only(term: str) -> bool:
-    return all("\u3040" <= char <= "\u309f" for char in term)
+    return all(script(char) == "hiragana" for char in term)
 
 
 def content_terms(terms: list[str]) -> list[str]:
