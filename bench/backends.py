@@ -45,7 +45,7 @@ from omoide.engine import MemoryEngine  # noqa: E402
 from omoide.server import serve  # noqa: E402
 from omoide.workspace import open_workspace  # noqa: E402
 
-PORT = 47699
+PORT = 27699
 KEY = "bench-key-0123456789abcdef"
 CHUNK = 1_000
 

@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     out, record = results_log(args.name)
 
-    server = AppServer(DIST, port=47693).start()
+    server = AppServer(DIST, port=27693).start()
     try:
         with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
             context = launch(p, profile)

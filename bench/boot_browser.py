@@ -35,7 +35,7 @@ from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
-PORT = 47697
+PORT = 27697
 E5 = {"model": "omoide/multilingual-e5-small", "dtype": "q8"}
 MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",

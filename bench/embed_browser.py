@@ -242,7 +242,7 @@ def main() -> None:
     parser.add_argument("--out", default="embed_browser",
                         help="results file stem under bench/results/")
     args = parser.parse_args()
-    server = AppServer(DIST, port=47695).start()
+    server = AppServer(DIST, port=27695).start()
     results: list[dict] = []
     started = time.time()
     try:

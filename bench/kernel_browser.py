@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--dimension", type=int, default=384)
     args = parser.parse_args()
-    server = AppServer(DIST, port=47688).start()
+    server = AppServer(DIST, port=27688).start()
     results: list[dict] = []
     try:
         with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:

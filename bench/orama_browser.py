@@ -120,7 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     out, record = results_log(args.name, k=10, queries=args.queries, rounds=args.rounds)
 
-    server = AppServer(DIST, port=47690).start()
+    server = AppServer(DIST, port=27690).start()
     try:
         with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
             context = launch(p, profile)

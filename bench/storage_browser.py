@@ -93,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     out, record = results_log(args.name)
 
-    server = AppServer(DIST, port=47691).start()
+    server = AppServer(DIST, port=27691).start()
     try:
         with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
             context = launch(p, profile)

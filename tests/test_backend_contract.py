@@ -10,7 +10,7 @@ from omoide.backends.sqlite import SQLiteBackend
 from omoide.errors import OmoideError
 from tests.backend_fixtures import make_record, running_server
 
-PORT = 47671
+PORT = 27671
 
 
 @pytest.fixture(params=["sqlite", "http"])

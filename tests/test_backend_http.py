@@ -14,7 +14,7 @@ from omoide.backends.http import HttpBackend, HttpConfig
 from omoide.errors import OmoideError
 from tests.backend_fixtures import make_record, running_server
 
-PORT = 47672
+PORT = 27672
 
 
 LAYOUT = (("/api/v2/notes/item/", "/memories/"), ("/api/v2/notes", "/memories"),

@@ -14,7 +14,7 @@ from omoide.backends.sqlite import SQLiteBackend
 from omoide.errors import OmoideError
 from tests.backend_fixtures import make_record, running_server
 
-PORT = 47673
+PORT = 27673
 
 
 class Switchable:

@@ -11,7 +11,7 @@ from omoide.cli.main import main
 from tests.backend_fixtures import running_server
 from tests.test_engine_embedder import HashingEmbedder
 
-PORT = 47675
+PORT = 27675
 URL = f"http://127.0.0.1:{PORT}"
 
 

@@ -29,7 +29,7 @@ from omoide.workspace import open_workspace
 from tests.test_engine_embedder import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
-HTTP_PORT = 47691
+HTTP_PORT = 27691
 HTTP_KEY = "mcp-subprocess-key-0123456789"
 TIMEOUT = 45.0  # one subprocess session, model load included
 
@@ -382,8 +382,8 @@ def test_backup_option_mirrors_the_mcp_workspace(tmp_path) -> None:
     from omoide.mcp.__main__ import open_with_model, parse_args
     from tests.backend_fixtures import running_server
 
-    url = "http://127.0.0.1:47694"
-    with running_server(tmp_path / "backup.db", 47694, api_key="k"):
+    url = "http://127.0.0.1:27694"
+    with running_server(tmp_path / "backup.db", 27694, api_key="k"):
         args = parse_args(["--db", str(tmp_path / "m.db"), "--backup", url,
                            "--backup-key", "k"])
         workspace, _ = open_with_model(args)

@@ -27,7 +27,7 @@ from tests.backend_fixtures import make_record, running_server
 from tests.test_engine_embedder import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
-PORT = 47703
+PORT = 27703
 URL = f"http://127.0.0.1:{PORT}"
 KEY = "0123456789abcdef-secret"
 

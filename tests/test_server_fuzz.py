@@ -27,7 +27,7 @@ from omoide.engine.memory import KINDS
 from tests.backend_fixtures import running_server
 from tests.test_engine_embedder import HashingEmbedder
 
-PORT = 47705
+PORT = 27705
 KEY = "fuzz-key-0123456789abcdef"
 HOST = f"127.0.0.1:{PORT}"
 APP = "http://127.0.0.1:8742"

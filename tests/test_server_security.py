@@ -19,7 +19,7 @@ from omoide.server import ServerPolicy, serve
 from omoide.server.__main__ import main as server_main
 from tests.backend_fixtures import make_record, running_server
 
-PORT = 47701
+PORT = 27701
 KEY = "k" * 24
 APP = "http://127.0.0.1:8742"
 

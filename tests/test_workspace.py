@@ -13,7 +13,7 @@ from omoide.workspace import open_workspace
 from tests.backend_fixtures import running_server
 from tests.test_engine_embedder import HashingEmbedder
 
-PORT = 47674
+PORT = 27674
 
 
 def texts(hits):

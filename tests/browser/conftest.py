@@ -48,7 +48,7 @@ def built_app() -> Path:
 
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
-    server = AppServer(DIST, port=47613).start()
+    server = AppServer(DIST, port=27613).start()
     yield server.url
     server.stop()
 

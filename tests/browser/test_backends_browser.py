@@ -29,7 +29,7 @@ from tests.test_engine_embedder import HashingEmbedder
 
 from .conftest import engine_call, shot, wait_ready
 
-SERVER_PORT = 47692
+SERVER_PORT = 27692
 SERVER_URL = f"http://127.0.0.1:{SERVER_PORT}"
 KEY = "omoide-test-key-7f3a"
 MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}

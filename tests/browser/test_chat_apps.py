@@ -5,10 +5,10 @@ to end against a loopback OpenAI-compatible server, and the SillyTavern extensio
 stand-in page providing the extension API it uses.
 
 One profile and one app page for the module (each engine boot is slow); the tests build on
-each other in file order. Origins: the app 127.0.0.1:47651; the demo (a plain page of another
-origin, same site) 127.0.0.1:47652, and the same server as http://localhost:47652 (another
+each other in file order. Origins: the app 127.0.0.1:27651; the demo (a plain page of another
+origin, same site) 127.0.0.1:27652, and the same server as http://localhost:27652 (another
 site: Chromium partitions the storage of frames under it); the SillyTavern stand-in
-127.0.0.1:47653; the chat endpoint 127.0.0.1:47654.
+127.0.0.1:27653; the chat endpoint 127.0.0.1:27654.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .conftest import CHROMIUM, CHROMIUM_ARGS, DIST, engine_call, wait_ready
 
 expect.set_options(timeout=60_000)
 ROOT = Path(__file__).resolve().parents[2]
-APP, DEMO, ST_HOST, LLM = 47651, 47652, 47653, 47654
+APP, DEMO, ST_HOST, LLM = 27651, 27652, 27653, 27654
 SAME_SITE = f"http://127.0.0.1:{DEMO}"
 CROSS_SITE = f"http://localhost:{DEMO}"
 CALL = """async ([method, args]) => {

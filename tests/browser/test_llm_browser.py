@@ -53,7 +53,7 @@ class ChatHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def chat_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 47681), ChatHandler)
+    server = ThreadingHTTPServer(("127.0.0.1", 27681), ChatHandler)
     server.mode, server.seen = "ok", []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -71,7 +71,7 @@ def test_ingest_uses_the_configured_llm_and_degrades_when_it_fails(launch, app_u
     page.goto(app_url)
     wait_ready(page)
     engine_call(page, "select_model", {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"})
-    shown = engine_call(page, "set_settings", {"llm_endpoint": "http://127.0.0.1:47681/v1",
+    shown = engine_call(page, "set_settings", {"llm_endpoint": "http://127.0.0.1:27681/v1",
                                                "llm_model": "local-model",
                                                "llm_api_key": "sk-test"})
     # the page never gets the key back: masked in the answer and in `settings`

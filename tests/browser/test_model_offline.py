@@ -37,7 +37,7 @@ MINILM = "omoide/all-MiniLM-L6-v2"
 
 
 def test_warm_model_offline_picker_and_refused_switch(launch, tmp_path):
-    with app_page(launch, tmp_path, 47641) as (server, page):
+    with app_page(launch, tmp_path, 27641) as (server, page):
         # First visit: the default model was never downloaded, so nothing is fetched for it
         # at boot; the line says it loads on first use.
         warm = page.locator("#model-warm")
@@ -81,7 +81,7 @@ def test_warm_model_offline_picker_and_refused_switch(launch, tmp_path):
 
 
 def test_warm_up_can_be_cancelled_and_the_next_remember_loads_the_model(launch, tmp_path):
-    with app_page(launch, tmp_path, 47642) as (server, page):
+    with app_page(launch, tmp_path, 27642) as (server, page):
         engine_call(page, "create_character", {"name": "Aki"})
         engine_call(page, "remember", {"character": "aki", "text": "Aki grows tomatoes."})
 

@@ -36,7 +36,7 @@ def test_engine_errors_are_clear(launch, app_url, tmp_path):
 
 def test_boots_offline_after_first_visit(launch, tmp_path):
     profile = tmp_path / "profile"
-    server = AppServer(DIST, port=47614).start()
+    server = AppServer(DIST, port=27614).start()
     url = server.url
     try:
         context = launch(profile)

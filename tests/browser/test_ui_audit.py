@@ -24,7 +24,7 @@ HOSTILE = '<img src=x onerror="window.__pwned.push(\'img\')"> green tea & <b>mil
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[AppServer]:
-    server = AppServer(DIST, port=47633).start()
+    server = AppServer(DIST, port=27633).start()
     yield server
     server.stop()
 

@@ -32,7 +32,7 @@ PROGRESS_PROBE = """() => {
 @pytest.fixture(scope="module")
 def server() -> Iterator[AppServer]:
     """This module's own server: its own port (so its own origin and storage)."""
-    server = AppServer(DIST, port=47632).start()
+    server = AppServer(DIST, port=27632).start()
     yield server
     server.stop()
 

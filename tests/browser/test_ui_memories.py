@@ -32,7 +32,7 @@ PAYLOADS = [
 @pytest.fixture(scope="module")
 def server() -> Iterator[AppServer]:
     """This module's own server: its own port (so its own origin and storage)."""
-    server = AppServer(DIST, port=47631).start()
+    server = AppServer(DIST, port=27631).start()
     yield server
     server.stop()
 
