@@ -1,10 +1,10 @@
 """Train the learned second extraction stage (``omoide.governance.clause_model``).
 
 Training data: the development splits of the labelled extraction set ONLY (``dev``, ``dev2``,
-``dev3``, both languages; never ``heldout``, ``blind``, ``blind2``, ``blind3`` or
-``blind4``), plus the prototype phrases (``prototypes.json``) and the training-only phrases
-of ``bench/data/clause_training_phrases.json``. Each message is cut into clauses as
-``extract`` cuts them;
+``dev3``, both languages; never ``heldout`` or ``blind`` .. ``blind5``), plus the prototype
+phrases (``prototypes.json``) and the training-only phrases of
+``bench/data/clause_training_phrases.json``. Each message is cut into clauses as ``extract``
+cuts them;
 every clause the open-statement gate lets through (what the stage will see) is an example,
 labelled with its message's kind, or ``none`` for the negatives.
 
