@@ -4,7 +4,7 @@ Each tree's ``py/`` runs ``omoide.governance.ingest`` end to end (pattern extrac
 learned second stage, dedup, e5-small q8 embedding on the CPU, writes into an in-memory
 engine) over the same messages: the dev splits' messages of both languages, in
 conversations of 10, into a fresh engine per round. The trees run in separate processes,
-alternating round by round (A B A B ...), so a load change on the shared box hits both;
+alternating round by round (A B, B A, A B ...), so a load change on the shared box hits both;
 the figure to read is the ratio, with the load average printed beside it.
 
     PYTHONPATH=py:. .venv/bin/python bench/governance_ingest_cost.py /work/main . --rounds 3
@@ -80,8 +80,9 @@ def main() -> None:
     messages = dev_messages(args.per_language)
     seconds: dict[str, list[float]] = {str(t): [] for t in args.trees}
     loads = [os.getloadavg()[0]]
-    for _ in range(args.rounds):
-        for tree in args.trees:
+    for round_no in range(args.rounds):
+        # A B, then B A: neither tree always runs second while the load drifts
+        for tree in (args.trees if round_no % 2 == 0 else args.trees[::-1]):
             seconds[str(tree)].append(one_round(tree.resolve(), messages))
             loads.append(os.getloadavg()[0])
     rows, payload = [], {}
