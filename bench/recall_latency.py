@@ -18,6 +18,8 @@ after warm-up, in ``--rounds`` interleaved rounds (default 3) of which the one w
 p50 is reported (all rounds' p50 are in the JSON): the machine is shared, and another job's busy
 spell should not pass for the engine's latency. The query embedding is NOT included
 (vectors are precomputed; the real models' query latency is measured separately below).
+With ``--conversation-turns N`` every memory is a turn of a conversation of N turns, so hybrid
+recall also computes the window votes (``omoide.engine.neighbourhood``).
 Insert throughput is ``remember_many`` in batches of 1,000 with precomputed vectors
 (validation, ids, records, vector kernel, BM25 index), i.e. without the embedding; embedding
 throughput of the real models is reported separately (``--models``), since it dominates a
@@ -103,7 +105,10 @@ def _word(i: int) -> str:
     return "".join(out)
 
 
-def build(corpus: Corpus, kernel_factory) -> tuple[MemoryEngine, float]:
+def build(corpus: Corpus, kernel_factory, turns: int = 0) -> tuple[MemoryEngine, float]:
+    """The engine holding the corpus; ``turns`` > 0: memory i is turn i % turns of
+    conversation i // turns (``omoide.engine.neighbourhood``: hybrid recall adds window
+    votes)."""
     embedder = PrecomputedEmbedder("bench/synthetic", "fp32", DIMENSION,
                                    "bench/synthetic@fp32#384")
     embedder.add_queries(corpus.query_texts, corpus.query_vectors)
@@ -111,7 +116,10 @@ def build(corpus: Corpus, kernel_factory) -> tuple[MemoryEngine, float]:
     start = time.perf_counter()
     for at in range(0, len(corpus.texts), BATCH):
         embedder.stage(corpus.vectors[at : at + BATCH])
-        engine.remember_many("bench", corpus.texts[at : at + BATCH])
+        texts = corpus.texts[at : at + BATCH]
+        items = texts if not turns else [
+            {"text": t, "conversation": f"c{(at + i) // turns}"} for i, t in enumerate(texts)]
+        engine.remember_many("bench", items)
     return engine, time.perf_counter() - start
 
 
@@ -206,6 +214,8 @@ def main(argv: list[str] | None = None) -> None:
                         choices=sorted(MODELS), help="real models to time (none: skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--name", default="recall_latency", help="results file name")
+    parser.add_argument("--conversation-turns", type=int, default=0,
+                        help="store the memories as conversations of this many turns")
     args = parser.parse_args(argv)
 
     meta = machine_info()
@@ -218,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
             if kernel == "pure python" and size > PURE_MAX:
                 continue
             queries = args.pure_queries if kernel == "pure python" else args.queries
-            engine, seconds = build(corpus, KERNELS[kernel])
+            engine, seconds = build(corpus, KERNELS[kernel], args.conversation_turns)
             recall_vs_exact = None
             rounds: dict[str, list[list[float]]] = {label: [] for label, _, _ in MODES}
             for _ in range(args.rounds):  # interleaved, so a busy spell hits one round
@@ -254,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
     meta["wall_seconds"] = round(time.perf_counter() - started, 1)
     meta["load_average_at_end"] = list(os.getloadavg())
     payload = {"meta": meta, "rounds": args.rounds, "k": K, "dimension": DIMENSION,
-               "seed": args.seed,
+               "seed": args.seed, "conversation_turns": args.conversation_turns,
                "data": "synthetic (see bench/recall_latency.py docstring)",
                "recall": recall_rows, "insert": insert_rows, "models": models}
     json_path, md_path = write_results(args.name, payload, markdown(payload))

@@ -2,6 +2,8 @@
 kept through every path a record takes, and the window vote at hybrid recall."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omoide.engine import MemoryEngine, validate
 from omoide.engine.exchange import export_data, import_data
@@ -198,3 +200,29 @@ def test_ingest_places_a_batch_in_one_conversation_and_continues_a_named_one():
     alone = ingest(e, "mika", [{"role": "user", "content": "I love hiking in the mountains."}])
     assert [i.action for i in alone.items] == ["stored"]
     assert e.get("mika", alone.items[0].memory_id).conversation is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]),
+                          st.one_of(st.none(), st.integers(0, 12)),
+                          st.booleans()), min_size=1, max_size=25))
+def test_windows_and_new_turns_agree_with_a_scan_of_the_records(steps):
+    """Whatever the order of appends, placed turns and forgets: a window is exactly the live
+    memories of the same conversation within WINDOW turns, and an appended turn lands after
+    every live turn of its conversation."""
+    e = MemoryEngine(HashingEmbedder(16))
+    for n, (conversation, turn, forget) in enumerate(steps):
+        live = [m.turn for m in e.memories("p") if m.conversation == conversation] \
+            if "p" in e.stores else []
+        memory = e.remember("p", f"memory {n}", conversation=conversation, turn=turn)
+        if turn is None:
+            assert all(memory.turn > t for t in live)
+        if forget:
+            e.forget("p", memory.id)
+    if "p" not in e.stores:
+        return
+    store = e.stores["p"]
+    for memory in e.memories("p"):
+        expected = {m.id for m in e.memories("p") if m.conversation == memory.conversation
+                    and abs(m.turn - memory.turn) <= WINDOW}
+        assert set(window(store, memory)) == expected
