@@ -60,6 +60,9 @@ KERNELS = {
     "numpy int8": functools.partial(NumpyKernel, mode="int8"),
     "pure python": PureKernel,
 }
+NO_VOTES = " no votes"  # --conversation-turns: also time hybrid without the window votes
+VOTELESS = (("hybrid adaptive, no votes", "hybrid", "adaptive" + NO_VOTES),
+            ("hybrid zscore, no votes", "hybrid", "zscore" + NO_VOTES))
 PURE_MAX = 10_000
 BATCH = 1_000
 
@@ -126,12 +129,15 @@ def build(corpus: Corpus, kernel_factory, turns: int = 0) -> tuple[MemoryEngine,
 def measure(engine: MemoryEngine, corpus: Corpus, mode: str, fusion: str, queries: int,
             warmup: int) -> tuple[list[float], list[list[str]]]:
     texts = corpus.query_texts
+    extra = {}
+    if fusion.endswith(NO_VOTES):  # the same recall without neighbourhood evidence
+        fusion, extra = fusion.removesuffix(NO_VOTES), {"use_neighbours": False}
     for text in texts[:warmup]:
-        engine.recall("bench", text, k=K, mode=mode, fusion=fusion)
+        engine.recall("bench", text, k=K, mode=mode, fusion=fusion, **extra)
     samples, results = [], []
     for text in texts[warmup : warmup + queries]:
         start = time.perf_counter()
-        hits = engine.recall("bench", text, k=K, mode=mode, fusion=fusion)
+        hits = engine.recall("bench", text, k=K, mode=mode, fusion=fusion, **extra)
         samples.append(time.perf_counter() - start)
         results.append([h.memory.id for h in hits])
     return samples, results
@@ -230,9 +236,10 @@ def main(argv: list[str] | None = None) -> None:
             queries = args.pure_queries if kernel == "pure python" else args.queries
             engine, seconds = build(corpus, KERNELS[kernel], args.conversation_turns)
             recall_vs_exact = None
-            rounds: dict[str, list[list[float]]] = {label: [] for label, _, _ in MODES}
+            modes = MODES + (VOTELESS if args.conversation_turns else ())
+            rounds: dict[str, list[list[float]]] = {label: [] for label, _, _ in modes}
             for _ in range(args.rounds):  # interleaved, so a busy spell hits one round
-                for label, mode, fusion in MODES:
+                for label, mode, fusion in modes:
                     samples, results = measure(engine, corpus, mode, fusion, queries,
                                                args.warmup)
                     rounds[label].append(samples)
@@ -242,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
                         elif exact_results is not None:
                             recall_vs_exact = overlap(exact_results,
                                                       texts_and_ids(engine, results))
-            for label, _, _ in MODES:
+            for label, _, _ in modes:
                 p50s = [percentile_ms(r, 50) for r in rounds[label]]
                 best = rounds[label][int(np.argmin(p50s))]
                 row = {"memories": size, "kernel": kernel, "mode": label,
