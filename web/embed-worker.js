@@ -28,7 +28,9 @@ env.backends.onnx.wasm.numThreads = !self.crossOriginIsolated ? 1
 
 let registry = null;
 let manifest = null;
-let current = null; // {extractor, model, dtype, device, reason, info}
+// {extractor, model, dtype, device, reason, info, graph}; graph: where the model's graph was
+// optimized, "build" (buildtools/models/optimize.py) or "session" (by onnxruntime, at set-up).
+let current = null;
 
 async function fetchJson(path) {
   const response = await fetch(new URL(path, base));
@@ -103,8 +105,33 @@ async function readWithProgress(response, file, progress, report) {
   return bytes;
 }
 
-// Make sure every file of the model is in the model cache: cache hits are not downloaded
-// again, downloads are checked against the build manifest's sha256 before they are stored.
+// A model cache entry carries the sha256 it was checked against. A new build of the app may
+// publish different bytes under the same URL (e.g. graphs optimized at build time), so an
+// entry is "current" only when its digest is the manifest's. Entries stored before entries
+// carried a digest are hashed once and tagged.
+const DIGEST_HEADER = "x-omoide-sha256";
+
+function taggedResponse(bytes, contentType, digest) {
+  return new Response(bytes, { headers: { "content-type": contentType,
+    "content-length": String(bytes.length), [DIGEST_HEADER]: digest } });
+}
+
+// "current", "stale" (another build's bytes) or "missing".
+async function cachedState(cache, url, sha256) {
+  const hit = await cache.match(url);
+  if (!hit) return "missing";
+  const tag = hit.headers.get(DIGEST_HEADER);
+  if (tag) return tag === sha256 ? "current" : "stale";
+  const bytes = await hit.arrayBuffer();
+  const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+  if (digest !== sha256) return "stale";
+  await cache.put(url, taggedResponse(bytes, hit.headers.get("content-type") ?? "", digest));
+  return "current";
+}
+
+// Make sure every file of the model is in the model cache: current entries are not
+// downloaded again, downloads are checked against the build manifest's sha256 before they are
+// stored. Returns the files used from an older build (kept when no download is possible).
 async function fetchModelFiles(modelId, dtype, progress, onProgress) {
   const cache = await caches.open(MODEL_CACHE);
   const meta = manifest.models[modelId].files;
@@ -116,25 +143,38 @@ async function fetchModelFiles(modelId, dtype, progress, onProgress) {
       onProgress?.(progress.snapshot());
     }
   };
+  const stale = [];
   for (const file of Object.keys(expectedFiles(modelId, dtype))) {
     const url = new URL(`${env.localModelPath}${modelId}/${file}`, base).href;
-    if (await cache.match(url)) {
+    const state = await cachedState(cache, url, meta[file].sha256);
+    if (state === "current") {
       progress.markCacheHit(file);
       continue;
     }
     progress.apply({ status: "download", file });
     report(true);
-    const response = await fetch(url, { cache: "no-store" });
-    if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
-    const bytes = await readWithProgress(response, file, progress, report);
+    let bytes;
+    let contentType;
+    try {
+      const response = await fetch(url, { cache: "no-store" });
+      if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
+      contentType = response.headers.get("content-type") ?? "";
+      bytes = await readWithProgress(response, file, progress, report);
+    } catch (err) {
+      if (state === "missing") throw err;
+      // An older build of this file (offline, or the server is gone): it still works, so
+      // the model is used as it is and replaced on a later load.
+      stale.push(file);
+      progress.markCacheHit(file);
+      continue;
+    }
     const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
     if (digest !== meta[file].sha256) throw new Error(`${file}: checksum mismatch, not stored`);
-    const headers = { "content-type": response.headers.get("content-type") ?? "",
-      "content-length": String(bytes.length) };
-    await cache.put(url, new Response(bytes, { headers }));
+    await cache.put(url, taggedResponse(bytes, contentType, digest));
     progress.apply({ status: "done", file });
     report(true);
   }
+  return { stale };
 }
 
 // Which model builds are complete in the model cache, i.e. usable offline, with their sizes.
@@ -160,7 +200,7 @@ async function availability() {
 // "download for offline use" button, and the check before a model switch).
 async function download({ model, dtype = "q8" } = {}, onProgress) {
   await catalogue();
-  const progress = await downloadFiles(model, dtype, onProgress);
+  const { progress } = await downloadFiles(model, dtype, onProgress);
   progress.ready = true;
   onProgress?.(progress.snapshot());
   return { model, dtype, cached: true };
@@ -169,18 +209,33 @@ async function download({ model, dtype = "q8" } = {}, onProgress) {
 // The model's files into the cache with progress; a failure is reported, then thrown.
 async function downloadFiles(model, dtype, onProgress) {
   const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
+  let stale;
   try {
-    await fetchModelFiles(model, dtype, progress, onProgress);
+    ({ stale } = await fetchModelFiles(model, dtype, progress, onProgress));
   } catch (err) {
     progress.fail(err);
     onProgress?.(progress.snapshot());
     throw new Error(`Download of ${model} (${dtype}) failed: ${err.message}`);
   }
-  return progress;
+  return { progress, stale };
 }
 
-function createExtractor(modelId, dtype, device) {
-  return pipeline("feature-extraction", modelId, { dtype, device });
+// The graph the build already optimized (buildtools/models/optimize.py) is not optimized
+// again on WebAssembly: that took ~1.3 s of every e5 set-up. A WebGPU session keeps
+// onnxruntime's default, and so does a file from an older build still in the cache.
+// Returns where the graph's optimization happens: "build" or "session".
+function graphOptimization(modelId, dtype, device, stale) {
+  const file = modelInfo(modelId).onnx_files[dtype];
+  const optimized = manifest.models[modelId]?.graph_optimization?.[file];
+  return device === "wasm" && optimized && !stale.includes(file) ? "build" : "session";
+}
+
+async function createExtractor(modelId, dtype, device, stale = []) {
+  const graph = graphOptimization(modelId, dtype, device, stale);
+  const sessionOptions = graph === "build" ? { graphOptimizationLevel: "disabled" } : {};
+  const extractor = await pipeline("feature-extraction", modelId,
+    { dtype, device, session_options: sessionOptions });
+  return { extractor, graph };
 }
 
 // Loads are serialized: the page and the engine may both ask for a model at once.
@@ -228,18 +283,19 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   const started = performance.now();
   await startRuntime();
   const picked = await pickDevice(device);
-  const progress = await downloadFiles(model, dtype, onProgress);
+  const { progress, stale } = await downloadFiles(model, dtype, onProgress);
   if (job?.cancelled) throw cancelledError();
   progress.initialising = true;
   onProgress?.(progress.snapshot());
   let extractor;
+  let graph;
   try {
-    extractor = await createExtractor(model, dtype, picked.device);
+    ({ extractor, graph } = await createExtractor(model, dtype, picked.device, stale));
   } catch (err) {
     if (picked.device !== "webgpu") throw err;
     picked.device = "wasm";
     picked.reason = `WebGPU failed to start (${err.message}); using WebAssembly`;
-    extractor = await createExtractor(model, dtype, "wasm");
+    ({ extractor, graph } = await createExtractor(model, dtype, "wasm", stale));
   }
   if (job?.cancelled) {
     await extractor.dispose?.().catch?.(() => {}); // its memory goes back now
@@ -247,9 +303,9 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   }
   progress.ready = true;
   onProgress?.(progress.snapshot());
-  current = { extractor, model, dtype, info, ...picked };
+  current = { extractor, model, dtype, info, graph, ...picked };
   return {
-    model, dtype, device: current.device, reason: current.reason,
+    model, dtype, device: current.device, reason: current.reason, graph,
     dimension: info.dimension, threads: env.backends.onnx.wasm.numThreads, runtime,
     loadMs: Math.round(performance.now() - started), progress: progress.snapshot(),
   };
@@ -316,8 +372,8 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
 function status() {
   const warmingUp = Boolean(warming);
   if (!current) return { loaded: false, warming: warmingUp };
-  const { model, dtype, device, reason } = current;
-  return { loaded: true, model, dtype, device, reason, warming: warmingUp,
+  const { model, dtype, device, reason, graph } = current;
+  return { loaded: true, model, dtype, device, reason, graph, warming: warmingUp,
     threads: env.backends.onnx.wasm.numThreads, runtime };
 }
 
