@@ -102,14 +102,25 @@ def window_votes(store: CharacterStore, query_vector: Sequence[float],
     ``mean``/``std``: the vector ranker's moments over the whole store for this query."""
     if std <= 1e-12:
         return {}
-    windows = {}
-    for memory_id in candidates:
-        ids = window(store, store.records[memory_id])
-        if ids:
-            windows[memory_id] = ids
+    records = store.records
+    windows: dict[str, list[str]] = {}
+    groups = None
+    for memory_id in candidates:  # ``window`` inlined: this runs for every candidate
+        memory = records[memory_id]
+        conversation, turn = memory.conversation, memory.turn
+        if conversation is None or turn is None:
+            continue
+        if groups is None:
+            groups = positions(store)
+        ids: list[str] = []
+        for place in range(turn - WINDOW, turn + WINDOW + 1):
+            group = groups.get((conversation, place))
+            if group:
+                ids.extend(group)
+        windows[memory_id] = ids
     if not windows:
         return {}
-    needed = list(dict.fromkeys(i for ids in windows.values() for i in ids))
+    needed = list({i for ids in windows.values() for i in ids})
     cosine = dict(zip(needed, store.kernel.scores(query_vector, needed), strict=True))
-    return {memory_id: (sum(cosine[i] for i in ids) / len(ids) - mean) / std
+    return {memory_id: (sum([cosine[i] for i in ids]) / len(ids) - mean) / std
             for memory_id, ids in windows.items()}
