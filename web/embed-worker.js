@@ -2,11 +2,11 @@
 // WebAssembly otherwise. Called by the page (and the engine) through Comlink.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { env, pipeline } from "./vendor/transformers/transformers.js";
+import * as modelFiles from "./embed/model-files.js";
 import { ModelProgress } from "./embed/progress.js";
 import { pickRuntime, wasmPaths } from "./embed/runtime.js";
 
 const base = new URL("./", import.meta.url);
-const MODEL_CACHE = "omoide-models-v1";
 const PROGRESS_EVERY_MS = 100;
 
 // Never reach for a hub or CDN: models and the onnxruntime-web wasm come from our origin.
@@ -15,9 +15,11 @@ env.allowLocalModels = true;
 // A path, not a URL: Transformers.js only probes local files (tokenizer_config.json) for paths.
 env.localModelPath = new URL("models/", base).pathname;
 env.useWasmCache = false;
-// Transformers.js reads model files from our model cache, which fetchModelFiles fills.
-env.useBrowserCache = true;
-env.cacheKey = MODEL_CACHE;
+// Transformers.js reads model files from the device's model store, which fetchModelFiles
+// fills (web/embed/model-files.js).
+env.useBrowserCache = false;
+env.useCustomCache = true;
+env.customCache = modelFiles.transformersCache(env.localModelPath);
 // Multi-threaded WASM needs SharedArrayBuffer, which cross-origin isolation provides. Every
 // core, up to 4: inference is > 95% of an embedding and the engine worker waits for it
 // (2 threads on a 2-core box ran e5 at 58 texts/s vs 38 with one).
@@ -80,9 +82,6 @@ async function pickDevice(requested) {
   return { device: "webgpu", reason: "WebGPU adapter found" };
 }
 
-const hex = (buffer) =>
-  Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-
 // Read a response body with byte progress; one network download per file.
 async function readWithProgress(response, file, progress, report) {
   const reader = response.body.getReader();
@@ -105,35 +104,11 @@ async function readWithProgress(response, file, progress, report) {
   return bytes;
 }
 
-// A model cache entry carries the sha256 it was checked against. A new build of the app may
-// publish different bytes under the same URL (e.g. graphs optimized at build time), so an
-// entry is "current" only when its digest is the manifest's. Entries stored before entries
-// carried a digest are hashed once and tagged.
-const DIGEST_HEADER = "x-omoide-sha256";
-
-function taggedResponse(bytes, contentType, digest) {
-  return new Response(bytes, { headers: { "content-type": contentType,
-    "content-length": String(bytes.length), [DIGEST_HEADER]: digest } });
-}
-
-// "current", "stale" (another build's bytes) or "missing".
-async function cachedState(cache, url, sha256) {
-  const hit = await cache.match(url);
-  if (!hit) return "missing";
-  const tag = hit.headers.get(DIGEST_HEADER);
-  if (tag) return tag === sha256 ? "current" : "stale";
-  const bytes = await hit.arrayBuffer();
-  const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
-  if (digest !== sha256) return "stale";
-  await cache.put(url, taggedResponse(bytes, hit.headers.get("content-type") ?? "", digest));
-  return "current";
-}
-
-// Make sure every file of the model is in the model cache: current entries are not
-// downloaded again, downloads are checked against the build manifest's sha256 before they are
-// stored. Returns the files used from an older build (kept when no download is possible).
+// Make sure every file of the model is on this device (web/embed/model-files.js): current
+// files are not downloaded again, downloads are checked against the build manifest's sha256
+// before they are stored. Returns the files used from an older build: kept, and used as they
+// are, when no download is possible (offline); replaced when it is.
 async function fetchModelFiles(modelId, dtype, progress, onProgress) {
-  const cache = await caches.open(MODEL_CACHE);
   const meta = manifest.models[modelId].files;
   let last = 0;
   const report = (force = false) => {
@@ -146,7 +121,8 @@ async function fetchModelFiles(modelId, dtype, progress, onProgress) {
   const stale = [];
   for (const file of Object.keys(expectedFiles(modelId, dtype))) {
     const url = new URL(`${env.localModelPath}${modelId}/${file}`, base).href;
-    const state = await cachedState(cache, url, meta[file].sha256);
+    const path = `${modelId}/${file}`;
+    const state = await modelFiles.state(path, meta[file].sha256, url);
     if (state === "current") {
       progress.markCacheHit(file);
       continue;
@@ -154,39 +130,34 @@ async function fetchModelFiles(modelId, dtype, progress, onProgress) {
     progress.apply({ status: "download", file });
     report(true);
     let bytes;
-    let contentType;
     try {
       const response = await fetch(url, { cache: "no-store" });
       if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
-      contentType = response.headers.get("content-type") ?? "";
       bytes = await readWithProgress(response, file, progress, report);
     } catch (err) {
       if (state === "missing") throw err;
-      // An older build of this file (offline, or the server is gone): it still works, so
-      // the model is used as it is and replaced on a later load.
       stale.push(file);
       progress.markCacheHit(file);
       continue;
     }
-    const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+    const digest = await modelFiles.sha256(bytes);
     if (digest !== meta[file].sha256) throw new Error(`${file}: checksum mismatch, not stored`);
-    await cache.put(url, taggedResponse(bytes, contentType, digest));
+    await modelFiles.write(path, bytes, digest);
     progress.apply({ status: "done", file });
     report(true);
   }
   return { stale };
 }
 
-// Which model builds are complete in the model cache, i.e. usable offline, with their sizes.
+// Which model builds are complete on this device, i.e. usable offline, with their sizes.
 async function availability() {
   await catalogue();
-  const cache = await caches.open(MODEL_CACHE);
   const out = {};
   for (const info of registry.models) {
     for (const dtype of info.dtypes) {
       const files = expectedFiles(info.id, dtype);
-      const hits = await Promise.all(Object.keys(files).map((file) =>
-        cache.match(new URL(`${env.localModelPath}${info.id}/${file}`, base).href)));
+      const hits = await Promise.all(Object.keys(files).map((file) => modelFiles.has(
+        `${info.id}/${file}`, new URL(`${env.localModelPath}${info.id}/${file}`, base).href)));
       out[`${info.id}@${dtype}`] = {
         cached: hits.length > 0 && hits.every(Boolean),
         bytes: Object.values(files).reduce((a, b) => a + b, 0),
@@ -196,7 +167,7 @@ async function availability() {
   return out;
 }
 
-// Download a model's files into the cache without making it the loaded model (the
+// Download a model's files to this device without making it the loaded model (the
 // "download for offline use" button, and the check before a model switch).
 async function download({ model, dtype = "q8" } = {}, onProgress) {
   await catalogue();
@@ -206,7 +177,7 @@ async function download({ model, dtype = "q8" } = {}, onProgress) {
   return { model, dtype, cached: true };
 }
 
-// The model's files into the cache with progress; a failure is reported, then thrown.
+// The model's files to this device with progress; a failure is reported, then thrown.
 async function downloadFiles(model, dtype, onProgress) {
   const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
   let stale;
@@ -222,7 +193,7 @@ async function downloadFiles(model, dtype, onProgress) {
 
 // The graph the build already optimized (buildtools/models/optimize.py) is not optimized
 // again on WebAssembly: that took ~1.3 s of every e5 set-up. A WebGPU session keeps
-// onnxruntime's default, and so does a file from an older build still in the cache.
+// onnxruntime's default, and so does a file from an older build still on this device.
 // Returns where the graph's optimization happens: "build" or "session".
 function graphOptimization(modelId, dtype, device, stale) {
   const file = modelInfo(modelId).onnx_files[dtype];
