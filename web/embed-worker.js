@@ -1,7 +1,9 @@
 // The embedding worker: Transformers.js on our own converted models, WebGPU when it works,
 // WebAssembly otherwise. Called by the page (and the engine) through Comlink.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
-import { env, pipeline } from "./vendor/transformers/transformers.js";
+import {
+  AutoModel, AutoTokenizer, env, FeatureExtractionPipeline,
+} from "./vendor/transformers/transformers.js";
 import * as modelFiles from "./embed/model-files.js";
 import { ModelProgress } from "./embed/progress.js";
 import { pickRuntime, wasmPaths } from "./embed/runtime.js";
@@ -143,6 +145,7 @@ async function fetchModelFiles(modelId, dtype, progress, onProgress) {
     const digest = await modelFiles.sha256(bytes);
     if (digest !== meta[file].sha256) throw new Error(`${file}: checksum mismatch, not stored`);
     await modelFiles.write(path, bytes, digest);
+    if (file.startsWith("tokenizer") && tokenizer?.modelId === modelId) tokenizer = null;
     progress.apply({ status: "done", file });
     report(true);
   }
@@ -204,9 +207,40 @@ function graphOptimization(modelId, dtype, device, stale) {
 async function createExtractor(modelId, dtype, device, stale = []) {
   const graph = graphOptimization(modelId, dtype, device, stale);
   const sessionOptions = graph === "build" ? { graphOptimizationLevel: "disabled" } : {};
-  const extractor = await pipeline("feature-extraction", modelId,
-    { dtype, device, session_options: sessionOptions });
+  const [tokenizer, model] = await Promise.all([tokenizerFor(modelId),
+    AutoModel.from_pretrained(modelId, { dtype, device, session_options: sessionOptions })]);
+  const extractor = new FeatureExtractionPipeline({ task: "feature-extraction", model, tokenizer });
   return { extractor, graph };
+}
+
+// The tokenizer of one model, built once. e5's (250,000 pieces) takes ~1.7 s of JavaScript
+// here, as long as its inference session; `prepare` builds it while the engine boots, on
+// this worker's thread, so the model's set-up later only creates the session. One model's
+// tokenizer is kept (the last one asked for).
+let tokenizer = null; // {modelId, promise}
+function tokenizerFor(modelId) {
+  if (tokenizer?.modelId !== modelId) {
+    const promise = AutoTokenizer.from_pretrained(modelId);
+    tokenizer = { modelId, promise };
+    promise.catch(() => {
+      if (tokenizer?.promise === promise) tokenizer = null;
+    });
+  }
+  return tokenizer.promise;
+}
+
+// Build the selected model's tokenizer now when its files are on this device (the page asks
+// as soon as it knows the stored model, before the engine is up); a model whose files are
+// not here is left alone (nothing is downloaded by this).
+async function prepare({ model } = {}) {
+  await catalogue();
+  const available = await availability();
+  const info = registry.models.find((m) => m.id === model);
+  if (!info || !info.dtypes.some((d) => available[`${model}@${d}`]?.cached)) {
+    return { prepared: false };
+  }
+  await tokenizerFor(model);
+  return { prepared: true };
 }
 
 // Loads are serialized: the page and the engine may both ask for a model at once.
@@ -342,14 +376,16 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
 
 function status() {
   const warmingUp = Boolean(warming);
-  if (!current) return { loaded: false, warming: warmingUp };
+  const tokenizerOf = tokenizer?.modelId ?? null; // built or being built (prepare)
+  if (!current) return { loaded: false, warming: warmingUp, tokenizer: tokenizerOf };
   const { model, dtype, device, reason, graph } = current;
   return { loaded: true, model, dtype, device, reason, graph, warming: warmingUp,
+    tokenizer: tokenizerOf,
     threads: env.backends.onnx.wasm.numThreads, runtime };
 }
 
 const api = {
-  catalogue, load, warm, cancelWarm, embed, status, availability, download,
+  catalogue, load, prepare, warm, cancelWarm, embed, status, availability, download,
   // A second caller (the engine worker) gets its own channel to the same loaded model.
   connect(port) {
     Comlink.expose(api, port);
