@@ -216,6 +216,28 @@ def test_verification_passes_on_faithful_weights_and_fails_loudly_otherwise(tmp_
         verify.verify_model(d, wrong, TINY, 64)
 
 
+def test_build_time_optimization_fuses_the_graph_and_keeps_its_outputs(tmp_path: Path):
+    from buildtools.models.optimize import op_counts, optimize_graph
+
+    d = _tiny_model_dir(tmp_path, tiny_tensors(5))
+    seqs = [[1, 5, 9, 2], [1, 7, 2], [1] + list(range(3, 30)) + [2]]
+    for rel in ("onnx/model.onnx", "onnx/model_quantized.onnx"):
+        path = d / rel
+        before_ops = op_counts(path)
+        before = verify.ort_embed(path, seqs)
+        info = optimize_graph(path)
+        after_ops = op_counts(path)
+        assert info["level"] == "extended" and info["nodes"] == [
+            sum(before_ops.values()), sum(after_ops.values())]
+        assert np.abs(verify.ort_embed(path, seqs) - before).max() < 1e-5
+        assert not list(d.glob("onnx/*.optimizing"))
+    # The int8 graph is where the set-up time went: its quantize + MatMulInteger + scale
+    # chains become contrib ops, which onnxruntime-web's WebAssembly build implements.
+    fused = op_counts(d / "onnx" / "model_quantized.onnx")
+    assert "ai.onnx:MatMulInteger" not in fused
+    assert any(op.startswith("com.microsoft:") for op in fused)
+
+
 # ----------------------------------------------------------------------------- build_models
 
 
@@ -271,6 +293,10 @@ def test_build_publishes_a_complete_tree_and_then_skips_work(tmp_path: Path, fak
     mini_cfg = out / "omoide" / "all-MiniLM-L6-v2" / "tokenizer_config.json"
     assert json.loads(mini_cfg.read_text())["model_max_length"] == 256
     assert e5["dtype_bytes"]["q8"] < e5["dtype_bytes"]["fp32"]
+    # Both graphs were optimized at build time, and the manifest says so (the embedding
+    # worker then skips onnxruntime's own pass on WebAssembly).
+    assert set(e5["graph_optimization"]) == {"onnx/model.onnx", "onnx/model_quantized.onnx"}
+    assert all(g["level"] == "extended" for g in e5["graph_optimization"].values())
     reg = json.loads((out / "registry.json").read_text())
     assert {m["id"]: m["sizes"] for m in reg["models"]}["omoide/multilingual-e5-small"] == (
         e5["dtype_bytes"]

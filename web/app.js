@@ -167,6 +167,18 @@ function connectWorkers(engine, embedder) {
 // The screens (every tab's module) load while the workers boot, not before they start.
 let screens = null;
 
+// The engine worker's boot stages, in order (web/engine-worker.js `boot`).
+const BOOT_STAGES = ["runtime", "python", "engine", "ready"];
+// The stage at which the model's background set-up starts. "python": once the interpreter
+// runs; "runtime": as soon as the engine worker has opened IndexedDB (both WebAssembly
+// runtimes then compile and start at once). A `warm` parameter on the page's URL overrides it
+// (bench/boot_browser.py --warm-at compares them in one run).
+const WARM_AT = "python";
+function warmStage() {
+  const asked = new URLSearchParams(location.search).get("warm");
+  return BOOT_STAGES.includes(asked) ? asked : WARM_AT;
+}
+
 async function start() {
   registerServiceWorker();
   navigator.storage?.persist?.().catch(() => {});
@@ -179,13 +191,13 @@ async function start() {
   try {
     const connecting = connectWorkers(engine, window.omoide.embedder);
     // The selected model initialises while the engine loads (seconds each, in two workers),
-    // so the first remember or recall after ready does not wait for it. It starts once Python
-    // is up, not with the page: compiling both WebAssembly runtimes at once on a 2-core box
-    // made Pyodide's start 3x slower (BENCHMARKS.md, issue 16).
+    // so the first remember or recall after ready does not wait for it. It starts at the
+    // boot stage WARM_AT names (BENCHMARKS.md, issue 16, measures the choices).
     let warming = false;
+    const warmAt = warmStage();
     const booting = engine.boot(Comlink.proxy((progress) => {
       showStage(progress);
-      if (warming || progress.stage === "runtime") return;
+      if (warming || BOOT_STAGES.indexOf(progress.stage) < BOOT_STAGES.indexOf(warmAt)) return;
       warming = true;
       engine.storedModel().then(warmModel, (err) => console.warn("no model warm-up", err));
     }));

@@ -2,11 +2,11 @@
 // WebAssembly otherwise. Called by the page (and the engine) through Comlink.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { env, pipeline } from "./vendor/transformers/transformers.js";
+import * as modelFiles from "./embed/model-files.js";
 import { ModelProgress } from "./embed/progress.js";
 import { pickRuntime, wasmPaths } from "./embed/runtime.js";
 
 const base = new URL("./", import.meta.url);
-const MODEL_CACHE = "omoide-models-v1";
 const PROGRESS_EVERY_MS = 100;
 
 // Never reach for a hub or CDN: models and the onnxruntime-web wasm come from our origin.
@@ -15,9 +15,11 @@ env.allowLocalModels = true;
 // A path, not a URL: Transformers.js only probes local files (tokenizer_config.json) for paths.
 env.localModelPath = new URL("models/", base).pathname;
 env.useWasmCache = false;
-// Transformers.js reads model files from our model cache, which fetchModelFiles fills.
-env.useBrowserCache = true;
-env.cacheKey = MODEL_CACHE;
+// Transformers.js reads model files from the device's model store, which fetchModelFiles
+// fills (web/embed/model-files.js).
+env.useBrowserCache = false;
+env.useCustomCache = true;
+env.customCache = modelFiles.transformersCache(env.localModelPath);
 // Multi-threaded WASM needs SharedArrayBuffer, which cross-origin isolation provides. Every
 // core, up to 4: inference is > 95% of an embedding and the engine worker waits for it
 // (2 threads on a 2-core box ran e5 at 58 texts/s vs 38 with one).
@@ -28,7 +30,9 @@ env.backends.onnx.wasm.numThreads = !self.crossOriginIsolated ? 1
 
 let registry = null;
 let manifest = null;
-let current = null; // {extractor, model, dtype, device, reason, info}
+// {extractor, model, dtype, device, reason, info, graph}; graph: where the model's graph was
+// optimized, "build" (buildtools/models/optimize.py) or "session" (by onnxruntime, at set-up).
+let current = null;
 
 async function fetchJson(path) {
   const response = await fetch(new URL(path, base));
@@ -78,9 +82,6 @@ async function pickDevice(requested) {
   return { device: "webgpu", reason: "WebGPU adapter found" };
 }
 
-const hex = (buffer) =>
-  Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-
 // Read a response body with byte progress; one network download per file.
 async function readWithProgress(response, file, progress, report) {
   const reader = response.body.getReader();
@@ -103,10 +104,11 @@ async function readWithProgress(response, file, progress, report) {
   return bytes;
 }
 
-// Make sure every file of the model is in the model cache: cache hits are not downloaded
-// again, downloads are checked against the build manifest's sha256 before they are stored.
+// Make sure every file of the model is on this device (web/embed/model-files.js): current
+// files are not downloaded again, downloads are checked against the build manifest's sha256
+// before they are stored. Returns the files used from an older build: kept, and used as they
+// are, when no download is possible (offline); replaced when it is.
 async function fetchModelFiles(modelId, dtype, progress, onProgress) {
-  const cache = await caches.open(MODEL_CACHE);
   const meta = manifest.models[modelId].files;
   let last = 0;
   const report = (force = false) => {
@@ -116,37 +118,46 @@ async function fetchModelFiles(modelId, dtype, progress, onProgress) {
       onProgress?.(progress.snapshot());
     }
   };
+  const stale = [];
   for (const file of Object.keys(expectedFiles(modelId, dtype))) {
     const url = new URL(`${env.localModelPath}${modelId}/${file}`, base).href;
-    if (await cache.match(url)) {
+    const path = `${modelId}/${file}`;
+    const state = await modelFiles.state(path, meta[file].sha256, url);
+    if (state === "current") {
       progress.markCacheHit(file);
       continue;
     }
     progress.apply({ status: "download", file });
     report(true);
-    const response = await fetch(url, { cache: "no-store" });
-    if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
-    const bytes = await readWithProgress(response, file, progress, report);
-    const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+    let bytes;
+    try {
+      const response = await fetch(url, { cache: "no-store" });
+      if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
+      bytes = await readWithProgress(response, file, progress, report);
+    } catch (err) {
+      if (state === "missing") throw err;
+      stale.push(file);
+      progress.markCacheHit(file);
+      continue;
+    }
+    const digest = await modelFiles.sha256(bytes);
     if (digest !== meta[file].sha256) throw new Error(`${file}: checksum mismatch, not stored`);
-    const headers = { "content-type": response.headers.get("content-type") ?? "",
-      "content-length": String(bytes.length) };
-    await cache.put(url, new Response(bytes, { headers }));
+    await modelFiles.write(path, bytes, digest);
     progress.apply({ status: "done", file });
     report(true);
   }
+  return { stale };
 }
 
-// Which model builds are complete in the model cache, i.e. usable offline, with their sizes.
+// Which model builds are complete on this device, i.e. usable offline, with their sizes.
 async function availability() {
   await catalogue();
-  const cache = await caches.open(MODEL_CACHE);
   const out = {};
   for (const info of registry.models) {
     for (const dtype of info.dtypes) {
       const files = expectedFiles(info.id, dtype);
-      const hits = await Promise.all(Object.keys(files).map((file) =>
-        cache.match(new URL(`${env.localModelPath}${info.id}/${file}`, base).href)));
+      const hits = await Promise.all(Object.keys(files).map((file) => modelFiles.has(
+        `${info.id}/${file}`, new URL(`${env.localModelPath}${info.id}/${file}`, base).href)));
       out[`${info.id}@${dtype}`] = {
         cached: hits.length > 0 && hits.every(Boolean),
         bytes: Object.values(files).reduce((a, b) => a + b, 0),
@@ -156,31 +167,46 @@ async function availability() {
   return out;
 }
 
-// Download a model's files into the cache without making it the loaded model (the
+// Download a model's files to this device without making it the loaded model (the
 // "download for offline use" button, and the check before a model switch).
 async function download({ model, dtype = "q8" } = {}, onProgress) {
   await catalogue();
-  const progress = await downloadFiles(model, dtype, onProgress);
+  const { progress } = await downloadFiles(model, dtype, onProgress);
   progress.ready = true;
   onProgress?.(progress.snapshot());
   return { model, dtype, cached: true };
 }
 
-// The model's files into the cache with progress; a failure is reported, then thrown.
+// The model's files to this device with progress; a failure is reported, then thrown.
 async function downloadFiles(model, dtype, onProgress) {
   const progress = new ModelProgress(model, dtype, expectedFiles(model, dtype));
+  let stale;
   try {
-    await fetchModelFiles(model, dtype, progress, onProgress);
+    ({ stale } = await fetchModelFiles(model, dtype, progress, onProgress));
   } catch (err) {
     progress.fail(err);
     onProgress?.(progress.snapshot());
     throw new Error(`Download of ${model} (${dtype}) failed: ${err.message}`);
   }
-  return progress;
+  return { progress, stale };
 }
 
-function createExtractor(modelId, dtype, device) {
-  return pipeline("feature-extraction", modelId, { dtype, device });
+// The graph the build already optimized (buildtools/models/optimize.py) is not optimized
+// again on WebAssembly: that took ~1.3 s of every e5 set-up. A WebGPU session keeps
+// onnxruntime's default, and so does a file from an older build still on this device.
+// Returns where the graph's optimization happens: "build" or "session".
+function graphOptimization(modelId, dtype, device, stale) {
+  const file = modelInfo(modelId).onnx_files[dtype];
+  const optimized = manifest.models[modelId]?.graph_optimization?.[file];
+  return device === "wasm" && optimized && !stale.includes(file) ? "build" : "session";
+}
+
+async function createExtractor(modelId, dtype, device, stale = []) {
+  const graph = graphOptimization(modelId, dtype, device, stale);
+  const sessionOptions = graph === "build" ? { graphOptimizationLevel: "disabled" } : {};
+  const extractor = await pipeline("feature-extraction", modelId,
+    { dtype, device, session_options: sessionOptions });
+  return { extractor, graph };
 }
 
 // Loads are serialized: the page and the engine may both ask for a model at once.
@@ -228,18 +254,19 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   const started = performance.now();
   await startRuntime();
   const picked = await pickDevice(device);
-  const progress = await downloadFiles(model, dtype, onProgress);
+  const { progress, stale } = await downloadFiles(model, dtype, onProgress);
   if (job?.cancelled) throw cancelledError();
   progress.initialising = true;
   onProgress?.(progress.snapshot());
   let extractor;
+  let graph;
   try {
-    extractor = await createExtractor(model, dtype, picked.device);
+    ({ extractor, graph } = await createExtractor(model, dtype, picked.device, stale));
   } catch (err) {
     if (picked.device !== "webgpu") throw err;
     picked.device = "wasm";
     picked.reason = `WebGPU failed to start (${err.message}); using WebAssembly`;
-    extractor = await createExtractor(model, dtype, "wasm");
+    ({ extractor, graph } = await createExtractor(model, dtype, "wasm", stale));
   }
   if (job?.cancelled) {
     await extractor.dispose?.().catch?.(() => {}); // its memory goes back now
@@ -247,9 +274,9 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   }
   progress.ready = true;
   onProgress?.(progress.snapshot());
-  current = { extractor, model, dtype, info, ...picked };
+  current = { extractor, model, dtype, info, graph, ...picked };
   return {
-    model, dtype, device: current.device, reason: current.reason,
+    model, dtype, device: current.device, reason: current.reason, graph,
     dimension: info.dimension, threads: env.backends.onnx.wasm.numThreads, runtime,
     loadMs: Math.round(performance.now() - started), progress: progress.snapshot(),
   };
@@ -316,8 +343,8 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
 function status() {
   const warmingUp = Boolean(warming);
   if (!current) return { loaded: false, warming: warmingUp };
-  const { model, dtype, device, reason } = current;
-  return { loaded: true, model, dtype, device, reason, warming: warmingUp,
+  const { model, dtype, device, reason, graph } = current;
+  return { loaded: true, model, dtype, device, reason, graph, warming: warmingUp,
     threads: env.backends.onnx.wasm.numThreads, runtime };
 }
 

@@ -1,7 +1,7 @@
 // Omoide service worker: precache the app shell and serve it cache-first.
 // build.py fills in VERSION (a hash of every precached file) and the list below.
 // Model weights are not precached (hundreds of MB): the embedding worker stores each file in
-// the "omoide-models-v1" cache the first time it loads it (Transformers.js custom cache), so
+// the origin private file system the first time it loads it (web/embed/model-files.js), so
 // they pass through here untouched and are never stored twice.
 const VERSION = "__VERSION__";
 const SHELL_CACHE = `omoide-shell-${VERSION}`;

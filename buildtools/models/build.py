@@ -31,6 +31,7 @@ import numpy as np
 
 from . import sources
 from .bert_onnx import matmul_names
+from .optimize import optimize_graph
 from .verify import verify_model
 
 Log = Callable[[str], None]
@@ -249,6 +250,17 @@ def _build_one(info: Any, src: dict[str, Any], model_dir: Path, log: Log) -> dic
         f"models: {info.id}: q8 written "
         f"({(model_dir / 'onnx' / 'model_quantized.onnx').stat().st_size / 1e6:.1f} MB)"
     )
+    # Optimized once here, not at every session the browser creates (optimize.py); the
+    # verification below runs on the published, optimized graphs.
+    graphs = {}
+    for rel in ("onnx/model.onnx", "onnx/model_quantized.onnx"):
+        graphs[rel] = optimize_graph(model_dir / rel)
+        gc.collect()
+    log(
+        f"models: {info.id}: graphs optimized ("
+        + ", ".join(f"{r}: {g['nodes'][0]} -> {g['nodes'][1]} nodes" for r, g in graphs.items())
+        + ")"
+    )
 
     cos = verify_model(model_dir, tensors, config, info.max_tokens)
     log(
@@ -272,6 +284,7 @@ def _build_one(info: Any, src: dict[str, Any], model_dir: Path, log: Log) -> dic
         "files": files,
         "dtype_bytes": {d: common + files[ONNX_FILES[d]]["size"] for d in info.dtypes},
         "verification": cos,
+        "graph_optimization": graphs,
         "checks": src["checks"],
         "q8_fp32_nodes": list(src["q8_keep_fp32"]),
         "max_tokens": info.max_tokens,

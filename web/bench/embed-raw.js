@@ -26,6 +26,7 @@ let current = null; // {session, tokenizer, info, output}
 async function load({ model, dtype = "q8" }) {
   const started = performance.now();
   const registry = await (await fetch(new URL("models/registry.json", base))).json();
+  const manifest = await (await fetch(new URL("models/manifest.json", base))).json();
   const info = registry.models.find((m) => m.id === model);
   if (!info) throw new Error(`unknown model ${model}`);
   const file = info.onnx_files[dtype];
@@ -34,9 +35,12 @@ async function load({ model, dtype = "q8" }) {
   const bytes = new Uint8Array(await response.arrayBuffer());
   const tokenizer = await AutoTokenizer.from_pretrained(model);
   await current?.session.release();
-  // The options Transformers.js passes for device "wasm" (log level: warning).
+  // The options the embedding worker passes for device "wasm" (log level: warning; no
+  // second optimization of a graph the build optimized).
+  const optimized = manifest.models[model]?.graph_optimization?.[file];
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ["wasm"], logSeverityLevel: 2,
+    ...(optimized ? { graphOptimizationLevel: "disabled" } : {}),
   });
   const output = session.outputNames.includes("last_hidden_state")
     ? "last_hidden_state" : session.outputNames[0];
