@@ -109,7 +109,7 @@ def warm_at(page: Page, url: str, stages: list[str], rounds: int) -> dict:
     for r in range(rounds):
         for stage in stages:
             page.goto(f"{url}?warm={stage}", wait_until="commit")
-            runs[stage]["ready"].append(wait_app(page)["ready"])
+            runs[stage]["ready"].append(round(wait_app(page)["ready"]))
             t = time.perf_counter()
             call(page, "remember", {"character": "bench",
                                     "text": f"Warm-up note {r} {stage}: {DIALOGUE[r % 8]}"})

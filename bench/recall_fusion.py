@@ -20,6 +20,18 @@ Fusions (``fused(d) = sum_i w_i * z_i(d)``, z = standard score over all memories
   fusion with weight 1. A window that matches votes for every turn in it.
 - ``+session``: the same with the whole session as the window.
 
+Window votes computed from the candidates' neighbours only (what an engine can afford per
+query: one kernel call over at most 5 ids per candidate, no pass over the store), each a third
+component already on the standard scale (weight 1, or ``...w``: the vector ranker's weight):
+
+- ``+mean`` / ``+meanw``: the mean of the vector standard scores of the window's turns (the
+  turn included); ``+meanw`` is what the engine does (``omoide.engine.neighbourhood``).
+- ``+stouffer`` / ``+stoufferw``: their sum over the square root of their number (Stouffer).
+- ``+others``: the mean over the window without the turn itself.
+- ``+wincos``: the window-sum cosine of ``+window`` on the turns' scale (their moments).
+- ``+meanw+text``: ``+meanw`` plus the same vote from the full-text ranker's standard scores
+  (with its weight).
+
 Reported: any@1, any@10, all@10 per model and fusion, 3 conversations, 385 questions.
 """
 
@@ -36,8 +48,10 @@ from omoide.engine.embedding import embed_query
 from omoide.engine.fusion import head_spread, standard_score_fusion
 from omoide.engine.relevance import content_terms, relevance, vector_standout
 
-FUSIONS = ("zscore", "adaptive", "confidence", "zscore+window", "zscore+session",
-           "adaptive+window")
+FUSIONS = tuple(os.environ.get("PROBE_FUSIONS", "zscore zscore+window zscore+stouffer "
+                               "zscore+mean zscore+others zscore+wincos adaptive "
+                               "adaptive+window adaptive+stouffer adaptive+mean "
+                               "adaptive+others adaptive+wincos").split())
 WINDOW = 2  # turns on each side of a turn in its window
 DEPTH = 50  # candidates per ranker, as the engine
 
@@ -74,6 +88,10 @@ def group_vectors(store, labels: dict[str, str]) -> tuple[dict[str, int], dict[s
                 if 0 <= j < len(ids) and session[j] == session[row]]
         total = vectors[rows].sum(axis=0)
         levels["window"][row] = total / np.linalg.norm(total)
+    levels["ids"] = ids
+    levels["members"] = [[j for j in range(row - WINDOW, row + WINDOW + 1)
+                          if 0 <= j < len(ids) and session[j] == session[row]]
+                         for row in range(len(ids))]
     return {i: n for n, i in enumerate(ids)}, levels
 
 
@@ -89,6 +107,7 @@ def ranked(fusion: str, engine, store, query: str, rows: dict[str, int],
     components = [{i: cosines[i] for i in candidates}, {i: bm25[i] for i in candidates}]
     moments = [(by_vector.mean, by_vector.std), (by_text.mean, by_text.std)]
     base, _, level = fusion.partition("+")
+    level, textvote = level.removesuffix("+text"), level.endswith("+text")
     weights = [1.0, 1.0]
     if base == "adaptive":
         weights = [1.0 + head_spread(by_vector.scores, by_vector.mean, by_vector.std, 10),
@@ -99,7 +118,37 @@ def ranked(fusion: str, engine, store, query: str, rows: dict[str, int],
         shares = store.text_index.coverage(content_terms(terms), by_text.ids[:10])
         weights = [0.5 + relevance(standout, None),
                    0.5 + max((relevance(None, s) for s in shares or []), default=0.0)]
-    if level:
+    if level in ("stouffer", "mean", "others", "wincos", "meanw", "stoufferw"):
+        near = {i: [j for j in levels["members"][rows[i]]] for i in candidates}
+        need = sorted({levels["ids"][j] for js in near.values() for j in js})
+        cos = dict(zip(need, store.kernel.scores(vector, need), strict=True))
+        mu, sd = by_vector.mean, by_vector.std
+        z = {i: (c - mu) / sd for i, c in cos.items()}
+        extra = {}
+        for i in candidates:
+            ids_ = [levels["ids"][j] for j in near[i]]
+            if level in ("stouffer", "stoufferw"):
+                extra[i] = sum(z[j] for j in ids_) / len(ids_) ** 0.5
+            elif level in ("mean", "meanw"):
+                extra[i] = sum(z[j] for j in ids_) / len(ids_)
+            elif level == "others":
+                others = [j for j in ids_ if j != i]
+                extra[i] = sum(z[j] for j in others) / len(others) if others else 0.0
+            else:
+                window_cosine = levels["window"][rows[i]] @ np.asarray(vector, dtype=np.float32)
+                extra[i] = (float(window_cosine) - mu) / sd
+        components.append(extra)
+        moments.append((0.0, 1.0))
+        weights.append(weights[0] if level.endswith("w") else 1.0)
+        if textvote:  # the same vote from the full-text ranker's standard scores
+            bm = dict(zip(need, store.text_index.scores(terms, need), strict=True))
+            tz = {i: (b - by_text.mean) / by_text.std if by_text.std > 1e-12 else 0.0
+                  for i, b in bm.items()}
+            components.append({i: sum(tz[levels["ids"][j]] for j in near[i]) / len(near[i])
+                               for i in candidates})
+            moments.append((0.0, 1.0))
+            weights.append(weights[1])
+    elif level:
         group = levels[level] @ np.asarray(vector, dtype=np.float32)
         components.append({i: float(group[rows[i]]) for i in candidates})
         moments.append((float(group.mean()), float(group.std())))

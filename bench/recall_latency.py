@@ -18,6 +18,8 @@ after warm-up, in ``--rounds`` interleaved rounds (default 3) of which the one w
 p50 is reported (all rounds' p50 are in the JSON): the machine is shared, and another job's busy
 spell should not pass for the engine's latency. The query embedding is NOT included
 (vectors are precomputed; the real models' query latency is measured separately below).
+With ``--conversation-turns N`` every memory is a turn of a conversation of N turns, so hybrid
+recall also computes the window votes (``omoide.engine.neighbourhood``).
 Insert throughput is ``remember_many`` in batches of 1,000 with precomputed vectors
 (validation, ids, records, vector kernel, BM25 index), i.e. without the embedding; embedding
 throughput of the real models is reported separately (``--models``), since it dominates a
@@ -58,6 +60,9 @@ KERNELS = {
     "numpy int8": functools.partial(NumpyKernel, mode="int8"),
     "pure python": PureKernel,
 }
+NO_VOTES = " no votes"  # --conversation-turns: also time hybrid without the window votes
+VOTELESS = (("hybrid adaptive, no votes", "hybrid", "adaptive" + NO_VOTES),
+            ("hybrid zscore, no votes", "hybrid", "zscore" + NO_VOTES))
 PURE_MAX = 10_000
 BATCH = 1_000
 
@@ -103,7 +108,10 @@ def _word(i: int) -> str:
     return "".join(out)
 
 
-def build(corpus: Corpus, kernel_factory) -> tuple[MemoryEngine, float]:
+def build(corpus: Corpus, kernel_factory, turns: int = 0) -> tuple[MemoryEngine, float]:
+    """The engine holding the corpus; ``turns`` > 0: memory i is turn i % turns of
+    conversation i // turns (``omoide.engine.neighbourhood``: hybrid recall adds window
+    votes)."""
     embedder = PrecomputedEmbedder("bench/synthetic", "fp32", DIMENSION,
                                    "bench/synthetic@fp32#384")
     embedder.add_queries(corpus.query_texts, corpus.query_vectors)
@@ -111,19 +119,25 @@ def build(corpus: Corpus, kernel_factory) -> tuple[MemoryEngine, float]:
     start = time.perf_counter()
     for at in range(0, len(corpus.texts), BATCH):
         embedder.stage(corpus.vectors[at : at + BATCH])
-        engine.remember_many("bench", corpus.texts[at : at + BATCH])
+        texts = corpus.texts[at : at + BATCH]
+        items = texts if not turns else [
+            {"text": t, "conversation": f"c{(at + i) // turns}"} for i, t in enumerate(texts)]
+        engine.remember_many("bench", items)
     return engine, time.perf_counter() - start
 
 
 def measure(engine: MemoryEngine, corpus: Corpus, mode: str, fusion: str, queries: int,
             warmup: int) -> tuple[list[float], list[list[str]]]:
     texts = corpus.query_texts
+    extra = {}
+    if fusion.endswith(NO_VOTES):  # the same recall without neighbourhood evidence
+        fusion, extra = fusion.removesuffix(NO_VOTES), {"use_neighbours": False}
     for text in texts[:warmup]:
-        engine.recall("bench", text, k=K, mode=mode, fusion=fusion)
+        engine.recall("bench", text, k=K, mode=mode, fusion=fusion, **extra)
     samples, results = [], []
     for text in texts[warmup : warmup + queries]:
         start = time.perf_counter()
-        hits = engine.recall("bench", text, k=K, mode=mode, fusion=fusion)
+        hits = engine.recall("bench", text, k=K, mode=mode, fusion=fusion, **extra)
         samples.append(time.perf_counter() - start)
         results.append([h.memory.id for h in hits])
     return samples, results
@@ -206,6 +220,8 @@ def main(argv: list[str] | None = None) -> None:
                         choices=sorted(MODELS), help="real models to time (none: skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--name", default="recall_latency", help="results file name")
+    parser.add_argument("--conversation-turns", type=int, default=0,
+                        help="store the memories as conversations of this many turns")
     args = parser.parse_args(argv)
 
     meta = machine_info()
@@ -218,11 +234,12 @@ def main(argv: list[str] | None = None) -> None:
             if kernel == "pure python" and size > PURE_MAX:
                 continue
             queries = args.pure_queries if kernel == "pure python" else args.queries
-            engine, seconds = build(corpus, KERNELS[kernel])
+            engine, seconds = build(corpus, KERNELS[kernel], args.conversation_turns)
             recall_vs_exact = None
-            rounds: dict[str, list[list[float]]] = {label: [] for label, _, _ in MODES}
+            modes = MODES + (VOTELESS if args.conversation_turns else ())
+            rounds: dict[str, list[list[float]]] = {label: [] for label, _, _ in modes}
             for _ in range(args.rounds):  # interleaved, so a busy spell hits one round
-                for label, mode, fusion in MODES:
+                for label, mode, fusion in modes:
                     samples, results = measure(engine, corpus, mode, fusion, queries,
                                                args.warmup)
                     rounds[label].append(samples)
@@ -232,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
                         elif exact_results is not None:
                             recall_vs_exact = overlap(exact_results,
                                                       texts_and_ids(engine, results))
-            for label, _, _ in MODES:
+            for label, _, _ in modes:
                 p50s = [percentile_ms(r, 50) for r in rounds[label]]
                 best = rounds[label][int(np.argmin(p50s))]
                 row = {"memories": size, "kernel": kernel, "mode": label,
@@ -254,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     meta["wall_seconds"] = round(time.perf_counter() - started, 1)
     meta["load_average_at_end"] = list(os.getloadavg())
     payload = {"meta": meta, "rounds": args.rounds, "k": K, "dimension": DIMENSION,
-               "seed": args.seed,
+               "seed": args.seed, "conversation_turns": args.conversation_turns,
                "data": "synthetic (see bench/recall_latency.py docstring)",
                "recall": recall_rows, "insert": insert_rows, "models": models}
     json_path, md_path = write_results(args.name, payload, markdown(payload))

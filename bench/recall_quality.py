@@ -36,7 +36,9 @@ LoCoMo text variants (``--variants``); the stored memory text is always the prot
   at a time can have without re-indexing it when its successor arrives).
 - ``ingest-context``: what conversation ingest does (``omoide.engine.context.turn_context``,
   the one rule every ingest path uses): ``context`` = the session date and turns i-1, i, i+1
-  (the turn itself included), the session being the ingested batch.
+  (the turn itself included), the session being the ingested batch; each turn also records
+  the session as its ``conversation`` (the engine numbers the turns in order), so recall's
+  neighbourhood evidence applies (``omoide.engine.neighbourhood``).
 - ``ingest-context-preceding``: the same rule when each turn arrives alone after the earlier
   ones (its window ends at the turn; it is not re-indexed when its successor arrives).
 
@@ -107,6 +109,7 @@ class Doc:
     index_text: str  # what BM25 indexes
     at: float
     context: str | None = None  # engine-context: the memory's index context
+    conversation: str | None = None  # ingest-context: the batch it came in (turns in order)
 
 @dataclass
 class Query:
@@ -172,7 +175,7 @@ def load_locomo(variant: str) -> list[Corpus]:
                              else context_lines)
                     context = turn_context(batch, i, when.timestamp(), limit=CONTEXT_LIMIT)
                     corpus.docs.append(Doc(turn["dia_id"], text, text, text, when.timestamp(),
-                                           context))
+                                           context, f"session {n}"))
                     continue
                 elif variant.startswith("engine-context"):  # the engine's own context feature
                     around = (i - 1,) if variant.endswith("preceding") else (i - 1, i + 1)
@@ -254,6 +257,7 @@ def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
         corpus.character,
         [{"text": d.text, "at": d.at, "kind": corpus.kind, "meta": {"label": d.label}}
          | ({"context": d.context} if d.context else {})
+         | ({"conversation": d.conversation} if d.conversation else {})
          for d in corpus.docs],
     )
     labels = {m.id: d.label for m, d in zip(memories, corpus.docs, strict=True)}

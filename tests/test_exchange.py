@@ -193,7 +193,7 @@ def test_version_1_exports_still_import(tmp_path):
     for old, new in zip(data["characters"], out["characters"], strict=True):
         assert (new["id"], new["name"], new["stamp"]) == (old["id"], old["name"], old["stamp"])
         # Fields added since version 1 come back with their defaults, nothing else changes.
-        since_v1 = {"context": None}
+        since_v1 = {"context": None, "conversation": None, "turn": None}
         assert new["memories"] == [since_v1 | m for m in old["memories"]]
         assert new["trash"] == [since_v1 | m for m in old["trash"]]
         for memory_id, vector in old["vectors"].items():

@@ -170,10 +170,12 @@ class MemoryEngine:
         meta: dict | None = None,
         key: str | None = None,
         context: str | None = None,
+        conversation: str | None = None,
+        turn: int | None = None,
     ) -> Memory:
         return remember_module.remember(
             self, character, text, kind=kind, importance=importance, at=at, meta=meta, key=key,
-            context=context,
+            context=context, conversation=conversation, turn=turn,
         )
 
     @on_fresh_state
@@ -235,11 +237,12 @@ class MemoryEngine:
         min_relevance: float | None = None,
         now: float | datetime | None = None,
         use_time: bool = True,
+        use_neighbours: bool = True,
     ) -> list[Hit]:
         return recall_module.recall(
             self, character, query, k=k, mode=mode, threshold=threshold, rrf_k=rrf_k,
             kinds=kinds, fusion=fusion, touch=touch, min_relevance=min_relevance, now=now,
-            use_time=use_time,
+            use_time=use_time, use_neighbours=use_neighbours,
         )
 
     @on_fresh_state

@@ -50,6 +50,11 @@ class Memory:
     # neighbouring turns) that help recall find it. Embedded as the normalized blend of the
     # text's and the context's vectors; BM25 indexes the text twice and the context once.
     context: str | None = None
+    # Where the memory came from in a conversation (``engine/neighbourhood.py``): an id the
+    # caller or conversation ingest chooses, and the turn's place in it (0, 1, ...). Memories
+    # a few turns apart share evidence at recall. None: not from a conversation.
+    conversation: str | None = None
+    turn: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

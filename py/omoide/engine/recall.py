@@ -19,6 +19,11 @@ memories whose time (``created_at``) lies in it to the candidates and lifts thei
 by ``TIME_BOOST`` standard deviations; vector and full-text mode keep their own order. The
 words naming the span stay in the full-text query (measured: removing them cost any@10).
 Every hit says whether it lies in the span (``in_timeframe``; None when the query named none).
+
+Neighbourhood (``engine/neighbourhood.py``): in hybrid mode with a score fusion, a candidate
+from a conversation also gets its window's vote (the mean vector standard score of the
+memories within a few turns of it), weighted as the vector ranker; ``use_neighbours=False``
+turns it off. Memories without a conversation rank as without it.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from omoide.engine.fusion import (
     standard_score_fusion,
 )
 from omoide.engine.memory import Hit, Memory
+from omoide.engine.neighbourhood import window_votes
 from omoide.engine.relevance import (
     DEFAULT_CUT_POPULATION,
     DEFAULT_MIN_RELEVANCE,
@@ -74,6 +80,7 @@ def recall(
     min_relevance: float | None = None,
     now: float | datetime | None = None,
     use_time: bool = True,
+    use_neighbours: bool = True,
 ) -> list[Hit]:
     character = validate.character_id(character)
     query = validate.text(query, engine.max_text_length)
@@ -105,7 +112,8 @@ def recall(
     elif mode == "fulltext":
         hits = _fulltext_hits(store, query, k, floor, allowed, frame)
     else:
-        hits = _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame)
+        hits = _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
+                            use_neighbours)
     if cut is None and len(store.records) >= DEFAULT_CUT_POPULATION:
         cut = DEFAULT_MIN_RELEVANCE
     if cut is not None and not any(h.relevance >= cut for h in hits):
@@ -165,7 +173,8 @@ def _fulltext_hits(store: CharacterStore, query, k, floor, allowed, frame) -> li
     return hits
 
 
-def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame) -> list[Hit]:
+def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
+                 neighbourhood) -> list[Hit]:
     depth = max(k, MIN_CANDIDATES)
     vector = embed_query(engine.embedder, query)
     terms = store.analyzer(query)
@@ -202,6 +211,11 @@ def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame) 
             [(by_vector.mean, by_vector.std), (by_text.mean, by_text.std)],
             weights,
         )
+        if neighbourhood:  # a matching stretch of a conversation lifts each of its turns
+            vote_weight = weights[0] if weights else 1.0
+            votes = window_votes(store, vector, candidates, by_vector.mean, by_vector.std)
+            for i, vote in votes.items():
+                fused[i] += vote_weight * vote
     if in_frame and fusion != "rrf":
         for i in candidates:
             if i in in_frame:

@@ -1,5 +1,9 @@
 """``remember`` / ``remember_many``: validate, embed (one batched call), store.
 
+A memory may say where it came from in a conversation (``conversation``, ``turn``;
+``engine/neighbourhood.py``); given a conversation without a turn, it is placed after the
+conversation's last turn, in the order of the items.
+
 A memory with a key replaces the live memories holding that key (``engine.supersede``): they
 move to the trash as its history, restorable, and recall only ranks the new one."""
 
@@ -11,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
+from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.supersede import holders, linked, retire
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
-ITEM_FIELDS = frozenset({"text", "kind", "importance", "at", "meta", "key", "context"})
+ITEM_FIELDS = frozenset({"text", "kind", "importance", "at", "meta", "key", "context",
+                         "conversation", "turn"})
 
 
 def build_memory(
@@ -31,8 +37,11 @@ def build_memory(
     meta: Any = None,
     key: Any = None,
     context: Any = None,
+    conversation: Any = None,
+    turn: Any = None,
 ) -> Memory:
-    """A validated, not yet stored memory (its vector comes from the caller)."""
+    """A validated, not yet stored memory (its vector comes from the caller). A ``turn``
+    needs a ``conversation``; a conversation without one is placed by ``remember_many``."""
     text = validate.text(text, engine.max_text_length)
     kind = validate.kind(kind)
     when = engine.now() if at is None else validate.timestamp(at)
@@ -49,7 +58,15 @@ def build_memory(
         model=engine.embedder.stamp,
         meta=validate.meta(meta),
         context=None if context is None else validate.context(context, engine.max_text_length),
+        conversation=validate.conversation(conversation),
+        turn=_turn(conversation, turn),
     )
+
+
+def _turn(conversation: Any, turn: Any) -> int | None:
+    if turn is not None and conversation is None:
+        raise OmoideError.of("INVALID_ARGUMENT", name="turn", reason="only with a conversation")
+    return validate.turn(turn)
 
 
 def _item_arguments(item: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -77,6 +94,10 @@ def remember_many(
     vectors = embed_memories(engine.embedder, [(m.text, m.context) for m in memories])
     stored = []
     for memory, vector in zip(memories, vectors, strict=True):
+        if memory.conversation is not None:  # place it (a turn given) or append it
+            if memory.turn is None:
+                memory.turn = next_turn(store, memory.conversation)
+            claim_turn(store, memory.conversation, memory.turn)
         replaced = holders(store, memory.key)
         memory = linked(memory, replaced)
         store.put(memory, vector)

@@ -19,6 +19,9 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 | ``model`` | "" or a stamp ``model@dtype#dimension`` of at most 256 characters |
 | ``meta`` | a JSON object (string keys, finite numbers), at most 64 KiB as JSON, depth <= 16 |
 | ``vector`` | null or a list of finite numbers, as long as the stamp's dimension |
+| ``context`` | null or a string within the text limit (blank means null) |
+| ``conversation`` | null or a non-blank string of at most 256 characters |
+| ``turn`` | null or an integer in [0, 2**53); only with a ``conversation`` |
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ MAX_CHARACTER_ID = 128
 MAX_MEMORY_ID = 128
 MAX_CHARACTER_NAME = 80  # the web app's limit (web/store/characters.js)
 MAX_KEY = 256
+MAX_CONVERSATION = 256
+MAX_TURN = 2**53 - 1  # a JSON number any reader keeps exact
 MAX_STAMP = 256
 MAX_META_BYTES = 64 * 1024
 MAX_META_DEPTH = 16
@@ -273,6 +278,29 @@ def context(value: object, limit: int) -> str | None:
     return value if value.strip() else None
 
 
+def conversation(value: object) -> str | None:
+    """Optional conversation id: a non-blank string of at most ``MAX_CONVERSATION``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise OmoideError.of("INVALID_ARGUMENT", name="conversation",
+                             reason="must be a non-empty string")
+    if len(value) > MAX_CONVERSATION:
+        raise OmoideError.of("INVALID_ARGUMENT", name="conversation",
+                             reason=f"{len(value)} characters, the limit is {MAX_CONVERSATION}")
+    return value
+
+
+def turn(value: object) -> int | None:
+    """Optional place in a conversation: an integer in [0, ``MAX_TURN``]."""
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= MAX_TURN:
+        raise OmoideError.of("INVALID_ARGUMENT", name="turn",
+                             reason=f"must be an integer in [0, {MAX_TURN}]")
+    return value
+
+
 def stamp_dimension(value: object, name: str = "model") -> int | None:
     """The dimension a model stamp ``model@dtype#dimension`` names; None for ""."""
     if not isinstance(value, str) or len(value) > MAX_STAMP:
@@ -323,7 +351,7 @@ def vector(value: object, dimension: int | None = None, name: str = "vector", *,
 RECORD_DEFAULTS: dict[str, Any] = {
     "kind": "fact", "key": None, "importance": 0.5, "created_at": 0.0, "updated_at": 0.0,
     "last_recalled_at": None, "recall_count": 0, "model": "", "meta": {},
-    "trashed_at": None, "vector": None, "context": None,
+    "trashed_at": None, "vector": None, "context": None, "conversation": None, "turn": None,
 }
 
 
@@ -364,6 +392,8 @@ _FIELD_CHECKS: dict[str, Any] = {
     "meta": lambda v, n, s: _record_meta(v),
     "vector": lambda v, n, s: None if v is None else vector(v, stored=s),
     "context": lambda v, n, s: None if v is None else context(v, n),
+    "conversation": lambda v, n, s: conversation(v),
+    "turn": lambda v, n, s: turn(v),
 }
 
 
@@ -464,6 +494,12 @@ def _plain_fields(full: dict[str, Any], limit: int, stored: bool) -> dict[str, A
     ctx = full["context"]
     if ctx is not None and (type(ctx) is not str or len(ctx) > limit):
         return None
+    conv, turn_ = full["conversation"], full["turn"]
+    if conv is not None and (type(conv) is not str or not conv.strip()
+                             or len(conv) > MAX_CONVERSATION):
+        return None
+    if turn_ is not None and (type(turn_) is not int or not 0 <= turn_ <= MAX_TURN):
+        return None
     vec = full["vector"]
     if vec is not None:
         try:
@@ -510,6 +546,8 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
         out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"),
                             stored=stored)
     rid = out["id"]
+    if out["turn"] is not None and out["conversation"] is None:
+        raise invalid_record("turn", rid, "turn: only with a conversation")
     if out["type"] != KIND_TYPES[out["kind"]]:
         raise invalid_record("type", rid,
                              f"type: {out['type']!r} does not match kind {out['kind']!r}")

@@ -5,14 +5,20 @@ else. How a clause is read, in order:
 
 1. cleaned: NFKC, quoted text (「…」『…』) removed when something else remains, lead fillers
    and the speaker's own topic (私は, 僕は, 実は, ちなみに…) dropped;
-2. refused: questions (か, ？, or a question word with かな/の/っけ), requests (ください, 〜して,
-   てほしい), wishes and hypotheticals (〜たら…たい, かも), hearsay (らしい, って言ってた,
-   んだって, みたい, そうです after a plain verb);
-3. someone else: a clause whose topic is another person (姉は, 友達が, 彼の好きな…, or
-   「AはBが好き」 with A not the speaker) gives a fact about that person when it states one
-   (名前, 歳, 出身, 住んでいる, 仕事) and nothing otherwise;
-4. facts about the user (名前は, 〜歳です, 〜出身, 〜に住んでいる, 〜として働いている,
-   〜を飼っている, 兄が一人います, 看護師です…);
+2. refused: questions (か, ？, a question word with かな/の/っけ, or one with no か/も/でも
+   after it and no polite statement end: 「週末どこ行く」; wondering 〜んだろう), requests
+   (ください, 〜して, てほしい), wishes and hypotheticals (〜たら…たい, かも), hearsay (らしい,
+   って言ってた, んだって, みたい, そうです after a plain verb, a predicate + って), people in
+   general (みんな…, 日本人って…); a past state (「子どもの頃は…だった」) gives at most a fact,
+   and a forecast about a thing (「駅ができる予定」) is no plan;
+3. someone else: a clause whose topic or subject is another person or a pet (姉は, 兄が,
+   兄貴って, 友達が, 彼の好きな…, or 「AはBが好き」 with A not the speaker) gives a fact
+   about them when it states one (名前, 歳, 出身, 住んでいる / 〜住み, 仕事: 〜をしている,
+   〜で働いている, a job word with を dropped 「八百屋やってる」, 「兄の仕事は…」) and nothing
+   otherwise;
+4. facts about the user (名前は, 〜歳です, 〜出身, 〜に住んでいる, 〜住み, 〜として働いている,
+   〜で看護師やってる, 〜を飼っている / 〜飼ってる / ペットかってる, 兄が一人います,
+   看護師です, 職場は…);
 5. preferences (好き, 大好き, 好み, 好物, 〜派, 目がない, ハマっている, 気に入っている, 趣味,
    嫌い, 苦手, 無理, 〜は好きじゃない, 食べられない; 「AよりB」 comparisons);
 6. decisions (ことにした, 決めた, 〜にしました, つもり, 予定, 〜ようと思う, 始めた, やめた,
@@ -41,14 +47,21 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
        r"子供たち|子どもたち|子供|子ども|娘|息子|両親|家族|チーム|隣の人|あの人|その人|人|"
        r"みんな|皆|ルームメイト|部下|先輩|後輩|母親|父親|旦那|嫁|主人|おばあちゃん|"
        r"おじいちゃん|お母さん|お父さん|お兄ちゃん|お姉ちゃん|兄弟|姉妹|いとこ|叔母|叔父|"
-       r"彼ら|奥さん|社長|店長|[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
+       r"彼ら|奥さん|社長|店長|兄貴|姉貴|親父|おやじ|お袋|おふくろ|母さん|父さん|じいちゃん|"
+       r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
        r"お?[\u4e00-\u9fff]{1,3}さん)")
 PET = r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット)"
 
 _QUESTION_WORD = re.compile(
     r"何|なに|なん(?:で|て|の)|どこ|どう|いつ|誰|だれ|どっち|どちら|どれ|なぜ|どんな|どの|"
     r"いくら|どのくらい|どれくらい")
-_QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか|っけ|だっけ|でしたっけ)$")
+_QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか|っけ|だっけ|でしたっけ|"
+                           r"んだろう|んだろ|のだろう|んだろうね|んだろうな)$")
+# Question words that a statement does not use without か/も/でも after them (「どこか」
+# 「誰でも」「何時でも」): a clause with one asks, with or without a question mark
+# (「いつも何時に寝てる」「週末どこ行く」).
+_ASKING_WORD = re.compile(r"(?:何時|何曜|何歳|何人|何色|どこ|誰|だれ|なぜ|どうして|どっち|どちら)"
+                          r"(?!(?:と|に|へ|で|を|から|まで)?(?:か|も|でも|だって))")
 _QUESTION_SOFT_END = re.compile(
     r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
 _REQUEST_END = re.compile(
@@ -66,8 +79,11 @@ _HEARSAY = re.compile(
     r"(?:って言ってた|と言ってた|って言ってる|と言っていた|って言っていた|って言う|と言う|"
     r"みんな言う|んだって|なんだって|だって|らしい|らしいです|らしいよ|らしいね|みたい|"
     r"みたいです|みたいだ|みたいだね|って聞いた|と聞いた|って読んだ|と読んだ|"
-    r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ)$"
+    r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ|(?<=[るたいだうくすつぬむ])って)$"
 )
+# A polite or explanatory end states (「どこでも寝られます」 is covered by the lookahead above;
+# 「誰とも話さないです」): a question word before one of these is not asked.
+_STATEMENT_END = re.compile(r"(?:です|ます|ました|でした|ません|んです|のです)$")
 _DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
 # Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
 _NOT_HABIT_END = re.compile(
@@ -102,11 +118,17 @@ _JOB_SUFFIX = re.compile(
     r"(?:師|士|員|者|家|医|官|学生|大学生|院生|生徒|手|デザイナー|エンジニア|シェフ|パイロット|"
     r"プログラマー|ライター|トレーナー|マネージャー|アーティスト|フリーランス|教師|主婦|主夫|"
     r"店長|社長|ナース|コック|バリスタ|講師|作家|画家|記者|翻訳者|通訳|公務員|会社員|"
-    r"フリーター|学生さん|職人|職|年生)$")
+    r"フリーター|学生さん|職人|職|年生|屋)$")
 _IDENTITY = re.compile(
     r"(?:左利き|右利き|独身|既婚|ベジタリアン|ヴィーガン|ビーガン|双子|一人っ子|長男|長女|"
     r"次男|次女|末っ子|不耐症|体質|夜型|朝型)$")
-_ATTRIBUTE = r"(?:誕生日|血液型|身長|体重|出身|星座|職業|仕事|住まい|住所|年齢|専攻|国籍|本名)"
+_ATTRIBUTE = (r"(?:誕生日|血液型|身長|体重|出身|星座|職業|仕事|住まい|住所|年齢|専攻|国籍|本名|"
+              r"職場|勤務先)")
+# A person or pet as the topic or the subject (「兄は…」「兄が…」「兄って…」): chat drops は for が
+# as often as not, and what is stated about them is the same fact.
+_REL_TOPIC = rf"(?P<r>{REL}|{PET})(?:は|が|って|も)[、,]?\s*"
+# 〜を / 〜として dropped before the verb (「八百屋やってる」): only a job word says it is a job.
+_DOING = r"(?:して|やって)(?:る|ます|います|いる|おります)?$"
 
 # (name, pattern); ``r`` a relation, ``x`` the subject, ``v`` a value kept in the text.
 _FACTS: list[tuple[str, re.Pattern[str]]] = [
@@ -123,25 +145,30 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("pet_named", r"^(?P<v>.+?)(?:っていう|という)名前の(?P<x>.+?)を飼って"),
         ("rel_age", rf"^(?:うちの)?(?P<r>{REL}|{PET})(?:は|が)[^、。]{{0,6}}?{_NUM}歳"),
         ("age", rf"^(?:[^、。]{{0,4}}?)?{_NUM}歳(?:です|だ|になりました|になった|$)"),
-        ("rel_origin", rf"^(?P<r>{REL})は(?P<v>.+?)(?:出身|生まれ)"),
+        ("rel_attribute", rf"^(?P<r>{REL}|{PET})の(?P<a>{_ATTRIBUTE})は(?P<v>.+)"),
+        ("rel_origin", rf"^{_REL_TOPIC}(?P<v>.+?)(?:出身|生まれ)"),
         ("hometown", r"^(?P<v>.+?)(?:出身|生まれ)(?:です|だ|で|$)"),
         ("hometown", r"^(?P<v>.+?)で(?:育ち|育った|生まれ)"),
         ("hometown", r"^生まれも育ちも(?P<v>.+)"),
         ("studies", r"^(?P<v>.+?(?:大学|高校|学校|大学院|専門学校))を(?:卒業|中退)"),
         ("rel_partner", r"^(?P<r>.+?)(?:と|とは)付き合って"),
         ("own", r"^(?P<x>.+?)(?:は|を)持って(?:いません|ない|ません|います|ます|る|いる)$"),
-        ("rel_home", rf"^(?P<r>{REL})は(?P<v>.+?)に(?:住んで|暮らして)"),
+        ("rel_home", rf"^{_REL_TOPIC}(?P<v>.+?)(?:に住んで|で暮らして|に暮らして|住み(?:です|だ|$)|"
+                     r"在住|で一人暮らし)"),
         ("pet", rf"^(?P<x>.+?){_NUM}(?:匹|頭|羽)と暮らして"),
         ("home", r"^(?P<v>.+?)(?:に住んで|で暮らして|と暮らして|に引っ越してきた|に引っ越して"
-                 r"きました|在住|で一人暮らし|一人暮らし)"),
-        ("rel_job", rf"^(?P<r>{REL})は(?P<v>.+?)(?:を|の仕事を)(?:して|やって)"),
-        ("rel_job", rf"^(?P<r>{REL})は(?P<v>.+?)(?:として|で)働いて"),
+                 r"きました|在住|で一人暮らし|一人暮らし|住み(?:です|だ|なんだ|なんです|$))"),
+        ("rel_job", rf"^{_REL_TOPIC}(?P<v>.+?)(?:を|の仕事を)(?:して|やって)"),
+        ("rel_job", rf"^{_REL_TOPIC}(?P<v>.+?)(?:として|で)働いて"),
+        ("rel_job_word", rf"^{_REL_TOPIC}(?:[^、,]+?で)?(?P<v>[^、,をがにで]+?)(?:{_DOING}|"
+                         r"(?:です|だ|なんだ|なんです|なの)?$)"),
         ("job", r"^(?P<v>.+?)として働いて"),
         ("employer", r"^(?P<v>.+?)(?:で働いて|で働いてる|に勤めて|に勤務|で勤務)"),
-        ("job_at", r"^(?P<v>.+?)で(?P<j>[^、でを]+?)(?:を|として)(?:して|やって|働いて)"),
+        ("job_at", r"^(?P<v>.+?)で(?P<j>[^、でを]+?)(?P<p>を|として)?(?:して|やって|働いて)"),
         ("job", r"^(?P<v>.+?)の仕事を(?:して|やって)"),
         ("job", r"^(?P<v>.+?)を(?:教えて|経営して)"),
-        ("pet", rf"^(?P<x>.+?)を(?:{_NUM}(?:匹|頭|羽))?飼って"),
+        ("pet", rf"^(?P<x>.+?)を?(?:{_NUM}(?:匹|頭|羽))?(?:飼って|飼い(?:始めて|はじめて))"),
+        ("pet", rf"^(?P<x>[^、,]*?{PET})を?(?:{_NUM}(?:匹|頭|羽))?かって(?:る|ます|います|いる)"),
         ("have", rf"^(?:[^、がは]{{0,6}}の)?(?P<x>{REL}|{PET}|子供|子ども)(?:と(?:{REL}))*が"
                  rf"(?:{_NUM}(?:人|匹))?(?:ずつ)?(?:います|いる|いて|おります)"),
         ("language", r"^(?P<x>.+?)(?:が|も)?(?:話せます|話せる|喋れる|しゃべれる|ペラペラ|"
@@ -182,6 +209,12 @@ def _fact(body: str, other: str | None) -> Found | None:
             if identity:
                 return "fact", None, identity.group(0), {}
             continue
+        if name == "rel_job_word":
+            if not _JOB_SUFFIX.search((groups.get("v") or "").strip()):
+                continue
+            return "fact", None, f"{rel}の仕事", {}
+        if name == "rel_attribute":
+            return "fact", None, f"{rel}の{groups['a']}", {}
         if name == "rel_job":
             value = (groups.get("v") or "").strip()
             if not (_JOB_SUFFIX.search(value) or "を" in body or "働" in body):
@@ -197,6 +230,8 @@ def _fact(body: str, other: str | None) -> Found | None:
             attr = {"rel_age": "年齢", "rel_origin": "出身", "rel_home": "住まい"}[name]
             return "fact", None, f"{rel}の{attr}", {}
         if name == "job_at":
+            if not groups.get("p") and not _JOB_SUFFIX.search(groups["j"]):
+                continue  # 「公園でサッカーしてる」 is what one does, not a job
             return "fact", None, "仕事" if _JOB_SUFFIX.search(groups["j"]) else "勤務先", {}
         subject = {
             "name": "名前", "age": "年齢", "hometown": "出身", "home": "住まい",
@@ -313,6 +348,17 @@ def _previous_object(previous: str | None) -> str | None:
     return match.group("np") if match else None
 
 
+# What a thing is going to do or become (「駅ができる予定」「夏は暑くなる予定」) is a forecast, not
+# the speaker's plan: a topic or subject, then a verb of coming about.
+_FORECAST = re.compile(r"(?:が|は)[^、,]*?(?:できる|なる|増える|減る|上がる|下がる)$|くなる$")
+_FORECAST_END = re.compile(r"(?:予定|はず|見込み|見通し)(?:です|だ|らしい|みたい)?$")
+
+
+def forecast(body: str) -> bool:
+    """「新しい駅ができる予定」: what a thing will do, said with a plan's ending."""
+    end = _FORECAST_END.search(body)
+    return end is not None and _FORECAST.search(body[:end.start()]) is not None
+
 # -- decisions and habits ---------------------------------------------------------------------
 
 _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
@@ -415,6 +461,8 @@ def refused(text: str) -> bool:
         return True
     if _QUESTION_SOFT_END.search(text) and _QUESTION_WORD.search(text):
         return True
+    if _ASKING_WORD.search(text) and not _STATEMENT_END.search(text):
+        return True
     return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text))
 
 
@@ -447,8 +495,15 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         # the facts' rules name the person first (「姉は…に住んでいます」): the time word
         # and the speaker's possessive in front of them go (「最近、私の姉は…」)
         return _fact(_PERSON_LEAD.sub("", body), other)
+    if _PAST_STATE.search(body):
+        return _fact(body, None)  # 「子どもの頃は…嫌いだった」: not what the user likes now
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     return found
+
+
+# A state the speaker had then, not now: a past time as the topic and a past ending.
+_PAST_STATE = re.compile(r"^(?:[^、,]{1,8}(?:の頃|のころ|の時|のとき)|昔|当時|以前)(?:は|って)?"
+                         r"[、,]?.*(?:だった|でした|かった|ました|てた|でた)(?:な|なあ|けど|よ|ね)*$")
 
 
 def _decision(body: str) -> Found | None:
@@ -462,6 +517,8 @@ def _decision(body: str) -> Found | None:
         if name == "decided" and re.search(r"ことにして(?:る|いる|います)", rest):
             return None  # an ongoing rule: a habit
         if name == "intend" and re.search(r"ようにして(?:る|いる|います|ます)", rest):
+            return None
+        if name == "intend" and _FORECAST.search(x):
             return None
         negative = polarity == "dislike" or bool(_NEGATIVE_END.search(x)) or bool(
             re.search(r"(?:を|は)?(?:やめる|辞める|やめ|控える)$", x))
@@ -512,7 +569,10 @@ def _habit(body: str) -> Found | None:
 
 # People in general (「…って言う人もいる」「…な人が多い」): a report about others.
 _PEOPLE_IN_GENERAL = re.compile(
-    r"(?:(?<![\u4e00-\u9fff])人|人たち|人達|みんな|誰か)(?:も|が|は)?(?:いる|多い|少ない)")
+    r"(?:(?<![\u4e00-\u9fff])人|人たち|人達|みんな|誰か)(?:も|が|は)?(?:いる|多い|少ない)|"
+    r"^(?:みんな|皆|みな)(?!さん)|"
+    r"^(?:日本人|外国人|若者|若い人|若い子|男の人|女の人|男性|女性|男子|女子|大人|社会人|"
+    r"[^、,]{1,6}好き)(?:って|は|が|も)")
 
 
 def open_statement(clause: str) -> str | None:
@@ -520,7 +580,7 @@ def open_statement(clause: str) -> str | None:
     None. What the second, embedding stage may classify."""
     body = _clean(clause)
     if (not body or refused(body) or _other_person(body) or _DEICTIC.match(body)
-            or _PEOPLE_IN_GENERAL.search(body)):
+            or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)):
         return None
     return body
 

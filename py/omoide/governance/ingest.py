@@ -26,6 +26,7 @@ from omoide.engine import validate
 from omoide.engine.context import turn_context, turn_line
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import new_memory_id
+from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.remember import build_memory
 from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
@@ -129,6 +130,19 @@ def _contexts(engine: MemoryEngine, messages: Sequence[Message], candidates: lis
             if 0 <= c.source < len(turns) else None for c in candidates]
 
 
+def _places(store: Any, conversation: str | None, count: int, candidates: list[Candidate],
+            at: float) -> list[tuple[str | None, int | None]]:
+    """Each candidate's (conversation, turn): its message's place after the conversation's
+    last turn in the store; (None, None) without a conversation or a message."""
+    if conversation is None and count > 1:
+        conversation = "ingest-" + new_memory_id(at)
+    if conversation is None:
+        return [(None, None)] * len(candidates)
+    base = 0 if store is None else next_turn(store, conversation)
+    return [(conversation, base + c.source) if 0 <= c.source < count else (None, None)
+            for c in candidates]
+
+
 def ingest(
     engine: MemoryEngine,
     character: str,
@@ -143,13 +157,18 @@ def ingest(
     meta: Mapping[str, Any] | None = None,
     log: AuditLog | None = None,
     at: Any = None,
+    conversation: str | None = None,
 ) -> IngestReport:
     """Extract, dedup and write (or, with ``dry_run``, only say what would happen).
 
     ``meta`` is added to new memories (e.g. ``{"session": "2024-05-01#3"}``, which
     ``summarize`` can group by). ``at``: when the conversation took place (default now): the
     new memories' time and the date in their index ``context``, which also holds the turns
-    around the message each came from (``engine/context.py``)."""
+    around the message each came from (``engine/context.py``). ``conversation``: the id of the
+    conversation the messages continue (a chat app sending one message at a time passes its
+    chat's id): each new memory records it and its message's turn, after the conversation's
+    last one (``engine/neighbourhood.py``). Without one, a batch of several messages is a
+    conversation of its own (a fresh id); a single message has none."""
     character = validate.character_id(character)
     session_at = engine.now() if at is None else validate.timestamp(at)
     if isinstance(messages, str):
@@ -187,13 +206,16 @@ def ingest(
     if store is not None:
         engine.check_model(store)  # refuse before embedding: vectors of two models never mix
     contexts = _contexts(engine, messages, candidates, session_at)
+    places = _places(store, validate.conversation(conversation), len(messages), candidates,
+                     session_at)
     # The stored rows are the blend of text and context; dedup compares like with like.
     vectors = embed_memories(engine.embedder, list(zip([c.text for c in candidates], contexts,
                                                        strict=True)))
     index = DedupIndex(store, dedup_threshold)
     now = engine.now()
     planned_items: list[IngestItem] = []
-    for candidate, context, vector in zip(candidates, contexts, vectors, strict=True):
+    for candidate, context, vector, (conv, turn) in zip(candidates, contexts, vectors, places,
+                                                        strict=True):
         item = IngestItem(
             "stored", "new", text=candidate.text, kind=candidate.kind, key=candidate.key,
             polarity=candidate.polarity, source=candidate.source, via=candidate.via,
@@ -206,7 +228,8 @@ def ingest(
                            "lang": candidate.lang, "tier": tier, "merges": 0}
             memory = build_memory(engine, character, candidate.text, kind=candidate.kind,
                                   importance=candidate.importance, key=candidate.key,
-                                  meta=memory_meta, at=session_at, context=context)
+                                  meta=memory_meta, at=session_at, context=context,
+                                  conversation=conv, turn=turn)
             index.plan(memory, vector)
             item.memory_id, item.tier = memory.id, tier
             item.reason = f"new {candidate.kind}" + (f" {candidate.key}" if candidate.key else "")
@@ -223,7 +246,8 @@ def ingest(
                 importance=candidate.importance, key=candidate.key or existing.key,
                 meta={**extra_meta, **candidate.meta, "via": candidate.via,
                       "lang": candidate.lang, "tier": tier, "merges": 0,
-                      "polarity": polarity}, at=session_at, context=context)
+                      "polarity": polarity}, at=session_at, context=context,
+                conversation=conv, turn=turn)
             why = f"{how}: polarity {old_polarity} -> {polarity}"
             item.action, item.tier = "superseded", tier
         else:
@@ -236,7 +260,8 @@ def ingest(
                 planned_items.append(item)
                 continue
             # The new text says all the old one did and more: a new record replaces it.
-            memory = dataclasses.replace(updated, id=new_memory_id(now), context=context)
+            memory = dataclasses.replace(updated, id=new_memory_id(now), context=context,
+                                         conversation=conv, turn=turn)
             why = f"{how}: the text grew (a strict superset)"
             item.action, item.tier = "merged", updated.meta.get("tier")
         memory = linked(memory, [existing.id])
@@ -251,6 +276,9 @@ def ingest(
         return report
 
     store = engine.writable_store(character)
+    for conv, turn in places:
+        if conv is not None:
+            claim_turn(store, conv, turn)
     failed: dict[str, str] = {}
     for memory_id, (memory, row) in index.planned.items():
         old = store.records.get(memory_id)
