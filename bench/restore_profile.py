@@ -64,7 +64,7 @@ def texts(rows: int) -> list[str]:
 
 
 def stored_rows(rows: int) -> list[dict]:
-    """IndexedDB records as web/store/db.js ``recordsJson`` hands them over."""
+    """IndexedDB records as web/store/db.js ``recordSlices`` hands them over (a pack's JSON)."""
     now = 1_700_000_000
     return [{"id": f"m{n:07d}", "character_id": CHARACTER, "text": t, "kind": "fact",
              "type": "factual", "key": None, "importance": 0.5, "created_at": now + n,

@@ -145,3 +145,29 @@ def test_acyclic_bulk_turns_the_collector_back_on_even_after_an_error():
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+
+
+def test_a_packed_copy_overridden_later_is_skipped_and_recalls_are_folded_in():
+    """A record pack's JSON comes as stored, with the ids a later copy overrides (``skip``);
+    the override rows follow. The ``recalls`` table's counts are added to the records."""
+    old = stored(6)
+    newer = [dict(old[2], text="note 2, rewritten"), dict(old[4], trashed_at=1_900_000_000.0)]
+    header = {"character": "aoi", "stamp": STAMP, "model_id": "omoide/all-MiniLM-L6-v2",
+              "dimension": 4, "live_ids": [f"m{i:04d}" for i in (0, 1, 2, 3, 5)],
+              "trash_ids": ["m0004"], "missing": [], "corrupt_segments": 0, "loose": 0,
+              "recalls": {"m0001": 5, "m0002": 2}, "recalls_last": {"m0001": 1_750_000_000.0,
+                                                                     "m0002": 1.0}}
+    restore.begin(json.dumps(header))
+    assert restore.add_records("aoi", json.dumps(old), json.dumps(["m0002", "m0004"])) == 4
+    assert restore.add_records("aoi", json.dumps(newer)) == 2
+    result = restore.finish("aoi", FakeStore(4, [[float(n), 0, 0, 0] for n in range(5)]),
+                            FakeStore(4, [[0, 1.0, 0, 0]]))
+    assert (result["loaded"], result["quarantined"]) == (6, 0)
+    store = session.session().engine.stores["aoi"]
+    assert store.records["m0002"].text == "note 2, rewritten"
+    assert list(store.trash) == ["m0004"] and store.trash["m0004"].trashed_at == 1_900_000_000.0
+    assert store.records["m0001"].recall_count == 1 + 5
+    assert store.records["m0001"].last_recalled_at == 1_750_000_000.0
+    assert store.records["m0002"].recall_count == 2 + 2
+    assert store.records["m0002"].last_recalled_at == 1.0
+    assert store.records["m0000"].recall_count == 0

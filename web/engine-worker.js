@@ -310,13 +310,13 @@ async function loadOne(id) {
     return [];
   }
   looseVectors.set(id, data.loose);
-  const { live, trash, timing, rows, recallById, ...header } = data;
+  const { live, trash, timing, rows, packs, skips, ...header } = data;
   const started = performance.now();
-  // records in slices (omoide.browser.restore): Python never holds the JSON and the dicts
-  // of every record at once
+  // records in slices (omoide.browser.restore): each record pack's JSON as stored, then the
+  // override rows; Python never holds the JSON and the dicts of every record at once
   py.restore.begin(JSON.stringify(header));
-  for (let at = 0; at < rows.length; at += store.RECORD_SLICE) {
-    py.restore.add_records(id, store.recordsJson(data, at, at + store.RECORD_SLICE));
+  for (const [json, skip] of store.recordSlices(data)) {
+    py.restore.add_records(id, json, skip.length ? JSON.stringify(skip) : "");
   }
   const result = (await py.restore.finish.callPromising(id, live, trash))
     .toJs({ dict_converter: Object.fromEntries });

@@ -56,6 +56,9 @@ def test_imported_vectors_come_back_exactly_and_survive_a_reload(launch, app_url
     raw = page.evaluate(RAW)
     assert len(raw["segments"]) == 2  # written directly as full segments, no second write
     assert sum('"tail":1' in row for row in raw["memories"]) == N - 512
+    # the records of the full segments are packed (one row), the tail is one row per memory
+    assert len(raw["memories"]) == N - 512 and len(raw["record_packs"]) == 1
+    assert raw["record_packs"][0].count('"i0') >= 2 * 512  # ids and records
     assert len(engine_call(page, "trash", {"character": "umi"})) == TRASHED
     page.reload()
     wait_ready(page)
@@ -92,7 +95,7 @@ def test_a_refused_commit_keeps_nothing_of_the_chunk(launch, app_url, tmp_path):
     assert code == "QUOTA_EXCEEDED"
     assert engine_call(page, "memories", {"character": "umi"}) == []
     raw = page.evaluate(RAW)
-    assert raw["memories"] == [] and raw["segments"] == []
+    assert raw["memories"] == [] and raw["segments"] == [] and raw["record_packs"] == []
     assert page.evaluate(IMPORT)["imported"] == 300  # the next try stores it all
     page.reload()
     wait_ready(page)

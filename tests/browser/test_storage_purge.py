@@ -1,5 +1,6 @@
 """A purge really erases: after a permanent forget, the memory's text and vector bytes are
-nowhere in IndexedDB (read raw, not through the app); a segment with too many holes is
+nowhere in IndexedDB (read raw, not through the app: the record pack that held it is
+rewritten); a segment with too many holes is
 dissolved into the tail, and everything left still loads and recalls."""
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ def test_a_purge_erases_text_and_vector_bytes(launch, app_url, tmp_path):
     before = everything(page)
     for text, vector in secrets.values():
         assert text in before and vector in before
+    # the one in a segment is in a record pack (which the purge must rewrite)
+    assert any(secrets["p0010"][0] in row for row in page.evaluate(RAW)["record_packs"])
     engine_call(page, "recall", {"character": "piko", "query": "secret number 10",
                                  "mode": "fulltext"})
     engine_call(page, "flush_recalls")

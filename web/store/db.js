@@ -11,6 +11,10 @@
 // - Every segment carries a CRC-32 of its ids and rows; a damaged one is never trusted.
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
+import { erasePacked, makePack, packOverrides, packsHolding, PACK_ROWS, storedRows, winners,
+  writePacks, unpack } from "./packs.js";
+
+export { PACK_ROWS };
 
 export const SEGMENT_ROWS = 256;
 // settings key of the queue of changes waiting to be mirrored to the backup server
@@ -42,6 +46,23 @@ export function openDatabase(name = "omoide") {
     await tx.table("memories").toCollection().modify((r) => {
       if (r.vector) r.tail = 1;
     });
+  });
+  // v3: records packed (web/store/packs.js). The upgrade packs, per character, every record
+  // whose vector is in a segment of its current stamp; the tail and records without a vector
+  // of the current stamp stay rows.
+  db.version(3).stores({
+    record_packs: "[character+pack], character, *ids",
+  }).upgrade(async (tx) => {
+    for (const { character, stamp } of await tx.table("stamps").toArray()) {
+      const rows = (await tx.table("memories").where("character").equals(character).toArray())
+        .filter((r) => !r.vector && r.slot && r.stamp === stamp);
+      const packs = [];
+      for (let start = 0, n = 0; start < rows.length; start += PACK_ROWS, n++) {
+        packs.push(makePack(character, n, stamp, rows.slice(start, start + PACK_ROWS)));
+      }
+      await tx.table("record_packs").bulkPut(packs);
+      await tx.table("memories").bulkDelete(rows.map((r) => [character, r.id]));
+    }
   });
   return db;
 }
@@ -75,12 +96,25 @@ export async function bumpGeneration(db, character) {
 // (additive: two tabs counting at once both count).
 export async function addRecalls(db, counts) {
   if (!counts.length) return;
-  await db.transaction("rw", db.recalls, db.memories, async () => {
+  await db.transaction("rw", db.recalls, db.memories, db.record_packs, async () => {
     const keys = counts.map((c) => [c.character, c.id]);
     const [rows, records] = await Promise.all([db.recalls.bulkGet(keys),
       db.memories.bulkGet(keys)]);
-    // a memory purged since its recall leaves no trace
-    await db.recalls.bulkPut(counts.flatMap((c, i) => (records[i] ? [{
+    // a memory purged since its recall leaves no trace (packed ones: index keys only)
+    const packed = new Set();
+    const byCharacter = new Map();
+    counts.forEach((c, i) => {
+      if (records[i]) return;
+      if (!byCharacter.has(c.character)) byCharacter.set(c.character, []);
+      byCharacter.get(c.character).push(c.id);
+    });
+    for (const [character, ids] of byCharacter) {
+      for (const id of (await packsHolding(db, character, ids)).keys()) {
+        packed.add(`${character}\n${id}`);
+      }
+    }
+    const stored = (c, i) => records[i] || packed.has(`${c.character}\n${c.id}`);
+    await db.recalls.bulkPut(counts.flatMap((c, i) => (stored(c, i) ? [{
       character: c.character, id: c.id, count: (rows[i]?.count ?? 0) + c.count,
       last: Math.max(rows[i]?.last ?? 0, c.last) }] : [])));
   });
@@ -132,14 +166,16 @@ async function clearSlot(db, record, dimension) {
       rows.push(r);
     }
   });
-  const survivors = await db.memories.bulkGet(keys);
+  const survivors = await storedRows(db, keys, async () => dimension);
   await db.memories.bulkPut(survivors.map((r, n) => ({ ...r, slot: null, tail: 1,
     vector: data.slice(rows[n] * dimension, (rows[n] + 1) * dimension) })));
   await db.segments.delete(key);
 }
 
-const ALL_TABLES = (db) => [db.memories, db.segments, db.stamps, db.characters, db.staging,
-  db.generations, db.recalls, db.settings];
+const ALL_TABLES = (db) => [db.memories, db.record_packs, db.segments, db.stamps,
+  db.characters, db.staging, db.generations, db.recalls, db.settings];
+
+const dimensionOf = (db) => async (character) => (await db.stamps.get(character))?.dimension;
 
 // Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
 // vectors come in one flat Float32Array, each change names its offset.
@@ -158,9 +194,16 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
     // The generation bump and the queue run beside the changes (other tables); with
     // ``known`` and a fresh id, a remember's transaction reads nothing but its stamp (beside
     // the writes): one round trip of requests, then the commit.
-    const bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)), known);
+    let bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)), known);
     const queueing = queue !== undefined ? db.settings.put({ key: MIRROR_QUEUE, value: queue })
       : null;
+    // A change that reads packed records runs a longer chain of awaits: the bump and the
+    // queue finish first (Dexie follows one chain of native awaits; two in parallel made it
+    // commit early). A remember (fresh puts only) keeps them beside its writes.
+    if (!changes.every((c) => c.op === "put" && c.fresh)) {
+      bumping = await bumping;
+      await queueing;
+    }
     for (let i = 0; i < changes.length;) {
       const change = changes[i];
       const d = change.dimension;
@@ -190,7 +233,7 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
         }
       }
       if (change.op === "put") await putMemories(db, run);
-      else await persistChange(db, change);
+      else await applyChange(db, change);
       i += run.length;
     }
     [bumped] = await Promise.all([bumping, queueing]);
@@ -198,31 +241,36 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
   return { inline, generations: bumped };
 }
 
-// Apply one engine change in one transaction (or in the caller's transaction).
+// Apply one engine change in one transaction.
 export async function persistChange(db, change) {
+  return db.transaction("rw", ALL_TABLES(db), async () => applyChange(db, change));
+}
+
+// Apply one engine change in the caller's transaction (never a nested one: Dexie's nested
+// transactions lose track of a chain of awaits and commit early).
+async function applyChange(db, change) {
   const { op, character } = change;
-  return db.transaction("rw", ALL_TABLES(db), async () => {
-    if (op === "put") return putMemory(db, change);
-    const record = await db.memories.get([character, change.memory_id]);
-    if (!record) throw new Error(`no stored memory ${change.memory_id} of ${character}`);
-    if (op === "trash") {
-      await db.memories.put({ ...record, trashed_at: change.at });
-    } else if (op === "restore") {
-      await db.memories.put({ ...record, trashed_at: null });
-    } else if (op === "purge") {
-      // gone from disk: record, vector bytes, recall counts and any staged re-embedding
-      await clearSlot(db, record, change.dimension ?? record.dimension);
-      await db.memories.delete([character, change.memory_id]);
-      await db.recalls.delete([character, change.memory_id]);
-      const target = (await db.settings.get("revectorize_target"))?.value;
-      if (target) {
-        const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
-        await db.staging.delete([stamp, character, change.memory_id]);
-      }
-    } else {
-      throw new Error(`unknown change ${op}`);
+  if (op === "put") return putMemory(db, change);
+  const [record] = await storedRows(db, [[character, change.memory_id]], dimensionOf(db));
+  if (!record) throw new Error(`no stored memory ${change.memory_id} of ${character}`);
+  if (op === "trash") {
+    await db.memories.put({ ...record, trashed_at: change.at });
+  } else if (op === "restore") {
+    await db.memories.put({ ...record, trashed_at: null });
+  } else if (op === "purge") {
+    // gone from disk: record, vector bytes, recall counts and any staged re-embedding
+    await clearSlot(db, record, change.dimension ?? record.dimension);
+    await db.memories.delete([character, change.memory_id]);
+    await erasePacked(db, character, [change.memory_id]);
+    await db.recalls.delete([character, change.memory_id]);
+    const target = (await db.settings.get("revectorize_target"))?.value;
+    if (target) {
+      const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
+      await db.staging.delete([stamp, character, change.memory_id]);
     }
-  });
+  } else {
+    throw new Error(`unknown change ${op}`);
+  }
 }
 
 async function putMemory(db, change) {
@@ -241,8 +289,10 @@ async function putMemories(db, changes) {
   }
   const checking = Promise.all([...stamps.values()].map((c) => ensureStamp(db, c.character,
     c.stamp, c.model_id, c.dimension)));
-  const olds = changes.every((c) => c.fresh) ? []
-    : await db.memories.bulkGet(changes.map((c) => [c.character, c.memory.id]));
+  const fresh = changes.every((c) => c.fresh);
+  if (!fresh) await checking; // one chain of awaits at a time (see persistMany)
+  const olds = fresh ? []
+    : await storedRows(db, changes.map((c) => [c.character, c.memory.id]), dimensionOf(db));
   const rows = new Map(); // the last change of an id wins
   for (let n = 0; n < changes.length; n++) {
     const { character, memory, stamp, dimension } = changes[n];
@@ -285,8 +335,8 @@ async function insertRows(db, change, block) {
     for (let row = 0; row < SEGMENT_ROWS; row++) {
       const m = memories[start + row];
       ids.push(m.id);
-      rows[start + row] = { character, id: m.id, record: m, trashed_at: at[start + row],
-        stamp, dimension: d, slot: { seg, row }, vector: null };
+      rows[start + row] = { id: m.id, record: m, trashed_at: at[start + row],
+        slot: { seg, row } };
     }
     const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
     segments.push(seal({ character, stamp, seg, ids, data }, d));
@@ -296,37 +346,48 @@ async function insertRows(db, change, block) {
     rows[i] = { character, id: m.id, record: m, trashed_at: at[i], stamp, dimension: d,
       slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1 };
   }
-  await Promise.all([db.segments.bulkPut(segments), db.memories.bulkPut(rows)]);
+  // the records of the full segments go to packs, the tail to rows
+  await Promise.all([db.segments.bulkPut(segments),
+    writePacks(db, character, stamp, rows.slice(0, full)),
+    db.memories.bulkPut(rows.slice(full))]);
   return n - full;
 }
 
-// Pack inline vectors into new full segments (all of them when ``force``).
+// Pack inline vectors into new full segments (all of them when ``force``), then the rows
+// whose vectors are in segments into a record pack once there are PACK_ROWS of them
+// (``packOverrides``; all of them when ``force``).
 export async function compact(db, character, { force = false } = {}) {
-  return db.transaction("rw", [db.memories, db.segments, db.stamps], async () => {
-    const stamp = await db.stamps.get(character);
-    if (!stamp) return 0;
-    const loose = (await db.memories.where("[character+tail]").equals([character, 1])
-      .toArray()).filter((r) => r.vector && r.stamp === stamp.stamp);
-    const count = force ? loose.length : loose.length - (loose.length % SEGMENT_ROWS);
-    if (count === 0) return 0;
-    const { dimension } = stamp;
-    let { seg } = await allocateSlot(db, character, stamp.stamp);
-    for (let start = 0; start < count; start += SEGMENT_ROWS, seg++) {
-      const rows = loose.slice(start, Math.min(start + SEGMENT_ROWS, count));
-      const data = new Float32Array(rows.length * dimension);
-      rows.forEach((r, row) => data.set(r.vector, row * dimension));
-      const ids = rows.map((r) => r.id);
-      await db.segments.put(seal({ character, stamp: stamp.stamp, seg, ids, data }, dimension));
-      await db.memories.bulkPut(rows.map((r, row) => {
-        const { tail, ...packed } = r;
-        return { ...packed, vector: null, slot: { seg, row } };
-      }));
-    }
-    return count;
-  });
+  return db.transaction("rw", [db.memories, db.segments, db.stamps, db.record_packs],
+    async () => {
+      const moved = await compactTail(db, character, force);
+      const stamp = await db.stamps.get(character);
+      if (stamp) await packOverrides(db, character, stamp.stamp, { force });
+      return moved;
+    });
 }
 
-
+async function compactTail(db, character, force) {
+  const stamp = await db.stamps.get(character);
+  if (!stamp) return 0;
+  const loose = (await db.memories.where("[character+tail]").equals([character, 1])
+    .toArray()).filter((r) => r.vector && r.stamp === stamp.stamp);
+  const count = force ? loose.length : loose.length - (loose.length % SEGMENT_ROWS);
+  if (count === 0) return 0;
+  const { dimension } = stamp;
+  let { seg } = await allocateSlot(db, character, stamp.stamp);
+  for (let start = 0; start < count; start += SEGMENT_ROWS, seg++) {
+    const rows = loose.slice(start, Math.min(start + SEGMENT_ROWS, count));
+    const data = new Float32Array(rows.length * dimension);
+    rows.forEach((r, row) => data.set(r.vector, row * dimension));
+    const ids = rows.map((r) => r.id);
+    await db.segments.put(seal({ character, stamp: stamp.stamp, seg, ids, data }, dimension));
+    await db.memories.bulkPut(rows.map((r, row) => {
+      const { tail, ...packed } = r;
+      return { ...packed, vector: null, slot: { seg, row } };
+    }));
+  }
+  return count;
+}
 
 async function ensureStamp(db, character, stamp, modelId, dimension) {
   const current = await db.stamps.get(character);
@@ -346,8 +407,7 @@ async function ensureStamp(db, character, stamp, modelId, dimension) {
 export async function swapIndex(db, { character, stamp, model_id, dimension, ids, vectors }) {
   return db.transaction("rw", ALL_TABLES(db), async () => {
     const old = await db.stamps.get(character);
-    const records = await db.memories.where("character").equals(character).toArray();
-    const byId = new Map(records.map((r) => [r.id, r]));
+    const byId = await allRows(db, character, old?.dimension);
     const slots = new Map();
     for (let start = 0, seg = 0; start < ids.length; start += SEGMENT_ROWS, seg++) {
       const segIds = ids.slice(start, start + SEGMENT_ROWS);
@@ -358,10 +418,12 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
     const moved = [];
     for (const [id, record] of byId) {
       if (!slots.has(id)) throw new Error(`swap misses the vector of ${id}`);
-      const { tail, ...packed } = record;
-      moved.push({ ...packed, stamp, dimension, slot: slots.get(id), vector: null });
+      moved.push({ ...record, slot: slots.get(id) });
     }
-    await db.memories.bulkPut(moved);
+    // every record now has its vector in a segment: all of them packed anew
+    await db.record_packs.where("character").equals(character).delete();
+    await db.memories.where("character").equals(character).delete();
+    await writePacks(db, character, stamp, moved);
     if (old && old.stamp !== stamp) {
       await db.segments.where("[character+stamp]").equals([character, old.stamp]).delete();
     }
@@ -370,33 +432,64 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
   });
 }
 
+// Every stored row of a character, the latest copy of each id (packs, then override rows).
+async function allRows(db, character, dimension) {
+  const packs = await db.record_packs.where("character").equals(character).sortBy("pack");
+  const byId = new Map();
+  for (const pack of packs) for (const row of unpack(pack, dimension)) byId.set(row.id, row);
+  for (const row of await db.memories.where("character").equals(character).toArray()) {
+    byId.set(row.id, row);
+  }
+  return byId;
+}
+
 // Everything needed to rebuild one character in the engine, its vectors already in two
 // kernel stores (``createStore(dimension)`` of kernel/vectors.js): every segment whose
 // checksum holds is appended to them in runs of consecutive rows (the bytes go from
 // IndexedDB straight into WebAssembly memory), then the tail (inline vectors). Returns the
-// stored rows (``rows``, read in slices with ``recordsJson``), the ids of the rows of each
-// store in order, the memories whose vector could not be trusted (``missing``: re-embedded),
-// and the per-step times.
+// record packs and override rows (read in slices with ``recordSlices``), the ids of the rows
+// of each store in order, the memories whose vector could not be trusted (``missing``:
+// re-embedded), the recall counts and the per-step times.
 export async function loadCharacter(db, character, createStore) {
   const started = performance.now();
   const stamp = await db.stamps.get(character);
   if (!stamp) return null;
-  const [records, segments, recallRows] = await Promise.all([
+  const [rows, packs, segments, recallRows] = await Promise.all([
     db.memories.where("character").equals(character).toArray(),
+    db.record_packs.where("character").equals(character).toArray(),
     db.segments.where("[character+stamp]").equals([character, stamp.stamp]).toArray(),
     db.recalls.where("character").equals(character).toArray(),
   ]);
   const read = performance.now();
   const { dimension: d } = stamp;
   const byId = new Map();
-  for (const r of records) byId.set(r.id, r);
+  for (const r of rows) byId.set(r.id, r);
+  // which copy of each record wins: its row, else the latest pack that holds it
+  const { skips, at, trashed } = winners(packs, byId.keys());
   const live = createStore(d);
   const trash = createStore(d);
-  live.reserve?.(records.length);
+  live.reserve?.(rows.length + at.size);
   const liveIds = [];
   const trashIds = [];
   const placed = new Set();
   const corrupt = [];
+  // Is row ``row`` of segment ``seg`` the vector of ``id`` (as its winning copy says)?
+  // 0: no, 1: yes and live, 2: yes and trashed.
+  const owner = (id, seg, row) => {
+    const r = byId.get(id);
+    if (r) {
+      const mine = r.stamp === stamp.stamp && !r.vector && r.slot?.seg === seg
+        && r.slot.row === row;
+      return mine ? (r.trashed_at == null ? 1 : 2) : 0;
+    }
+    const where = at.get(id);
+    if (where === undefined) return 0;
+    const pack = packs[where >> 16];
+    const i = where & 0xffff;
+    const mine = pack.stamp === stamp.stamp && pack.slots[2 * i] === seg
+      && pack.slots[2 * i + 1] === row;
+    return mine ? (trashed.has(id) ? 2 : 1) : 0;
+  };
   for (const segment of segments) {
     const data = new Float32Array(segment.data.buffer ?? segment.data, segment.data.byteOffset,
       segment.ids.length * d);
@@ -410,17 +503,15 @@ export async function loadCharacter(db, character, createStore) {
       run = -1;
     };
     segment.ids.forEach((id, row) => {
-      const r = id === null ? null : byId.get(id);
-      const mine = r && r.stamp === stamp.stamp && !r.vector && r.slot?.seg === segment.seg
-        && r.slot.row === row;
-      if (mine && r.trashed_at == null) {
+      const state = id === null ? 0 : owner(id, segment.seg, row);
+      if (state === 1) {
         if (run < 0) run = row;
         liveIds.push(id);
         placed.add(id);
         return;
       }
       flush(row);
-      if (mine) {
+      if (state === 2) {
         trash.append(data.subarray(row * d, (row + 1) * d));
         trashIds.push(id);
         placed.add(id);
@@ -432,7 +523,7 @@ export async function loadCharacter(db, character, createStore) {
   if (corrupt.length) await db.segments.bulkDelete(corrupt);
   let loose = 0;
   const missing = [];
-  for (const r of records) {
+  for (const r of rows) {
     if (placed.has(r.id)) continue;
     if (r.vector && r.stamp === stamp.stamp) {
       loose += 1;
@@ -448,42 +539,39 @@ export async function loadCharacter(db, character, createStore) {
       missing.push(r.id);
     }
   }
+  for (const id of at.keys()) if (!placed.has(id)) missing.push(id);
   const recalls = {};
-  const recallById = new Map();
+  const recallsLast = {};
   for (const row of recallRows) {
     recalls[row.id] = row.count;
-    recallById.set(row.id, row);
+    recallsLast[row.id] = row.last;
   }
   const done = performance.now();
   return {
     character, stamp: stamp.stamp, model_id: stamp.model_id, dimension: d, loose,
-    recalls, live_ids: liveIds, trash_ids: trashIds, missing,
-    corrupt_segments: corrupt.length, live, trash, rows: records, recallById,
+    recalls, recalls_last: recallsLast, live_ids: liveIds, trash_ids: trashIds, missing,
+    corrupt_segments: corrupt.length, live, trash, rows, packs, skips,
     timing: { indexeddb_ms: read - started, kernel_ms: done - read },
   };
 }
 
-// Stored records per slice handed to Python at boot (``omoide.browser.restore``): the JSON
+// Override rows per slice handed to Python at boot (``omoide.browser.restore``): the JSON
 // text and the parsed rows of one slice are alive at a time, never those of every record.
 export const RECORD_SLICE = 4000;
 
-// The JSON of records [start, end) of a ``loadCharacter`` answer, as the engine holds them
-// (trash state and counted recalls folded in).
-export function recordsJson({ rows, recallById }, start, end) {
-  const out = [];
-  for (let i = start; i < Math.min(end, rows.length); i++) {
-    out.push(withRecalls(rows[i], recallById.get(rows[i].id)));
+// The slices of a ``loadCharacter`` answer for Python's ``restore.add_records``, as
+// ``[json, skip]``: each pack's JSON text as stored with the ids a later copy overrides
+// (``skip``), then the override rows, RECORD_SLICE at a time (trash state folded in). Python
+// folds in the counted recalls.
+export function* recordSlices({ rows, packs, skips }) {
+  for (let p = 0; p < packs.length; p++) yield [packs[p].json, skips[p]];
+  for (let start = 0; start < rows.length; start += RECORD_SLICE) {
+    const out = [];
+    for (let i = start; i < Math.min(start + RECORD_SLICE, rows.length); i++) {
+      out.push({ ...rows[i].record, trashed_at: rows[i].trashed_at });
+    }
+    yield [JSON.stringify(out), []];
   }
-  return JSON.stringify(out);
-}
-
-// A stored record with its counted recalls folded in (what the engine holds).
-function withRecalls(row, recall) {
-  const record = { ...row.record, trashed_at: row.trashed_at };
-  if (!recall) return record;
-  record.recall_count = (record.recall_count ?? 0) + recall.count;
-  record.last_recalled_at = Math.max(record.last_recalled_at ?? 0, recall.last);
-  return record;
 }
 
 export async function listCharacters(db) {
@@ -495,10 +583,11 @@ export async function putCharacter(db, character) {
 }
 
 export async function deleteCharacterData(db, character) {
-  const tables = [db.memories, db.segments, db.stamps, db.staging, db.characters, db.recalls,
-    db.generations];
+  const tables = [db.memories, db.record_packs, db.segments, db.stamps, db.staging,
+    db.characters, db.recalls, db.generations];
   return db.transaction("rw", tables, async () => {
     await db.memories.where("character").equals(character).delete();
+    await db.record_packs.where("character").equals(character).delete();
     await db.recalls.where("character").equals(character).delete();
     await bumpGenerations(db, [character]);
     await db.segments.where("[character+stamp]").between([character, Dexie.minKey],

@@ -5,9 +5,11 @@ to two kernel stores (live, trash) in WebAssembly memory. It then calls, under t
 lock and with nothing in between:
 
 1. ``begin(header)``: the character's stamp, the ids of the stores' rows in order, the ids
-   whose vector was lost (``missing``), the recall counts, the damaged segments' count;
-2. ``add_records(character, slice)`` for each slice of records (JSON; ``RECORD_SLICE`` in
-   web/store/db.js: a few MiB):
+   whose vector was lost (``missing``), the recall counts (``recalls``, ``recalls_last``: the
+   ``recalls`` table, folded into the records here), the damaged segments' count;
+2. ``add_records(character, slice, skip)`` for each slice of records (JSON): each record
+   pack's text as IndexedDB holds it (web/store/packs.js), with the ids a later copy
+   overrides (``skip``), then the override rows (``RECORD_SLICE`` in web/store/db.js);
    each row goes through the one record validator (``validate.record``; a bad one is
    quarantined: skipped, kept in IndexedDB untouched, listed by ``audit``) and becomes a
    ``Memory`` in one keyword call (``Memory.from_record``). Only one slice's
@@ -58,13 +60,18 @@ def begin(header_json: str) -> None:
     LOADING[header["character"]] = Loading(header)
 
 
-def add_records(character: str, records_json: str) -> int:
-    """Check one slice of the character's stored records; returns how many passed."""
+def add_records(character: str, records_json: str, skip_json: str = "") -> int:
+    """Check one slice of the character's stored records, less the ids of ``skip_json`` (a
+    JSON list: overridden by a later copy); returns how many passed."""
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
     kept = 0
     with acyclic_bulk():
         rows = json.loads(records_json)
+        if skip_json:
+            skip = set(json.loads(skip_json))
+            rows = [r for r in rows if not (isinstance(r, dict) and r.get("id") in skip)]
+        fold_recalls(rows, loading.header)
         loading.rows += len(rows)
         for memory, at in checked_memories(session().engine, rows):
             memories[memory.id] = memory
@@ -72,6 +79,27 @@ def add_records(character: str, records_json: str) -> int:
                 trashed_at[memory.id] = at
             kept += 1
     return kept
+
+
+def fold_recalls(rows: list[Any], header: dict[str, Any]) -> None:
+    """Add each row's counted recalls (the ``recalls`` table) to its record, in place: a
+    memory's counts are its record's plus its ``recalls`` row."""
+    counts = header.get("recalls") or {}
+    if not counts:
+        return
+    lasts = header.get("recalls_last") or {}
+    for raw in rows:
+        if not isinstance(raw, dict):
+            continue
+        count = counts.get(raw.get("id"))
+        if count is None:
+            continue
+        memory_id = raw["id"]
+        before = raw.get("recall_count")
+        raw["recall_count"] = (before if isinstance(before, int) else 0) + count
+        last = raw.get("last_recalled_at")
+        raw["last_recalled_at"] = max(last if isinstance(last, (int, float)) else 0,
+                                      lasts.get(memory_id, 0))
 
 
 def checked_memories(engine: MemoryEngine, rows: list[Any]

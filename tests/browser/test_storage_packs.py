@@ -1,0 +1,87 @@
+"""Records packed per segment (Dexie schema 3, web/store/packs.js): an import writes its
+records as packs; single writes (update, trash, restore) are rows that override the packed
+copy; compaction packs the rows and rewrites a pack once more than half of it is stale. After
+each step what the app holds survives a browser reload exactly."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import engine_call, wait_ready
+from .faults import engine_worker
+from .test_storage_import import IMPORT, MAKE, open_app
+from .test_storage_purge import RAW
+
+N, TRASHED = 600, 100  # two full segments (512 rows, one pack) and a tail of 88
+
+# Compaction with ``force`` (every tail vector into a segment, every row into a pack), run in
+# the engine worker on the app's own database module (the test reaches it; the app never
+# calls it with force).
+COMPACT = """async (character) => {
+  const store = await import("./store/db.js");
+  const db = store.openDatabase();
+  await db.open();
+  try { return await store.compact(db, character, { force: true }); } finally { db.close(); }
+}"""
+
+
+def state(page) -> tuple:
+    live = engine_call(page, "memories", {"character": "umi"})
+    trash = engine_call(page, "trash", {"character": "umi"})
+    return (sorted(json.dumps(m, sort_keys=True) for m in live),
+            sorted(json.dumps(t, sort_keys=True) for t in trash))
+
+
+def packs(page) -> list[dict]:
+    """The record packs as stored: ids and the ids in the trash."""
+    return [json.loads(row) for row in page.evaluate(RAW)["record_packs"]]
+
+
+def reloaded(page) -> tuple:
+    page.reload()
+    wait_ready(page)
+    return state(page)
+
+
+def test_rows_override_packs_and_compaction_packs_them(launch, app_url, tmp_path):
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
+    assert page.evaluate(IMPORT)["imported"] == N
+    [pack] = packs(page)
+    assert len(pack["ids"]) == 512 and json.loads(pack["json"])[7]["id"] == "i0007"
+    # single writes on packed memories: one row each, the pack is not rewritten
+    engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
+    engine_call(page, "forget", {"character": "umi", "id": "i0008"})
+    engine_call(page, "forget", {"character": "umi", "id": "i0009"})
+    engine_call(page, "restore", {"character": "umi", "id": "i0009"})
+    assert packs(page) == [pack]
+    assert len(page.evaluate(RAW)["memories"]) == N - 512 + 3
+    before = state(page)
+    assert reloaded(page) == before  # the rows win over their packed copies
+    # compaction: the tail (with i0007's new vector) into a segment, the rows into a second
+    # pack; the first pack is 3/512 stale, so it stays as it is
+    assert engine_worker(page).evaluate(COMPACT, "umi") == N - 512 + 1
+    after = packs(page)
+    assert len(after) == 2 and after[0] == pack
+    assert len(after[1]["ids"]) == N - 512 + 3 and page.evaluate(RAW)["memories"] == []
+    assert "a new text" in after[1]["json"]
+    assert reloaded(page) == before
+
+
+def test_a_pack_more_than_half_stale_is_rewritten(launch, app_url, tmp_path):
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [N, 0, stamp, dim])
+    assert page.evaluate(IMPORT)["imported"] == N
+    trashed = [f"i{i:04d}" for i in range(0, 512, 2)] + ["i0001"]  # 257 of 512: past half
+    for memory_id in trashed:
+        engine_call(page, "forget", {"character": "umi", "id": memory_id})
+    before = state(page)
+    engine_worker(page).evaluate(COMPACT, "umi")
+    first, second = packs(page)
+    assert len(first["ids"]) == 512 - 257
+    assert not set(first["ids"]) & set(trashed)
+    assert set(trashed) <= set(second["ids"]) and set(trashed) <= set(second["trashed"])
+    assert reloaded(page) == before
+    hits = engine_call(page, "recall", {"character": "umi", "query": "imported note 41",
+                                        "mode": "fulltext", "k": 1, "count": False})
+    assert hits[0]["memory"]["id"] == "i0041"

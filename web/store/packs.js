@@ -1,0 +1,186 @@
+// Record packs (Dexie schema 3, see ARCHITECTURE.md "Storage"): a character's records whose
+// vectors sit in segments persist in packs of up to PACK_ROWS records, one IndexedDB row per
+// pack, ``{character, pack, stamp, ids, slots, trashed, json}``:
+// - ``json``: the records as the engine holds them (``trashed_at`` folded in), one JSON text
+//   that boot hands to Python's ``restore.add_records`` as it is (no structured clone of one
+//   object per record, no stringify per slice);
+// - ``ids`` (indexed, multiEntry: which packs hold an id), ``slots`` (Int32Array: segment and
+//   row of each record's vector), ``trashed`` (the ids in the trash): what boot needs to place
+//   the vectors without parsing ``json``.
+// A ``memories`` row (a single write: remember, update, trash, restore, a tail vector)
+// overrides every packed copy of its id, and a later pack overrides an earlier one: packs are
+// never rewritten for a single write (O(1) per write). Compaction packs the override rows once
+// there are PACK_ROWS of them and rewrites an older pack whose entries are more than half
+// stale; a purge rewrites every pack that held the memory (its text is gone from disk).
+
+export const PACK_ROWS = 4096;
+
+// Build a pack from stored rows ({id, record, trashed_at, slot}).
+export function makePack(character, pack, stamp, rows) {
+  const ids = new Array(rows.length);
+  const slots = new Int32Array(rows.length * 2);
+  const trashed = [];
+  const records = new Array(rows.length);
+  rows.forEach((r, i) => {
+    ids[i] = r.id;
+    slots[2 * i] = r.slot.seg;
+    slots[2 * i + 1] = r.slot.row;
+    if (r.trashed_at != null) trashed.push(r.id);
+    records[i] = { ...r.record, trashed_at: r.trashed_at ?? null };
+  });
+  return { character, pack, stamp, ids, slots, trashed, json: JSON.stringify(records) };
+}
+
+// Stored rows of a pack, shaped like ``memories`` rows (for the rare write that needs one).
+export function unpack(pack, dimension) {
+  return JSON.parse(pack.json).map((entry, i) => {
+    const { trashed_at: trashedAt, ...record } = entry;
+    return { character: pack.character, id: pack.ids[i], record, trashed_at: trashedAt ?? null,
+      stamp: pack.stamp, dimension, slot: { seg: pack.slots[2 * i], row: pack.slots[2 * i + 1] },
+      vector: null };
+  });
+}
+
+// The next free pack number of a character.
+export async function nextPack(db, character) {
+  const keys = await db.record_packs.where("character").equals(character).primaryKeys();
+  return keys.reduce((a, k) => Math.max(a, k[1]), -1) + 1;
+}
+
+// Per id of ``ids``: the numbers of the character's packs that hold it (index keys only).
+export async function packsHolding(db, character, ids) {
+  const held = new Map();
+  if (!ids.length) return held;
+  await db.record_packs.where("ids").anyOf([...new Set(ids)]).eachKey((id, cursor) => {
+    const [owner, pack] = cursor.primaryKey;
+    if (owner !== character) return;
+    if (!held.has(id)) held.set(id, []);
+    held.get(id).push(pack);
+  });
+  return held;
+}
+
+// The stored rows of ``keys`` ([character, id]): the override row when there is one, else the
+// copy in the latest pack that holds it (undefined when neither: the memory is not stored).
+export async function storedRows(db, keys, dimensionOf) {
+  const rows = await db.memories.bulkGet(keys);
+  const misses = new Map(); // character -> ids
+  keys.forEach(([character, id], n) => {
+    if (rows[n]) return;
+    if (!misses.has(character)) misses.set(character, []);
+    misses.get(character).push(id);
+  });
+  const found = new Map();
+  for (const [character, ids] of misses) {
+    const held = await packsHolding(db, character, ids);
+    const latest = new Map();
+    for (const [id, packs] of held) latest.set(id, Math.max(...packs));
+    const wanted = [...new Set(latest.values())];
+    const packs = await db.record_packs.bulkGet(wanted.map((p) => [character, p]));
+    const dimension = await dimensionOf(character);
+    for (const pack of packs) {
+      if (!pack) continue;
+      unpack(pack, dimension).forEach((row) => {
+        if (latest.get(row.id) === pack.pack) found.set(`${character}\n${row.id}`, row);
+      });
+    }
+  }
+  return keys.map(([character, id], n) => rows[n] ?? found.get(`${character}\n${id}`));
+}
+
+// Remove ``ids`` from every pack of the character that holds them (a purge: the text leaves
+// the disk); a pack left empty is deleted.
+export async function erasePacked(db, character, ids) {
+  const held = await packsHolding(db, character, ids);
+  const gone = new Set(ids);
+  const packs = new Set([...held.values()].flat());
+  for (const number of packs) {
+    const pack = await db.record_packs.get([character, number]);
+    if (pack) await keepOnly(db, pack, (id) => !gone.has(id));
+  }
+}
+
+// Rewrite a pack with the entries ``keep(id)`` accepts (deleted when none is left).
+async function keepOnly(db, pack, keep) {
+  const records = JSON.parse(pack.json);
+  const rows = [];
+  pack.ids.forEach((id, i) => {
+    if (!keep(id)) return;
+    const { trashed_at: trashedAt, ...record } = records[i];
+    rows.push({ id, record, trashed_at: trashedAt ?? null,
+      slot: { seg: pack.slots[2 * i], row: pack.slots[2 * i + 1] } });
+  });
+  if (!rows.length) {
+    await db.record_packs.delete([pack.character, pack.pack]);
+    return;
+  }
+  await db.record_packs.put(makePack(pack.character, pack.pack, pack.stamp, rows));
+}
+
+// Write ``rows`` (stored rows whose vectors are in segments of ``stamp``) as new packs.
+export async function writePacks(db, character, stamp, rows) {
+  let number = await nextPack(db, character);
+  const packs = [];
+  for (let start = 0; start < rows.length; start += PACK_ROWS) {
+    packs.push(makePack(character, number++, stamp, rows.slice(start, start + PACK_ROWS)));
+  }
+  await db.record_packs.bulkPut(packs);
+  return packs;
+}
+
+// A pack with more than this share of stale entries (held by a later pack or a row) is
+// rewritten without them.
+export const STALE_MAX = 0.5;
+
+// Pack the character's override rows whose vectors are in segments of ``stamp`` once there
+// are PACK_ROWS of them (``force``: any number), then rewrite the older packs they made more
+// than half stale. Returns how many rows were packed.
+export async function packOverrides(db, character, stamp, { force = false } = {}) {
+  const count = await db.memories.where("character").equals(character).count();
+  if (!force && count < PACK_ROWS) return 0;
+  const rows = (await db.memories.where("character").equals(character).toArray())
+    .filter((r) => !r.vector && r.slot && r.stamp === stamp);
+  if (!rows.length || (!force && rows.length < PACK_ROWS)) return 0;
+  const ids = rows.map((r) => r.id);
+  const touched = new Set([...(await packsHolding(db, character, ids)).values()].flat());
+  const written = await writePacks(db, character, stamp, rows);
+  await db.memories.bulkDelete(rows.map((r) => [character, r.id]));
+  for (const number of touched) {
+    if (number >= written[0].pack) continue;
+    const pack = await db.record_packs.get([character, number]);
+    if (!pack) continue;
+    const held = await packsHolding(db, character, pack.ids);
+    const overridden = await db.memories.bulkGet(pack.ids.map((id) => [character, id]));
+    const stale = new Set(pack.ids.filter((id, i) => overridden[i]
+      || (held.get(id) ?? []).some((p) => p > number)));
+    if (stale.size > STALE_MAX * pack.ids.length) {
+      await keepOnly(db, pack, (id) => !stale.has(id));
+    }
+  }
+  return rows.length;
+}
+
+// Which copy of each id boot takes: override rows first, then packs from the latest down.
+// Returns per pack the ids it must skip (held by a later source) and, per id it provides,
+// [pack index, entry]; ``trashed``: the ids in the trash as their winning copy says.
+export function winners(packs, rowIds) {
+  const order = packs.map((_, p) => p).sort((a, b) => packs[b].pack - packs[a].pack);
+  const seen = new Set(rowIds);
+  const skips = packs.map(() => []);
+  const at = new Map();
+  const trashed = new Set();
+  for (const p of order) {
+    const pack = packs[p];
+    const packTrash = new Set(pack.trashed);
+    pack.ids.forEach((id, i) => {
+      if (seen.has(id)) {
+        skips[p].push(id);
+        return;
+      }
+      seen.add(id);
+      at.set(id, (p << 16) | i);
+      if (packTrash.has(id)) trashed.add(id);
+    });
+  }
+  return { skips, at, trashed };
+}
