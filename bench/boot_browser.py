@@ -105,7 +105,7 @@ def first_remember(page: Page, *, after_warm: bool, i: int) -> float:
 def warm_at(page: Page, url: str, stages: list[str], rounds: int) -> dict:
     """Ready time and the first remember issued at ready, with the model's background set-up
     started at each boot stage (the app's ``?warm=`` override), interleaved round by round."""
-    runs: dict[str, dict[str, list[float]]] = {s: {"ready": [], "remember": []} for s in stages}
+    runs: dict[str, dict[str, list]] = {s: {"ready": [], "remember": []} for s in stages}
     for r in range(rounds):
         for stage in stages:
             page.goto(f"{url}?warm={stage}", wait_until="commit")
@@ -115,6 +115,8 @@ def warm_at(page: Page, url: str, stages: list[str], rounds: int) -> dict:
                                     "text": f"Warm-up note {r} {stage}: {DIALOGUE[r % 8]}"})
             runs[stage]["remember"].append(round((time.perf_counter() - t) * 1000))
             page.wait_for_selector("#model-warm[data-state='ready']", timeout=120_000)
+            runs[stage].setdefault("setup", []).append(
+                page.evaluate("() => window.omoide.embedder.status()").get("setup"))
     return {s: {"ready_ms": statistics.median(v["ready"]),
                 "first_remember_at_ready_ms": statistics.median(v["remember"]),
                 "runs": v} for s, v in runs.items()}

@@ -204,13 +204,19 @@ function graphOptimization(modelId, dtype, device, stale) {
   return device === "wasm" && optimized && !stale.includes(file) ? "build" : "session";
 }
 
+// Also returns when (ms after the call) the tokenizer and the session were ready.
 async function createExtractor(modelId, dtype, device, stale = []) {
+  const started = performance.now();
+  const since = () => Math.round(performance.now() - started);
   const graph = graphOptimization(modelId, dtype, device, stale);
   const sessionOptions = graph === "build" ? { graphOptimizationLevel: "disabled" } : {};
-  const [tokenizer, model] = await Promise.all([tokenizerFor(modelId),
-    AutoModel.from_pretrained(modelId, { dtype, device, session_options: sessionOptions })]);
+  const times = {};
+  const [tokenizer, model] = await Promise.all([
+    tokenizerFor(modelId).then((t) => { times.tokenizer = since(); return t; }),
+    AutoModel.from_pretrained(modelId, { dtype, device, session_options: sessionOptions })
+      .then((m) => { times.session = since(); return m; })]);
   const extractor = new FeatureExtractionPipeline({ task: "feature-extraction", model, tokenizer });
-  return { extractor, graph };
+  return { extractor, graph, times };
 }
 
 // The tokenizer of one model, built once. e5's (250,000 pieces) takes ~1.7 s of JavaScript
@@ -292,15 +298,17 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   if (job?.cancelled) throw cancelledError();
   progress.initialising = true;
   onProgress?.(progress.snapshot());
+  const filesMs = Math.round(performance.now() - started);
   let extractor;
   let graph;
+  let times;
   try {
-    ({ extractor, graph } = await createExtractor(model, dtype, picked.device, stale));
+    ({ extractor, graph, times } = await createExtractor(model, dtype, picked.device, stale));
   } catch (err) {
     if (picked.device !== "webgpu") throw err;
     picked.device = "wasm";
     picked.reason = `WebGPU failed to start (${err.message}); using WebAssembly`;
-    ({ extractor, graph } = await createExtractor(model, dtype, "wasm", stale));
+    ({ extractor, graph, times } = await createExtractor(model, dtype, "wasm", stale));
   }
   if (job?.cancelled) {
     await extractor.dispose?.().catch?.(() => {}); // its memory goes back now
@@ -308,7 +316,9 @@ async function loadNow({ model, dtype = "q8", device = "auto" } = {}, onProgress
   }
   progress.ready = true;
   onProgress?.(progress.snapshot());
-  current = { extractor, model, dtype, info, graph, ...picked };
+  // Where the set-up went (ms): files checked, then tokenizer and session (in parallel).
+  const setup = { files: filesMs, ...times, total: Math.round(performance.now() - started) };
+  current = { extractor, model, dtype, info, graph, setup, ...picked };
   return {
     model, dtype, device: current.device, reason: current.reason, graph,
     dimension: info.dimension, threads: env.backends.onnx.wasm.numThreads, runtime,
@@ -378,8 +388,8 @@ function status() {
   const warmingUp = Boolean(warming);
   const tokenizerOf = tokenizer?.modelId ?? null; // built or being built (prepare)
   if (!current) return { loaded: false, warming: warmingUp, tokenizer: tokenizerOf };
-  const { model, dtype, device, reason, graph } = current;
-  return { loaded: true, model, dtype, device, reason, graph, warming: warmingUp,
+  const { model, dtype, device, reason, graph, setup } = current;
+  return { loaded: true, model, dtype, device, reason, graph, setup, warming: warmingUp,
     tokenizer: tokenizerOf,
     threads: env.backends.onnx.wasm.numThreads, runtime };
 }
