@@ -201,12 +201,6 @@ async function start() {
       warming = true;
       engine.storedModel().then(warmModel, (err) => console.warn("no model warm-up", err));
     }));
-    // The selected model's tokenizer (JavaScript only, ~1.7 s for e5) is built at once, while
-    // the engine boots (after boot(): storedModel needs it started); the warm-up then only
-    // creates the inference session.
-    engine.storedModel().then((selected) => selected?.model
-      && window.omoide.embedder.prepare(selected))
-      .catch((err) => console.warn("no tokenizer prepared", err));
     await Promise.all([connecting, booting]);
   } catch (err) {
     bootSection.dataset.bootState = "failed";

@@ -219,10 +219,10 @@ async function createExtractor(modelId, dtype, device, stale = []) {
   return { extractor, graph, times };
 }
 
-// The tokenizer of one model, built once. e5's (250,000 pieces) takes ~1.7 s of JavaScript
-// here, as long as its inference session; `prepare` builds it while the engine boots, on
-// this worker's thread, so the model's set-up later only creates the session. One model's
-// tokenizer is kept (the last one asked for).
+// The tokenizer of one model, built once and kept (the last model asked for). e5's (250,000
+// pieces) takes ~1.7 s of JavaScript on this worker's thread, as long as its session.
+// Building it while the engine boots was measured and dropped: on 2 cores it moved ~1 s from
+// the first remember to the boot (offline boot 1.75 -> 2.82 s; BENCHMARKS.md, issue 16).
 let tokenizer = null; // {modelId, promise}
 function tokenizerFor(modelId) {
   if (tokenizer?.modelId !== modelId) {
@@ -233,20 +233,6 @@ function tokenizerFor(modelId) {
     });
   }
   return tokenizer.promise;
-}
-
-// Build the selected model's tokenizer now when its files are on this device (the page asks
-// as soon as it knows the stored model, before the engine is up); a model whose files are
-// not here is left alone (nothing is downloaded by this).
-async function prepare({ model } = {}) {
-  await catalogue();
-  const available = await availability();
-  const info = registry.models.find((m) => m.id === model);
-  if (!info || !info.dtypes.some((d) => available[`${model}@${d}`]?.cached)) {
-    return { prepared: false };
-  }
-  await tokenizerFor(model);
-  return { prepared: true };
 }
 
 // Loads are serialized: the page and the engine may both ask for a model at once.
@@ -386,7 +372,7 @@ async function embed(texts, { kind = "passage", batchSize = 16, model, dtype } =
 
 function status() {
   const warmingUp = Boolean(warming);
-  const tokenizerOf = tokenizer?.modelId ?? null; // built or being built (prepare)
+  const tokenizerOf = tokenizer?.modelId ?? null; // built or being built
   if (!current) return { loaded: false, warming: warmingUp, tokenizer: tokenizerOf };
   const { model, dtype, device, reason, graph, setup } = current;
   return { loaded: true, model, dtype, device, reason, graph, setup, warming: warmingUp,
@@ -395,7 +381,7 @@ function status() {
 }
 
 const api = {
-  catalogue, load, prepare, warm, cancelWarm, embed, status, availability, download,
+  catalogue, load, warm, cancelWarm, embed, status, availability, download,
   // A second caller (the engine worker) gets its own channel to the same loaded model.
   connect(port) {
     Comlink.expose(api, port);
