@@ -23,6 +23,7 @@ import sys
 import time
 import tracemalloc
 import types
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ from tests.test_engine_embedder import HashingEmbedder  # noqa: E402
 
 CHARACTER = "bench"
 STAMP = "omoide/all-MiniLM-L6-v2@q8#384"
-CHUNK = 4_000  # RECORD_SLICE of web/store/db.js
+PACK_ROWS = 4_096  # PACK_ROWS of web/store/packs.js
 
 
 class FakeStore:
@@ -73,24 +74,30 @@ def stored_rows(rows: int) -> list[dict]:
             for n, t in enumerate(texts(rows))]
 
 
-def worker_payload(rows: list[dict]) -> tuple[str, list[str]]:
-    """What the worker hands Python (JavaScript's work, not timed): a header, record slices."""
+def worker_payload(rows: list[dict], checked: bool = True) -> tuple[str, list, bool]:
+    """What the worker hands Python (JavaScript's work, not timed): a header, record packs
+    of PACK_ROWS with their CRC. ``checked``: packs the engine wrote (their records skip the
+    validator when the CRC holds); else packs of a migrated database (all validated)."""
     header = {"character": CHARACTER, "stamp": STAMP, "model_id": "omoide/all-MiniLM-L6-v2",
               "dimension": 384, "live_ids": [r["id"] for r in rows], "trash_ids": [],
               "missing": [], "recalls": {}, "corrupt_segments": 0, "loose": 0}
-    return json.dumps(header), [json.dumps(rows[start:start + CHUNK])
-                                for start in range(0, len(rows), CHUNK)]
+    packs = []
+    for start in range(0, len(rows), PACK_ROWS):
+        text = json.dumps(rows[start:start + PACK_ROWS])
+        packs.append((text, zlib.crc32(text.encode())))
+    return json.dumps(header), packs, checked
 
 
-def restore_once(payload: tuple[str, list[str]]) -> dict:
-    """One character restored the way the worker does it: a header, then record slices."""
-    header, slices = payload
+def restore_once(payload: tuple[str, list, bool]) -> dict:
+    """One character restored the way the worker does it: a header, then record packs."""
+    header, packs, checked = payload
     session.SESSION = None
     session.start("omoide/all-MiniLM-L6-v2", "q8")
     restore.begin(header)
     rows = len(json.loads(header)["live_ids"])
-    for records in slices:
-        restore.add_records(CHARACTER, records)
+    pack_format = restore.PACK_FORMAT if checked else 0
+    for text, crc in packs:
+        restore.add_records(CHARACTER, text, "", pack_format, crc)
     return restore.finish(CHARACTER, FakeStore(384, rows), FakeStore(384, 0))
 
 
@@ -129,7 +136,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = stored_rows(args.rows)
     n = args.rows
-    cases = (("restore", restore_once, worker_payload(rows)),
+    cases = (("restore, checked packs", restore_once, worker_payload(rows)),
+             ("restore, every record validated", restore_once, worker_payload(rows, False)),
              ("import check", import_once, export_file(rows)))
     for name, fn, given in cases:
         best = min(timed(fn, given) for _ in range(3))

@@ -93,7 +93,7 @@ def test_a_restore_keeps_every_good_row_and_quarantines_the_bad_ones():
     records[7]["text"] = " "  # trashed and bad
     result = run(records, 4)
     assert result == {"character": "aoi", "loaded": 7, "repaired": 0, "corrupt_segments": 0,
-                      "quarantined": 2}
+                      "quarantined": 2, "trusted": 0}
     store = session.session().engine.stores["aoi"]
     assert sorted(store.records) == [f"m{i:04d}" for i in (0, 1, 3, 5, 6, 8)]
     assert list(store.trash) == ["m0002"]

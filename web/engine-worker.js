@@ -315,13 +315,14 @@ async function loadOne(id) {
   // records in slices (omoide.browser.restore): each record pack's JSON as stored, then the
   // override rows; Python never holds the JSON and the dicts of every record at once
   py.restore.begin(JSON.stringify(header));
-  for (const [json, skip] of store.recordSlices(data)) {
-    py.restore.add_records(id, json, skip.length ? JSON.stringify(skip) : "");
+  for (const [json, skip, format, crc] of store.recordSlices(data)) {
+    py.restore.add_records(id, json, skip.length ? JSON.stringify(skip) : "", format, crc);
   }
   const result = (await py.restore.finish.callPromising(id, live, trash))
     .toJs({ dict_converter: Object.fromEntries });
   loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
-    rows: header.live_ids.length + header.trash_ids.length });
+    rows: header.live_ids.length + header.trash_ids.length, trusted: result.trusted,
+    quarantined: result.quarantined });
   scheduleTextIndexing();
   const notices = [];
   if (result.repaired || result.corrupt_segments) {

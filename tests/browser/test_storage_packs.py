@@ -85,3 +85,54 @@ def test_a_pack_more_than_half_stale_is_rewritten(launch, app_url, tmp_path):
     hits = engine_call(page, "recall", {"character": "umi", "query": "imported note 41",
                                         "mode": "fulltext", "k": 1, "count": False})
     assert hits[0]["memory"]["id"] == "i0041"
+
+
+# Change one record's importance in the first pack's text on disk, keeping its CRC: the JSON
+# stays valid, only the CRC tells.
+TAMPER = """async () => {
+  const db = await new Promise((ok, fail) => { const r = indexedDB.open("omoide");
+    r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+  const store = db.transaction("record_packs", "readwrite").objectStore("record_packs");
+  const packs = await new Promise((ok) => { const r = store.getAll();
+    r.onsuccess = () => ok(r.result); });
+  const pack = packs[0];
+  pack.json = pack.json.replace('"importance":0.5', '"importance":7.5');
+  await new Promise((ok) => { store.put(pack).onsuccess = ok; });
+  db.close();
+  return pack.ids[0];
+}"""
+
+
+def load_of(page) -> dict:
+    return engine_call(page, "storage_info")["loads"]["umi"]
+
+
+def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_url, tmp_path):
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
+    assert page.evaluate(IMPORT)["imported"] == N
+    [pack] = packs(page)
+    assert pack["format"] == 1 and isinstance(pack["crc"], int)
+    engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
+    before = reloaded(page)
+    # the import's pack is made without the validator (less i0007, overridden by its row);
+    # the override rows are validated
+    assert (load_of(page)["trusted"], load_of(page)["quarantined"]) == (511, 0)
+    # rows the engine wrote are packed as checked too (JavaScript's CRC, Python's check)
+    engine_worker(page).evaluate(COMPACT, "umi")
+    assert [p["format"] for p in packs(page)] == [1, 1]
+    assert reloaded(page) == before
+    assert load_of(page)["trusted"] == N  # i0007 in both packs: the older copy skipped
+    # a text changed on disk: the pack is validated, its bad record quarantined, kept on
+    # disk as it is and listed by audit; every other record loads
+    changed = page.evaluate(TAMPER)
+    page.reload()
+    wait_ready(page)
+    load = load_of(page)
+    assert load["quarantined"] == 1 and load["trusted"] == N - 512 + 1
+    live, trash = state(page)
+    assert len(live) + len(trash) == N - 1
+    assert changed not in json.dumps(live) + json.dumps(trash)
+    audit = engine_call(page, "audit", {"character": "umi"})
+    assert changed in json.dumps(audit)
+    assert '"importance":7.5' in packs(page)[0]["json"]

@@ -11,8 +11,8 @@
 // - Every segment carries a CRC-32 of its ids and rows; a damaged one is never trusted.
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
-import { erasePacked, makePack, packOverrides, packsHolding, PACK_ROWS, storedRows, winners,
-  writePacks, unpack } from "./packs.js";
+import { CHECKED, erasePacked, makePack, packOverrides, packsHolding, PACK_ROWS, storedRows,
+  winners, writePacks, unpack } from "./packs.js";
 
 export { PACK_ROWS };
 
@@ -307,8 +307,9 @@ async function putMemories(db, changes) {
     } else if (!slot && !vector) {
       throw new Error(`memory ${memory.id} has no stored vector`);
     }
+    // the engine's record, checked before it reached the engine: packable as checked
     const row = { character, id: memory.id, record: memory,
-      trashed_at: old?.trashed_at ?? null, stamp, dimension, slot, vector };
+      trashed_at: old?.trashed_at ?? null, stamp, dimension, slot, vector, checked: CHECKED };
     if (vector) row.tail = 1;
     rows.set(`${character}\n${memory.id}`, row);
   }
@@ -336,7 +337,7 @@ async function insertRows(db, change, block) {
       const m = memories[start + row];
       ids.push(m.id);
       rows[start + row] = { id: m.id, record: m, trashed_at: at[start + row],
-        slot: { seg, row } };
+        slot: { seg, row }, checked: CHECKED };
     }
     const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
     segments.push(seal({ character, stamp, seg, ids, data }, d));
@@ -344,7 +345,7 @@ async function insertRows(db, change, block) {
   for (let i = full; i < n; i++) {
     const m = memories[i];
     rows[i] = { character, id: m.id, record: m, trashed_at: at[i], stamp, dimension: d,
-      slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1 };
+      slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1, checked: CHECKED };
   }
   // the records of the full segments go to packs, the tail to rows
   await Promise.all([db.segments.bulkPut(segments),
@@ -560,17 +561,20 @@ export async function loadCharacter(db, character, createStore) {
 export const RECORD_SLICE = 4000;
 
 // The slices of a ``loadCharacter`` answer for Python's ``restore.add_records``, as
-// ``[json, skip]``: each pack's JSON text as stored with the ids a later copy overrides
-// (``skip``), then the override rows, RECORD_SLICE at a time (trash state folded in). Python
-// folds in the counted recalls.
+// ``[json, skip, format, crc]``: each pack's JSON text as stored with the ids a later copy
+// overrides (``skip``) and its format and CRC (Python checks the CRC: a checked pack's
+// records then skip the validator), then the override rows, RECORD_SLICE at a time (trash
+// state folded in; always validated). Python folds in the counted recalls.
 export function* recordSlices({ rows, packs, skips }) {
-  for (let p = 0; p < packs.length; p++) yield [packs[p].json, skips[p]];
+  for (let p = 0; p < packs.length; p++) {
+    yield [packs[p].json, skips[p], packs[p].format ?? 0, packs[p].crc ?? 0];
+  }
   for (let start = 0; start < rows.length; start += RECORD_SLICE) {
     const out = [];
     for (let i = start; i < Math.min(start + RECORD_SLICE, rows.length); i++) {
       out.push({ ...rows[i].record, trashed_at: rows[i].trashed_at });
     }
-    yield [JSON.stringify(out), []];
+    yield [JSON.stringify(out), [], 0, 0];
   }
 }
 

@@ -12,10 +12,28 @@
 // never rewritten for a single write (O(1) per write). Compaction packs the override rows once
 // there are PACK_ROWS of them and rewrites an older pack whose entries are more than half
 // stale; a purge rewrites every pack that held the memory (its text is gone from disk).
+// A pack whose records were all checked by the record validator before they were written
+// (rows marked ``checked: CHECKED``: the engine's own records, never a migrated row) carries
+// ``format: CHECKED`` and ``crc`` (CRC-32 of ``json``'s UTF-8 bytes): boot makes its records
+// without the validator when the CRC holds (omoide.browser.restore), and validates every
+// record of any other pack.
+
+import { crc32 } from "./crc32.js";
 
 export const PACK_ROWS = 4096;
+// The format of records the engine wrote after checking them (``PACK_FORMAT`` of
+// omoide/browser/restore.py: a later record schema bumps both, and older packs are then
+// validated at boot again).
+export const CHECKED = 1;
+const encoder = new TextEncoder();
 
-// Build a pack from stored rows ({id, record, trashed_at, slot}).
+// The CRC of a pack's JSON text, as Python's ``zlib.crc32(json.encode())`` computes it.
+export const textChecksum = (text) => crc32(encoder.encode(text));
+
+// Is ``pack`` a checked pack whose text is as written? (Its records may skip the validator.)
+export const packTrusted = (pack) => pack.format === CHECKED && pack.crc === textChecksum(pack.json);
+
+// Build a pack from stored rows ({id, record, trashed_at, slot, checked}).
 export function makePack(character, pack, stamp, rows) {
   const ids = new Array(rows.length);
   const slots = new Int32Array(rows.length * 2);
@@ -28,16 +46,24 @@ export function makePack(character, pack, stamp, rows) {
     if (r.trashed_at != null) trashed.push(r.id);
     records[i] = { ...r.record, trashed_at: r.trashed_at ?? null };
   });
-  return { character, pack, stamp, ids, slots, trashed, json: JSON.stringify(records) };
+  const json = JSON.stringify(records);
+  if (!rows.every((r) => r.checked === CHECKED)) {
+    return { character, pack, stamp, ids, slots, trashed, json, format: 0 };
+  }
+  return { character, pack, stamp, ids, slots, trashed, json, format: CHECKED,
+    crc: textChecksum(json) };
 }
 
-// Stored rows of a pack, shaped like ``memories`` rows (for the rare write that needs one).
+// Stored rows of a pack, shaped like ``memories`` rows (for the rare write that needs one);
+// they stay ``checked`` only when the pack's CRC holds, so a rewrite never vouches for a text
+// changed on disk.
 export function unpack(pack, dimension) {
+  const checked = packTrusted(pack) ? CHECKED : 0;
   return JSON.parse(pack.json).map((entry, i) => {
     const { trashed_at: trashedAt, ...record } = entry;
     return { character: pack.character, id: pack.ids[i], record, trashed_at: trashedAt ?? null,
       stamp: pack.stamp, dimension, slot: { seg: pack.slots[2 * i], row: pack.slots[2 * i + 1] },
-      vector: null };
+      vector: null, checked };
   });
 }
 
@@ -102,14 +128,7 @@ export async function erasePacked(db, character, ids) {
 
 // Rewrite a pack with the entries ``keep(id)`` accepts (deleted when none is left).
 async function keepOnly(db, pack, keep) {
-  const records = JSON.parse(pack.json);
-  const rows = [];
-  pack.ids.forEach((id, i) => {
-    if (!keep(id)) return;
-    const { trashed_at: trashedAt, ...record } = records[i];
-    rows.push({ id, record, trashed_at: trashedAt ?? null,
-      slot: { seg: pack.slots[2 * i], row: pack.slots[2 * i + 1] } });
-  });
+  const rows = unpack(pack, null).filter((row) => keep(row.id));
   if (!rows.length) {
     await db.record_packs.delete([pack.character, pack.pack]);
     return;

@@ -7,14 +7,19 @@ lock and with nothing in between:
 1. ``begin(header)``: the character's stamp, the ids of the stores' rows in order, the ids
    whose vector was lost (``missing``), the recall counts (``recalls``, ``recalls_last``: the
    ``recalls`` table, folded into the records here), the damaged segments' count;
-2. ``add_records(character, slice, skip)`` for each slice of records (JSON): each record
-   pack's text as IndexedDB holds it (web/store/packs.js), with the ids a later copy
-   overrides (``skip``), then the override rows (``RECORD_SLICE`` in web/store/db.js);
-   each row goes through the one record validator (``validate.record``; a bad one is
-   quarantined: skipped, kept in IndexedDB untouched, listed by ``audit``) and becomes a
-   ``Memory`` in one keyword call (``Memory.from_record``). Only one slice's
-   JSON text and dicts are alive at a time, never those of all 100,000 rows beside their
-   Memory objects;
+2. ``add_records(character, slice, skip, format, crc)`` for each slice of records (JSON):
+   each record pack's text as IndexedDB holds it (web/store/packs.js), with the ids a later
+   copy overrides (``skip``) and the pack's format and CRC-32, then the override rows
+   (``RECORD_SLICE`` in web/store/db.js). A *checked* pack (``format == PACK_FORMAT``: its
+   records were checked by the record validator before the engine wrote them) whose CRC
+   holds proves its text unchanged since: its rows become ``Memory`` objects directly
+   (``trusted_memories``: the same Memory the validator's answer makes, tested by property).
+   Every other row (the override rows, a migrated or damaged pack, a row with counted
+   recalls folded in, anything that does not fit a Memory) goes through the one record
+   validator (``validate.record``; a bad one is quarantined: skipped, kept in IndexedDB
+   untouched, listed by ``audit``) and becomes a ``Memory`` in one keyword call
+   (``Memory.from_record``). Only one slice's JSON text and dicts are alive at a time, never
+   those of all 100,000 rows beside their Memory objects;
 3. ``finish(character, live, trash)``: the kernels are adopted with their ids, rows of
    quarantined records leave them, the store is filled without a change per memory
    (``CharacterStore.adopt``; BM25 analysis deferred), and memories whose vector was lost
@@ -26,6 +31,7 @@ Nothing is written back except the repairs.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +55,7 @@ class Loading:
     memories: dict[str, Memory] = field(default_factory=dict)
     trashed_at: dict[str, float] = field(default_factory=dict)  # of trashed memories only
     rows: int = 0  # records received, good or bad
+    trusted: int = 0  # of them, records of checked packs made without the validator
 
 
 LOADING: dict[str, Loading] = {}
@@ -60,9 +67,16 @@ def begin(header_json: str) -> None:
     LOADING[header["character"]] = Loading(header)
 
 
-def add_records(character: str, records_json: str, skip_json: str = "") -> int:
+# The format of a record pack whose records the engine checked before writing them
+# (``CHECKED`` of web/store/packs.js; a later record schema bumps both).
+PACK_FORMAT = 1
+
+
+def add_records(character: str, records_json: str, skip_json: str = "", pack_format: int = 0,
+                crc: int = 0) -> int:
     """Check one slice of the character's stored records, less the ids of ``skip_json`` (a
-    JSON list: overridden by a later copy); returns how many passed."""
+    JSON list: overridden by a later copy); returns how many passed. ``pack_format`` and
+    ``crc``: the record pack's (0 for override rows)."""
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
     kept = 0
@@ -71,9 +85,15 @@ def add_records(character: str, records_json: str, skip_json: str = "") -> int:
         if skip_json:
             skip = set(json.loads(skip_json))
             rows = [r for r in rows if not (isinstance(r, dict) and r.get("id") in skip)]
-        fold_recalls(rows, loading.header)
         loading.rows += len(rows)
-        for memory, at in checked_memories(session().engine, rows):
+        engine = session().engine
+        if pack_format == PACK_FORMAT and pack_intact(records_json, crc):
+            made = trusted_memories(engine, rows, loading.header)
+            loading.trusted += len(rows)
+        else:
+            fold_recalls(rows, loading.header)
+            made = checked_memories(engine, rows)
+        for memory, at in made:
             memories[memory.id] = memory
             if at is not None:
                 trashed_at[memory.id] = at
@@ -81,12 +101,55 @@ def add_records(character: str, records_json: str, skip_json: str = "") -> int:
     return kept
 
 
-def fold_recalls(rows: list[Any], header: dict[str, Any]) -> None:
+def pack_intact(text: str, crc: int) -> bool:
+    """Is ``text`` the pack's JSON as written (CRC-32 of its UTF-8 bytes, as
+    web/store/packs.js ``textChecksum``)?"""
+    try:
+        return zlib.crc32(text.encode()) == crc
+    except UnicodeEncodeError:  # a lone surrogate: JavaScript wrote other bytes
+        return False
+
+
+def trusted_memories(engine: MemoryEngine, rows: list[Any], header: dict[str, Any]
+                     ) -> Iterator[tuple[Memory, float | None]]:
+    """The rows of a checked, intact pack as (Memory, trashed_at): the Memory the validator's
+    answer would make, without the validator (its one conversion: a time or importance that
+    JavaScript's JSON wrote as a whole number becomes a float again). A row that is not
+    such a record (not a dict, a field missing or unknown) or whose counted recalls must be
+    folded in (numbers from another table) goes through ``checked_memories``."""
+    counted = header.get("recalls") or {}
+    for raw in rows:
+        if type(raw) is not dict or (counted and raw.get("id") in counted):
+            yield from checked_memories(engine, fold_recalls([raw], header))
+            continue
+        at = raw.pop("trashed_at", None)
+        try:  # unrolled: this runs for every row of a restore
+            value = raw["importance"]
+            if type(value) is int:
+                raw["importance"] = float(value)
+            value = raw["created_at"]
+            if type(value) is int:
+                raw["created_at"] = float(value)
+            value = raw["updated_at"]
+            if type(value) is int:
+                raw["updated_at"] = float(value)
+            value = raw["last_recalled_at"]
+            if type(value) is int:
+                raw["last_recalled_at"] = float(value)
+            memory = Memory(**raw)
+        except (KeyError, TypeError):
+            raw["trashed_at"] = at
+            yield from checked_memories(engine, [raw])
+            continue
+        yield memory, (float(at) if type(at) is int else at)
+
+
+def fold_recalls(rows: list[Any], header: dict[str, Any]) -> list[Any]:
     """Add each row's counted recalls (the ``recalls`` table) to its record, in place: a
-    memory's counts are its record's plus its ``recalls`` row."""
+    memory's counts are its record's plus its ``recalls`` row. Returns ``rows``."""
     counts = header.get("recalls") or {}
     if not counts:
-        return
+        return rows
     lasts = header.get("recalls_last") or {}
     for raw in rows:
         if not isinstance(raw, dict):
@@ -100,6 +163,7 @@ def fold_recalls(rows: list[Any], header: dict[str, Any]) -> None:
         last = raw.get("last_recalled_at")
         raw["last_recalled_at"] = max(last if isinstance(last, (int, float)) else 0,
                                       lasts.get(memory_id, 0))
+    return rows
 
 
 def checked_memories(engine: MemoryEngine, rows: list[Any]
@@ -144,7 +208,7 @@ def finish(character: str, live: Any, trash: Any) -> dict[str, Any]:
     flush()
     return {"character": character, "loaded": len(memories) - len(missing),
             "repaired": repaired, "corrupt_segments": header["corrupt_segments"],
-            "quarantined": loading.rows - len(memories)}
+            "quarantined": loading.rows - len(memories), "trusted": loading.trusted}
 
 
 def repair(store: Any, missing: list[tuple[Memory, float | None]]) -> int:
