@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -565,3 +566,166 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
             raise invalid_record("vector", rid,
                                  f"vector: has {len(vec)} numbers, {expected} expected")
     return out
+
+
+# -- many records at once (an import) ---------------------------------------------------------
+
+_FIELD_ORDER = tuple(_FIELD_CHECKS)
+_ALL_FIELDS = operator.itemgetter(*_FIELD_ORDER)
+_AT = {name: n for n, name in enumerate(_FIELD_ORDER)}
+_TIME_FIELDS = ("importance", "created_at", "updated_at", "last_recalled_at", "trashed_at")
+
+
+def records(rows: list[Any], *, max_text_length: int = MAX_TEXT_LENGTH,
+            dimension: int | None = None, stored: bool = False) -> list[dict[str, Any]]:
+    """``[record(r, ...) for r in rows]``: the same records, or the same error (the first
+    bad row's). The common batch is checked a column at a time (``_plain_columns``: the
+    rules of ``_plain_fields``, each pass over a column in C: an import checks 10,000 rows
+    in a few passes instead of a Python loop per row); anything unusual goes row by row
+    through ``record``, which names the bad field."""
+    out = _plain_columns(rows, max_text_length, dimension, stored)
+    if out is None:
+        return [record(r, max_text_length=max_text_length, dimension=dimension, stored=stored)
+                for r in rows]
+    return out
+
+
+def _numbers_within(values: Iterable[Any], low: float, high: float) -> bool:
+    """Every value a finite int or float (not a bool) in [low, high]."""
+    values = list(values)
+    if not values:
+        return True
+    if not set(map(type, values)) <= {float, int}:
+        return False
+    try:
+        if not math.isfinite(sum(values)):  # NaN or an infinity anywhere
+            return False
+    except OverflowError:  # an int beyond any float: out of range anyway
+        return False
+    return low <= min(values) and max(values) <= high
+
+
+def _strings(values: Iterable[Any], longest: int, *, visible: bool) -> bool:
+    """Every value a str of at most ``longest`` characters (``visible``: not blank)."""
+    values = list(values)
+    if not values:
+        return True
+    if set(map(type, values)) != {str} or max(map(len, values)) > longest:
+        return False
+    return not visible or all(map(str.strip, values))
+
+
+def _plain_columns(rows: list[Any], limit: int, dimension: int | None,
+                   stored: bool) -> list[dict[str, Any]] | None:
+    """``record`` of every row, checked a column at a time with the same rules; None when
+    any row is unusual or bad (the caller then checks row by row). The rows are never
+    changed: the answer is new dicts (``RECORD_DEFAULTS | row``), converted in place only
+    after every check passed."""
+    if not rows:
+        return []
+    if set(map(type, rows)) != {dict}:
+        return None
+    fulls = [RECORD_DEFAULTS | r for r in rows]
+    for full in fulls:
+        if "type" not in full:
+            kind_ = full.get("kind")
+            if type(kind_) is str and kind_ in KIND_TYPES:
+                full["type"] = KIND_TYPES[kind_]
+    if set(map(len, fulls)) != {len(_FIELD_ORDER)}:  # a field missing or unknown
+        return None
+    try:
+        columns = list(zip(*map(_ALL_FIELDS, fulls), strict=True))
+    except KeyError:
+        return None
+    col = dict(zip(_FIELD_ORDER, columns, strict=True))
+    ids = col["id"]
+    if not _strings(ids, MAX_MEMORY_ID, visible=False) or not all(
+            map(_MEMORY_ID.fullmatch, ids)):
+        return None
+    characters = col["character_id"]
+    if set(map(type, characters)) != {str}:
+        return None
+    for cid in set(characters) - _known_character_ids:
+        try:
+            character_id(cid)
+        except OmoideError:
+            return None
+        if len(_known_character_ids) < 4096:
+            _known_character_ids.add(cid)
+    if not _strings(col["text"], limit, visible=True):
+        return None
+    kinds_, types_ = col["kind"], col["type"]
+    if set(map(type, kinds_)) != {str} or set(map(type, types_)) != {str}:
+        return None
+    if not set(kinds_) <= _KINDS or not all(
+            map(str.__eq__, types_, map(KIND_TYPES.__getitem__, kinds_))):
+        return None
+    if not _strings((k for k in col["key"] if k is not None), MAX_KEY, visible=True):
+        return None
+    if not (_numbers_within(col["importance"], 0, 1)
+            and _numbers_within(col["created_at"], 0, MAX_TIME)
+            and _numbers_within(col["updated_at"], 0, MAX_TIME)
+            and _numbers_within((t for t in col["last_recalled_at"] if t is not None),
+                                0, MAX_TIME)
+            and _numbers_within((t for t in col["trashed_at"] if t is not None), 0, MAX_TIME)):
+        return None
+    counts = col["recall_count"]
+    if set(map(type, counts)) != {int} or min(counts) < 0:
+        return None
+    models = col["model"]
+    if set(map(type, models)) != {str}:
+        return None
+    for model in set(models):
+        if len(model) > MAX_STAMP or _stamp_dimension(model) == 0:
+            return None
+    metas = col["meta"]
+    if set(map(type, metas)) != {dict}:
+        return None
+    try:
+        for value in metas:
+            if value:
+                meta(value)
+    except OmoideError:
+        return None
+    contexts = col["context"]
+    if not _strings((c for c in contexts if c is not None), limit, visible=False):
+        return None
+    conversations, turns = col["conversation"], col["turn"]
+    if not _strings((c for c in conversations if c is not None), MAX_CONVERSATION,
+                    visible=True):
+        return None
+    given_turns = [t for t in turns if t is not None]
+    if given_turns and (set(map(type, given_turns)) != {int} or min(given_turns) < 0
+                        or max(given_turns) > MAX_TURN):
+        return None
+    if any(t is not None and c is None for t, c in zip(turns, conversations, strict=True)):
+        return None
+    vectors = col["vector"]
+    checked_vectors: dict[int, list[float]] = {}
+    for n, value in enumerate(vectors):
+        if value is None:
+            continue
+        try:
+            checked = vector(value, stored=stored)
+        except OmoideError:
+            return None
+        stamped = _stamp_dimension(models[n])
+        if stamped is None or len(checked) != stamped or (
+                dimension is not None and len(checked) != dimension):
+            return None
+        checked_vectors[n] = checked
+    # every check passed: the conversions ``record`` makes, on the new dicts
+    for full, value in zip(fulls, metas, strict=True):
+        full["meta"] = dict(value) if value else {}
+    for name in _TIME_FIELDS:
+        column = col[name]
+        if int in set(map(type, column)):
+            for full, value in zip(fulls, column, strict=True):
+                if type(value) is int:
+                    full[name] = float(value)
+    for n, value in enumerate(contexts):
+        if value is not None and not value.strip():
+            fulls[n]["context"] = None
+    for n, checked in checked_vectors.items():
+        fulls[n]["vector"] = checked
+    return fulls
