@@ -34,6 +34,8 @@ import json
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import filterfalse
+from operator import attrgetter
 from typing import Any
 
 from ..backends.listener import quarantine
@@ -59,6 +61,7 @@ class Loading:
 
 
 LOADING: dict[str, Loading] = {}
+_ID = attrgetter("id")
 
 
 def begin(header_json: str) -> None:
@@ -79,7 +82,7 @@ def add_records(character: str, records_json: str, skip_json: str = "", pack_for
     ``crc``: the record pack's (0 for override rows)."""
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
-    kept = 0
+    before = len(memories)
     with acyclic_bulk():
         rows = json.loads(records_json)
         if skip_json:
@@ -88,17 +91,15 @@ def add_records(character: str, records_json: str, skip_json: str = "", pack_for
         loading.rows += len(rows)
         engine = session().engine
         if pack_format == PACK_FORMAT and pack_intact(records_json, crc):
-            made = trusted_memories(engine, rows, loading.header)
             loading.trusted += len(rows)
-        else:
-            fold_recalls(rows, loading.header)
-            made = checked_memories(engine, rows)
-        for memory, at in made:
+            made, gone, rows = trusted_memories(rows, loading.header)
+            memories.update(zip(map(_ID, made), made, strict=True))
+            trashed_at.update(gone)
+        for memory, at in checked_memories(engine, fold_recalls(rows, loading.header)):
             memories[memory.id] = memory
             if at is not None:
                 trashed_at[memory.id] = at
-            kept += 1
-    return kept
+    return len(memories) - before
 
 
 def pack_intact(text: str, crc: int) -> bool:
@@ -110,17 +111,21 @@ def pack_intact(text: str, crc: int) -> bool:
         return False
 
 
-def trusted_memories(engine: MemoryEngine, rows: list[Any], header: dict[str, Any]
-                     ) -> Iterator[tuple[Memory, float | None]]:
-    """The rows of a checked, intact pack as (Memory, trashed_at): the Memory the validator's
-    answer would make, without the validator (its one conversion: a time or importance that
-    JavaScript's JSON wrote as a whole number becomes a float again). A row that is not
+def trusted_memories(rows: list[Any], header: dict[str, Any]
+                     ) -> tuple[list[Memory], dict[str, float], list[Any]]:
+    """The rows of a checked, intact pack as Memory objects and the trashed ones' times:
+    the Memory the validator's answer would make, without the validator (its one
+    conversion: a time or importance that JavaScript's JSON wrote as a whole number becomes
+    a float again). Also returns the rows left for ``checked_memories``: a row that is not
     such a record (not a dict, a field missing or unknown) or whose counted recalls must be
-    folded in (numbers from another table) goes through ``checked_memories``."""
+    folded in (numbers from another table)."""
     counted = header.get("recalls") or {}
+    made: list[Memory] = []
+    gone: dict[str, float] = {}
+    odd: list[Any] = []
     for raw in rows:
         if type(raw) is not dict or (counted and raw.get("id") in counted):
-            yield from checked_memories(engine, fold_recalls([raw], header))
+            odd.append(raw)
             continue
         at = raw.pop("trashed_at", None)
         try:  # unrolled: this runs for every row of a restore
@@ -139,9 +144,12 @@ def trusted_memories(engine: MemoryEngine, rows: list[Any], header: dict[str, An
             memory = Memory(**raw)
         except (KeyError, TypeError):
             raw["trashed_at"] = at
-            yield from checked_memories(engine, [raw])
+            odd.append(raw)
             continue
-        yield memory, (float(at) if type(at) is int else at)
+        made.append(memory)
+        if at is not None:
+            gone[memory.id] = float(at) if type(at) is int else at
+    return made, gone, odd
 
 
 def fold_recalls(rows: list[Any], header: dict[str, Any]) -> list[Any]:
@@ -196,9 +204,11 @@ def finish(character: str, live: Any, trash: Any) -> dict[str, Any]:
     live_kernel = WasmKernel.adopt(live, live_ids, **KERNEL_OPTIONS)
     trash_kernel = WasmKernel.adopt(trash, trash_ids, **KERNEL_OPTIONS)
     # A quarantined record's vector row must not stay searchable without its memory.
-    live_kernel.remove([i for i in live_ids if i not in memories])
+    lost = list(filterfalse(memories.__contains__, live_ids))
+    live_kernel.remove(lost)
     trash_kernel.remove([i for i in trash_ids if i not in memories])
-    alive = [memories[i] for i in live_ids if i in memories]
+    alive = [memories[i] for i in live_ids if i in memories] if lost \
+        else list(map(memories.__getitem__, live_ids))
     trashed = [TrashEntry(memories[i], trash_kernel.vector(i), trashed_at[i])
                for i in trash_ids if i in memories]
     store.adopt(live_kernel, trash_kernel, alive, trashed)

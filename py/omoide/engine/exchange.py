@@ -22,7 +22,9 @@ come back in the report (``names``); the caller stores them (IndexedDB or the SQ
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,9 @@ EXPORT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
 IMPORT_FIELDS = MEMORY_FIELDS | {"trashed_at"}  # what a record of an export file may hold
+_ID = operator.itemgetter("id")
+_is_none = partial(operator.is_, None)
+_is_not_none = partial(operator.is_not, None)
 
 
 def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
@@ -280,12 +285,11 @@ class _Section:
             return False
         if set().union(*rows) - IMPORT_FIELDS:
             return False
-        gone = list(map(dict.get, rows, repeat("trashed_at")))
-        if any(at is None for at in gone) if section == "trash" \
-                else any(at is not None for at in gone):
+        gone = map(dict.get, rows, repeat("trashed_at"))
+        if any(map(_is_none, gone)) if section == "trash" else any(map(_is_not_none, gone)):
             return False
         fixed = {"character_id": self.character, "model": self.stamp}
-        given = [m | fixed for m in rows]
+        given = list(map(operator.or_, rows, repeat(fixed)))
         if self.reuse and self.vectors is not None:
             vectors = self.vectors
             for m in given:
@@ -296,7 +300,7 @@ class _Section:
                                        dimension=self.dimension)
         except OmoideError:
             return False
-        ids = [r["id"] for r in records]
+        ids = list(map(_ID, records))
         new = set(ids)
         if len(new) != len(ids) or not new.isdisjoint(self.seen_ids):
             return False
@@ -318,11 +322,13 @@ class _Section:
         plan = self.plan
         plan.skipped += len(records) - len(kept)
         if self.reuse and pack is not None:
-            pack_rows = self.pack_rows
-            for r in kept:
-                row = pack_rows.get(r["id"])
-                if row is not None:
-                    plan.packed_rows[r["id"]] = row
+            kept_ids = list(map(_ID, kept))
+            rows_of = list(map(self.pack_rows.get, kept_ids))
+            if any(map(_is_none, rows_of)):  # some records without a packed vector
+                plan.packed_rows.update((i, r) for i, r in zip(kept_ids, rows_of, strict=True)
+                                        if r is not None)
+            else:
+                plan.packed_rows.update(zip(kept_ids, rows_of, strict=True))
         plan.records.extend(kept)
         return True
 

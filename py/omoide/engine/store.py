@@ -9,11 +9,17 @@ it is applied; a listener that raises leaves the store untouched.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
+from itertools import compress
+from operator import attrgetter, is_not
 
 from omoide.engine.bm25 import BM25Index, PostingsScorer
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Memory, TrashEntry
 from omoide.kernels.base import KernelFactory, VectorKernel
+
+_ID, _KEY = attrgetter("id"), attrgetter("key")
+_given = partial(is_not, None)
 
 
 def as_float_list(vector: Sequence[float]) -> list[float]:
@@ -192,12 +198,14 @@ class CharacterStore:
         """Add memories new to this store whose vectors the caller already appended to
         ``kernel`` / ``trash_kernel`` in bulk (``adopt``, the browser's import). No listener
         hears it (the caller persists them); texts are analyzed later (``index_text``)."""
-        for memory in live:
-            if memory.key is not None:
-                self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
-            self._index_add(memory)
-            self.records[memory.id] = memory
-        self._unindexed.extend(m.id for m in live)
+        ids = list(map(_ID, live))
+        for memory in compress(live, map(_given, map(_KEY, live))):  # keyed ones only
+            self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+        if self._indexes:
+            for memory in live:
+                self._index_add(memory)
+        self.records.update(zip(ids, live, strict=True))  # a map, not a Python loop per memory
+        self._unindexed.extend(ids)
         for entry in trashed:
             self.trash[entry.memory.id] = entry
 
