@@ -5,7 +5,12 @@
 Feeds ``browser.restore`` (what the worker runs at boot) and ``exchange.check_import``
 (what ``import_data`` runs) the rows the browser would: bench/orama_browser.py's synthetic
 set (ids ``m0000000``.., 12-24 Zipf words over a 5,000-word vocabulary, kind fact), as
-IndexedDB records (every ``Memory`` field + ``trashed_at``) and as an export file. The kernel
+IndexedDB record packs (every ``Memory`` field + ``trashed_at``, 4,096 a pack, with their
+CRC-32) and as an export file. The restore runs twice: from checked packs (the engine's
+own, as an import or compaction writes them: records made without the validator) and from
+unchecked ones (a migrated database: every record validated). Also runs under Pyodide in
+node (the browser's interpreter, without a browser) with a small loader that mounts the
+tree and runs this file. The kernel
 stores are fakes that hold a row count (the vectors are not Python's work: the worker appends
 them to WebAssembly memory). Prints ms per step and us per row; ``--profile`` adds cProfile's
 top functions. Peak Python memory (``tracemalloc``) is measured in a separate pass.
