@@ -9,9 +9,8 @@ IndexedDB record packs (every ``Memory`` field + ``trashed_at``, 4,096 a pack, w
 CRC-32) and as an export file. The restore runs twice: from checked packs (the engine's
 own, as an import or compaction writes them: records made without the validator) and from
 unchecked ones (a migrated database: every record validated). Also runs under Pyodide in
-node (the browser's interpreter, without a browser) with a small loader that mounts the
-tree and runs this file. The kernel
-stores are fakes that hold a row count (the vectors are not Python's work: the worker appends
+node (the browser's interpreter, without a browser): ``node
+bench/restore_profile_pyodide.mjs [TREE] --rows N``. The kernel stores are fakes that hold a row count (the vectors are not Python's work: the worker appends
 them to WebAssembly memory). Prints ms per step and us per row; ``--profile`` adds cProfile's
 top functions. Peak Python memory (``tracemalloc``) is measured in a separate pass.
 """
@@ -155,7 +154,7 @@ def main() -> None:
     restore_once(payload)
     held, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"restore memory (CPython 64-bit, tracemalloc): peak {(peak - base) / 2**20:.1f} MiB, "
+    print(f"restore memory ({sys.platform}, tracemalloc): peak {(peak - base) / 2**20:.1f} MiB, "
           f"held after {(held - base) / 2**20:.1f} MiB")
     if args.profile:
         for name, fn, given in cases:
