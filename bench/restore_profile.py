@@ -10,9 +10,10 @@ CRC-32) and as an export file. The restore runs twice: from checked packs (the e
 own, as an import or compaction writes them: records made without the validator) and from
 unchecked ones (a migrated database: every record validated). Also runs under Pyodide in
 node (the browser's interpreter, without a browser): ``node
-bench/restore_profile_pyodide.mjs [TREE] --rows N``. The kernel stores are fakes that hold a row count (the vectors are not Python's work: the worker appends
-them to WebAssembly memory). Prints ms per step and us per row; ``--profile`` adds cProfile's
-top functions. Peak Python memory (``tracemalloc``) is measured in a separate pass.
+bench/restore_profile_pyodide.mjs [TREE] --rows N``. The kernel stores are fakes that hold a
+row count (the vectors are not Python's work: the worker appends them to WebAssembly
+memory). Prints ms per step and us per row; ``--profile`` adds cProfile's top functions.
+Peak Python memory (``tracemalloc``) is measured in a separate pass.
 """
 
 from __future__ import annotations
