@@ -22,10 +22,7 @@ come back in the report (``names``); the caller stores them (IndexedDB or the SQ
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
@@ -42,9 +39,6 @@ EXPORT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
 IMPORT_FIELDS = MEMORY_FIELDS | {"trashed_at"}  # what a record of an export file may hold
-_ID = operator.itemgetter("id")
-_is_none = partial(operator.is_, None)
-_is_not_none = partial(operator.is_not, None)
 
 
 def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
@@ -173,14 +167,56 @@ def _check_import(engine: MemoryEngine, data: Any,
         plan = CharacterImport(character, name)
         store = engine.stores.get(character)
         ids_here: set[str] = set()
-        section = _Section(engine, character, where, stamp, dimension, vectors, pack,
-                           pack_rows, reuse, plan, store, seen_ids, ids_here)
-        for part in ("memories", "trash"):
-            rows = c.get(part, [])
+        for section in ("memories", "trash"):
+            rows = c.get(section, [])
             if not isinstance(rows, list):
-                raise _bad(f"{where}: {part} must be a list", part)
-            if not section.check_at_once(part, rows):
-                section.check_one_by_one(part, rows)
+                raise _bad(f"{where}: {section} must be a list", section)
+            for i, m in enumerate(rows):
+                at = f"{where} {section}[{i}]"
+                if not isinstance(m, dict):
+                    raise _bad(f"{at} must be an object", section)
+                trashed_at = m.get("trashed_at")
+                if section == "trash" and trashed_at is None:
+                    raise _bad(f"{at}: trashed_at: missing", "trashed_at")
+                if section == "memories" and trashed_at is not None:
+                    raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
+                extra = m.keys() - IMPORT_FIELDS  # a set op in C; sorted only when any
+                if extra:
+                    unknown = sorted(str(k) for k in extra)
+                    raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
+                memory_id = m.get("id")
+                vector = vectors.get(memory_id) if reuse and vectors is not None \
+                    and isinstance(memory_id, str) else None
+                in_pack = reuse and pack is not None and memory_id in pack_rows
+                if in_pack and pack.dimension != dimension:  # type: ignore[union-attr]
+                    # the one validator words the error (only the length matters here)
+                    vector = [0.0] * pack.dimension  # type: ignore[union-attr]
+                try:
+                    record = validate.record(
+                        m, given={"character_id": character, "model": stamp,
+                                  "trashed_at": trashed_at, "vector": vector},
+                        max_text_length=engine.max_text_length, dimension=dimension)
+                except OmoideError as e:
+                    raise _bad(f"{at}: {str(e).rstrip('.')}", e.fields.get("field")) from None
+                memory_id = record["id"]
+                if memory_id in seen_ids:
+                    raise _bad(f"{at}: memory id {memory_id!r} appears twice", "id")
+                seen_ids.add(memory_id)
+                ids_here.add(memory_id)
+                if store is not None and (memory_id in store.records
+                                          or memory_id in store.trash):  # held: no copy
+                    plan.skipped += 1
+                    continue
+                owner = _owner(engine, memory_id)
+                if owner is not None:
+                    raise _bad(f"{at}: memory id {memory_id!r} already belongs to "
+                               f"{owner!r}", "id")
+                if memory_id in engine.quarantine:
+                    raise _bad(f"{at}: memory id {memory_id!r} is held by a quarantined "
+                               f"row (see audit)", "id")
+                if in_pack:
+                    plan.packed_rows[memory_id] = pack_rows[memory_id]
+                plan.records.append(record)
         for memory_id in pack_rows:
             if memory_id not in ids_here:
                 raise _bad(f"{where}: a vector for {str(memory_id)[:64]!r}, which is not "
@@ -198,139 +234,6 @@ def _check_import(engine: MemoryEngine, data: Any,
             engine.check_model(store)
         plans.append(plan)
     return ImportPlan(plans)
-
-
-@dataclass
-class _Section:
-    """One character's records of a file being checked (``memories`` or ``trash``), and
-    what the checks of the previous sections gathered (``seen_ids``: the whole file's ids,
-    ``ids_here``: this character's)."""
-
-    engine: MemoryEngine
-    character: str
-    where: str
-    stamp: str
-    dimension: int
-    vectors: dict[str, Any] | None
-    pack: PackedVectors | None
-    pack_rows: dict[str, int]
-    reuse: bool
-    plan: CharacterImport
-    store: Any
-    seen_ids: set[str]
-    ids_here: set[str]
-
-    def check_one_by_one(self, section: str, rows: list[Any]) -> None:
-        """Check and plan each row in turn; the first bad one is named."""
-        engine, plan, store, pack = self.engine, self.plan, self.store, self.pack
-        for i, m in enumerate(rows):
-            at = f"{self.where} {section}[{i}]"
-            if not isinstance(m, dict):
-                raise _bad(f"{at} must be an object", section)
-            trashed_at = m.get("trashed_at")
-            if section == "trash" and trashed_at is None:
-                raise _bad(f"{at}: trashed_at: missing", "trashed_at")
-            if section == "memories" and trashed_at is not None:
-                raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
-            extra = m.keys() - IMPORT_FIELDS  # a set op in C; sorted only when any
-            if extra:
-                unknown = sorted(str(k) for k in extra)
-                raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
-            memory_id = m.get("id")
-            vector = self.vectors.get(memory_id) if self.reuse and self.vectors is not None \
-                and isinstance(memory_id, str) else None
-            in_pack = self.reuse and pack is not None and memory_id in self.pack_rows
-            if in_pack and pack.dimension != self.dimension:  # type: ignore[union-attr]
-                # the one validator words the error (only the length matters here)
-                vector = [0.0] * pack.dimension  # type: ignore[union-attr]
-            try:
-                record = validate.record(
-                    m | {"character_id": self.character, "model": self.stamp,
-                         "trashed_at": trashed_at, "vector": vector},
-                    max_text_length=engine.max_text_length, dimension=self.dimension)
-            except OmoideError as e:
-                raise _bad(f"{at}: {str(e).rstrip('.')}", e.fields.get("field")) from None
-            memory_id = record["id"]
-            if memory_id in self.seen_ids:
-                raise _bad(f"{at}: memory id {memory_id!r} appears twice", "id")
-            self.seen_ids.add(memory_id)
-            self.ids_here.add(memory_id)
-            if store is not None and (memory_id in store.records
-                                      or memory_id in store.trash):  # held: no copy
-                plan.skipped += 1
-                continue
-            owner = _owner(engine, memory_id)
-            if owner is not None:
-                raise _bad(f"{at}: memory id {memory_id!r} already belongs to "
-                           f"{owner!r}", "id")
-            if memory_id in engine.quarantine:
-                raise _bad(f"{at}: memory id {memory_id!r} is held by a quarantined "
-                           f"row (see audit)", "id")
-            if in_pack:
-                plan.packed_rows[memory_id] = self.pack_rows[memory_id]
-            plan.records.append(record)
-
-    def check_at_once(self, section: str, rows: list[Any]) -> bool:
-        """``check_one_by_one``'s outcome for rows that are all good, with each check run
-        over the whole section in C (``validate.records``, set operations) instead of a
-        Python loop per row. False, with nothing changed, when anything is off: the caller
-        then checks one by one, which names the first bad row (tested by property: both
-        give the same plan or the same error)."""
-        pack = self.pack
-        if set(map(type, rows)) - {dict}:
-            return False
-        if not rows:
-            return True
-        if self.reuse and pack is not None and pack.dimension != self.dimension:
-            return False
-        if set().union(*rows) - IMPORT_FIELDS:
-            return False
-        gone = map(dict.get, rows, repeat("trashed_at"))
-        if any(map(_is_none, gone)) if section == "trash" else any(map(_is_not_none, gone)):
-            return False
-        fixed = {"character_id": self.character, "model": self.stamp}
-        given = list(map(operator.or_, rows, repeat(fixed)))
-        if self.reuse and self.vectors is not None:
-            vectors = self.vectors
-            for m in given:
-                memory_id = m.get("id")
-                m["vector"] = vectors.get(memory_id) if isinstance(memory_id, str) else None
-        try:
-            records = validate.records(given, max_text_length=self.engine.max_text_length,
-                                       dimension=self.dimension)
-        except OmoideError:
-            return False
-        ids = list(map(_ID, records))
-        new = set(ids)
-        if len(new) != len(ids) or not new.isdisjoint(self.seen_ids):
-            return False
-        store = self.store
-        held: set[str] = set()
-        if store is not None:  # the lookups cost the rows, not the store's size
-            held = set(filter(store.records.__contains__, new)) | set(
-                filter(store.trash.__contains__, new))
-        fresh = new - held
-        for other in self.engine.stores.values():
-            if other is not store and (any(map(other.records.__contains__, fresh))
-                                       or any(map(other.trash.__contains__, fresh))):
-                return False
-        if any(map(self.engine.quarantine.__contains__, fresh)):
-            return False
-        self.seen_ids.update(ids)
-        self.ids_here.update(ids)
-        kept = [r for r in records if r["id"] not in held] if held else records
-        plan = self.plan
-        plan.skipped += len(records) - len(kept)
-        if self.reuse and pack is not None:
-            kept_ids = list(map(_ID, kept))
-            rows_of = list(map(self.pack_rows.get, kept_ids))
-            if any(map(_is_none, rows_of)):  # some records without a packed vector
-                plan.packed_rows.update((i, r) for i, r in zip(kept_ids, rows_of, strict=True)
-                                        if r is not None)
-            else:
-                plan.packed_rows.update(zip(kept_ids, rows_of, strict=True))
-        plan.records.extend(kept)
-        return True
 
 
 def check_format(data: Any) -> None:

@@ -29,10 +29,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-import operator
 import re
 from collections.abc import Iterable
-from itertools import repeat
 from typing import Any
 
 from omoide.engine.memory import KIND_TYPES, KINDS, Memory
@@ -529,23 +527,27 @@ def _plain_fields(full: dict[str, Any], limit: int, stored: bool) -> dict[str, A
 
 def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
            dimension: int | None = None, require_vector: bool = False,
-           stored: bool = False) -> dict[str, Any]:
+           stored: bool = False, given: dict[str, Any] | None = None) -> dict[str, Any]:
     """A complete record: defaults filled in, every field checked, ``type`` agreeing with
     ``kind``, a vector as long as its stamp's dimension (and ``dimension``, when given).
-    ``stored``: the vector was decoded from float32 storage (see ``vector``).
+    ``stored``: the vector was decoded from float32 storage (see ``vector``). ``given``:
+    fields that override ``data``'s (``data | given`` without a copy of its own: an import
+    adds the character, the stamp and the vector to every row).
     Raises INVALID_RECORD with ``field`` and ``memory_id``."""
     if not isinstance(data, dict):
         raise invalid_record("record", "?", "must be an object")
-    if "id" not in data or "character_id" not in data or "text" not in data:
+    # one new dict (never data | given, then the defaults' copy); the defaults hold no id,
+    # character_id, text or type, so ``full`` says whether the caller gave them
+    full = {**RECORD_DEFAULTS, **data, **given} if given else RECORD_DEFAULTS | data
+    if "id" not in full or "character_id" not in full or "text" not in full:
         for name in ("id", "character_id", "text"):
-            if name not in data:
+            if name not in full:
                 raise invalid_record(name, "?", f"{name}: missing")
-    full = RECORD_DEFAULTS | data
-    if "type" not in data and isinstance(full.get("kind"), str) and full["kind"] in KIND_TYPES:
+    if "type" not in full and isinstance(full.get("kind"), str) and full["kind"] in KIND_TYPES:
         full["type"] = KIND_TYPES[full["kind"]]
     out = _plain_fields(full, max_text_length, stored)
     if out is None:
-        out = record_fields(full, max_text_length=max_text_length, record_id=data.get("id"),
+        out = record_fields(full, max_text_length=max_text_length, record_id=full.get("id"),
                             stored=stored)
     rid = out["id"]
     if out["turn"] is not None and out["conversation"] is None:
@@ -567,176 +569,3 @@ def record(data: object, *, max_text_length: int = MAX_TEXT_LENGTH,
             raise invalid_record("vector", rid,
                                  f"vector: has {len(vec)} numbers, {expected} expected")
     return out
-
-
-# -- many records at once (an import) ---------------------------------------------------------
-
-_FIELD_ORDER = tuple(_FIELD_CHECKS)
-_COLUMN = {name: operator.itemgetter(name) for name in _FIELD_ORDER}
-_TIME_FIELDS = ("importance", "created_at", "updated_at", "last_recalled_at", "trashed_at")
-_given = functools.partial(operator.is_not, None)  # filter(_given, column): its non-nulls
-
-
-def _each(setter: Any) -> None:
-    """Run a ``map`` for its effect, in C (no Python loop per row)."""
-    for _ in filter(None, setter):  # setitem answers None: nothing is kept
-        pass
-
-
-def records(rows: list[Any], *, max_text_length: int = MAX_TEXT_LENGTH,
-            dimension: int | None = None, stored: bool = False) -> list[dict[str, Any]]:
-    """``[record(r, ...) for r in rows]``: the same records, or the same error (the first
-    bad row's). The common batch is checked a column at a time (``_plain_columns``: the
-    rules of ``_plain_fields``, each pass over a column in C: an import checks 10,000 rows
-    in a few passes instead of a Python loop per row); anything unusual goes row by row
-    through ``record``, which names the bad field."""
-    out = _plain_columns(rows, max_text_length, dimension, stored)
-    if out is None:
-        return [record(r, max_text_length=max_text_length, dimension=dimension, stored=stored)
-                for r in rows]
-    return out
-
-
-def _numbers_within(values: Iterable[Any], low: float, high: float) -> bool:
-    """Every value a finite int or float (not a bool) in [low, high]."""
-    values = list(values)
-    if not values:
-        return True
-    if not set(map(type, values)) <= {float, int}:
-        return False
-    try:
-        if not math.isfinite(sum(values)):  # NaN or an infinity anywhere
-            return False
-    except OverflowError:  # an int beyond any float: out of range anyway
-        return False
-    return low <= min(values) and max(values) <= high
-
-
-def _strings(values: Iterable[Any], longest: int, *, visible: bool) -> bool:
-    """Every value a str of at most ``longest`` characters (``visible``: not blank)."""
-    values = list(values)
-    if not values:
-        return True
-    if set(map(type, values)) != {str} or max(map(len, values)) > longest:
-        return False
-    return not visible or all(map(str.strip, values))
-
-
-def _plain_columns(rows: list[Any], limit: int, dimension: int | None,
-                   stored: bool) -> list[dict[str, Any]] | None:
-    """``record`` of every row, checked a column at a time with the same rules; None when
-    any row is unusual or bad (the caller then checks row by row). The rows are never
-    changed: the answer is new dicts (``RECORD_DEFAULTS | row``), converted only after
-    every check passed. Each step is a ``map`` or a set operation over a column (C, not a
-    Python loop per row: Pyodide runs Python bytecode several times slower than CPython)."""
-    if not rows:
-        return []
-    if set(map(type, rows)) != {dict}:
-        return None
-    fulls = list(map(RECORD_DEFAULTS.__or__, rows))
-    if not all(map(dict.__contains__, rows, repeat("type"))):
-        for full in fulls:
-            kind_ = full.get("kind")
-            if "type" not in full and type(kind_) is str and kind_ in KIND_TYPES:
-                full["type"] = KIND_TYPES[kind_]
-    if set(map(len, fulls)) != {len(_FIELD_ORDER)}:  # a field missing or unknown
-        return None
-    try:
-        col = {name: list(map(get, fulls)) for name, get in _COLUMN.items()}
-    except KeyError:
-        return None
-    ids = col["id"]
-    if not _strings(ids, MAX_MEMORY_ID, visible=False) or not all(
-            map(_MEMORY_ID.fullmatch, ids)):
-        return None
-    characters = col["character_id"]
-    if set(map(type, characters)) != {str}:
-        return None
-    for cid in set(characters) - _known_character_ids:
-        try:
-            character_id(cid)
-        except OmoideError:
-            return None
-        if len(_known_character_ids) < 4096:
-            _known_character_ids.add(cid)
-    if not _strings(col["text"], limit, visible=True):
-        return None
-    kinds_, types_ = col["kind"], col["type"]
-    if set(map(type, kinds_)) != {str} or set(map(type, types_)) != {str}:
-        return None
-    if not set(kinds_) <= _KINDS or not all(
-            map(str.__eq__, types_, map(KIND_TYPES.__getitem__, kinds_))):
-        return None
-    if not _strings(filter(_given, col["key"]), MAX_KEY, visible=True):
-        return None
-    if not (_numbers_within(col["importance"], 0, 1)
-            and _numbers_within(col["created_at"], 0, MAX_TIME)
-            and _numbers_within(col["updated_at"], 0, MAX_TIME)
-            and _numbers_within(filter(_given, col["last_recalled_at"]), 0, MAX_TIME)
-            and _numbers_within(filter(_given, col["trashed_at"]), 0, MAX_TIME)):
-        return None
-    counts = col["recall_count"]
-    if set(map(type, counts)) != {int} or min(counts) < 0:
-        return None
-    models = col["model"]
-    if set(map(type, models)) != {str}:
-        return None
-    for model in set(models):
-        if len(model) > MAX_STAMP or _stamp_dimension(model) == 0:
-            return None
-    metas = col["meta"]
-    if set(map(type, metas)) != {dict}:
-        return None
-    try:
-        for value in filter(None, metas):
-            meta(value)
-    except OmoideError:
-        return None
-    contexts = list(filter(_given, col["context"]))
-    if not _strings(contexts, limit, visible=False):
-        return None
-    conversations, turns = col["conversation"], col["turn"]
-    if not _strings(filter(_given, conversations), MAX_CONVERSATION, visible=True):
-        return None
-    given_turns = list(filter(_given, turns))
-    if given_turns and (set(map(type, given_turns)) != {int} or min(given_turns) < 0
-                        or max(given_turns) > MAX_TURN or any(
-                            t is not None and c is None
-                            for t, c in zip(turns, conversations, strict=True))):
-        return None
-    vectors = col["vector"]
-    checked_vectors: dict[int, list[float]] = {}
-    if any(map(_given, vectors)):
-        for n, value in enumerate(vectors):
-            if value is None:
-                continue
-            try:
-                checked = vector(value, stored=stored)
-            except OmoideError:
-                return None
-            stamped = _stamp_dimension(models[n])
-            if stamped is None or len(checked) != stamped or (
-                    dimension is not None and len(checked) != dimension):
-                return None
-            checked_vectors[n] = checked
-    # every check passed: the conversions ``record`` makes, on the new dicts (a fresh meta:
-    # never the caller's nor RECORD_DEFAULTS' dict)
-    _each(map(operator.setitem, fulls, repeat("meta"), map(dict, metas)))
-    for name in _TIME_FIELDS:
-        column = col[name]
-        if int not in set(map(type, column)):
-            continue
-        if None in set(column):  # an optional time: rows one by one
-            for full in fulls:
-                if type(full[name]) is int:
-                    full[name] = float(full[name])
-        else:
-            _each(map(operator.setitem, fulls, repeat(name), map(float, column)))
-    if contexts and not all(map(str.strip, contexts)):
-        for full in fulls:
-            value = full["context"]
-            if value is not None and not value.strip():
-                full["context"] = None
-    for n, checked in checked_vectors.items():
-        fulls[n]["vector"] = checked
-    return fulls
