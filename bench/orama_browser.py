@@ -254,13 +254,17 @@ def main() -> None:
 UNCHECK_PACKS = """async () => {
   const db = await new Promise((ok, fail) => { const r = indexedDB.open("omoide");
     r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
-  const store = db.transaction("record_packs", "readwrite").objectStore("record_packs");
+  // strict durability and the transaction's completion: the browser is closed right after
+  const tx = db.transaction("record_packs", "readwrite", { durability: "strict" });
+  const store = tx.objectStore("record_packs");
+  const done = new Promise((ok, fail) => { tx.oncomplete = ok; tx.onabort = fail; });
   const packs = await new Promise((ok) => { const r = store.getAll();
     r.onsuccess = () => ok(r.result); });
   for (const pack of packs) {
     pack.format = 0;
-    await new Promise((ok) => { store.put(pack).onsuccess = ok; });
+    store.put(pack);
   }
+  await done;
   db.close();
   return packs.length;
 }"""
