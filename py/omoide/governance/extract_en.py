@@ -46,7 +46,7 @@ ADV = (r"(?:(?:really|just|absolutely|kind of|kinda|quite|so|soo|totally|definit
 REL = (r"(?:(?:older|younger|big|little|baby|twin|best|eldest|oldest|youngest|new)\s+)?"
        r"(?:sister|brother|mother|mom|mum|father|dad|husband|wife|partner|boyfriend|"
        r"girlfriend|son|daughter|kid|kids|child|children|friend|boss|grandma|grandmother|"
-       r"grandpa|grandfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
+       r"grandpa|grandfather|grandparent|in-laws|stepmom|stepdad|stepmother|stepfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
        r"kitten|pet|hamster|rabbit|bird|parrot|fish|goldfish|turtle|baby|fianc[eé]e?|"
        r"coworker|colleague|teacher|parents|family|sibling|siblings|niece|nephew|"
        r"grandson|granddaughter|manager|landlord|doctor)")
@@ -801,6 +801,21 @@ def open_statement(clause: str) -> str | None:
         return None
     if not _FIRST_PERSON.search(text) and _LISTENER.search(text):
         return None  # "Good luck with your exam!": about the listener
+    return text
+
+
+# "my wife and I …" is the speaker too
+_OWN_PERSON = re.compile(rf"^(?:my|our) {REL}s?\b(?!,? and (?:i|me|we)\b)", re.IGNORECASE)
+
+
+def open_person(clause: str) -> str | None:
+    """The cleaned clause when it is about one of the user's people or pets ("my wife works
+    at a hospital", "our dog is scared of thunder") and no rule refuses it, else None. The
+    embedding stage may read it as a fact about them and as nothing else: what someone else
+    does or likes is never the user's preference, decision or habit."""
+    text = _clean(clause)
+    if not text or refused(text) or not _OWN_PERSON.match(text):
+        return None
     return text
 
 
