@@ -1,7 +1,7 @@
 """Train the learned second extraction stage (``omoide.governance.clause_model``).
 
 Training data: the development splits of the labelled extraction set ONLY (``dev``, ``dev2``,
-``dev3``, both languages; never ``heldout`` or ``blind`` .. ``blind5``), plus the prototype
+``dev3``, both languages; never ``heldout`` or ``blind`` .. ``blind6``), plus the prototype
 phrases (``prototypes.json``) and the training-only phrases of
 ``bench/data/clause_training_phrases.json``. Each message is cut into clauses as ``extract``
 cuts them;
