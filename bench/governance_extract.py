@@ -91,7 +91,8 @@ from omoide.governance.prototypes import DEFAULT_MARGIN, PrototypeClassifier  # 
 DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
-SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5", "blind6")
+SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
+          "blind6")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 

@@ -17,8 +17,8 @@ from omoide.governance.clause_model import (
     NONE,
     WEIGHTS_FILE,
     ClauseWeights,
-    accepted,
     LearnedClauseClassifier,
+    accepted,
     classifier_for,
     weights_for,
 )
