@@ -76,3 +76,12 @@ def test_my_partner_and_i_is_the_speaker():
                        classifier=stage)
     assert extract_en.open_person("my wife and I are moving to Osaka") is None
     assert [c.kind for c in found] == ["decision"]
+
+
+def test_two_facts_about_the_same_person_get_two_keys():
+    # a shared key would make the second supersede the first
+    for texts in (["our dog gets scared of thunder", "our dog loves the beach"],
+                  ["my wife volunteers at the animal shelter", "my wife plays the cello"],
+                  ["うちの犬は雷がこわい", "うちの犬は毎朝五時に起こしてくる"]):
+        keys = [c.key for c in extract(texts, classifier=Answering("fact"))[0]]
+        assert len(keys) == 2 and len(set(keys)) == 2, keys

@@ -823,7 +823,11 @@ def open_subject(kind: str, text: str) -> str:
     """A key subject for a clause the embedding stage classified: for a clause about a thing,
     its leading noun phrase ("pho on a rainy evening makes me happy" -> "pho on a rainy
     evening"); else the clause without its first-person lead, cleaned like a pattern
-    subject."""
+    subject. A clause about one of the user's people keys on all it says ("our dog gets
+    scared of thunder" -> ``dog_get_scared_of_thunder``, not ``dog``): two facts about the
+    same person are two memories, not a new value replacing the old."""
+    if _OWN_PERSON.match(text):
+        return _clean_subject(kind, re.sub(r"^(?:my|our)\s+", "", text, flags=re.I))[0]
     if not _FIRST_PERSON_LEAD.match(text):
         phrase = _leading_noun_phrase(text)
         if phrase:
