@@ -1,12 +1,13 @@
 // The embedding worker: Transformers.js on our own converted models, WebGPU when it works,
 // WebAssembly otherwise. Called by the page (and the engine) through Comlink.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
-import {
-  AutoModel, AutoTokenizer, env, FeatureExtractionPipeline,
-} from "./vendor/transformers/transformers.js";
+import * as transformers from "./vendor/transformers/transformers.js";
 import * as modelFiles from "./embed/model-files.js";
 import { ModelProgress } from "./embed/progress.js";
 import { pickRuntime, wasmPaths } from "./embed/runtime.js";
+import { buildTokenizer } from "./embed/unigram.js";
+
+const { AutoModel, env, FeatureExtractionPipeline, PreTrainedTokenizer } = transformers;
 
 const base = new URL("./", import.meta.url);
 const PROGRESS_EVERY_MS = 100;
@@ -220,19 +221,33 @@ async function createExtractor(modelId, dtype, device, stale = []) {
 }
 
 // The tokenizer of one model, built once and kept (the last model asked for). e5's (250,000
-// pieces) takes ~1.7 s of JavaScript on this worker's thread, as long as its session.
-// Building it while the engine boots was measured and dropped: on 2 cores it moved ~1 s from
-// the first remember to the boot (offline boot 1.75 -> 2.82 s; BENCHMARKS.md, issue 16).
+// pieces) took ~1.7 s of JavaScript in Transformers.js's own construction, as long as its
+// session; web/embed/unigram.js builds it without the character trie that cost that.
 let tokenizer = null; // {modelId, promise}
 function tokenizerFor(modelId) {
   if (tokenizer?.modelId !== modelId) {
-    const promise = AutoTokenizer.from_pretrained(modelId);
+    const promise = loadTokenizer(modelId);
     tokenizer = { modelId, promise };
     promise.catch(() => {
       if (tokenizer?.promise === promise) tokenizer = null;
     });
   }
   return tokenizer.promise;
+}
+
+// The tokenizer class comes from tokenizer_config.json, as AutoTokenizer picks it.
+async function loadTokenizer(modelId) {
+  const [json, config] = await Promise.all(
+    ["tokenizer.json", "tokenizer_config.json"].map((file) => readModelJson(modelId, file)));
+  const name = config.tokenizer_class?.replace(/Fast$/, "");
+  const TokenizerClass = (name && transformers[name]) || PreTrainedTokenizer;
+  return buildTokenizer(TokenizerClass, json, config);
+}
+
+async function readModelJson(modelId, file) {
+  const bytes = await modelFiles.read(`${modelId}/${file}`);
+  if (!bytes) throw new Error(`${modelId}: ${file} is not on this device`);
+  return JSON.parse(new TextDecoder().decode(bytes));
 }
 
 // Loads are serialized: the page and the engine may both ask for a model at once.

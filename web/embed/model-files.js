@@ -113,7 +113,18 @@ export function read(path) {
 export async function has(path, legacyUrl) {
   const where = await locate(path, false);
   if (where && await fileHandle(where.dir, where.name)) return true;
-  return Boolean(legacyUrl && await (await caches.open(LEGACY_CACHE)).match(legacyUrl));
+  return Boolean(legacyUrl && await (await legacyCache()).match(legacyUrl));
+}
+
+// Cache Storage of earlier versions, opened once per worker (entries are moved out of it,
+// the cache itself is never deleted).
+let legacy = null;
+function legacyCache() {
+  legacy ??= caches.open(LEGACY_CACHE).catch((err) => {
+    legacy = null;
+    throw err;
+  });
+  return legacy;
 }
 
 // Store checked bytes under their digest (see the layout above for the order of steps).
@@ -150,14 +161,14 @@ export function state(path, expected, legacyUrl) {
   });
 }
 
-// Move one file from Cache Storage into OPFS (with the digest its entry carried, or its
-// own), then drop the entry. Returns whether there was one.
+// Move one file from Cache Storage into OPFS with its digest, then drop the entry. Returns
+// whether there was one.
 async function adoptLegacy(path, url) {
-  const cache = await caches.open(LEGACY_CACHE);
+  const cache = await legacyCache();
   const hit = await cache.match(url);
   if (!hit) return false;
   const bytes = new Uint8Array(await hit.arrayBuffer());
-  const digest = hit.headers.get("x-omoide-sha256") ?? await sha256(bytes);
+  const digest = await sha256(bytes);
   await writeNow(path, bytes, digest);
   await cache.delete(url);
   return true;
