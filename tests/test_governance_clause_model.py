@@ -18,6 +18,7 @@ from omoide.governance.clause_model import (
     WEIGHTS_FILE,
     ClauseWeights,
     LearnedClauseClassifier,
+    accepted,
     classifier_for,
     weights_for,
 )
@@ -178,7 +179,7 @@ def test_a_refused_clause_never_reaches_the_stage():
 def test_the_trainer_turns_the_stage_off_for_a_language_no_threshold_keeps_clean():
     from bench.governance_train import choose
 
-    sweep = [{"l2": 1.0, "balanced": False, "threshold": t,
+    sweep = [{"l2": 1.0, "balanced": False, "accept": "kind", "threshold": t,
               "en_recall": 0.9, "en_stage_recall": 0.9 - t / 10, "en_false_positive_rate": 0.01,
               "en_negatives": 140, "ja_recall": 0.9, "ja_stage_recall": 0.5,
               "ja_false_positive_rate": 0.2, "ja_negatives": 140}
@@ -188,3 +189,33 @@ def test_the_trainer_turns_the_stage_off_for_a_language_no_threshold_keeps_clean
     stage = LearnedClauseClassifier(AxisEmbedder(), toy_weights(threshold=0.3, ja=1.01))
     assert stage.classify(["preference ramen", "preference ラーメン"]) == [
         ("preference", "like"), None]
+
+
+def test_the_statement_rule_accepts_a_clause_split_between_two_kinds():
+    # the clause states something (none 0.08) but the kinds share the rest: the kind rule
+    # at 0.6 refuses it, the statement rule at 0.6 takes the most probable kind
+    split = {"preference": 0.02, "decision": 0.02, "pattern": 0.34, "fact": 0.54, NONE: 0.08}
+    assert accepted(split, 0.6, "kind") is None
+    assert accepted(split, 0.6, "statement") == "fact"
+    unsure = {"preference": 0.3, "decision": 0.1, "pattern": 0.1, "fact": 0.1, NONE: 0.4}
+    assert accepted(unsure, 0.7, "statement") is None and accepted(unsure, 0.3, "kind") is None
+    with pytest.raises(ValueError, match="acceptance rule"):
+        accepted(split, 0.6, "margin")
+
+
+@given(st.lists(st.floats(0.001, 1.0), min_size=5, max_size=5), st.floats(0.3, 0.95))
+def test_the_statement_rule_accepts_whatever_the_kind_rule_does(raw, threshold):
+    total = sum(raw)
+    p = dict(zip((*KINDS, NONE), (v / total for v in raw), strict=True))
+    kind = accepted(p, threshold, "kind")
+    if kind is not None:  # p(kind) >= t implies 1 - p(none) >= t
+        assert accepted(p, threshold, "statement") == kind
+
+
+@pytest.mark.parametrize("model", ["omoide/multilingual-e5-small", "omoide/all-MiniLM-L6-v2"])
+def test_the_shipped_acceptance_rule_is_one_the_classifier_knows(model):
+    from omoide.governance.clause_model import ACCEPT_RULES
+
+    entry = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))["models"][model]
+    assert entry.get("accept", "kind") in ACCEPT_RULES
+    assert weights_for(model).accept == entry.get("accept", "kind")

@@ -31,7 +31,7 @@ def test_on_140_negatives_two_false_positives_pass_the_goal_and_three_do_not():
 
 
 def sweep_row(threshold, en_fp, en_recall, ja_fp=0.0, ja_recall=0.5, negatives=143):
-    return {"l2": 1.0, "balanced": False, "threshold": threshold,
+    return {"l2": 1.0, "balanced": False, "accept": "kind", "threshold": threshold,
             "en_recall": 0.99, "en_false_positive_rate": en_fp, "en_stage_recall": en_recall,
             "en_negatives": negatives, "ja_recall": 0.99, "ja_false_positive_rate": ja_fp,
             "ja_stage_recall": ja_recall, "ja_negatives": negatives}
@@ -83,3 +83,15 @@ def test_split_folds_hold_out_one_round_each_and_keep_prototypes_in_training():
     assert [fold_of(g, split_of) for g in split_of] == [
         TRAIN_SPLITS.index(s) for s in split_of.values()]
     assert fold_of("proto:none:3", split_of) == -1
+
+
+def test_the_acceptance_rule_is_chosen_with_l2_by_held_out_stage_recall():
+    # the statement rule finds more at the same false positives in both languages: it wins;
+    # the threshold stays per language
+    kind = [sweep_row(0.5, 0.0, 0.80, ja_recall=0.70), sweep_row(0.3, 0.05, 0.86)]
+    statement = [dict(sweep_row(0.8, 0.007, 0.83, ja_recall=0.74), accept="statement"),
+                 dict(sweep_row(0.6, 0.0, 0.70, ja_recall=0.78), accept="statement")]
+    chosen = choose(kind + statement, max_fp=0.05)
+    assert chosen["accept"] == "statement"
+    assert chosen["threshold"] == {"en": 0.8, "ja": 0.6}
+    assert choose(kind, max_fp=0.05)["accept"] == "kind"

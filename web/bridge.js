@@ -80,7 +80,8 @@ function granted(grant, character, origin) {
 }
 
 const memory = (m) => ({ id: m.id, text: m.text, kind: m.kind, key: m.key,
-  importance: m.importance, created_at: m.created_at, meta: m.meta });
+  importance: m.importance, created_at: m.created_at, meta: m.meta,
+  conversation: m.conversation, turn: m.turn });
 
 // Client verbs -> engine calls. Only these exist: the allow-list, settings (and their
 // secrets), export and every other engine verb are out of reach of other origins.
@@ -92,7 +93,8 @@ const VERBS = {
   },
   async remember(call, grant, p, origin) {
     const character = granted(grant, need(p, "character"), origin);
-    const fields = Object.fromEntries(["kind", "importance", "key", "meta"]
+    const fields = Object.fromEntries(["kind", "importance", "key", "meta", "context",
+      "conversation", "turn"]
       .filter((k) => p[k] !== undefined && p[k] !== null).map((k) => [k, p[k]]));
     return memory(await call("remember", { character, text: need(p, "text"), ...fields }));
   },
@@ -102,8 +104,13 @@ const VERBS = {
       throw error("INVALID_ARGUMENT", "Invalid messages: a text or a list of {role, content}.",
         { name: "messages" });
     }
-    const report = await call("ingest", { character, messages: p.messages, dry_run: false });
-    return { stored: report.items.filter((i) => i.action === "stored"),
+    // The engine validates these (its error names the field): passed only when given.
+    const fields = Object.fromEntries(["conversation", "at"]
+      .filter((k) => p[k] !== undefined && p[k] !== null).map((k) => [k, p[k]]));
+    const report = await call("ingest", { character, messages: p.messages, dry_run: false,
+      ...fields });
+    return { conversation: report.conversation,
+      stored: report.items.filter((i) => i.action === "stored"),
       merged: report.items.filter((i) => ["merged", "contradiction"].includes(i.action)),
       skipped: report.items.filter((i) => i.action === "skipped").length,
       path: report.path, degraded: report.degraded };

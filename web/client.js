@@ -5,7 +5,8 @@
 //
 //   import { connect } from "http://127.0.0.1:8742/client.js";
 //   const omoide = await connect();          // the Omoide this module was loaded from
-//   await omoide.ingest("alice", [{ role: "user", content: "I love green tea." }]);
+//   await omoide.ingest("alice", [{ role: "user", content: "I love green tea." }],
+//                       { conversation: "chat-42" });          // the chat it continues
 //   const { text } = await omoide.context("alice", "what should I drink?", { tokenBudget: 500 });
 //
 // A page of another *site* (localhost vs 127.0.0.1, or another domain) gets a partitioned,
@@ -146,14 +147,22 @@ export class OmoideClient {
     return this.call("characters");
   }
 
-  /** Store one memory as it is: {id, text, kind, created_at, ...}. */
-  remember(character, text, { kind, importance, key, meta } = {}) {
-    return this.call("remember", { character, text, kind, importance, key, meta });
+  /** Store one memory as it is: {id, text, kind, created_at, conversation, turn, ...}.
+   *  `context`: words indexed with it, never shown; `conversation`: your chat's id, so that
+   *  memories a few turns apart help each other at recall; `turn`: its place there (default:
+   *  after the chat's last turn). */
+  remember(character, text, { kind, importance, key, meta, context, conversation, turn } = {}) {
+    return this.call("remember", { character, text, kind, importance, key, meta, context,
+      conversation, turn });
   }
 
-  /** Extract memories from messages ([{role, content}] or a text) with dedup, as the app does. */
-  ingest(character, messages) {
-    return this.call("ingest", { character, messages });
+  /** Extract memories from messages ([{role, content}] or a text) with dedup, as the app does:
+   *  {conversation, stored, merged, skipped, path, degraded}. `conversation`: your chat's id
+   *  when you send one message at a time (new memories take the turns after its last one);
+   *  without it a batch is a conversation of its own, named in the answer. `at`: when it was
+   *  said (seconds since 1970, default now). */
+  ingest(character, messages, { conversation, at } = {}) {
+    return this.call("ingest", { character, messages, conversation, at });
   }
 
   /** Best memories for a query: [{id, text, kind, key, created_at, score}]. */

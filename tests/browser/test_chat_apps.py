@@ -251,6 +251,32 @@ def test_client_allowed_refused_revoked(app, context, servers):
     client.close()
 
 
+def test_client_places_memories_in_the_conversation_it_names(app, context, servers):
+    """A chat app sending one message at a time names its chat: each memory takes the next
+    turn there (``engine/neighbourhood.py``); a bad place is refused by name, nothing written."""
+    engine_call(app, "allow_origin", {"origin": SAME_SITE, "characters": ["seraphina"]})
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    first = call(client, "remember", "seraphina", "Seraphina lit the lantern at dusk",
+                 {"conversation": "chat-7", "context": "On 1 May 2024"})["ok"]
+    assert (first["conversation"], first["turn"]) == ("chat-7", 0)
+    report = call(client, "ingest", "seraphina",
+                  [{"role": "user", "content": "I adopted a cat named Biscuit."}],
+                  {"conversation": "chat-7"})["ok"]
+    assert report["conversation"] == "chat-7"
+    assert [i["turn"] for i in report["stored"]] == [1]
+    before = texts(app, "seraphina")
+    for options, field in (({"turn": 3}, "turn"), ({"conversation": 7}, "conversation")):
+        refused = call(client, "remember", "seraphina", "a bad place", options)
+        assert refused["code"] == "INVALID_ARGUMENT" and field in refused["message"], refused
+    refused = call(client, "ingest", "seraphina", "I hate mornings.", {"conversation": " "})
+    assert refused["code"] == "INVALID_ARGUMENT" and "conversation" in refused["message"]
+    assert texts(app, "seraphina") == before
+    placed = {(m["conversation"], m["turn"]) for m in engine_call(
+        app, "memories", {"character": "seraphina"}) if m["conversation"] == "chat-7"}
+    assert placed == {("chat-7", 0), ("chat-7", 1)}  # the app's engine reads them back
+    client.close()
+
+
 def test_client_cross_site_goes_through_an_omoide_window(app, context, servers):
     engine_call(app, "allow_origin", {"origin": CROSS_SITE, "characters": ["seraphina"]})
     client = client_page(context, CROSS_SITE, servers["app"].url)

@@ -171,9 +171,11 @@ def flush() -> int:
 
 @handler("remember")
 def remember(character: str, text: str, kind: str = "fact", importance: float = 0.5,
-             key: str | None = None, meta: dict | None = None) -> dict[str, Any]:
+             key: str | None = None, meta: dict | None = None, context: str | None = None,
+             conversation: str | None = None, turn: int | None = None) -> dict[str, Any]:
     memory = session().engine.remember(character, text, kind=kind, importance=importance,
-                                       key=key, meta=meta)
+                                       key=key, meta=meta, context=context,
+                                       conversation=conversation, turn=turn)
     return memory_dict(memory)
 
 
@@ -591,8 +593,10 @@ def restore_records(s: Session, job: dict[str, Any], character: str,
 
 
 @handler("ingest")
-def ingest(character: str, messages: list | str, dry_run: bool = True) -> dict[str, Any]:
-    return session().governor.ingest(character, messages, dry_run=dry_run).to_dict()
+def ingest(character: str, messages: list | str, dry_run: bool = True, at: Any = None,
+           conversation: str | None = None) -> dict[str, Any]:
+    return session().governor.ingest(character, messages, dry_run=dry_run, at=at,
+                                     conversation=conversation).to_dict()
 
 
 @handler("summarize")

@@ -34,6 +34,10 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                    help="when the conversation took place: an ISO date/time (UTC unless it "
                         "says) or seconds since 1970 (default now); each memory's time and "
                         "the date in its index context")
+    p.add_argument("--conversation", default=None,
+                   help="id of the conversation the messages continue (a chat app adding "
+                        "one message at a time): new memories take the turns after its last "
+                        "one; default: the file is a conversation of its own")
     p.set_defaults(handler=ingest)
 
 
@@ -105,7 +109,7 @@ def ingest(ctx: Context) -> int:
         engine.embedder = ProgressEmbedder(plain, bar, grow=True)
         try:
             report = ws.governor.ingest(a.character, messages, dry_run=a.dry_run, roles=roles,
-                                        at=a.at)
+                                        at=a.at, conversation=a.conversation)
         finally:
             engine.embedder = plain
     if ctx.json:
@@ -115,9 +119,12 @@ def ingest(ctx: Context) -> int:
     ctx.out(f"{len(messages)} messages read; {verb} {report.count('stored')}, merged "
             f"{len(report.merged)}, skipped {len(report.skipped)}"
             + (f", failed {report.count('failed')}" if report.count("failed") else ""))
+    if report.conversation is not None:
+        ctx.out(f"conversation {report.conversation}")
     for item in report.items:
         what = item.text if item.text is not None else f"message {item.source}"
-        ctx.out(f"  {item.action:<13} {what}  ({item.reason})")
+        turn = f" [turn {item.turn}]" if item.turn is not None else ""
+        ctx.out(f"  {item.action:<13} {what}{turn}  ({item.reason})")
     if a.dry_run:
         ctx.out("dry run: nothing was written")
     return 0

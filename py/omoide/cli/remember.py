@@ -19,6 +19,14 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     p.add_argument("--key", default=None,
                    help="optional slot, e.g. favorite_drink: replaces the memory holding it "
                         "(kept in the trash, restorable)")
+    p.add_argument("--context", default=None,
+                   help="words indexed with the memory but never shown (e.g. the turns "
+                        "around it and their date)")
+    p.add_argument("--conversation", default=None,
+                   help="id of the conversation the memory comes from: memories a few turns "
+                        "apart share evidence at recall; without --turn it takes the next turn")
+    p.add_argument("--turn", type=int, default=None,
+                   help="its place in the conversation (0, 1, ...; needs --conversation)")
     p.set_defaults(handler=remember)
 
     p = sub.add_parser("update", parents=[common],
@@ -46,13 +54,17 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 
 def describe(memory: Memory) -> str:
     key = f" key={memory.key}" if memory.key else ""
-    return f"{memory.id}  {memory.kind}{key}  {memory.text}"
+    place = (f" conversation={memory.conversation} turn={memory.turn}"
+             if memory.conversation is not None else "")
+    return f"{memory.id}  {memory.kind}{key}{place}  {memory.text}"
 
 
 def remember(ctx: Context) -> int:
     a = ctx.args
     memory = ctx.workspace.engine.remember(a.character, a.text, kind=a.kind,
-                                           importance=a.importance, key=a.key)
+                                           importance=a.importance, key=a.key,
+                                           context=a.context, conversation=a.conversation,
+                                           turn=a.turn)
     if ctx.json:
         ctx.emit(memory.to_dict())
     else:

@@ -224,7 +224,8 @@ def extract(
 ) -> tuple[list[Candidate], list[Unmatched]]:
     """Candidates from the messages spoken by ``roles`` (plain strings count as "user"),
     in order, plus the messages nothing was found in (with why). With a ``classifier``,
-    clauses no pattern matched (and no rule refused) go through it in one batch; one with
+    clauses no pattern matched (and no rule refused) go through it in one batch, those
+    about the user's people (``open_person``) for a fact about them only; one with
     ``review`` (the learned stage) also sees the open clauses a rule matched and may veto
     them."""
     if isinstance(messages, str):
@@ -232,7 +233,8 @@ def extract(
     wanted = set(roles)
     found: dict[int, list[tuple[int, Candidate]]] = {}
     texts: dict[int, str] = {}
-    pending: list[tuple[int, int, str, str]] = []  # (message, clause, clause text, open text)
+    # (message, clause, clause text, open text, about one of the user's people: facts only)
+    pending: list[tuple[int, int, str, str, bool]] = []
     # pattern candidates the stage may veto (a classifier with ``review``), with the open text
     matched: list[tuple[Candidate, str]] = []
     can_veto = hasattr(classifier, "review")
@@ -253,9 +255,12 @@ def extract(
                 if opened:
                     matched.append((candidate, opened))
             elif classifier is not None:
-                opened = module.open_statement(part)
+                # who the clause is about comes first: "my grandparents run a ryokan" has no
+                # verb the open-statement gate knows as someone else's
+                person = module.open_person(part)
+                opened = person or module.open_statement(part)
                 if opened:
-                    pending.append((index, i, part, opened))
+                    pending.append((index, i, part, opened, person is not None))
     review = getattr(classifier, "review", None)
     if review is not None and (pending or matched):
         verdicts, vetoed = review([p[3] for p in pending], [m[1] for m in matched])
@@ -266,7 +271,9 @@ def extract(
     elif pending and classifier is not None:
         verdicts = classifier.classify([p[3] for p in pending])
     if pending and classifier is not None:
-        for (index, i, part, opened), verdict in zip(pending, verdicts, strict=True):
+        for (index, i, part, opened, person), verdict in zip(pending, verdicts, strict=True):
+            if person and verdict is not None and verdict[0] != "fact":
+                continue  # what someone else does or likes is not the user's
             candidate = _classified(part, opened, index, verdict, classifier.via)
             if candidate:
                 found[index].append((i, candidate))

@@ -46,7 +46,7 @@ ADV = (r"(?:(?:really|just|absolutely|kind of|kinda|quite|so|soo|totally|definit
 REL = (r"(?:(?:older|younger|big|little|baby|twin|best|eldest|oldest|youngest|new)\s+)?"
        r"(?:sister|brother|mother|mom|mum|father|dad|husband|wife|partner|boyfriend|"
        r"girlfriend|son|daughter|kid|kids|child|children|friend|boss|grandma|grandmother|"
-       r"grandpa|grandfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
+       r"grandpa|grandfather|grandparent|in-laws|stepmom|stepdad|stepmother|stepfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
        r"kitten|pet|hamster|rabbit|bird|parrot|fish|goldfish|turtle|baby|fianc[eé]e?|"
        r"coworker|colleague|teacher|parents|family|sibling|siblings|niece|nephew|"
        r"grandson|granddaughter|manager|landlord|doctor)")
@@ -804,11 +804,30 @@ def open_statement(clause: str) -> str | None:
     return text
 
 
+# "my wife and I …" is the speaker too
+_OWN_PERSON = re.compile(rf"^(?:my|our) {REL}s?\b(?!,? and (?:i|me|we)\b)", re.IGNORECASE)
+
+
+def open_person(clause: str) -> str | None:
+    """The cleaned clause when it is about one of the user's people or pets ("my wife works
+    at a hospital", "our dog is scared of thunder") and no rule refuses it, else None. The
+    embedding stage may read it as a fact about them and as nothing else: what someone else
+    does or likes is never the user's preference, decision or habit."""
+    text = _clean(clause)
+    if not text or refused(text) or not _OWN_PERSON.match(text):
+        return None
+    return text
+
+
 def open_subject(kind: str, text: str) -> str:
     """A key subject for a clause the embedding stage classified: for a clause about a thing,
     its leading noun phrase ("pho on a rainy evening makes me happy" -> "pho on a rainy
     evening"); else the clause without its first-person lead, cleaned like a pattern
-    subject."""
+    subject. A clause about one of the user's people keys on all it says ("our dog gets
+    scared of thunder" -> ``dog_get_scared_of_thunder``, not ``dog``): two facts about the
+    same person are two memories, not a new value replacing the old."""
+    if _OWN_PERSON.match(text):
+        return _clean_subject(kind, re.sub(r"^(?:my|our)\s+", "", text, flags=re.I))[0]
     if not _FIRST_PERSON_LEAD.match(text):
         phrase = _leading_noun_phrase(text)
         if phrase:

@@ -585,6 +585,24 @@ def open_statement(clause: str) -> str | None:
     return body
 
 
+# Who is not one of the user's people: anyone (人, みんな), a pointed-at person (あの人).
+_ANYONE = frozenset({"人", "みんな", "皆", "彼ら", "チーム", "あの人", "その人"})
+
+
+def open_person(clause: str) -> str | None:
+    """The cleaned clause when its topic or subject is one of the user's people or pets
+    (「妻は病院で働いてます」「うちの犬はコーギー」) and no rule refuses it, else None. The
+    embedding stage may read it as a fact about them and as nothing else."""
+    body = _clean(clause)
+    if (not body or refused(body) or _DEICTIC.match(body) or body.startswith(("あの", "その"))
+            or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)):
+        return None
+    topic = _OTHER_TOPIC.match(body)
+    if topic is None or (topic.group("r") or topic.group("p")) in _ANYONE:
+        return None
+    return body
+
+
 def open_subject(kind: str, body: str) -> str:
     """A key subject for a clause the embedding stage classified: the clause itself, its
     habit adverbs and endings off (the key rule does the rest)."""

@@ -58,11 +58,12 @@ class Governor:
         meta: Mapping[str, Any] | None = None,
         roles: Iterable[str] = ("user",),
         at: Any = None,
+        conversation: str | None = None,
     ) -> IngestReport:
         return ingest_messages(
             self.engine, character, messages, llm=self.llm, dry_run=dry_run,
             dedup_threshold=self.dedup_threshold, roles=roles, tier_policy=self.policy,
-            meta=meta, log=self.log, at=at,
+            meta=meta, log=self.log, at=at, conversation=conversation,
         )
 
     @on_fresh_state

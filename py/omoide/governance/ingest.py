@@ -63,6 +63,7 @@ class IngestItem:
     cosine: float | None = None
     tier: str | None = None
     via: str | None = None  # "pattern" | "learned" / "prototype" (second stage) | "llm"
+    turn: int | None = None  # the new memory's place in the report's conversation
 
 
 @dataclass
@@ -71,6 +72,9 @@ class IngestReport:
     dry_run: bool
     path: str  # "pattern" | "llm"
     degraded: str | None = None  # why the LLM path was not used, when one was configured
+    # The conversation the new memories joined (the one named, or a batch's fresh id): a chat
+    # app passes it back to continue it.
+    conversation: str | None = None
     items: list[IngestItem] = field(default_factory=list)
     rebalance: RebalanceReport | None = None
 
@@ -170,6 +174,7 @@ def ingest(
     last one (``engine/neighbourhood.py``). Without one, a batch of several messages is a
     conversation of its own (a fresh id); a single message has none."""
     character = validate.character_id(character)
+    conversation = validate.conversation(conversation)  # refused before anything is done
     session_at = engine.now() if at is None else validate.timestamp(at)
     if isinstance(messages, str):
         messages = [messages]
@@ -206,8 +211,8 @@ def ingest(
     if store is not None:
         engine.check_model(store)  # refuse before embedding: vectors of two models never mix
     contexts = _contexts(engine, messages, candidates, session_at)
-    places = _places(store, validate.conversation(conversation), len(messages), candidates,
-                     session_at)
+    places = _places(store, conversation, len(messages), candidates, session_at)
+    report.conversation = next((conv for conv, _ in places if conv is not None), None)
     # The stored rows are the blend of text and context; dedup compares like with like.
     vectors = embed_memories(engine.embedder, list(zip([c.text for c in candidates], contexts,
                                                        strict=True)))
@@ -231,7 +236,7 @@ def ingest(
                                   meta=memory_meta, at=session_at, context=context,
                                   conversation=conv, turn=turn)
             index.plan(memory, vector)
-            item.memory_id, item.tier = memory.id, tier
+            item.memory_id, item.tier, item.turn = memory.id, tier, turn
             item.reason = f"new {candidate.kind}" + (f" {candidate.key}" if candidate.key else "")
             planned_items.append(item)
             continue
@@ -268,6 +273,7 @@ def ingest(
         index.plan(memory, vector)
         index.retire(existing.id, memory.id, why)
         item.memory_id, item.supersedes, item.cosine = memory.id, existing.id, found.cosine
+        item.turn = turn
         item.reason = f"{why}; the old text is in the trash, restorable"
         planned_items.append(item)
     report.items.extend(planned_items)

@@ -97,14 +97,20 @@ def build_server(
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
     def remember(character: str, text: str, kind: str = "fact", importance: float = 0.5,
-                 key: str | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+                 key: str | None = None, meta: dict[str, Any] | None = None,
+                 context: str | None = None, conversation: str | None = None,
+                 turn: int | None = None) -> dict[str, Any]:
         return engine.remember(character, text, kind=kind, importance=importance, key=key,
-                               meta=meta).to_dict()
+                               meta=meta, context=context, conversation=conversation,
+                               turn=turn).to_dict()
 
     remember_doc = (
         "Save one memory for `character`. kind: fact, preference, pattern, decision, diary or "
         "summary; importance 0..1; key: optional slot (e.g. 'favorite_drink') so a later fact "
-        "with the same key can supersede it; meta: free JSON. Returns the stored memory."
+        "with the same key can supersede it; meta: free JSON; context: words indexed with it "
+        "but never shown (e.g. the turns around it); conversation: the id of the chat it comes "
+        "from, turn: its place there (default: after the chat's last turn), so memories a few "
+        "turns apart help each other at recall. Returns the stored memory."
     )
     server.add_tool(guarded(remember), name="remember", description=remember_doc,
                     annotations=writes)
@@ -132,16 +138,20 @@ def build_server(
     @guarded
     def ingest(character: str, messages: str | list[str | dict[str, Any]],
                dry_run: bool = False, roles: list[str] | None = None,
-               at: float | None = None) -> dict[str, Any]:
+               at: float | None = None, conversation: str | None = None) -> dict[str, Any]:
         """Extract memories from conversation `messages` (a text, or a list of strings or
         {"role", "content"} objects) and store them, deduplicated: a repeat is merged, a
         contradiction (same subject, other polarity) supersedes the old memory, which stays
         restorable in the trash. roles: whose messages to read (default ["user"]). dry_run:
         report what would be stored, store nothing. at: when the conversation took place
         (seconds since 1970, default now). Each memory is indexed with its context (the
-        date and the turns around its message), so pass the whole conversation at once."""
+        date and the turns around its message), so pass the whole conversation at once.
+        conversation: the id of the chat the messages continue (one message at a time): new
+        memories take the turns after its last one; the answer's `conversation` says which
+        one they joined (without it, a batch of messages is a conversation of its own)."""
         return _report(governor.ingest(character, messages, dry_run=dry_run,
-                                       roles=tuple(roles or ("user",)), at=at))
+                                       roles=tuple(roles or ("user",)), at=at,
+                                       conversation=conversation))
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False,
                                              open_world_hint=False))
