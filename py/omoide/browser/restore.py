@@ -91,8 +91,8 @@ def add_records(character: str, records_json: str, skip_json: str = "", pack_for
         loading.rows += len(rows)
         engine = session().engine
         if pack_format == PACK_FORMAT and pack_intact(records_json, crc):
-            loading.trusted += len(rows)
             made, gone, rows = trusted_memories(rows, loading.header)
+            loading.trusted += len(made)
             memories.update(zip(map(_ID, made), made, strict=True))
             trashed_at.update(gone)
         for memory, at in checked_memories(engine, fold_recalls(rows, loading.header)):
