@@ -17,6 +17,7 @@ score the weighted query; the engine's own search takes unweighted terms only.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 
@@ -25,6 +26,7 @@ import numpy as np
 from bench import recall_quality as rq
 from bench.common import PrecomputedEmbedder, machine_info, md_table, write_results
 from omoide.engine import MemoryEngine
+from omoide.engine.bm25 import PURE_SCORER
 
 GRID = [(0, 0, 0.0)] + list(itertools.product((3, 5), (5, 10), (0.3, 0.5)))
 
@@ -43,21 +45,17 @@ def build(corpus: rq.Corpus) -> tuple[MemoryEngine, dict[str, str]]:
 
 
 def weighted_search(index, weights: dict[str, float], k: int) -> list[str]:
-    avgdl = index._total_length / len(index)
-    scores: dict[str, float] = {}
-    for term, weight in weights.items():
-        term_id = index._term_id.get(term)
-        if term_id is None:
-            continue
-        idf = index.idf(term)
-        triples = iter(index._postings[term_id])  # (ordinal, tf, length); tf 0: removed
-        for ordinal, tf, length in zip(triples, triples, triples, strict=True):
-            if not tf:
-                continue
-            doc = index._id_at[ordinal]
-            norm = index.k1 * (1 - index.b + index.b * length / avgdl)
-            scores[doc] = scores.get(doc, 0.0) + weight * idf * tf * (index.k1 + 1) / (tf + norm)
-    return [d for d, _ in heapq.nsmallest(k, scores.items(), key=lambda x: (-x[1], x[0]))]
+    """BM25F with each query term's idf scaled by its weight (the engine's formula)."""
+    query = index._query(list(weights))
+    kept = [t for t in dict.fromkeys(weights)
+            if index._term_id.get(t) is not None and index._df[index._term_id[t]]]
+    query = dataclasses.replace(
+        query, idfs=[w * idf for w, idf in zip((weights[t] for t in kept), query.idfs,
+                                                strict=True)])
+    found = PURE_SCORER.top(query, len(index._id_at), None, k)
+    best = sorted(zip(found.scores, (index._id_at[o] for o in found.ordinals), strict=True),
+                  key=lambda item: (-item[0], item[1]))[:k]
+    return [doc for _, doc in best]
 
 
 def feedback_search(index, terms: list[str], k: int, m: int, e: int, lam: float) -> list[str]:
@@ -70,8 +68,9 @@ def feedback_search(index, terms: list[str], k: int, m: int, e: int, lam: float)
     total = sum(first.scores) or 1.0
     weight: dict[str, float] = {}
     for doc, score in zip(first.ids, first.scores, strict=True):
-        length = index.document_length(doc)
-        for term, tf in index.term_frequencies(doc).items():
+        length = sum(index.document_length(doc))
+        for term, (text_tf, context_tf) in index.term_frequencies(doc).items():
+            tf = text_tf + context_tf
             if term not in own:
                 weight[term] = weight.get(term, 0.0) + (tf / length) * (score / total)
     best = heapq.nlargest(e, weight.items(), key=lambda x: x[1] * index.idf(x[0]))

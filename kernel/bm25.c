@@ -1,22 +1,26 @@
-/* Omoide BM25 scorer: accumulates BM25 over array postings and selects the best k, in
+/* Omoide BM25F scorer: accumulates BM25F over array postings and selects the best k, in
  * WebAssembly (built into the same modules as topk.c by buildtools/kernel.py; a scorer is its
  * own instance, so this file's memory never meets a vector store's).
  *
  * The postings layout is the engine's (py/omoide/engine/bm25.py): per query term, int32
- * triples (ordinal, tf, document length) in ascending ordinal order, tf 0 for a removed
- * document. The caller copies the query terms' postings in one block, with each term's
- * start (offsets) and idf, and calls bm_top or bm_at. The formula and its evaluation order
- * are those of PureScorer, so both produce the same doubles:
+ * quintuples (ordinal, tf_text, |text|, tf_context, |context|) in ascending ordinal order,
+ * both tfs 0 for a removed document. The caller copies the query terms' postings in one
+ * block, with each term's start (offsets) and idf, and calls bm_top or bm_at with the
+ * formula's constants (engine Query.constants(): k1, then per field base = 1 - b and
+ * slope = b / average length, and the context's weight). The formula and its evaluation
+ * order are those of PureScorer, so both produce the same doubles:
  *
- *   norm = k1 * (1 - b + b * |d| / avgdl);  score += idf * tf * (k1 + 1) / (tf + norm)
+ *   x = 0;  if (tf_text > 0) x = tf_text / (text_base + text_slope * |text|);
+ *   if (tf_context > 0) x += weight * tf_context / (context_base + context_slope * |context|);
+ *   if (x > 0) score += idf * x * (k1 + 1) / (x + k1)
  *
  * summed per document in the order of the query terms.
  *
  * Memory, from __heap_base:
  *   [ acc: cap doubles ][ mask: cap bytes ]   per ordinal, all zero between calls
  *   [ idf: terms doubles ][ offsets: terms+1 int32 ][ postings: words int32 ]
- *   [ subset: n int32 ][ touched: words/3 int32 ][ heap: k doubles ]
- *   [ out ordinals: max(words/3, n) int32 ][ out scores: as many doubles ][ stats: 2 doubles ]
+ *   [ subset: n int32 ][ touched: words/5 int32 ][ heap: k doubles ]
+ *   [ out ordinals: max(words/5, n) int32 ][ out scores: as many doubles ][ stats: 2 doubles ]
  * acc and mask are returned to zero by every call (only the entries it touched), so a query
  * costs its postings, not the number of documents.
  */
@@ -26,6 +30,7 @@
 #define EXPORT(name) __attribute__((export_name(#name))) name
 #define BM_PAGE 65536u
 #define BM_ALIGN16(x) (((x) + 15u) & ~15ull)
+#define BM_STRIDE 5u  /* int32 per posting */
 
 extern unsigned char __heap_base;
 
@@ -83,10 +88,10 @@ int32_t EXPORT(bm_prepare)(int32_t terms, int32_t words, int32_t ordinals, int32
   uint64_t subset = at;
   at = BM_ALIGN16(at + (uint64_t)m * 4u);
   uint64_t touched = at;
-  at = BM_ALIGN16(at + (uint64_t)(w / 3u + 1u) * 4u);
+  at = BM_ALIGN16(at + (uint64_t)(w / BM_STRIDE + 1u) * 4u);
   uint64_t heap = at;
   at = BM_ALIGN16(at + (uint64_t)h * 8u);
-  uint64_t outs = w / 3u + 1u > m ? w / 3u + 1u : m;  /* bm_top: <= touched; bm_at: n */
+  uint64_t outs = w / BM_STRIDE + 1u > m ? w / BM_STRIDE + 1u : m;  /* bm_top: <= touched; bm_at: n */
   uint64_t out_ord = at;
   at = BM_ALIGN16(at + outs * 4u);
   uint64_t out_score = at;
@@ -127,18 +132,26 @@ uint32_t EXPORT(bm_stats_ptr)(void) { return (uint32_t)(uintptr_t)b_stats; }
 
 /* Adds every live posting of the query (restricted to the mask when `masked`) into acc;
  * returns how many ordinals it touched first (listed in b_touched, in order of first touch). */
-static uint32_t accumulate(uint32_t terms, uint32_t ordinals, int masked, double avgdl,
-                           double k1, double b) {
+static uint32_t accumulate(uint32_t terms, uint32_t ordinals, int masked, double k1,
+                           double text_base, double text_slope, double weight,
+                           double context_base, double context_slope) {
   uint32_t touched = 0;
+  const double k1_plus_1 = k1 + 1.0;
   for (uint32_t t = 0; t < terms; t++) {
     const double idf = b_idf[t];
     const int32_t end = b_offsets[t + 1];
-    for (int32_t p = b_offsets[t]; p >= 0 && p + 2 < end; p += 3) {
+    for (int32_t p = b_offsets[t]; p >= 0 && p + 4 < end; p += (int32_t)BM_STRIDE) {
       const uint32_t o = (uint32_t)b_postings[p];
       const int32_t tf = b_postings[p + 1];
-      if (tf <= 0 || o >= ordinals || (masked && !b_mask[o])) continue;
-      const double norm = k1 * (1.0 - b + b * (double)b_postings[p + 2] / avgdl);
-      const double s = idf * (double)tf * (k1 + 1.0) / ((double)tf + norm);
+      const int32_t context_tf = b_postings[p + 3];
+      if ((tf <= 0 && context_tf <= 0) || o >= ordinals || (masked && !b_mask[o])) continue;
+      double x = 0.0;
+      if (tf > 0) x = (double)tf / (text_base + text_slope * (double)b_postings[p + 2]);
+      if (context_tf > 0)
+        x += weight * (double)context_tf /
+             (context_base + context_slope * (double)b_postings[p + 4]);
+      if (!(x > 0.0)) continue;
+      const double s = idf * x * k1_plus_1 / (x + k1);
       if (b_acc[o] == 0.0) b_touched[touched++] = (int32_t)o;
       b_acc[o] += s;
     }
@@ -184,15 +197,17 @@ static void heap_push(uint32_t *size, uint32_t k, double s) {
  * touch) and [sum, sum of squares] of all matched scores to the stats; n >= 0 restricts the
  * documents to the first n ordinals at bm_subset_ptr(). Returns how many were written, or -1
  * when bm_prepare was not called for these sizes. */
-int32_t EXPORT(bm_top)(int32_t terms, int32_t ordinals, int32_t n, int32_t k, double avgdl,
-                       double k1, double b) {
+int32_t EXPORT(bm_top)(int32_t terms, int32_t ordinals, int32_t n, int32_t k, double k1,
+                       double text_base, double text_slope, double weight,
+                       double context_base, double context_slope) {
   if (!b_laid || terms < 0 || (uint32_t)terms > b_terms || ordinals < 0 ||
       (uint32_t)ordinals > b_cap || (n >= 0 && (uint32_t)n > b_n) || k < 0 ||
       (uint32_t)k > b_k || b_offsets[terms] < 0 || (uint32_t)b_offsets[terms] > b_words)
     return -1;
   const int masked = n >= 0;
   if (masked) set_mask((uint32_t)n, (uint32_t)ordinals, 1);
-  uint32_t touched = accumulate((uint32_t)terms, (uint32_t)ordinals, masked, avgdl, k1, b);
+  uint32_t touched = accumulate((uint32_t)terms, (uint32_t)ordinals, masked, k1, text_base,
+                                text_slope, weight, context_base, context_slope);
   double sum = 0.0, sumsq = 0.0;
   uint32_t size = 0;
   for (uint32_t i = 0; i < touched; i++) {
@@ -222,14 +237,16 @@ int32_t EXPORT(bm_top)(int32_t terms, int32_t ordinals, int32_t n, int32_t k, do
 
 /* The score of each of the first n ordinals at bm_subset_ptr(), in their order, written to
  * the out scores (0 when unmatched or out of range). Returns n, or -1 as bm_top. */
-int32_t EXPORT(bm_at)(int32_t terms, int32_t ordinals, int32_t n, double avgdl, double k1,
-                      double b) {
+int32_t EXPORT(bm_at)(int32_t terms, int32_t ordinals, int32_t n, double k1,
+                      double text_base, double text_slope, double weight,
+                      double context_base, double context_slope) {
   if (!b_laid || terms < 0 || (uint32_t)terms > b_terms || ordinals < 0 ||
       (uint32_t)ordinals > b_cap || n < 0 || (uint32_t)n > b_n || b_offsets[terms] < 0 ||
       (uint32_t)b_offsets[terms] > b_words)
     return -1;
   set_mask((uint32_t)n, (uint32_t)ordinals, 1);
-  uint32_t touched = accumulate((uint32_t)terms, (uint32_t)ordinals, 1, avgdl, k1, b);
+  uint32_t touched = accumulate((uint32_t)terms, (uint32_t)ordinals, 1, k1, text_base,
+                                text_slope, weight, context_base, context_slope);
   for (uint32_t i = 0; i < (uint32_t)n; i++) {
     uint32_t o = (uint32_t)b_subset[i];
     b_out_score[i] = o < (uint32_t)ordinals ? b_acc[o] : 0.0;

@@ -1,13 +1,13 @@
-"""BM25 over array postings (``engine/bm25.py``) answers exactly like the dict-postings scorer
-it replaced, through any history of adds, updates and removals, and the engine keeps the
-postings right through every write (update, trash, restore, purge, re-vectorization, the
-lazy build after a bulk load).
+"""BM25F over array postings (``engine/bm25.py``) answers exactly like a dict-postings scorer,
+through any history of adds, updates and removals, and the engine keeps the postings right
+through every write (update, trash, restore, purge, re-vectorization, the lazy build after a
+bulk load).
 
 The oracle below is the former implementation (``BM25Index`` before the array postings:
-dict postings, a Python loop per posting), unchanged except that it sums a document's terms
-in the query's first-occurrence order (it iterated ``set(terms)``, whose order depends on the
-string hash seed; the new scorers sum in first-occurrence order, so exact ties stay exact).
-The WebAssembly scorer is checked against ``PureScorer`` in the browser
+dict postings, a Python loop per posting), which sums a document's terms in the query's
+first-occurrence order (so exact ties stay exact), given a second field (the context) and
+BM25F's formula written as the textbook has it. The WebAssembly scorer is checked against
+``PureScorer`` in ``tests/test_bm25f.py`` (node) and in the browser
 (``tests/browser/test_bm25_postings.py``).
 """
 
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from omoide.engine import MemoryEngine
 from omoide.engine.analyzer import analyze
-from omoide.engine.bm25 import BM25Index
+from omoide.engine.bm25 import STRIDE, BM25Index
 from omoide.kernels.pure_kernel import PureKernel
 from tests.test_engine_embedder import HashingEmbedder
 
@@ -32,23 +32,24 @@ TOLERANCE = 1e-5
 
 
 class DictBM25:
-    """The dict-postings BM25 the array postings replaced (the test's oracle)."""
+    """The dict-postings BM25F the array postings replaced (the test's oracle)."""
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
-        self.postings: dict[str, dict[str, int]] = {}
-        self.doc_terms: dict[str, Counter[str]] = {}
-        self.doc_length: dict[str, int] = {}
-        self.total_length = 0
+    def __init__(self, k1: float = 1.2, b: float = 0.75, context_weight: float = 0.5,
+                 context_b: float = 0.75) -> None:
+        self.k1, self.b, self.context_weight, self.context_b = k1, b, context_weight, context_b
+        self.postings: dict[str, dict[str, tuple[int, int]]] = {}
+        self.doc_terms: dict[str, dict[str, tuple[int, int]]] = {}
+        self.doc_length: dict[str, tuple[int, int]] = {}
 
-    def add(self, doc_id: str, terms: list[str]) -> None:
+    def add(self, doc_id: str, terms: list[str], context: tuple | list = ()) -> None:
         self.remove(doc_id)
-        counts = Counter(terms)
-        for term, tf in counts.items():
-            self.postings.setdefault(term, {})[doc_id] = tf
+        text_counts, context_counts = Counter(terms), Counter(context)
+        counts = {t: (text_counts[t], context_counts[t])
+                  for t in set(text_counts) | set(context_counts)}
+        for term, tfs in counts.items():
+            self.postings.setdefault(term, {})[doc_id] = tfs
         self.doc_terms[doc_id] = counts
-        self.doc_length[doc_id] = len(terms)
-        self.total_length += len(terms)
+        self.doc_length[doc_id] = (len(terms), len(context))
 
     def remove(self, doc_id: str) -> None:
         counts = self.doc_terms.pop(doc_id, None)
@@ -58,7 +59,7 @@ class DictBM25:
             del self.postings[term][doc_id]
             if not self.postings[term]:
                 del self.postings[term]
-        self.total_length -= self.doc_length.pop(doc_id)
+        del self.doc_length[doc_id]
 
     def idf(self, term: str) -> float:
         df = len(self.postings.get(term, ()))
@@ -69,19 +70,27 @@ class DictBM25:
         n = len(self.doc_length)
         if n == 0:
             return {}
-        avgdl = self.total_length / n or 1.0
-        k1, b = self.k1, self.b
+        avg_text = sum(t for t, _ in self.doc_length.values()) / n or 1.0
+        contexts = [c for _, c in self.doc_length.values() if c]
+        avg_context = sum(contexts) / len(contexts) if contexts else 1.0
+        k1, b, w, cb = self.k1, self.b, self.context_weight, self.context_b
         scores: dict[str, float] = {}
         for term in dict.fromkeys(terms):
             posting = self.postings.get(term)
             if not posting:
                 continue
             idf = self.idf(term)
-            for doc_id, tf in posting.items():
+            for doc_id, (tf, ctf) in posting.items():
                 if allowed is not None and doc_id not in allowed:
                     continue
-                norm = k1 * (1.0 - b + b * self.doc_length[doc_id] / avgdl)
-                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+                length, context_length = self.doc_length[doc_id]
+                x = 0.0
+                if tf:
+                    x += tf / (1.0 - b + b * length / avg_text)
+                if ctf:
+                    x += w * ctf / (1.0 - cb + cb * context_length / avg_context)
+                if x > 0:
+                    scores[doc_id] = scores.get(doc_id, 0.0) + idf * x * (k1 + 1.0) / (x + k1)
         return scores
 
     def search(self, terms, k, allowed=None):
@@ -107,10 +116,9 @@ texts = st.lists(st.sampled_from(WORDS + PHRASES), min_size=0, max_size=8).map("
 documents = st.tuples(texts, st.one_of(st.none(), texts))  # (text, context)
 
 
-def index_terms(text: str, context: str | None) -> list[str]:
-    """What the store indexes: the text, with a context the text twice and the context."""
-    terms = analyze(text)
-    return terms + terms + analyze(context) if context else terms
+def index_terms(text: str, context: str | None) -> tuple[list[str], list[str]]:
+    """What the store indexes: the text's terms and the context's (two fields)."""
+    return analyze(text), analyze(context) if context else []
 
 
 operations = st.lists(
@@ -136,16 +144,18 @@ def assert_same_search(index: BM25Index, oracle: DictBM25, terms, k, allowed) ->
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(operations, queries, st.sampled_from([(1.2, 0.75), (2.0, 0.0), (0.5, 1.0), (0.0, 0.3)]))
+@given(operations, queries, st.sampled_from([(1.2, 0.75, 0.5, 0.75), (2.0, 0.0, 1.0, 1.0),
+                                             (0.5, 1.0, 0.0, 0.3), (0.0, 0.3, 2.0, 0.0)]))
 def test_array_postings_score_like_the_dict_postings(ops, asked, params):
-    k1, b = params
-    index, oracle = BM25Index(k1=k1, b=b), DictBM25(k1, b)
+    k1, b, weight, context_b = params
+    index = BM25Index(k1=k1, b=b, context_weight=weight, context_b=context_b)
+    oracle = DictBM25(k1, b, weight, context_b)
     index.renumber_floor = 3  # renumber early, so histories of a few dozen writes reach it
     for op, n, doc in ops:
         if op == "add":
             terms = index_terms(*doc)
-            index.add(f"d{n}", terms)
-            oracle.add(f"d{n}", terms)
+            index.add(f"d{n}", *terms)
+            oracle.add(f"d{n}", *terms)
         else:
             index.remove(f"d{n}")
             oracle.remove(f"d{n}")
@@ -161,7 +171,7 @@ def test_array_postings_score_like_the_dict_postings(ops, asked, params):
             assert index.idf(term) == pytest.approx(oracle.idf(term))
     assert index.term_count == len(oracle.postings)
     for doc_id, counts in oracle.doc_terms.items():
-        assert index.term_frequencies(doc_id) == dict(counts)
+        assert index.term_frequencies(doc_id) == counts
         assert index.document_length(doc_id) == oracle.doc_length[doc_id]
 
 
@@ -173,7 +183,7 @@ def test_removed_documents_do_not_grow_the_postings_for_ever():
         for n in range(50):
             index.add(f"d{n}", [rng.choice(WORDS) for _ in range(rng.randint(1, 6))])
         assert len(index._id_at) <= 2 * len(index) + index.renumber_floor + 1, round_
-    stored = sum(len(p) for p in index._postings) // 3
+    stored = sum(len(p) for p in index._postings) // STRIDE
     live = sum(len(index.term_frequencies(f"d{n}")) for n in range(50))
     assert stored <= live + (len(index) + index.renumber_floor + 1) * 6  # <= 6 terms a doc
 
@@ -198,7 +208,7 @@ def assert_index_matches_the_records(engine: MemoryEngine, character: str) -> No
     store = engine.stores[character]
     oracle = DictBM25()
     for memory in store.records.values():
-        oracle.add(memory.id, store.index_terms(memory))
+        oracle.add(memory.id, *store.index_terms(memory))
     for text in ["tea violin", "東京 緑茶", "river cat chess", "満員電車 osaka", "fuji"]:
         terms = analyze(text)
         assert_same_search(store.text_index, oracle, terms, 10, None)

@@ -293,9 +293,13 @@ class WasmStore {
 // ---- BM25 scorer ------------------------------------------------------------------------------
 
 // Postings come as the engine keeps them (py/omoide/engine/bm25.py): one Int32Array of
-// (ordinal, tf, document length) triples for all query terms, term t's triples starting at
-// offsets[t] (in int32 words, offsets[terms] = the end), with idfs[t]. One copy in, the top
-// (ties at the k-th place included) out; the loop over postings runs in kernel/bm25.c.
+// (ordinal, tf_text, |text|, tf_context, |context|) quintuples for all query terms, term t's
+// starting at offsets[t] (in int32 words, offsets[terms] = the end), with idfs[t], and the
+// BM25F constants (engine Query.constants(): k1, textBase, textSlope, contextWeight,
+// contextBase, contextSlope). One copy in, the top (ties at the k-th place included) out;
+// the loop over postings runs in kernel/bm25.c.
+const POSTING_STRIDE = 5;
+
 class WasmTextScorer {
   constructor(module) {
     this.instance = new WebAssembly.Instance(module, {});
@@ -305,10 +309,10 @@ class WasmTextScorer {
 
   get memoryBytes() { return this.memory.buffer.byteLength; }
 
-  #load(postings, offsets, idfs, ordinals, subset, k) {
+  #load(postings, offsets, idfs, constants, ordinals, subset, k) {
     const terms = idfs.length;
     if (offsets.length !== terms + 1 || offsets[terms] !== postings.length ||
-        postings.length % 3 !== 0) {
+        postings.length % POSTING_STRIDE !== 0 || constants.length !== 6) {
       throw new RangeError("postings, offsets and idfs do not agree");
     }
     const n = subset ? subset.length : 0;
@@ -328,12 +332,12 @@ class WasmTextScorer {
   }
 
   /** {ordinals: Int32Array, scores: Float64Array, total, totalSq}: see bm_top. subset: null
-   *  or the only ordinals to score. */
-  top(postings, offsets, idfs, ordinals, subset, k, avgdl, k1, b) {
+   *  or the only ordinals to score; constants: the six BM25F constants, as numbers. */
+  top(postings, offsets, idfs, ordinals, subset, k, ...constants) {
     return this.#inputs(postings, offsets, idfs, (p, o, f) => {
       const run = (s) => {
-        this.#load(p, o, f, ordinals, s, k);
-        const got = this.x.bm_top(f.length, ordinals, s ? s.length : -1, k, avgdl, k1, b);
+        this.#load(p, o, f, constants, ordinals, s, k);
+        const got = this.x.bm_top(f.length, ordinals, s ? s.length : -1, k, ...constants);
         if (got < 0) throw new Error("bm_top failed");
         const buffer = this.memory.buffer;
         const stats = new Float64Array(buffer, this.x.bm_stats_ptr() >>> 0, 2);
@@ -349,10 +353,10 @@ class WasmTextScorer {
   }
 
   /** Float64Array: the score of each ordinal of `wanted`, in its order (0: no match). */
-  at(postings, offsets, idfs, ordinals, wanted, avgdl, k1, b) {
+  at(postings, offsets, idfs, ordinals, wanted, ...constants) {
     return this.#inputs(postings, offsets, idfs, (p, o, f) => withInt32(wanted, (w) => {
-      this.#load(p, o, f, ordinals, w, 0);
-      const got = this.x.bm_at(f.length, ordinals, w.length, avgdl, k1, b);
+      this.#load(p, o, f, constants, ordinals, w, 0);
+      const got = this.x.bm_at(f.length, ordinals, w.length, ...constants);
       if (got < 0) throw new Error("bm_at failed");
       return new Float64Array(this.memory.buffer, this.x.bm_out_score_ptr() >>> 0, got).slice();
     }));

@@ -3,7 +3,8 @@
 Pyodide runs Python loops several times slower than CPython, and a query's postings at
 100,000 memories are tens of thousands of triples: ``PureScorer`` spent ~25 ms there per
 recall. Here Python only joins the query terms' postings (``array.extend``: a copy, no loop
-over postings) and hands them, with each term's idf, to ``createTextScorer()`` of
+over postings) and hands them, with each term's idf and the BM25F constants
+(``Query.constants()``), to ``createTextScorer()`` of
 ``kernel/vectors.js``, which copies them into its own WebAssembly memory and runs the same
 formula (same evaluation order, so the same doubles as ``PureScorer``) in C.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from ..engine.bm25 import PURE_SCORER, Matches, PostingsScorer, Query
+from ..engine.bm25 import PURE_SCORER, STRIDE, Matches, PostingsScorer, Query
 from .rpc import handler
 from .wasm_kernel import js_vectors
 
@@ -51,8 +52,7 @@ class WasmScorer:
         scorer = self._kernel()
         if scorer is None:
             return PURE_SCORER.top(query, ordinals, allowed, k)
-        found = scorer.top(*_block(query), ordinals, allowed, max(k, 0), query.avgdl,
-                           query.k1, query.b)
+        found = scorer.top(*_block(query), ordinals, allowed, max(k, 0), *query.constants())
         return Matches(found.ordinals.to_py().tolist(), found.scores.to_py().tolist(),
                        float(found.total), float(found.totalSq))
 
@@ -60,8 +60,8 @@ class WasmScorer:
         scorer = self._kernel()
         if scorer is None:
             return PURE_SCORER.at(query, ordinals, wanted)
-        return scorer.at(*_block(query), ordinals, wanted, query.avgdl, query.k1,
-                         query.b).to_py().tolist()
+        return scorer.at(*_block(query), ordinals, wanted,
+                         *query.constants()).to_py().tolist()
 
 
 @handler("bm25_info")
@@ -120,7 +120,8 @@ def bm25_bench(character: str, queries: list[str], k: int = 10) -> dict[str, Any
                 same = same and answers[0] == answers[1]
     finally:
         index.scorer = engine.bm25_scorer
-    postings = [sum(len(p) // 3 for p in index._query(analyze(q)).postings) for q in queries]
+    postings = [sum(len(p) // STRIDE for p in index._query(analyze(q)).postings)
+                for q in queries]
 
     def summary(values: list[float]) -> dict[str, float]:
         ordered = sorted(values)

@@ -1,23 +1,40 @@
-"""Incremental BM25 inverted index over one character's memories, with array postings.
+"""Incremental BM25F inverted index over one character's memories, with array postings.
 
-``score(d, q) = sum_t idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))``
-with the non-negative Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``.
+A document has two fields: its text and an optional index context (``Memory.context``: the
+neighbouring turns of a conversation, the session date). BM25F (Robertson, Zaragoza & Taylor
+2004) normalizes each field by its OWN length and average, weights them, and saturates the
+sum once::
+
+    x(t,d) = tf_text / (1 - b + b * |text| / avg|text|)
+           + w_context * tf_context / (1 - b_context + b_context * |context| / avg|context|)
+    score(d, q) = sum_t idf(t) * x(t,d) * (k1 + 1) / (x(t,d) + k1)
+
+with the non-negative Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (df: documents
+holding the term in either field) and ``avg|context|`` over the documents that have one. A
+document without a context scores exactly as classic BM25 (the text's weight is 1), so a
+store without contexts ranks as before; a conversation turn is no longer penalized for
+talkative neighbours (its text is normalized by its own length).
 
 Layout (what a scorer reads, in any language): every document gets an *ordinal* when it is
 added (0, 1, 2, ... in order of addition; a changed text is a new document with a new
-ordinal). Each term's postings are ONE ``array('i')`` of ``(ordinal, tf, |d|)`` triples in
-ascending ordinal order: a document's length travels with its postings (it never changes
-under one ordinal), so a scorer needs no per-document table. Removing a document sets its
-tf to 0 in each of its terms' postings (found by bisection: O(terms x log postings), no
-scan), and ``df`` per term stays exact; scorers skip tf 0. When the removed ordinals
-outnumber the live documents, the postings are renumbered once (amortized O(1) per write).
+ordinal). Each term's postings are ONE ``array('i')`` of ``(ordinal, tf_text, |text|,
+tf_context, |context|)`` quintuples (``STRIDE``) in ascending ordinal order: a document's
+lengths travel with its postings (they never change under one ordinal), so a scorer needs no
+per-document table. Removing a document sets both its tfs to 0 in each of its terms'
+postings (found by bisection: O(terms x log postings), no scan), and ``df`` per term stays
+exact; scorers skip a posting whose tfs are both 0. When the removed ordinals outnumber the
+live documents, the postings are renumbered once (amortized O(1) per write). Postings are
+built from the records (on write, or lazily after boot); nothing stores them, so a change
+of this layout needs no migration.
 
 Scoring is done by a ``PostingsScorer``: ``PureScorer`` below is the one formula in Python;
 the browser passes the WebAssembly kernel's (``omoide.browser.wasm_bm25``: the same formula in
 C, ``kernel/bm25.c``), which gets the query terms' postings as one block of int32 and loops
-over them outside Python. Every scorer sums a document's term contributions in the same
-order (the query's distinct terms in first-occurrence order), so their scores are the same
-doubles and ties stay ties; ties are broken by document id, here, for every scorer.
+over them outside Python. Both evaluate ``x`` from the constants of ``Query`` in the same
+order (text part, then context part, each only when its tf is positive), and every scorer
+sums a document's term contributions in the same order (the query's distinct terms in
+first-occurrence order), so their scores are the same doubles and ties stay ties; ties are
+broken by document id, here, for every scorer.
 """
 
 from __future__ import annotations
@@ -32,7 +49,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
-STRIDE = 3  # a posting is (ordinal, tf, document length)
+STRIDE = 5  # a posting is (ordinal, tf_text, |text|, tf_context, |context|)
 
 
 @dataclass(frozen=True)
@@ -49,13 +66,22 @@ class BM25Result:
 @dataclass(frozen=True)
 class Query:
     """What a scorer needs: per distinct query term with postings, its idf and postings (an
-    ``array('i')`` of triples; read-only), the mean document length and k1, b."""
+    ``array('i')`` of quintuples; read-only), and the constants of the formula: a field's
+    normalizer is ``base + slope * length`` (``1 - b`` and ``b / average length``)."""
 
     idfs: list[float]
     postings: list[array]
-    avgdl: float
     k1: float
-    b: float
+    text_base: float
+    text_slope: float
+    context_weight: float
+    context_base: float
+    context_slope: float
+
+    def constants(self) -> tuple[float, float, float, float, float, float]:
+        """The formula's constants in the order every scorer takes them."""
+        return (self.k1, self.text_base, self.text_slope, self.context_weight,
+                self.context_base, self.context_slope)
 
 
 @dataclass(frozen=True)
@@ -84,15 +110,20 @@ class PureScorer:
 
     @staticmethod
     def _accumulate(query: Query, allowed: set[int] | None) -> dict[int, float]:
-        k1, b, avgdl = query.k1, query.b, query.avgdl
+        k1, text_base, text_slope, weight, context_base, context_slope = query.constants()
+        k1_plus_1 = k1 + 1.0
         scores: dict[int, float] = {}
         for idf, posting in zip(query.idfs, query.postings, strict=True):
-            triples = iter(posting)
-            for ordinal, tf, length in zip(triples, triples, triples, strict=True):
-                if tf == 0 or (allowed is not None and ordinal not in allowed):
+            p = iter(posting)
+            for ordinal, tf, length, context_tf, context_length in zip(p, p, p, p, p,
+                                                                        strict=True):
+                if allowed is not None and ordinal not in allowed:
                     continue
-                norm = k1 * (1.0 - b + b * length / avgdl)
-                scores[ordinal] = scores.get(ordinal, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+                x = tf / (text_base + text_slope * length) if tf > 0 else 0.0
+                if context_tf > 0:
+                    x += weight * context_tf / (context_base + context_slope * context_length)
+                if x > 0.0:
+                    scores[ordinal] = scores.get(ordinal, 0.0) + idf * x * k1_plus_1 / (x + k1)
         return scores
 
     def top(self, query: Query, ordinals: int, allowed: array | None, k: int) -> Matches:
@@ -118,23 +149,29 @@ class BM25Index:
     # removed ordinals tolerated before renumbering: max(live documents, this)
     renumber_floor = 1024
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75,
-                 scorer: PostingsScorer | None = None) -> None:
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75, context_weight: float = 0.5,
+                 context_b: float = 0.75, scorer: PostingsScorer | None = None) -> None:
+        if k1 < 0 or not 0 <= b <= 1 or not 0 <= context_b <= 1 or context_weight < 0:
+            raise ValueError("BM25 needs k1 >= 0, 0 <= b <= 1, 0 <= context_b <= 1 and "
+                             "context_weight >= 0")
         self.k1 = k1
         self.b = b
+        self.context_weight = context_weight
+        self.context_b = context_b
         self.scorer: PostingsScorer = scorer or PURE_SCORER
         self._term_id: dict[str, int] = {}
         self._terms: list[str] = []  # term id -> term
         self._live_terms = 0  # terms with df > 0
         self._df = array("i")  # term id -> live documents holding it
-        self._postings: list[array] = []  # term id -> (ordinal, tf, |d|) triples
+        self._postings: list[array] = []  # term id -> quintuples (see STRIDE)
         self._ordinal: dict[str, int] = {}  # live document id -> ordinal
         self._id_at: list[str | None] = []  # ordinal -> document id (None: removed)
-        self._length = array("i")  # ordinal -> document length
+        self._length = array("i")  # ordinal -> length of the text
+        self._context_length = array("i")  # ordinal -> length of the context (0: none)
         self._doc_terms: dict[str, array] = {}  # live document id -> its distinct term ids
-        self._total_length = 0
+        self._total_length = 0  # of the live texts
+        self._total_context_length = 0  # of the live contexts
+        self._with_context = 0  # live documents with a context
 
     def __len__(self) -> int:
         return len(self._ordinal)
@@ -147,27 +184,33 @@ class BM25Index:
         """Distinct terms held by at least one live document."""
         return self._live_terms
 
-    def add(self, doc_id: str, terms: Sequence[str]) -> None:
+    def add(self, doc_id: str, terms: Sequence[str], context: Sequence[str] = ()) -> None:
+        """Index (or re-index) a document: the terms of its text and of its context."""
         self.remove(doc_id)
         ordinal = len(self._id_at)
-        length = len(terms)
+        length, context_length = len(terms), len(context)
+        text_tf, context_tf = Counter(terms), Counter(context)
         ids = array("i")
-        for term, tf in Counter(terms).items():
+        for term in (text_tf | context_tf) if context else text_tf:
             term_id = self._term_id.get(term)
             if term_id is None:
                 term_id = self._term_id[term] = len(self._postings)
                 self._terms.append(term)
                 self._postings.append(array("i"))
                 self._df.append(0)
-            self._postings[term_id].extend((ordinal, tf, length))
+            self._postings[term_id].extend(
+                (ordinal, text_tf[term], length, context_tf[term], context_length))
             self._df[term_id] += 1
             self._live_terms += self._df[term_id] == 1
             ids.append(term_id)
         self._ordinal[doc_id] = ordinal
         self._id_at.append(doc_id)
         self._length.append(length)
+        self._context_length.append(context_length)
         self._doc_terms[doc_id] = ids
         self._total_length += length
+        self._total_context_length += context_length
+        self._with_context += context_length > 0
 
     def remove(self, doc_id: str) -> None:
         ordinal = self._ordinal.pop(doc_id, None)
@@ -181,10 +224,13 @@ class BM25Index:
                 self._live_terms -= 1
                 continue
             with memoryview(posting) as view, view[::STRIDE] as ordinals:
-                at = bisect_left(ordinals, ordinal)
-            posting[at * STRIDE + 1] = 0
+                at = bisect_left(ordinals, ordinal) * STRIDE
+            posting[at + 1] = posting[at + 3] = 0
         self._id_at[ordinal] = None
         self._total_length -= self._length[ordinal]
+        context_length = self._context_length[ordinal]
+        self._total_context_length -= context_length
+        self._with_context -= context_length > 0
         if len(self._id_at) - len(self._ordinal) > max(len(self._ordinal), self.renumber_floor):
             self._renumber()
 
@@ -193,23 +239,26 @@ class BM25Index:
         documents' postings: O(postings), once the removed outnumber the live."""
         new_of = array("i", [-1]) * len(self._id_at)
         live = [doc_id for doc_id in self._id_at if doc_id is not None]
-        lengths = array("i")
+        lengths, context_lengths = array("i"), array("i")
         for new, doc_id in enumerate(live):
             old = self._ordinal[doc_id]
             new_of[old] = new
             lengths.append(self._length[old])
+            context_lengths.append(self._context_length[old])
             self._ordinal[doc_id] = new
         for term_id, posting in enumerate(self._postings):
             if not posting:
                 continue
             kept = array("i")
-            triples = iter(posting)
-            for ordinal, tf, length in zip(triples, triples, triples, strict=True):
-                if tf:
-                    kept.extend((new_of[ordinal], tf, length))
+            p = iter(posting)
+            for ordinal, tf, length, context_tf, context_length in zip(p, p, p, p, p,
+                                                                        strict=True):
+                if tf or context_tf:
+                    kept.extend((new_of[ordinal], tf, length, context_tf, context_length))
             self._postings[term_id] = kept
         self._id_at = list(live)
         self._length = lengths
+        self._context_length = context_lengths
 
     def idf(self, term: str) -> float:
         term_id = self._term_id.get(term)
@@ -219,9 +268,11 @@ class BM25Index:
 
     def _query(self, terms: Sequence[str]) -> Query:
         """The query's distinct terms that have postings, in first-occurrence order (every
-        scorer sums in this order)."""
+        scorer sums in this order), with the formula's constants for the index as it is."""
         n = len(self._ordinal)
-        avgdl = self._total_length / n if n else 1.0
+        average = (self._total_length / n if n else 0.0) or 1.0
+        context_average = (self._total_context_length / self._with_context
+                           if self._with_context else 0.0) or 1.0
         idfs, postings = [], []
         for term in dict.fromkeys(terms):
             term_id = self._term_id.get(term)
@@ -229,7 +280,8 @@ class BM25Index:
                 continue
             idfs.append(self.idf(term))
             postings.append(self._postings[term_id])
-        return Query(idfs, postings, avgdl or 1.0, self.k1, self.b)
+        return Query(idfs, postings, self.k1, 1.0 - self.b, self.b / average,
+                     self.context_weight, 1.0 - self.context_b, self.context_b / context_average)
 
     def search(
         self, terms: Sequence[str], k: int, allowed: set[str] | None = None
@@ -313,19 +365,22 @@ class BM25Index:
         found = dict(zip(known, self.scorer.at(query, len(self._id_at), wanted), strict=True))
         return [found.get(i, 0.0) for i in ids]
 
-    def term_frequencies(self, doc_id: str) -> dict[str, int]:
-        """The terms of one live document with their frequencies (benchmarks, tests)."""
+    def term_frequencies(self, doc_id: str) -> dict[str, tuple[int, int]]:
+        """The terms of one live document with their frequencies in its text and in its
+        context (benchmarks, tests)."""
         ordinal = self._ordinal[doc_id]
         out = {}
         for term_id in self._doc_terms[doc_id]:
             posting = self._postings[term_id]
             with memoryview(posting) as view, view[::STRIDE] as ordinals:
-                at = bisect_left(ordinals, ordinal)
-            out[self._terms[term_id]] = posting[at * STRIDE + 1]
+                at = bisect_left(ordinals, ordinal) * STRIDE
+            out[self._terms[term_id]] = (posting[at + 1], posting[at + 3])
         return out
 
-    def document_length(self, doc_id: str) -> int:
-        return self._length[self._ordinal[doc_id]]
+    def document_length(self, doc_id: str) -> tuple[int, int]:
+        """The lengths (in terms) of one live document's text and context."""
+        ordinal = self._ordinal[doc_id]
+        return self._length[ordinal], self._context_length[ordinal]
 
 
 def _bigram_runs(terms: Sequence[str]) -> list[list[str]]:

@@ -55,6 +55,8 @@ class MemoryEngine:
         max_text_length: int = DEFAULT_MAX_TEXT_LENGTH,
         bm25_k1: float = 1.2,
         bm25_b: float = 0.75,
+        bm25_context_weight: float = 0.5,
+        bm25_context_b: float = 0.75,
         bm25_scorer: PostingsScorer | None = None,
         analyzer: Callable[[str], list[str]] = analyze,
         listeners: Iterable[ChangeListener] = (),
@@ -64,7 +66,9 @@ class MemoryEngine:
         self.clock = clock or time.time
         self.max_text_length = max_text_length
         self.bm25_k1 = bm25_k1
-        self.bm25_b = bm25_b
+        self.bm25_b = bm25_b  # of the text field
+        self.bm25_context_weight = bm25_context_weight  # the context field's (the text's: 1)
+        self.bm25_context_b = bm25_context_b
         self.bm25_scorer = bm25_scorer  # None: PureScorer (the browser: the kernel's)
         self.analyzer = analyzer
         self.listeners: list[ChangeListener] = list(listeners)
@@ -91,6 +95,7 @@ class MemoryEngine:
             character, stamp=stamp, model_id=model_id, dimension=dimension,
             kernel_factory=self.kernel_factory, analyzer=self.analyzer,
             bm25_k1=self.bm25_k1, bm25_b=self.bm25_b, bm25_scorer=self.bm25_scorer,
+            bm25_context_weight=self.bm25_context_weight, bm25_context_b=self.bm25_context_b,
             listeners=self.listeners,
         )
 

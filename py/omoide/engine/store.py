@@ -41,6 +41,8 @@ class CharacterStore:
         bm25_b: float,
         listeners: list[ChangeListener],
         bm25_scorer: PostingsScorer | None = None,
+        bm25_context_weight: float = 0.5,
+        bm25_context_b: float = 0.75,
     ) -> None:
         self.character_id = character_id
         self.stamp = stamp
@@ -51,7 +53,8 @@ class CharacterStore:
         # the trashed vectors, searchable like the live ones (revive on recall scans no list)
         self.trash_kernel: VectorKernel = kernel_factory(dimension)
         self.analyzer = analyzer
-        self._text_index = BM25Index(k1=bm25_k1, b=bm25_b, scorer=bm25_scorer)
+        self._text_index = BM25Index(k1=bm25_k1, b=bm25_b, context_weight=bm25_context_weight,
+                                     context_b=bm25_context_b, scorer=bm25_scorer)
         # ids of live memories whose text is not analyzed yet (``adopt``: boot does not
         # analyze every text); the index is completed before any use (``text_index``)
         self._unindexed: list[str] = []
@@ -78,7 +81,7 @@ class CharacterStore:
         for memory_id in batch:
             memory = self.records.get(memory_id)
             if memory is not None:
-                self._text_index.add(memory_id, self.index_terms(memory))
+                self._text_index.add(memory_id, *self.index_terms(memory))
         return len(self._unindexed)
 
     @property
@@ -116,13 +119,10 @@ class CharacterStore:
                 if not ids:
                     del groups[key_of(memory)]
 
-    def index_terms(self, memory: Memory) -> list[str]:
-        """What BM25 indexes: the text, and with a context the text twice (its own words
-        weigh more) followed by the context."""
-        terms = self.analyzer(memory.text)
-        if memory.context:
-            return terms + terms + self.analyzer(memory.context)
-        return terms
+    def index_terms(self, memory: Memory) -> tuple[list[str], list[str]]:
+        """What BM25F indexes: the terms of the text and of the context, two fields."""
+        return (self.analyzer(memory.text),
+                self.analyzer(memory.context) if memory.context else [])
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -151,7 +151,7 @@ class CharacterStore:
             if row is not None:
                 self.kernel.add([memory.id], [row])
             if old is None or old.text != memory.text or old.context != memory.context:
-                self.text_index.add(memory.id, self.index_terms(memory))
+                self.text_index.add(memory.id, *self.index_terms(memory))
             if old is not None and old.key is not None:
                 self._drop_key(old.key, memory.id)
             if memory.key is not None:
@@ -171,7 +171,7 @@ class CharacterStore:
             raise ValueError("load() fills an empty store only")
         self.kernel.add([m.id for m, _ in live], [as_float_list(v) for _, v in live])
         for memory, _ in live:
-            self.text_index.add(memory.id, self.index_terms(memory))
+            self.text_index.add(memory.id, *self.index_terms(memory))
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
             self._index_add(memory)
@@ -269,7 +269,7 @@ class CharacterStore:
             del self.trash[memory_id]
             self.trash_kernel.remove([memory_id])
             self.kernel.add([memory_id], [entry.vector])
-            self.text_index.add(memory_id, self.index_terms(entry.memory))
+            self.text_index.add(memory_id, *self.index_terms(entry.memory))
             if entry.memory.key is not None:
                 self._ids_by_key.setdefault(entry.memory.key, set()).add(memory_id)
             self._index_add(entry.memory)
