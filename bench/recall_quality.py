@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import inspect
 import json
 import os
 import re
@@ -98,6 +99,8 @@ VARIANTS = ("plain", "speaker", "context", "context-fulltext", "context-blend", 
             "engine-context-preceding", "ingest-context", "ingest-context-preceding")
 CONTEXT_LIMIT = MAX_TEXT_LENGTH  # the engine's default text limit
 SEED = 0  # set by --seed
+ENGINE_OPTIONS: dict = {}  # set by --engine-option (probes; the published rows use defaults)
+SELECTED_MODES: set[str] = set()  # set by --modes (empty: every mode)
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
@@ -250,7 +253,7 @@ def build_engine(model: CachedModel, corpus: Corpus, vectors: np.ndarray,
     kwargs = {}
     if any(d.index_text != d.text for d in corpus.docs):
         kwargs["analyzer"], collisions = mapped_analyzer(corpus.docs)
-    engine = MemoryEngine(embedder, **kwargs)
+    engine = MemoryEngine(embedder, **kwargs, **ENGINE_OPTIONS)
     seeded_memory_ids(SEED)  # the same ids for the same corpus, whatever ran before
     embedder.stage(vectors)
     memories = engine.remember_many(
@@ -401,6 +404,8 @@ def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpu
         variant, "turn")
     rows = []
     for label, mode, fusion in MODES:
+        if SELECTED_MODES and label not in SELECTED_MODES:
+            continue
         memo_key = (dataset, index_kind)
         if mode == "fulltext" and memo_key in fulltext_memo:
             ranked, seconds = fulltext_memo[memo_key]  # BM25 does not depend on the model
@@ -449,9 +454,17 @@ def evaluate(model: CachedModel, dataset: str, variant: str, corpora: list[Corpu
 def markdown(payload: dict) -> str:
     rows = payload["results"]
     meta = payload["meta"]
+    defaults = {name: p.default for name, p in inspect.signature(MemoryEngine).parameters.items()
+                if name.startswith("bm25_") and isinstance(p.default, float)}
+    bm25 = ", ".join(f"{name.removeprefix('bm25_')} {value}" for name, value in
+                     (defaults | payload.get("engine_options", {})).items())
+    probe = (f" **Probe, not the defaults**: {payload['engine_options']}."
+             if payload.get("engine_options") else "")
     out = ["# Recall quality (bench/recall_quality.py)\n\n",
-           f"{meta['date']}, {meta['cpu']} ({meta['cpus']} CPUs), git {meta['git_commit']}. "
-           "Engine defaults (BM25 k1 1.2 b 0.75, hybrid candidate depth 50, rrf_k 60).\n"]
+           f"{meta['date']}, {meta['cpu']} ({meta['cpus']} CPUs), git {meta['git_commit']}, "
+           f"load average {meta['load_average_at_start']} at start, "
+           f"{meta.get('load_average_at_end')} at end. BM25F {bm25}; hybrid candidate depth "
+           f"50, rrf_k 60.{probe}\n"]
     ranked_rows = [r for r in rows if "metrics" in r]
     locomo = [r for r in ranked_rows if r["dataset"] == "locomo"]
     if locomo:
@@ -528,9 +541,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads")
     parser.add_argument("--name", default="recall_quality", help="results file name")
     parser.add_argument("--seed", type=int, default=0, help="seed of the memory ids' bits")
+    parser.add_argument("--modes", nargs="+", default=[], choices=[m[0] for m in MODES],
+                        help="only these rows (default: every mode)")
+    parser.add_argument("--engine-option", action="append", default=[], metavar="NAME=NUMBER",
+                        help="a MemoryEngine keyword for a probe (e.g. bm25_b=0.3); the "
+                             "published figures use the defaults")
     args = parser.parse_args(argv)
     global SEED
     SEED = args.seed
+    SELECTED_MODES.update(args.modes)
+    for option in args.engine_option:
+        name, _, value = option.partition("=")
+        ENGINE_OPTIONS[name.strip()] = float(value)
     models = list(args.models)
     if args.fp32:
         models += [m.replace("-q8", "-fp32") for m in args.models if m.endswith("-q8")]
@@ -562,6 +584,7 @@ def main(argv: list[str] | None = None) -> None:
         "protocol": "bench-data README: LoCoMo any@k/all@k (categories 1-4), JSQuAD hit@k "
                     "(reported as any@k); k = 1, 5, 10",
         "seed": args.seed,
+        "engine_options": ENGINE_OPTIONS,
         "variants": __doc__[__doc__.index("LoCoMo text variants"):__doc__.index("Ties:")],
         "jsquad_subset": (f"first {args.jsquad_limit} paragraphs" if args.jsquad_limit
                           else "full test set"),

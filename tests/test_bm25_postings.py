@@ -34,7 +34,7 @@ TOLERANCE = 1e-5
 class DictBM25:
     """The dict-postings BM25F the array postings replaced (the test's oracle)."""
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75, context_weight: float = 0.5,
+    def __init__(self, k1: float = 1.2, b: float = 0.75, context_weight: float = 1.0,
                  context_b: float = 0.75) -> None:
         self.k1, self.b, self.context_weight, self.context_b = k1, b, context_weight, context_b
         self.postings: dict[str, dict[str, tuple[int, int]]] = {}
@@ -206,7 +206,8 @@ def test_exact_ties_are_broken_by_id_at_the_kth_place():
 def assert_index_matches_the_records(engine: MemoryEngine, character: str) -> None:
     """The store's index answers like an oracle built from its live records now."""
     store = engine.stores[character]
-    oracle = DictBM25()
+    index = store.text_index
+    oracle = DictBM25(index.k1, index.b, index.context_weight, index.context_b)
     for memory in store.records.values():
         oracle.add(memory.id, *store.index_terms(memory))
     for text in ["tea violin", "東京 緑茶", "river cat chess", "満員電車 osaka", "fuji"]:

@@ -149,7 +149,7 @@ class BM25Index:
     # removed ordinals tolerated before renumbering: max(live documents, this)
     renumber_floor = 1024
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75, context_weight: float = 0.5,
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75, context_weight: float = 1.0,
                  context_b: float = 0.75, scorer: PostingsScorer | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1 or not 0 <= context_b <= 1 or context_weight < 0:
             raise ValueError("BM25 needs k1 >= 0, 0 <= b <= 1, 0 <= context_b <= 1 and "

@@ -54,9 +54,9 @@ class MemoryEngine:
         clock: Callable[[], float] | None = None,
         max_text_length: int = DEFAULT_MAX_TEXT_LENGTH,
         bm25_k1: float = 1.2,
-        bm25_b: float = 0.75,
-        bm25_context_weight: float = 0.5,
-        bm25_context_b: float = 0.75,
+        bm25_b: float = 0.5,
+        bm25_context_weight: float = 0.75,
+        bm25_context_b: float = 0.3,
         bm25_scorer: PostingsScorer | None = None,
         analyzer: Callable[[str], list[str]] = analyze,
         listeners: Iterable[ChangeListener] = (),
@@ -66,8 +66,11 @@ class MemoryEngine:
         self.clock = clock or time.time
         self.max_text_length = max_text_length
         self.bm25_k1 = bm25_k1
-        self.bm25_b = bm25_b  # of the text field
-        self.bm25_context_weight = bm25_context_weight  # the context field's (the text's: 1)
+        # BM25F (engine/bm25.py): the text field's b, the context field's weight (the text's
+        # is 1) and b, chosen on pooled dev data by the rule of bench/recall_bm25f.py
+        # (BENCHMARKS.md, Recall v2, BM25F)
+        self.bm25_b = bm25_b
+        self.bm25_context_weight = bm25_context_weight
         self.bm25_context_b = bm25_context_b
         self.bm25_scorer = bm25_scorer  # None: PureScorer (the browser: the kernel's)
         self.analyzer = analyzer

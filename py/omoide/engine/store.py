@@ -39,10 +39,10 @@ class CharacterStore:
         analyzer: Callable[[str], list[str]],
         bm25_k1: float,
         bm25_b: float,
+        bm25_context_weight: float,
+        bm25_context_b: float,
         listeners: list[ChangeListener],
         bm25_scorer: PostingsScorer | None = None,
-        bm25_context_weight: float = 0.5,
-        bm25_context_b: float = 0.75,
     ) -> None:
         self.character_id = character_id
         self.stamp = stamp
