@@ -44,7 +44,7 @@ import math
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
@@ -266,9 +266,10 @@ class BM25Index:
         n = len(self._ordinal)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def _query(self, terms: Sequence[str]) -> Query:
+    def _query(self, terms: Sequence[str], weights: Mapping[str, float] | None = None) -> Query:
         """The query's distinct terms that have postings, in first-occurrence order (every
-        scorer sums in this order), with the formula's constants for the index as it is."""
+        scorer sums in this order), each idf times its weight in ``weights`` (default 1),
+        with the formula's constants for the index as it is."""
         n = len(self._ordinal)
         average = (self._total_length / n if n else 0.0) or 1.0
         context_average = (self._total_context_length / self._with_context
@@ -278,20 +279,23 @@ class BM25Index:
             term_id = self._term_id.get(term)
             if term_id is None or not self._df[term_id]:
                 continue
-            idfs.append(self.idf(term))
+            idf = self.idf(term)
+            idfs.append(idf * weights.get(term, 1.0) if weights else idf)
             postings.append(self._postings[term_id])
         return Query(idfs, postings, self.k1, 1.0 - self.b, self.b / average,
                      self.context_weight, 1.0 - self.context_b, self.context_b / context_average)
 
     def search(
-        self, terms: Sequence[str], k: int, allowed: set[str] | None = None
+        self, terms: Sequence[str], k: int, allowed: set[str] | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> BM25Result:
+        """The best k documents for ``terms`` (each weighted by ``weights``, default 1)."""
         if allowed is None:
             count, subset = len(self._ordinal), None
         else:
             subset = array("i", [o for o in map(self._ordinal.get, allowed) if o is not None])
             count = len(subset)
-        query = self._query(terms)
+        query = self._query(terms, weights)
         if not query.postings or count == 0:
             return BM25Result([], [], 0.0, 0.0, count)
         found = self.scorer.top(query, len(self._id_at), subset, k)
@@ -355,10 +359,11 @@ class BM25Index:
             out.append(count)
         return out
 
-    def scores(self, terms: Sequence[str], ids: Sequence[str]) -> list[float]:
-        """BM25 of the given documents (0 for no match or unknown id)."""
+    def scores(self, terms: Sequence[str], ids: Sequence[str],
+               weights: Mapping[str, float] | None = None) -> list[float]:
+        """BM25F of the given documents (0 for no match or unknown id)."""
         known = [i for i in ids if i in self._ordinal]
-        query = self._query(terms)
+        query = self._query(terms, weights)
         if not known or not query.postings:
             return [0.0] * len(ids)
         wanted = array("i", [self._ordinal[i] for i in known])

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from omoide.embeddings.registry import default_fusion
 from omoide.engine import validate
+from omoide.engine.analyzer import query_weights
 from omoide.engine.embedding import embed_query
 from omoide.engine.fusion import (
     FUSIONS,
@@ -161,7 +162,7 @@ def _vector_hits(engine, store: CharacterStore, query, k, floor, allowed, frame)
 
 def _fulltext_hits(store: CharacterStore, query, k, floor, allowed, frame) -> list[Hit]:
     terms = store.analyzer(query)
-    result = store.text_index.search(terms, k, allowed)
+    result = store.text_index.search(terms, k, allowed, query_weights(terms))
     coverage = _coverage(store, terms, result.ids, frame)
     hits = []
     for rank, (memory_id, score) in enumerate(zip(result.ids, result.scores, strict=True), 1):
@@ -178,15 +179,17 @@ def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
     depth = max(k, MIN_CANDIDATES)
     vector = embed_query(engine.embedder, query)
     terms = store.analyzer(query)
+    term_weights = query_weights(terms)
     by_vector = store.kernel.top_k(vector, depth, allowed)
-    by_text = store.text_index.search(terms, depth, allowed)
+    by_text = store.text_index.search(terms, depth, allowed, term_weights)
     in_frame = _in_frame(store, frame, allowed)
     extra: list[str] = []
     if in_frame:  # the span's best memories compete even when neither ranker's head has them
         extra = store.kernel.top_k(vector, depth, in_frame).ids
     candidates = list(dict.fromkeys(by_vector.ids + by_text.ids + extra))
     cosines = dict(zip(candidates, store.kernel.scores(vector, candidates), strict=True))
-    bm25 = dict(zip(candidates, store.text_index.scores(terms, candidates), strict=True))
+    bm25 = dict(zip(candidates, store.text_index.scores(terms, candidates, term_weights),
+                    strict=True))
     if floor is not None:
         candidates = [i for i in candidates if cosines[i] >= floor]
     vector_rank = {i: r for r, i in enumerate(by_vector.ids, 1)}
