@@ -31,7 +31,8 @@ LoCoMo text variants (``--variants``); the stored memory text is always the prot
   turn's own words count twice). The turn keeps its identity, its neighbours add recall.
 - ``engine-context``: the engine's own feature, through the public API: each turn is
   remembered with ``context`` = the session date and turns i-1 and i+1; the engine embeds
-  the normalized blend of text and context and BM25-indexes the text twice + the context.
+  the normalized blend of text and context and indexes them as two BM25F fields (until
+  session 7: the text twice + the context, one field).
 - ``engine-context-preceding``: the same with the preceding turn only (what a turn added one
   at a time can have without re-indexing it when its successor arrives).
 - ``ingest-context``: what conversation ingest does (``omoide.engine.context.turn_context``,

@@ -1,7 +1,7 @@
 """The browser's BM25 scorer: ``PostingsScorer`` over the WebAssembly kernel (kernel/bm25.c).
 
 Pyodide runs Python loops several times slower than CPython, and a query's postings at
-100,000 memories are tens of thousands of triples: ``PureScorer`` spent ~25 ms there per
+100,000 memories are tens of thousands of postings: ``PureScorer`` spent ~25 ms there per
 recall. Here Python only joins the query terms' postings (``array.extend``: a copy, no loop
 over postings) and hands them, with each term's idf and the BM25F constants
 (``Query.constants()``), to ``createTextScorer()`` of

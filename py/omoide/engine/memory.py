@@ -48,7 +48,7 @@ class Memory:
     meta: dict[str, Any] = field(default_factory=dict)
     # Indexed, never displayed: words around the memory (a conversation turn's session date and
     # neighbouring turns) that help recall find it. Embedded as the normalized blend of the
-    # text's and the context's vectors; BM25 indexes the text twice and the context once.
+    # text's and the context's vectors; BM25F indexes text and context as two fields.
     context: str | None = None
     # Where the memory came from in a conversation (``engine/neighbourhood.py``): an id the
     # caller or conversation ingest chooses, and the turn's place in it (0, 1, ...). Memories
