@@ -268,8 +268,9 @@ class BM25Index:
 
     def _query(self, terms: Sequence[str], weights: Mapping[str, float] | None = None) -> Query:
         """The query's distinct terms that have postings, in first-occurrence order (every
-        scorer sums in this order), each idf times its weight in ``weights`` (default 1),
-        with the formula's constants for the index as it is."""
+        scorer sums in this order), each idf times its weight in ``weights`` (default 1; a
+        term weighted 0 or less is left out), with the formula's constants for the index as
+        it is."""
         n = len(self._ordinal)
         average = (self._total_length / n if n else 0.0) or 1.0
         context_average = (self._total_context_length / self._with_context
@@ -277,11 +278,11 @@ class BM25Index:
         idfs, postings = [], []
         for term in dict.fromkeys(terms):
             term_id = self._term_id.get(term)
-            if term_id is None or not self._df[term_id]:
-                continue
-            idf = self.idf(term)
-            idfs.append(idf * weights.get(term, 1.0) if weights else idf)
+            weight = weights.get(term, 1.0) if weights else 1.0
+            if term_id is None or not self._df[term_id] or not weight > 0.0:
+                continue  # a weight of 0 leaves the term out (scorers need positive idfs)
             postings.append(self._postings[term_id])
+            idfs.append(self.idf(term) * weight)
         return Query(idfs, postings, self.k1, 1.0 - self.b, self.b / average,
                      self.context_weight, 1.0 - self.context_b, self.context_b / context_average)
 
