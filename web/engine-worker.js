@@ -302,9 +302,11 @@ async function flushRecalls() {
 
 // -- loading the database into the engine ---------------------------------------------------
 
-// Rebuild one character from IndexedDB; returns a notice when something had to be repaired.
-async function loadOne(id) {
-  const data = await store.loadCharacter(db, id, (d) => vectors.createStore(d));
+// Rebuild one character from IndexedDB (or from ``placed``: its read ahead, vectors already
+// in kernel stores); returns a notice when something had to be repaired.
+async function loadOne(id, placed = null) {
+  const data = placed ? await store.settleCharacter(db, placed, { ahead: true })
+    : await store.loadCharacter(db, id, (d) => vectors.createStore(d));
   if (!data) {
     py.dropCharacter(id);
     return [];
@@ -320,7 +322,7 @@ async function loadOne(id) {
   }
   const result = (await py.restore.finish.callPromising(id, live, trash))
     .toJs({ dict_converter: Object.fromEntries });
-  loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
+  loadTimes.set(id, { ...timing, ahead: Boolean(placed), python_ms: performance.now() - started,
     rows: header.live_ids.length + header.trash_ids.length, trusted: result.trusted,
     quarantined: result.quarantined });
   scheduleTextIndexing();
@@ -373,8 +375,13 @@ async function catchUp() {
   }
 }
 
-async function loadEverything() {
+// ``ahead``: boot's read ahead (``readAhead``); a character's read is used only when its
+// generation and the global one are still those read with it (else it is read again).
+async function loadEverything(ahead = null) {
   known = await store.generations(db);
+  const current = (character) => ahead
+    && (ahead.generations.get(store.GLOBAL) ?? 0) === (known.get(store.GLOBAL) ?? 0)
+    && (ahead.generations.get(character) ?? 0) === (known.get(character) ?? 0);
   const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
   py.session.start(selected.model, selected.dtype);
   const userSettings = await store.getSetting(db, "user_settings", {});
@@ -383,7 +390,12 @@ async function loadEverything() {
     emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
   const notices = [];
   for (const { id } of await store.listCharacters(db)) {
-    notices.push(...await loadOne(id));
+    const placed = current(id) ? ahead.placed.get(id) : undefined;
+    if (placed === null) { // no index when read ahead, and nothing changed since
+      py.dropCharacter(id);
+      continue;
+    }
+    notices.push(...await loadOne(id, placed));
   }
   const target = await store.getSetting(db, "revectorize_target", null);
   if (target) {
@@ -448,6 +460,29 @@ async function startPython(info, wheelLoading, started) {
   }
 }
 
+// Boot reads every character ahead, while Pyodide starts: one read-only transaction, then
+// the vectors placed in kernel stores as soon as the kernel is compiled. No lock is held (no
+// write happens here); ``loadEverything`` keeps a character's read only when its generation
+// has not moved since. Null when the read failed (boot then reads under the lock as usual).
+async function readAhead(kernelLoading) {
+  try {
+    await dbOpening;
+    const { generations, reads } = await store.readEverything(db);
+    bootMark("read");
+    await kernelLoading;
+    const placed = new Map();
+    for (const [id, read] of reads) {
+      placed.set(id, read && store.placeCharacter(read, (d) => vectors.createStore(d)));
+      reads.set(id, null); // each read's rows go once placed
+    }
+    bootMark("placed");
+    return { generations, placed };
+  } catch (err) {
+    console.warn("read ahead failed; reading under the engine lock", err);
+    return null;
+  }
+}
+
 // Where each boot went (storage_info.boot): ms after this worker's time origin, which is given
 // too (epoch ms), so a benchmark can put them on the page's clock.
 const bootTimes = { origin: performance.timeOrigin };
@@ -469,6 +504,7 @@ async function boot(onProgress) {
   // While Pyodide boots: the kernel compiles, the wheel downloads and IndexedDB opens.
   const kernelLoading = vectors.loadKernel("auto");
   const wheelLoading = fetchWheel(new URL(info.wheel, base).href);
+  const reading = readAhead(kernelLoading);
   // "python" is reported as soon as the interpreter runs: the page starts the model's
   // warm-up then, while the wheel and the engine's modules load (or come with the snapshot).
   await startPython(info, wheelLoading,
@@ -496,9 +532,11 @@ async function boot(onProgress) {
   report("engine", `omoide ${info.omoide}`);
   await dbOpening;
   bootMark("database");
+  const ahead = await reading;
+  bootMark("read_ahead");
   const notices = await navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
-    const found = await loadEverything();
+    const found = await loadEverything(ahead);
     if (changedCharacters.size) await finishWrites();
     return found;
   });
