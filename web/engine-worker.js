@@ -6,6 +6,7 @@ import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 import * as vectors from "./kernel/vectors.js";
 import * as store from "./store/db.js";
 import { characterVerbs } from "./store/characters.js";
+import { PACKED, packVectors, receivedVectors } from "./store/import-vectors.js";
 import { originVerbs } from "./store/origins.js";
 
 const base = new URL("./", import.meta.url);
@@ -195,44 +196,40 @@ const host = plainErrors({
   },
 });
 
-// An import's vectors, kept binary: each character's ``vectors`` of the file packed into one
+// An import's vectors, kept binary: each character's ``vectors`` of the file in one
 // Float32Array before the call (``importPacks``), and the rows Python reuses, gathered
 // (``importBlocks``); both live for the duration of one import_data call.
 const importPacks = new Map(); // character -> {ids, dimension, flat}
 const importBlocks = new Map(); // character -> Float32Array
 
-const FLOAT32_MAX = 3.4028234663852886e38;
-// Take each character's ``vectors`` (id -> numbers) out of an export file into one
-// Float32Array, when they all are finite float32 numbers of one length; otherwise the file is
-// passed on as it is and Python's record validator names what is wrong.
+// Take each character's vectors out of an import file into one Float32Array: packed by the
+// page (its buffer transferred: ``import-vectors.js``) or, for a file sent as it is, here.
 function packImport(data) {
   const packed = {};
   if (!data || typeof data !== "object" || !Array.isArray(data.characters)) {
     return { data, packed };
   }
   const characters = data.characters.map((c) => {
-    const vectors = c?.vectors;
-    if (typeof c?.id !== "string" || !vectors || typeof vectors !== "object"
-        || Array.isArray(vectors) || importPacks.has(c.id)) return c;
-    const ids = Object.keys(vectors);
-    const dimension = Array.isArray(vectors[ids[0]]) ? vectors[ids[0]].length : 0;
-    if (!ids.length || !dimension) return c;
-    const flat = new Float32Array(ids.length * dimension);
-    for (let n = 0; n < ids.length; n++) {
-      const row = vectors[ids[n]];
-      if (!Array.isArray(row) || row.length !== dimension) return c;
-      for (let j = 0; j < dimension; j++) {
-        const x = row[j];
-        if (typeof x !== "number" || !(Math.abs(x) <= FLOAT32_MAX)) return c;
-        flat[n * dimension + j] = x;
-      }
-    }
-    importPacks.set(c.id, { ids, dimension, flat });
-    packed[c.id] = { ids, dimension };
-    const { vectors: _, ...rest } = c;
+    if (!c || typeof c !== "object" || typeof c.id !== "string") return c;
+    if (importPacks.has(c.id)) return unpacked(c); // a second entry: Python names it
+    const pack = receivedVectors(c) ?? packVectors(c.vectors);
+    if (!pack) return c;
+    importPacks.set(c.id, pack);
+    packed[c.id] = { ids: pack.ids, dimension: pack.dimension };
+    const { vectors: _, [PACKED]: __, ...rest } = c;
     return rest;
   });
   return { data: { ...data, characters }, packed };
+}
+
+// A character as the file had it (its packed vectors, if any, back to id -> numbers).
+function unpacked(c) {
+  const pack = receivedVectors(c);
+  if (!pack) return c;
+  const { [PACKED]: _, ...rest } = c;
+  const { ids, dimension: d, flat } = pack;
+  return { ...rest, vectors: Object.fromEntries(ids.map((id, n) =>
+    [id, Array.from(flat.subarray(n * d, (n + 1) * d))])) };
 }
 
 // Characters written by the current call (their generation was bumped with the write); at
