@@ -427,7 +427,9 @@ def write_markdown(out: dict, path: Path) -> None:
                 lines.append(f"| restore breakdown: IndexedDB read / kernel load + records / "
                              f"Python (records, ids; BM25 deferred) | "
                              f"{b['indexeddb_ms']:.0f} / {b['kernel_ms']:.0f} / "
-                             f"{b['python_ms']:.0f} ms |")
+                             f"{b['python_ms']:.0f} ms"
+                             + (f" (records {b['records_ms']:.0f} ms)" if "records_ms" in b
+                                else "") + " |")
                 marks = r.get("boot") or {}
                 if "read_ahead" in marks:
                     lines.append(

@@ -97,7 +97,8 @@ def worker_payload(rows: list[dict], checked: bool = True, lines: bool = False
             text = "\n".join([head, *map(json.dumps, chunk)])
         else:
             text = json.dumps(chunk)
-        packs.append((text, zlib.crc32(text.encode())))
+        data = text.encode()  # the worker sends each text's UTF-8 bytes
+        packs.append((data, zlib.crc32(data)))
     pack_format = (restore.PACK_LINES if lines else restore.PACK_FORMAT) if checked else 0
     return json.dumps(header), packs, pack_format
 

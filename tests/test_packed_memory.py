@@ -87,7 +87,7 @@ def test_a_field_with_a_default_is_read_from_the_line_first_time(field):
     record = stored(1)[0] | {"context": "at the station", "recall_count": 7, "turn": 3,
                              "conversation": "c1", "meta": {"tier": "hot"}}
     del record["trashed_at"]
-    memory = packed(record["id"], record["key"], js_json([record])[1:-1])
+    memory = packed(record["id"], record["key"], js_json([record])[1:-1].encode())
     assert getattr(memory, field) == record[field]  # not the dataclass default
     assert memory.loaded and memory == Memory(**record) and Memory(**record) == memory
 

@@ -314,12 +314,14 @@ async function loadOne(id, placed = null) {
   // records in slices (omoide.browser.restore): each record pack's JSON as stored, then the
   // override rows; Python never holds the JSON and the dicts of every record at once
   py.restore.begin(JSON.stringify(header));
-  for (const [json, skip, format, crc] of store.recordSlices(data)) {
-    py.restore.add_records(id, json, skip.length ? JSON.stringify(skip) : "", format, crc);
+  for (const [bytes, skip, format, crc] of store.recordSlices(data)) {
+    py.restore.add_records(id, bytes, skip.length ? JSON.stringify(skip) : "", format, crc);
   }
+  const recordsDone = performance.now();
   const result = (await py.restore.finish.callPromising(id, live, trash))
     .toJs({ dict_converter: Object.fromEntries });
   loadTimes.set(id, { ...timing, ahead: Boolean(placed), python_ms: performance.now() - started,
+    records_ms: recordsDone - started,
     rows: header.live_ids.length + header.trash_ids.length, trusted: result.trusted,
     quarantined: result.quarantined });
   scheduleTextIndexing();

@@ -612,16 +612,18 @@ export const RECORD_SLICE = 4000;
 // overrides (``skip``) and its format and CRC (Python checks the CRC: a checked pack's
 // records then skip the validator), then the override rows, RECORD_SLICE at a time (trash
 // state folded in; always validated). Python folds in the counted recalls.
+// Each text goes as its UTF-8 bytes (a Uint8Array: Python takes a copy of the bytes, ~10x
+// cheaper under Pyodide than the conversion of a JS string of 1.7 MB to a Python str).
 export function* recordSlices({ rows, packs, skips }) {
   for (let p = 0; p < packs.length; p++) {
-    yield [packs[p].json, skips[p], packs[p].format ?? 0, packs[p].crc ?? 0];
+    yield [encoder.encode(packs[p].json), skips[p], packs[p].format ?? 0, packs[p].crc ?? 0];
   }
   for (let start = 0; start < rows.length; start += RECORD_SLICE) {
     const out = [];
     for (let i = start; i < Math.min(start + RECORD_SLICE, rows.length); i++) {
       out.push({ ...rows[i].record, trashed_at: rows[i].trashed_at });
     }
-    yield [JSON.stringify(out), [], 0, 0];
+    yield [encoder.encode(JSON.stringify(out)), [], 0, 0];
   }
 }
 

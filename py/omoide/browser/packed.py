@@ -3,13 +3,13 @@
 A checked pack of lines (``PACK_LINES``: web/store/packs.js writes one JSON record per line
 after a head line ``[ids, keys]``, all under one CRC-32) holds records the engine checked
 before it wrote them, and its CRC proves the text unchanged since. Restore therefore keeps
-each record's line as it is and makes a ``PackedMemory`` holding only its id, its key (what
-the store's indexes need at once) and the line: no ``json.loads`` of every record and no
-Memory built per row on the way to ready. The first read of any other field parses the line
-into the instance (``load``), after which it is an ordinary ``Memory`` (the same fields,
-equal to the Memory the validator's answer makes: ``tests/test_packed_memory.py``), and the
-line is dropped. Recall hits, listing, governance, export and the BM25 pass after ready load
-what they touch.
+each record's line as it is (its UTF-8 bytes) and makes a ``PackedMemory`` holding only its
+id, its key (what the store's indexes need at once) and the line: no ``json.loads`` of
+every record and no Memory built per row on the way to ready. The first read of any other
+field parses the line into the instance (``load``), after which it is an ordinary
+``Memory`` (the same fields, equal to the Memory the validator's answer makes:
+``tests/test_packed_memory.py``), and the line is dropped. Recall hits, listing,
+governance, export and the BM25 pass after ready load what they touch.
 
 The line was checked before it was written, so it loads without the validator; a line that
 still does not fit a Memory (a later schema must bump ``PACK_LINES``) goes through the one
@@ -73,7 +73,7 @@ for _name in Memory.__dataclass_fields__:
 _new = object.__new__
 
 
-def packed(memory_id: str, key: str | None, line: str) -> PackedMemory:
+def packed(memory_id: str, key: str | None, line: bytes) -> PackedMemory:
     """A memory of a checked pack, not parsed yet."""
     memory = _new(PackedMemory)
     memory.id = memory_id
@@ -82,7 +82,7 @@ def packed(memory_id: str, key: str | None, line: str) -> PackedMemory:
     return memory
 
 
-def load(memory: PackedMemory, line: str) -> None:
+def load(memory: PackedMemory, line: bytes) -> None:
     """Parse ``line`` into ``memory`` (the trusted conversion of ``restore.trusted_memories``:
     a whole-number float becomes a float again); a line that is no such record goes through
     the record validator, whose error, if any, is raised."""

@@ -82,27 +82,29 @@ PACK_FORMAT = 1
 PACK_LINES = 2
 
 
-def add_records(character: str, records_json: str, skip_json: str = "", pack_format: int = 0,
+def add_records(character: str, records_json: Any, skip_json: str = "", pack_format: int = 0,
                 crc: int = 0) -> int:
-    """Check one slice of the character's stored records, less the ids of ``skip_json`` (a
-    JSON list: overridden by a later copy); returns how many passed. ``pack_format`` and
-    ``crc``: the record pack's (0 for override rows)."""
+    """Check one slice of the character's stored records (its JSON text's UTF-8 bytes, or
+    the text), less the ids of ``skip_json`` (a JSON list: overridden by a later copy);
+    returns how many passed. ``pack_format`` and ``crc``: the record pack's (0 for override
+    rows)."""
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
     before = len(memories)
+    text = as_bytes(records_json)
     with acyclic_bulk():
         if pack_format == PACK_LINES:
-            if pack_intact(records_json, crc) and add_packed(loading, records_json, skip_json):
+            if pack_intact(text, crc) and add_packed(loading, text, skip_json):
                 return len(memories) - before
-            rows = lines_of(records_json)
+            rows = lines_of(text)
         else:
-            rows = json.loads(records_json)
+            rows = json.loads(text)
         if skip_json:
             skip = set(json.loads(skip_json))
             rows = [r for r in rows if not (isinstance(r, dict) and r.get("id") in skip)]
         loading.rows += len(rows)
         engine = session().engine
-        if pack_format == PACK_FORMAT and pack_intact(records_json, crc):
+        if pack_format == PACK_FORMAT and pack_intact(text, crc):
             made, gone, rows = trusted_memories(rows, loading.header)
             loading.trusted += len(made)
             memories.update(zip(map(_ID, made), made, strict=True))
@@ -114,12 +116,12 @@ def add_records(character: str, records_json: str, skip_json: str = "", pack_for
     return len(memories) - before
 
 
-def add_packed(loading: Loading, text: str, skip_json: str) -> bool:
+def add_packed(loading: Loading, text: bytes, skip_json: str) -> bool:
     """The records of an intact checked pack of lines as ``PackedMemory`` objects, made on
     use (``browser/packed.py``), less the skipped ids; the trashed ones and those with counted
     recalls are made now (their trash time or counts are needed at ``finish``). False when
     the head does not describe the lines (the caller then validates every line)."""
-    lines = text.split("\n")
+    lines = text.split(b"\n")
     try:
         ids, keys = json.loads(lines[0])
     except (ValueError, TypeError):
@@ -158,13 +160,13 @@ def add_packed(loading: Loading, text: str, skip_json: str) -> bool:
     return True
 
 
-def lines_of(text: str) -> list[Any]:
+def lines_of(text: bytes) -> list[Any]:
     """The records of a pack of lines whose text cannot be trusted, for the validator: each
     line parsed on its own; the head line is not a record."""
-    return list(map(parsed, text.split("\n")[1:]))
+    return list(map(parsed, text.split(b"\n")[1:]))
 
 
-def parsed(line: str) -> Any:
+def parsed(line: bytes) -> Any:
     """A line's JSON; a line that is no JSON stays a text (which the validator refuses)."""
     try:
         return json.loads(line)
@@ -172,13 +174,22 @@ def parsed(line: str) -> Any:
         return line
 
 
-def pack_intact(text: str, crc: int) -> bool:
-    """Is ``text`` the pack's JSON as written (CRC-32 of its UTF-8 bytes, as
-    web/store/packs.js ``textChecksum``)?"""
-    try:
-        return zlib.crc32(text.encode()) == crc
-    except UnicodeEncodeError:  # a lone surrogate: JavaScript wrote other bytes
-        return False
+def as_bytes(records: Any) -> bytes:
+    """A slice's text as UTF-8 bytes: the worker sends a Uint8Array (Pyodide: a JsProxy
+    copied with ``to_bytes``, ~10x cheaper than converting a JS string); a text (CPython
+    callers) is encoded."""
+    to_bytes = getattr(records, "to_bytes", None)
+    if to_bytes is not None:
+        return to_bytes()
+    if isinstance(records, str):
+        return records.encode()
+    return bytes(records)
+
+
+def pack_intact(text: bytes, crc: int) -> bool:
+    """Are ``text``'s bytes the pack's as written (CRC-32, as web/store/packs.js
+    ``textChecksum`` computes it)?"""
+    return zlib.crc32(text) == crc
 
 
 def trusted_memories(rows: list[Any], header: dict[str, Any]
