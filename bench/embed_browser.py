@@ -188,10 +188,12 @@ def overall(results: list[dict]) -> dict:
 
 
 def write_results(results: list[dict], rounds: int, started: float,
-                  meta: dict | None = None, stem: str = "embed_browser") -> None:
+                  meta: dict | None = None, stem: str = "embed_browser",
+                  texts: str = "sentences") -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     meta = meta or {
         "machine": platform.machine(), "cpus": os.cpu_count(), "texts": len(TEXTS),
+        "text_set": texts,
         "rounds": rounds, "backend": "wasm", "browser": "headless Chromium",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": git_commit(), "seconds": round(time.time() - started, 1)}
@@ -200,7 +202,7 @@ def write_results(results: list[dict], rounds: int, started: float,
         json.dumps({"meta": meta, "results": results}, indent=2, ensure_ascii=False) + "\n")
     lines = [
         f"# Embedding throughput in headless Chromium: our pipeline vs a raw onnxruntime-web "
-        f"session ({len(TEXTS)} EN+JA texts, wasm, {rounds} rounds)",
+        f"session ({len(TEXTS)} EN+JA texts: {texts}, wasm, {rounds} rounds)",
         "",
         "| threads | runtime | model | dtype | batch | ours texts/s (median / best) "
         "| raw texts/s (median / best) | ours/raw (median) | ours/raw (best) | min cosine "
@@ -239,9 +241,14 @@ def main() -> None:
                         help="onnxruntime-web builds for both sides (plain, asyncify), one "
                              "pass per build in the same browser run (default: the app's "
                              "choice, web/embed/runtime.js)")
+    parser.add_argument("--texts", choices=["sentences", "dialogue"], default="sentences",
+                        help="sentences: the 64 EN+JA sentences above; dialogue: the 64 texts "
+                             "bench/boot_browser.py re-vectorizes (its dialogue turns with a "
+                             "note suffix), so the job's texts/s has a raw session beside it")
     parser.add_argument("--out", default="embed_browser",
                         help="results file stem under bench/results/")
     args = parser.parse_args()
+    texts = TEXTS if args.texts == "sentences" else dialogue_texts(len(TEXTS))
     server = AppServer(DIST, port=27695).start()
     results: list[dict] = []
     started = time.time()
@@ -264,10 +271,10 @@ def main() -> None:
                     page_workers = (threads, runtime)
                 load_before = os.getloadavg()[0]
                 t0 = time.time()
-                out = page.evaluate(JS_BENCH, [model, dtype, TEXTS, BATCHES, args.rounds])
+                out = page.evaluate(JS_BENCH, [model, dtype, texts, BATCHES, args.rounds])
                 for batch in BATCHES:
-                    ours = summarize(out["times"]["ours"][str(batch)], len(TEXTS))
-                    raw = summarize(out["times"]["raw"][str(batch)], len(TEXTS))
+                    ours = summarize(out["times"]["ours"][str(batch)], len(texts))
+                    raw = summarize(out["times"]["raw"][str(batch)], len(texts))
                     row = {"model": model, "dtype": dtype, "batch": batch, "ours": ours,
                            "runtime": out["loaded"]["ours"].get("runtime"),
                            "raw": raw,
@@ -280,11 +287,17 @@ def main() -> None:
                     results.append(row)
                     print(json.dumps({k: v for k, v in row.items() if k != "loaded"}),
                           flush=True)
-                write_results(results, args.rounds, started, stem=args.out)
+                write_results(results, args.rounds, started, stem=args.out, texts=args.texts)
             context.close()
     finally:
         server.stop()
-    write_results(results, args.rounds, started, stem=args.out)
+    write_results(results, args.rounds, started, stem=args.out, texts=args.texts)
+
+
+def dialogue_texts(count: int) -> list[str]:
+    """The texts bench/boot_browser.py's re-vectorization embeds (the first ``count``)."""
+    from bench.boot_browser import DIALOGUE
+    return [f"{DIALOGUE[i % 8]} (note {i}, app)" for i in range(count)]
 
 if __name__ == "__main__":
     main()

@@ -10,8 +10,10 @@ labelled with its message's kind, or ``none`` for the negatives.
 
 Model: multinomial logistic regression (softmax, L2) over the embedding model's query vectors,
 standardized for training and folded back into one weight row + bias per class, so scoring
-needs the raw unit vector only. Chosen by 5-fold cross-validation over messages on the same
-splits: the L2 strength, then the acceptance threshold, by running the whole extractor
+needs the raw unit vector only (followed by the wording cues of ``clause_cues``, where a cue
+set is chosen). Chosen by grouped cross-validation on the same splits (``fold_of``): the L2
+strength, class weighting and cue set, then per language the acceptance rule and threshold,
+by running the whole extractor
 (patterns, then the stage with out-of-fold probabilities) and taking the best out-of-fold
 recall of the stage whose false positives stay within ``--max-fp`` (the goal, 0.05) at 95 %
 confidence: the one-sided Wilson upper bound of the out-of-fold false-positive count over
@@ -45,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import machine_info, md_table, write_results  # noqa: E402
 from omoide.governance import extract_en, extract_ja  # noqa: E402
+from omoide.governance.clause_cues import cue_values  # noqa: E402
 from omoide.governance.clause_model import (  # noqa: E402
     ACCEPT_RULES,
     KINDS,
@@ -64,10 +67,12 @@ TRAIN_SPLITS = ("dev", "dev2", "dev3")
 LANGS = ("en", "ja")
 L2_GRID = (1.0, 3.0, 10.0, 30.0)
 BALANCED = (False, True)  # weigh each class's examples to the same total (none is the rarest)
+# wording cues appended to the vector (``clause_cues``); () is the vector alone
+CUE_SETS: tuple[tuple[str, ...], ...] = ((), ("recurrence",), ("recurrence", "plan"))
 THRESHOLDS = (*(round(0.30 + 0.1 * i, 2) for i in range(7)), 0.95)  # 0.30 .. 0.90, 0.95
 # No threshold keeps a language's false positives within the ceiling (a model that does not
 # know the language, e.g. English-only MiniLM on Japanese): the stage is off there (>= 1).
-OFF = {"threshold": 1.01, "en_stage_recall": 0.0, "ja_stage_recall": 0.0}
+OFF = {"threshold": 1.01, "accept": "kind", "en_stage_recall": 0.0, "ja_stage_recall": 0.0}
 VETO_LEVELS = (0.99, 0.97, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5)  # strictest first
 CONFIDENCE_Z = 1.645  # one-sided 95 %
 
@@ -140,8 +145,11 @@ def fold_of(group: str, split_of: dict[str, str]) -> int:
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = False,
-        steps: int = 400) -> tuple[np.ndarray, ...]:
-    """Softmax regression on standardized features; returns (W, b) for the RAW features."""
+        steps: int = 400, free: int = 0) -> tuple[np.ndarray, ...]:
+    """Softmax regression on standardized features; returns (W, b) for the RAW features.
+    The last ``free`` columns (the wording cues) are not penalized, like the bias: the L2
+    tames 384 correlated vector components, and a cue's handful of weights is what the cue
+    is there to learn."""
     mean, std = x.mean(0), x.std(0) + 1e-6
     z = (x - mean) / std
     n, d = z.shape
@@ -151,6 +159,9 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = False,
     sample = (n / (k * counts[y]))[:, None] if balanced else np.ones((n, 1))
     w = np.zeros((d, k))
     b = np.zeros(k)
+    penalized = np.ones((d, 1))
+    if free:
+        penalized[d - free:] = 0.0
     # Adam on the mean cross-entropy + l2/n * |W|^2 (full batch: ~1,200 rows)
     m_w, v_w, m_b, v_b = (np.zeros_like(w), np.zeros_like(w), np.zeros_like(b),
                           np.zeros_like(b))
@@ -161,7 +172,7 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = False,
         p = np.exp(logits)
         p /= p.sum(1, keepdims=True)
         g = sample * (p - onehot) / n
-        gw = z.T @ g + 2 * l2 / n * w
+        gw = z.T @ g + 2 * l2 / n * (w * penalized)
         gb = g.sum(0)
         m_w = beta1 * m_w + (1 - beta1) * gw
         v_w = beta2 * v_w + (1 - beta2) * gw * gw
@@ -172,6 +183,17 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = False,
     raw_w = w / std[:, None]
     raw_b = b - mean @ raw_w
     return raw_w, raw_b
+
+
+def with_cues(x: np.ndarray, texts: list[str], cues: tuple[str, ...]) -> np.ndarray:
+    """The vectors followed by each text's 0/1 wording cues (``clause_cues``), as scored."""
+    if not cues:
+        return x
+    return np.hstack([x, np.array([cue_values(cues, t) for t in texts], dtype=np.float64)])
+
+
+def rule_in(accept: str | dict[str, str], lang: str) -> str:
+    return accept if isinstance(accept, str) else accept[lang]
 
 
 def probabilities(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -189,7 +211,8 @@ class Lookup:
     via = "learned"
 
     def __init__(self, probs: dict[str, np.ndarray], threshold: float,
-                 veto: dict[str, float] | None = None, accept: str = "kind") -> None:
+                 veto: dict[str, float] | None = None,
+                 accept: str | dict[str, str] = "kind") -> None:
         self.probs, self.threshold, self.veto = probs, threshold, veto or {}
         self.accept = accept
 
@@ -201,7 +224,7 @@ class Lookup:
                 out.append(None)
                 continue
             kind = accepted(dict(zip(LABELS, map(float, p), strict=True)), self.threshold,
-                            self.accept)
+                            rule_in(self.accept, "ja" if has_japanese(text) else "en"))
             out.append((kind, stance(text)) if kind else None)
         return out
 
@@ -256,15 +279,16 @@ def false_positives(rows: list[dict], classifier) -> list[dict]:
 
 
 def choose(sweep: list[dict], max_fp: float) -> dict:
-    """L2 and class weighting, then a threshold per language (a message is in one language,
-    so each language's scores depend on its own threshold only): the best out-of-fold recall
+    """L2, class weighting and cue set, then an acceptance rule and threshold per language (a
+    message is in one language, so each language's scores depend on its own rule and
+    threshold only; the rule was one for both languages before round 8): the best out-of-fold recall
     of the stage alone whose false positives are within ``max_fp`` at 95 % confidence
     (``false_positive_bound``). The patterns were written on these
     splits (recall ~0.99 with or without the stage), so the stage's own recall on unseen
     messages is what the choice follows."""
     configs: dict[tuple, list[dict]] = {}
     for s in sweep:
-        configs.setdefault((s["l2"], s["balanced"], s["accept"]), []).append(s)
+        configs.setdefault((s["l2"], s["balanced"], tuple(s.get("cues", ()))), []).append(s)
 
     def per_language(rows: list[dict]) -> dict[str, dict]:
         chosen = {}
@@ -277,17 +301,19 @@ def choose(sweep: list[dict], max_fp: float) -> dict:
                                    "recall", "false_positive_rate")}
         return chosen
 
-    (l2, balanced, accept), chosen = max(
+    (l2, balanced, cues), chosen = max(
         ((cfg, per_language(rows)) for cfg, rows in configs.items()),
         key=lambda item: sum(item[1][lang][f"{lang}_stage_recall"] for lang in LANGS))
-    return {"l2": l2, "balanced": balanced, "accept": accept,
+    return {"l2": l2, "balanced": balanced, "cues": list(cues),
+            "accept": {lang: chosen[lang]["accept"] for lang in LANGS},
             "threshold": {lang: chosen[lang]["threshold"] for lang in LANGS},
             **{f"{lang}_{m}": chosen[lang][f"{lang}_{m}"] for lang in LANGS
                for m in ("recall", "false_positive_rate", "stage_recall")}}
 
 
 def choose_veto(rows: list[dict], probs: dict[str, np.ndarray], thresholds: dict[str, float],
-                budget: float, accept: str = "kind") -> tuple[dict[str, float], list[dict]]:
+                budget: float, accept: str | dict[str, str] = "kind"
+                ) -> tuple[dict[str, float], list[dict]]:
     """Per language, the lowest ``none`` level at which vetoing pattern matches costs at most
     ``budget`` of the out-of-fold recall (the whole extractor, thresholds as chosen) and
     removes at least one false positive; none of them: no veto (the language's matches are
@@ -340,6 +366,8 @@ def main() -> None:
                         help="out-of-fold recall the pattern veto may cost per language "
                              "(negative: no veto)")
     parser.add_argument("--name", default=None, help="results name (default per model)")
+    parser.add_argument("--no-cues", dest="cue_sets", action="store_const", const=((),),
+                        default=CUE_SETS, help="sweep the vector alone (no wording cues)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -355,18 +383,21 @@ def main() -> None:
 
     sweep = []
     oof_by_config: dict[tuple, dict[str, np.ndarray]] = {}
-    for l2, balanced in [(a, c) for a in L2_GRID for c in BALANCED]:
-        oof: dict[str, np.ndarray] = oof_by_config.setdefault((l2, balanced), {})
+    for l2, balanced, cues in [(a, c, q) for q in args.cue_sets for a in L2_GRID
+                               for c in BALANCED]:
+        xc = with_cues(x, texts, cues)
+        oof: dict[str, np.ndarray] = oof_by_config.setdefault((l2, balanced, cues), {})
         for f in range(n_folds):
             train, test = folds != f, folds == f
-            w, b = fit(x[train], y[train], l2, balanced)
+            w, b = fit(xc[train], y[train], l2, balanced, free=len(cues))
             for text, p in zip(np.array(texts, dtype=object)[test],
-                               probabilities(x[test], w, b), strict=True):
+                               probabilities(xc[test], w, b), strict=True):
                 oof.setdefault(text, p)
         for accept in ACCEPT_RULES:
             for threshold in THRESHOLDS:
                 scores = pipeline_score(rows, Lookup(oof, threshold, accept=accept))
-                sweep.append({"l2": l2, "balanced": balanced, "accept": accept,
+                sweep.append({"l2": l2, "balanced": balanced, "cues": list(cues),
+                              "accept": accept,
                               "threshold": threshold, **{
                                   f"{lang}_{m}": scores[lang][m] for lang in LANGS
                                   for m in ("recall", "false_positive_rate", "stage_recall",
@@ -374,17 +405,19 @@ def main() -> None:
                 print(sweep[-1], flush=True)
     best = choose(sweep, args.max_fp)
     veto, veto_sweep = ({}, []) if args.veto_budget < 0 else choose_veto(
-        rows, oof_by_config[(best["l2"], best["balanced"])], best["threshold"],
+        rows, oof_by_config[(best["l2"], best["balanced"], tuple(best["cues"]))],
+        best["threshold"],
         args.veto_budget, best["accept"])
     best["veto"] = veto
     patterns_only = pipeline_score(rows, None)
-    chosen_probs = oof_by_config[(best["l2"], best["balanced"])]
+    chosen_probs = oof_by_config[(best["l2"], best["balanced"], tuple(best["cues"]))]
     oof_fps = [fp for lang in LANGS for fp in false_positives(
         [r for r in rows if r["lang"] == lang],
         Lookup(chosen_probs, best["threshold"][lang], veto, best["accept"]))]
     for fp in oof_fps:
         print("out-of-fold false positive:", fp)
-    w, b = fit(x, y, best["l2"], best["balanced"])
+    w, b = fit(with_cues(x, texts, tuple(best["cues"])), y, best["l2"], best["balanced"],
+               free=len(best["cues"]))
     seconds = time.perf_counter() - started
     summary = {
         "model": args.model, "dtype": args.dtype, "examples": len(data),
@@ -405,6 +438,7 @@ def main() -> None:
             "weights": [[round(float(v), 5) for v in row] for row in w.T],
             "bias": [round(float(v), 5) for v in b],
             "threshold": best["threshold"], "accept": best["accept"], "veto": best["veto"],
+            "cues": best["cues"],
             "l2": best["l2"],
             "balanced": best["balanced"],
             "examples": len(data),
@@ -416,15 +450,18 @@ def main() -> None:
         f"# Learned clause classifier: cross-validation on {', '.join(TRAIN_SPLITS)}\n\n"
         f"model {args.model} ({args.dtype}), {len(data)} examples, {n_folds} folds over "
         f"dev splits (one round held out per fold), {seconds:.1f} s. Chosen: l2 "
-        f"{best['l2']}, balanced {best['balanced']}, acceptance rule {best['accept']}, "
+        f"{best['l2']}, balanced {best['balanced']}, cues {best['cues'] or 'none'}, "
+        f"acceptance rule {best['accept']}, "
         f"thresholds {best['threshold']} "
         f"(best out-of-fold recall of the stage alone with false positives <= "
         f"{args.max_fp} at 95 % confidence, one-sided Wilson bound, per language). Patterns "
         f"alone on the same splits: EN {patterns_only['en']['recall']:.3f} / JA "
         f"{patterns_only['ja']['recall']:.3f} recall.\n\n"
-        + md_table(["l2", "balanced", "accept", "threshold", "en recall", "en stage alone",
-                    "en false pos.", "ja recall", "ja stage alone", "ja false pos."],
-                   [[s["l2"], s["balanced"], s["accept"], s["threshold"], s["en_recall"],
+        + md_table(["l2", "balanced", "cues", "accept", "threshold", "en recall",
+                    "en stage alone", "en false pos.", "ja recall", "ja stage alone",
+                    "ja false pos."],
+                   [[s["l2"], s["balanced"], "+".join(s["cues"]) or "-", s["accept"],
+                     s["threshold"], s["en_recall"],
                      s["en_stage_recall"],
                      s["en_false_positive_rate"], s["ja_recall"], s["ja_stage_recall"],
                      s["ja_false_positive_rate"]] for s in sweep])

@@ -19,6 +19,10 @@ from .paths import DIST, WEB
 # benchmark pages with what only they load (Orama, the raw ORT bundle, the kernel lab page).
 NOT_PRECACHED = {"sw.js", "vendor/ort/ort.webgpu.bundle.min.mjs", "kernel/lab.html"}
 RUNTIME_CACHED_DIRS = ("models/omoide/", "bench/", "vendor/orama/")
+# What the build writes besides the copy of web/: a file under dist/ from nowhere else (a
+# probe left by hand, an old build's output) is never precached, so it never reaches users.
+BUILT_DIRS = ("vendor/", "wheels/", "kernel/", "models/")
+BUILT_FILES = {"build-info.json"}
 
 
 def copy_web(log=print) -> None:
@@ -29,15 +33,25 @@ def copy_web(log=print) -> None:
     log(f"web: {copied} file(s) copied")
 
 
-def precache_list() -> list[Path]:
-    files = []
+def is_built(rel: str) -> bool:
+    return rel in BUILT_FILES or rel.startswith(BUILT_DIRS) or (WEB / rel).is_file()
+
+
+def precache_list(log=print) -> list[Path]:
+    files, strays = [], []
     for path in sorted(DIST.rglob("*")):
         rel = path.relative_to(DIST).as_posix()
         if not path.is_file() or rel in NOT_PRECACHED or rel.endswith(".tmp"):
             continue
-        if rel.startswith(RUNTIME_CACHED_DIRS):
+        if rel.startswith(RUNTIME_CACHED_DIRS) or rel.startswith("."):
+            continue
+        if not is_built(rel):
+            strays.append(rel)
             continue
         files.append(path)
+    if strays:
+        log(f"service worker: {len(strays)} file(s) in dist/ not from the build, not precached: "
+            + ", ".join(strays[:5]) + (" ..." if len(strays) > 5 else ""))
     return files
 
 
@@ -61,7 +75,7 @@ def write_build_info(info: dict) -> None:
 def write_service_worker(log=print) -> str:
     memo_path = DIST / ".hashes.json"
     memo = json.loads(memo_path.read_text()) if memo_path.exists() else {}
-    files = precache_list()
+    files = precache_list(log)
     hashes = {p.relative_to(DIST).as_posix(): cached_sha256(p, memo) for p in files}
     memo_path.write_text(json.dumps(memo))
     version = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]

@@ -37,7 +37,7 @@ TEXTS = [
 NODE_SCRIPT = r"""
 import { readFileSync } from "node:fs";
 const T = await import(%(library)s);
-const { buildTokenizer } = await import(%(unigram)s);
+const { buildTokenizer, compactTokenizer, tokenizerFromCompact } = await import(%(unigram)s);
 const texts = JSON.parse(readFileSync(%(texts)s, "utf8"));
 let seed = 20261202;
 const random = () => (seed = (seed * 1103515245 + 12345) %% 2147483648) / 2147483648;
@@ -63,11 +63,19 @@ for (const dir of %(models)s) {
   t = performance.now();
   const fast = buildTokenizer(cls, json(), config);
   const fastMs = performance.now() - t;
+  // The compact form, written once from tokenizer.json and read back at later set-ups.
+  const compact = compactTokenizer(json(), "sha-of-this-file");
+  t = performance.now();
+  const fromCompact = compact && tokenizerFromCompact(cls, compact, config, "sha-of-this-file");
+  const compactMs = performance.now() - t;
+  const otherSource = compact && tokenizerFromCompact(cls, compact, config, "sha-of-another");
   const mismatches = [];
+  const compactMismatches = [];
   for (const text of texts) {
     const a = slow.encode(text);
     const b = fast.encode(text);
     if (a.join() !== b.join()) mismatches.push(text);
+    if (fromCompact && fromCompact.encode(text).join() !== a.join()) compactMismatches.push(text);
   }
   // The pipeline's call: padded and truncated (arrays here: the web build's tensors need
   // onnxruntime-web, which node does not load).
@@ -81,10 +89,25 @@ for (const dir of %(models)s) {
     vocab: slow._tokenizer.model.vocab.length === fast._tokenizer.model.vocab.length,
     decode: slow.decode(slow.encode(texts[0])) === fast.decode(fast.encode(texts[0])),
     kind: fast._tokenizer.model.constructor.name, slowMs, fastMs,
+    compact: compact ? {
+      bytes: compact.length, ms: compactMs, mismatches: compactMismatches,
+      batchEqual: batch(slow) === batch(fromCompact), otherSource,
+      fields: fields.filter((f) => JSON.stringify(slow[f]) !== JSON.stringify(fromCompact[f])),
+      decode: slow.decode(slow.encode(texts[0]))
+        === fromCompact.decode(fromCompact.encode(texts[0])),
+    } : null,
   };
 }
 console.log(JSON.stringify(out));
 """
+
+
+def longest_pieces_texts() -> list[str]:
+    """Texts made of e5's longest pieces: the lookup must reach as far as a piece can."""
+    vocab = json.loads((E5 / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+    longest = sorted((piece for piece, _ in vocab), key=len, reverse=True)[:40]
+    words = [piece.replace("\u2581", " ") for piece in longest]
+    return [" ".join(words[i:i + 4]) for i in range(0, len(words), 4)] + ["".join(words)]
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +117,8 @@ def compared(tmp_path_factory):
     if not node or not library.exists() or not (E5 / "tokenizer.json").exists():
         pytest.skip("no node, or dist/ without the library or the e5 model")
     tmp = tmp_path_factory.mktemp("unigram")
-    (tmp / "texts.json").write_text(json.dumps(TEXTS, ensure_ascii=False), encoding="utf-8")
+    texts = TEXTS + longest_pieces_texts()
+    (tmp / "texts.json").write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
     script = tmp / "compare.mjs"
     script.write_text(NODE_SCRIPT % {
         "library": json.dumps(library.as_uri()),
@@ -110,13 +134,24 @@ def compared(tmp_path_factory):
 def test_e5_ids_equal_the_library_tokenizer(compared):
     e5 = compared[str(E5)]
     assert e5["kind"] == "Unigram"
-    assert e5["texts"] == len(TEXTS) + 200
+    assert e5["texts"] == len(TEXTS) + len(longest_pieces_texts()) + 200
     assert e5["mismatches"] == []
     assert e5["batchEqual"] and e5["vocab"] and e5["decode"]
     assert e5["fields"] == []
+
+
+def test_e5_from_its_compact_form_equals_the_library_tokenizer(compared):
+    compact = compared[str(E5)]["compact"]
+    assert compact["mismatches"] == []
+    assert compact["batchEqual"] and compact["decode"] and compact["fields"] == []
+    # The form names the tokenizer.json it was made from: another file's is not used.
+    assert compact["otherSource"] is None
+    print(f"e5 tokenizer from its compact form ({compact['bytes'] / 1e6:.1f} MB): "
+          f"{compact['ms']:.0f} ms")
 
 
 def test_a_wordpiece_tokenizer_is_built_as_the_library_builds_it(compared):
     minilm = compared[str(MINILM)]
     assert minilm["kind"] == "WordPieceTokenizer"
     assert minilm["mismatches"] == [] and minilm["batchEqual"] and minilm["fields"] == []
+    assert minilm["compact"] is None  # only a Unigram vocabulary has a compact form

@@ -34,19 +34,24 @@ HABIT_PARAPHRASE = "Sundays mean pancakes in my house"
     (HABIT_PARAPHRASE, "pattern"),
 ])
 def test_a_paraphrase_no_pattern_catches_is_classified(classifier, text, kind):
-    if text == HABIT_PARAPHRASE and classifier.via == "learned":
-        pytest.skip("the learned stage's known miss: test_the_learned_stage_misses_…")
     assert extract([text])[0] == []  # the pattern stage alone finds nothing
     found, unmatched = extract([text], classifier=classifier)
     assert [(c.kind, c.via) for c in found] == [(kind, classifier.via)]
     assert found[0].key.startswith(f"{kind}:") and unmatched == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "round 7's retrained e5 weights (balanced classes) read it as none 0.54 over pattern "
-    "0.38: English habits fell on five blind splits that round (BENCHMARKS.md, round 7)"))
-def test_the_learned_stage_misses_this_habit_paraphrase_since_round_7(e5):
-    found, _ = extract([HABIT_PARAPHRASE], classifier=classifier_for(e5))
+def test_the_learned_stage_reads_a_habit_by_its_recurrence(e5):
+    # round 7's weights read it as none 0.54 over pattern 0.38 (a strict xfail then); round
+    # 8's weights weigh the recurrence cue ("Sundays", clause_cues) beside the vector
+    from omoide.governance.prototypes import unit_vectors
+
+    stage = classifier_for(e5)
+    assert "recurrence" in stage.weights.cues
+    vector = unit_vectors(e5, [HABIT_PARAPHRASE])[0]
+    with_cue = stage.weights.probabilities(vector, HABIT_PARAPHRASE)
+    without = stage.weights.probabilities(vector, "")  # the same vector, no cue in the text
+    assert with_cue["pattern"] > without["pattern"]
+    found, _ = extract([HABIT_PARAPHRASE], classifier=stage)
     assert [c.kind for c in found] == ["pattern"]
 
 

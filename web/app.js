@@ -206,7 +206,10 @@ async function start() {
       showStage(progress);
       if (warming || BOOT_STAGES.indexOf(progress.stage) < BOOT_STAGES.indexOf(warmAt)) return;
       warming = true;
-      engine.storedModel().then(warmModel, (err) => console.warn("no model warm-up", err));
+      // The stage's report names the stored model once the worker has read it; asking for
+      // it would wait until Python's start lets the worker answer.
+      const selected = progress.model ? Promise.resolve(progress.model) : engine.storedModel();
+      selected.then(warmModel, (err) => console.warn("no model warm-up", err));
     }));
     await Promise.all([connecting, booting]);
   } catch (err) {

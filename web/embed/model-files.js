@@ -109,6 +109,27 @@ export function read(path) {
   });
 }
 
+// The sha256 the stored file was checked against (its tag), or null.
+export function digest(path) {
+  return exclusive(path, async () => {
+    const where = await locate(path, false);
+    return where ? readDigest(where.dir, where.name) : null;
+  });
+}
+
+// The file's bytes when they still hash to the digest stored with them, else null: for a
+// file this device derived (no manifest to check it against), read back before it is used.
+export function readChecked(path) {
+  return exclusive(path, async () => {
+    const where = await locate(path, false);
+    const handle = where && await fileHandle(where.dir, where.name);
+    const tag = handle && await readDigest(where.dir, where.name);
+    if (!tag) return null;
+    const bytes = await readAll(handle);
+    return await sha256(bytes) === tag ? bytes : null;
+  });
+}
+
 // Whether the file is here (any build of it): usable offline.
 export async function has(path, legacyUrl) {
   const where = await locate(path, false);

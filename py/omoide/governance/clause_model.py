@@ -7,9 +7,11 @@ The weights (``clause_weights.json``, a few KB per model) were trained by
 (``dev``, ``dev2``, ``dev3``) plus the prototype phrases of ``prototypes.py``: five classes
 (preference, decision, pattern, fact, none), one weight row and bias per class, the
 acceptance threshold chosen by cross-validation on those splits. A clause is accepted as the
-most probable kind when the quantity the trainer chose (``accepted``: that kind's probability,
-which must also beat ``none``, or the probability of any statement, 1 - p(none)) reaches the
-threshold of the clause's language.
+most probable kind when the quantity the trainer chose for the clause's language
+(``accepted``: that kind's probability, which must also beat ``none``, or the probability of
+any statement, 1 - p(none)) reaches that language's threshold. Where the trainer chose them,
+a few 0/1 wording cues (``clause_cues``: a recurrence, a plan) are appended to the vector
+and weighed like its components.
 
 The same probabilities can also veto a pattern-rule extraction: a clause a rule matched whose
 ``none`` probability reaches the language's veto level is dropped, since the rules were
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from omoide.embeddings.registry import MODELS
+from omoide.governance.clause_cues import cue_values
 from omoide.governance.keys import has_japanese
 from omoide.governance.polarity import stance
 from omoide.governance.prototypes import PrototypeClassifier, unit_vectors
@@ -46,7 +49,8 @@ NONE = "none"
 
 @dataclass(frozen=True)
 class ClauseWeights:
-    """One model's trained classifier: ``weights[i]`` and ``bias[i]`` score ``labels[i]``."""
+    """One model's trained classifier: ``weights[i]`` and ``bias[i]`` score ``labels[i]``
+    over the clause's unit vector followed by its ``cues`` (``clause_cues``)."""
 
     model_id: str
     labels: tuple[str, ...]
@@ -54,13 +58,26 @@ class ClauseWeights:
     bias: tuple[float, ...]
     thresholds: Mapping[str, float]  # per language ("en", "ja")
     vetoes: Mapping[str, float] = field(default_factory=dict)  # ``none`` level; absent: off
-    accept: str = "kind"  # what the threshold bounds: ``ACCEPT_RULES``
+    # what the threshold bounds (``ACCEPT_RULES``): one rule, or one per language
+    accept: str | Mapping[str, str] = "kind"
+    cues: tuple[str, ...] = ()  # wording cues after the vector's components, in this order
+
+    @property
+    def dimension(self) -> int:
+        """The embedding dimension the weights expect (without the cues)."""
+        return len(self.weights[0]) - len(self.cues)
+
+    def accept_in(self, lang: str) -> str:
+        return self.accept if isinstance(self.accept, str) else self.accept.get(lang, "kind")
 
     def vetoes_in(self, lang: str) -> bool:
         return self.vetoes.get(lang, 1.0) < 1.0
 
-    def probabilities(self, vector: Sequence[float]) -> dict[str, float]:
-        logits = [b + sum(w * x for w, x in zip(row, vector, strict=True))
+    def probabilities(self, vector: Sequence[float], clause: str = "") -> dict[str, float]:
+        """Class probabilities of a clause from its unit vector (and, for weights with cues,
+        its text)."""
+        features = [*vector, *cue_values(self.cues, clause)] if self.cues else vector
+        logits = [b + sum(w * x for w, x in zip(row, features, strict=True))
                   for row, b in zip(self.weights, self.bias, strict=True)]
         top = max(logits)
         exps = [math.exp(v - top) for v in logits]
@@ -100,7 +117,7 @@ def _all_weights() -> dict[str, ClauseWeights]:
             bias=tuple(entry["bias"]),
             thresholds={lang: float(t) for lang, t in entry["threshold"].items()},
             vetoes={lang: float(t) for lang, t in entry.get("veto", {}).items()},
-            accept=entry.get("accept", "kind"))
+            accept=entry.get("accept", "kind"), cues=tuple(entry.get("cues", ())))
         for model_id, entry in data["models"].items()
     }
 
@@ -121,7 +138,8 @@ class LearnedClauseClassifier:
     def probabilities(self, clauses: Sequence[str]) -> list[dict[str, float]]:
         if not clauses:
             return []
-        return [self.weights.probabilities(v) for v in unit_vectors(self.embedder, clauses)]
+        return [self.weights.probabilities(v, clause) for v, clause in
+                zip(unit_vectors(self.embedder, clauses), clauses, strict=True)]
 
     def classify(self, clauses: Sequence[str]) -> list[tuple[str, str] | None]:
         """(kind, polarity) per clause, or None where ``none`` wins or the best kind is
@@ -138,7 +156,8 @@ class LearnedClauseClassifier:
         probs = self.probabilities([*open_clauses, *(matched_clauses[i] for i in checked)])
         verdicts: list[tuple[str, str] | None] = []
         for clause, p in zip(open_clauses, probs, strict=False):
-            kind = accepted(p, self.weights.thresholds[_lang(clause)], self.weights.accept)
+            lang = _lang(clause)
+            kind = accepted(p, self.weights.thresholds[lang], self.weights.accept_in(lang))
             verdicts.append((kind, stance(clause)) if kind else None)
         vetoed = [False] * len(matched_clauses)
         for i, p in zip(checked, probs[len(open_clauses):], strict=True):
@@ -156,7 +175,7 @@ def classifier_for(embedder: Any) -> LearnedClauseClassifier | PrototypeClassifi
     e.g. a test's hashing embedder, gives vectors with no meaning to classify by)."""
     model_id = str(getattr(embedder, "model_id", ""))
     trained = weights_for(model_id)
-    if trained is not None and getattr(embedder, "dimension", None) == len(trained.weights[0]):
+    if trained is not None and getattr(embedder, "dimension", None) == trained.dimension:
         return LearnedClauseClassifier(embedder, trained)
     if model_id in MODELS:
         return PrototypeClassifier(embedder)

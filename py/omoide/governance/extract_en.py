@@ -789,15 +789,46 @@ _FIRST_PERSON_LEAD = re.compile(
     r"^(?:i|we)(?:'m|'ve|'ll|'d|'re| am| are| have| will| just| also| really)*\s+", re.I)
 
 
+# A leading time expression ("most days", "On weekends", "Saturday mornings", "Afternoon
+# naps"): what follows it says who the clause is about, not the time word ("most" is not
+# "most people", a capitalised weekday is not a name).
+_GATE_TIME_LEAD = re.compile(
+    rf"^(?:(?:on|every|each|after|before|during|most|some|at|in the) )?"
+    rf"(?:{WEEKDAY}s?|weekends?|weekdays?|mornings?|afternoons?|evenings?|nights?|days?|"
+    rf"lunchtimes?|bedtime)(?: (?:nights?|mornings?|evenings?|afternoons?))?\b,?\s*",
+    re.IGNORECASE)
+
+
+# How the speaker feels right now ("ugh I'm so bored", "I'm a bit sleepy", "feeling wiped
+# rn"): small talk, not a lasting fact or preference. Only the whole clause, with no
+# frequency word ("I'm always tired after lunch" is a habit the stage may read).
+_TRANSIENT_STATE = re.compile(
+    r"^(?:(?:ugh+|uh+|man|omg|oh|ah+|lol|wow|welp|well|ok|okay|so|yeah|phew|meh),?\s+)*"
+    r"(?:i'm|i am|im|feeling|i feel|i'm feeling|i am feeling)\s+"
+    r"(?:(?:so+|a bit|a little|a little bit|really|kinda|kind of|sort of|super|pretty|very|"
+    r"totally|literally|just|too|quite|bit|getting|now|finally|still)\s+)*"
+    r"(?:tired|sleepy|bored|hungry|starving|exhausted|stressed(?: out)?|full|stuffed|cold|"
+    r"freezing|hot|sweaty|sore|home|back|late|excited|nervous|sad|happy|confused|lost|"
+    r"annoyed|wiped(?: out)?|beat|knackered|drained|grumpy|cranky|sick|ill|fine|good|great|"
+    r"ok|okay|alright|awake|up|ready|busy|free|done)"
+    r"(?:\s+(?:today|tonight|now|rn|right now|atm|at the moment|lol|haha|again|already))*"
+    r"[\s.!~]*$", re.IGNORECASE)
+
+
 def open_statement(clause: str) -> str | None:
     """The cleaned clause when no rule refuses it and it is not about someone else, else
     None: what the second, embedding stage may classify. A clause without a first-person
     word counts as the speaker's when it drops its subject ("Just ordered a new bike") or its
     subject is a thing ("a good bowl of ramen fixes everything"): the stage's classifier,
-    trained with small talk and reports as ``none``, decides whether it states anything."""
+    trained with small talk and reports as ``none``, decides whether it states anything.
+    Who it is about is read after a leading time expression (``_GATE_TIME_LEAD``); how the
+    speaker feels right now is small talk (``_TRANSIENT_STATE``)."""
     text = _clean(clause)
-    if (not text or refused(text) or _OTHER_PERSON.match(text) or _OTHER_START.match(text)
-            or _NAMED_OTHER.match(text)):
+    if not text or refused(text) or _TRANSIENT_STATE.match(text):
+        return None
+    after_time = _GATE_TIME_LEAD.sub("", text, count=1) or text
+    if (_OTHER_PERSON.match(after_time) or _OTHER_START.match(after_time)
+            or _NAMED_OTHER.match(after_time)):
         return None
     if not _FIRST_PERSON.search(text) and _LISTENER.search(text):
         return None  # "Good luck with your exam!": about the listener

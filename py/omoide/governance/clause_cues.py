@@ -1,0 +1,68 @@
+"""Surface cues the learned extraction stage reads beside a clause's vector.
+
+A sentence vector says what a clause is about more than how it is said: "I go to the farmers
+market on saturdays" sits near plans and outings (read as a decision, out of fold), "a hot
+bath every night is non-negotiable for me" near preferences, although the recurrence marks
+both as habits. A cue is a 0/1 feature of the clause's wording, appended to its vector; the
+classifier learns how much each one weighs (``bench/governance_train.py`` keeps a cue set only
+where the grouped cross-validation chooses it), so a cue is evidence, never a rule:
+"I could eat sushi every day" stays a preference when the vector says so.
+
+- ``recurrence``: a frequency or recurring time (every/each X, most days, Sundays, on
+  weekends, usually, always, never, tend to, whenever, twice a week, daily; 毎朝, いつも,
+  たいてい, 〜曜は, 週末は, 寝る前, 〜ようにしてる, 〜がち, 日課, 習慣);
+- ``plan``: a change or intention (will, going to, from now on, starting next…, signed up,
+  quit, switched to; つもり, 予定, ことにした, 決めた, これからは, 来月, 始める, やめた).
+
+Pure regular expressions: they run in Pyodide as under CPython, one search per cue.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from omoide.governance.keys import has_japanese
+
+_EN_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_EN_RECURRENCE = re.compile(
+    r"\b(?:every|each) (?:other |single )?\w+|"
+    r"\b(?:most|some|many) (?:days|nights|mornings|evenings|afternoons|weekends|weeks)\b|"
+    rf"\b{_EN_WEEKDAY}s\b|^{_EN_WEEKDAY} (?:is|=|means)\b|\b(?:weekends|weekdays|mornings|"
+    r"evenings|nights|afternoons)\b|\b(?:daily|nightly|weekly|monthly|yearly|everyday)\b|"
+    r"\b(?:usual|usually|always|never|often|normally|generally|typically|rarely|sometimes|"
+    r"regularly|constantly|religiously)\b|\btend to\b|\bwhenever\b|"
+    r"\b(?:once|twice|thrice|\d+ times|\w+ times) (?:a|an|per|every) \w+|"
+    r"\b(?:a|per) (?:day|night|week|month)\b|\b(?:routine|ritual|habit)\b|\bwithout fail\b|"
+    r"\b(?:before|after) (?:bed|work|school|lunch|dinner|breakfast)\b|\bfirst thing\b",
+    re.IGNORECASE)
+_JA_RECURRENCE = re.compile(
+    r"毎(?:朝|晩|日|週|月|年|回|食|夜|度)|いつも|たいてい|大抵|だいたい|大体|普段|ふだん|"
+    r"基本(?:的に)?|しょっちゅう|よく|必ず|欠かさず|欠かせない|決まって|お決まり|習慣|日課|"
+    r"ルーティン|ようにして|がち|[月火水木金土日]曜(?:日)?(?:は|に|の|も)|週末は|平日は|"
+    r"休みの日|週[一二三四五六七1-7１-７]|月[一二三1-9１-９]回|月イチ|日おき|寝る前|"
+    r"起きたら|起きてすぐ|たびに|朝晩|朝は|夜は|夜な夜な")
+_EN_PLAN = re.compile(
+    r"\b(?:will|won't|going to|gonna|'ll|plan(?:ning)? to|intend to|decided|from now on|"
+    r"starting (?:today|tomorrow|next|this|on|in|monday|from)|from (?:today|tomorrow|next)|"
+    r"next (?:week|month|year|spring|summer|fall|autumn|winter)|this (?:spring|summer|fall|"
+    r"autumn|winter|year|weekend)|signed up|sign up|booked|enrolled|applied|"
+    r"switch(?:ed|ing)? to|quit|quitting|stopped|stopping|started|starting|giving up|"
+    r"gave up|done with|no more|cancell?(?:ed|ing)|moving|about to)\b",
+    re.IGNORECASE)
+_JA_PLAN = re.compile(
+    r"つもり|予定|ことにし|ことになっ|決め|決心|決意|これからは|今日から|明日から|来週|来月|"
+    r"来年|今年(?:こそ|から|は)|[0-9０-９一二三四五六七八九十]+月から|始め(?:る|た|ます|まし)|"
+    r"やめ(?:る|た|ます|まし)|辞め|申し込|申込|予約|買い替え|乗り換え|切り替え|"
+    r"ようと思|にします|しよう")
+
+CUES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {  # name: (English, Japanese)
+    "recurrence": (_EN_RECURRENCE, _JA_RECURRENCE),
+    "plan": (_EN_PLAN, _JA_PLAN),
+}
+
+
+def cue_values(names: Sequence[str], clause: str) -> list[float]:
+    """1.0 or 0.0 per named cue (``CUES``) for a clause, in the order of ``names``."""
+    ja = has_japanese(clause)
+    return [1.0 if CUES[name][ja].search(clause) else 0.0 for name in names]
