@@ -117,6 +117,12 @@ def main() -> None:
     parser.add_argument("--name", default="orama_browser")
     parser.add_argument("--also-validated", action="store_true",
                         help="restart once more with the record packs marked unchecked")
+    parser.add_argument("--recall-after-restore", action="store_true",
+                        help="after the restart: recall in the worker and remember, timed")
+    parser.add_argument("--also-one-json", action="store_true",
+                        help="restart once more with the record packs rewritten as one JSON "
+                             "text each, still checked (the restore before records made on "
+                             "use), side by side")
     parser.add_argument("--restore-only", action="store_true",
                         help="fill the engine and time the restore only (no Orama, no recall)")
     args = parser.parse_args()
@@ -216,7 +222,7 @@ def main() -> None:
                 stats = call(page, "stats", {"character": CHARACTER})
                 record({"engine": "omoide", "what": "restore_after_restart", "ms": boot_ms,
                         "rows": stats.get("memories"), "stats": stats,
-                        "breakdown": info["loads"].get(CHARACTER),
+                        "breakdown": info["loads"].get(CHARACTER), "boot": info["boot"],
                         "pyodide_heap_bytes": info["pyodide_heap_bytes"],
                         "kernel_bytes": call(page, "memory_info", {})["kernel_bytes"],
                         "memory": page.evaluate("B.measureMemory()")})
@@ -230,18 +236,36 @@ def main() -> None:
                         "pyodide_heap_bytes": call(page, "storage_info",
                                                    {})["pyodide_heap_bytes"],
                         "memory": page.evaluate("B.measureMemory()")})
-                if args.also_validated:
-                    # the same database with its record packs marked unchecked (as a migrated
-                    # one): every record through the validator at boot, side by side
-                    page.evaluate(UNCHECK_PACKS)
+                if args.recall_after_restore:
+                    record({"engine": "omoide-engine", "what": "recall_in_worker",
+                            "rows": filled, "load": os.getloadavg(), "after_restore": True,
+                            **worker_recall(page, filled, args.engine_queries)})
+                    for i in range(4):  # the texts' embeddings cached, as above
+                        call(page, "forget", {"character": CHARACTER, "id": call(
+                            page, "remember", {"character": CHARACTER,
+                                               "text": f"a memory remembered twice {i}"})["id"]})
+                        call(page, "purge_trash", {"character": CHARACTER})
+                    record({"engine": "omoide", "what": "remember_cached_embedding",
+                            "rows": filled, "after_restore": True,
+                            "pyodide_heap_bytes": call(page, "storage_info",
+                                                       {})["pyodide_heap_bytes"],
+                            **timed_remembers(page, "a memory remembered twice")})
+                variants = [(name, fmt) for name, fmt, wanted in (
+                    ("restore_after_restart_one_json", 1, args.also_one_json),
+                    ("restore_after_restart_validated", 0, args.also_validated)) if wanted]
+                for what, pack_format in variants:
+                    # the same database with its record packs rewritten as one JSON text each
+                    # (format 1: checked, made at once, as before the lines) or marked
+                    # unchecked (format 0, as a migrated one: every record validated)
+                    page.evaluate(REPACK, pack_format)
                     context.close()
                     context = launch(p, profile)
                     page, boot_ms = boot(context, server.url)
                     info = call(page, "storage_info", {})
-                    record({"engine": "omoide", "what": "restore_after_restart_validated",
+                    record({"engine": "omoide", "what": what,
                             "ms": boot_ms, "rows": call(page, "stats", {
                                 "character": CHARACTER}).get("memories"),
-                            "breakdown": info["loads"].get(CHARACTER),
+                            "breakdown": info["loads"].get(CHARACTER), "boot": info["boot"],
                             "pyodide_heap_bytes": info["pyodide_heap_bytes"]})
                 context.close()
     finally:
@@ -249,19 +273,24 @@ def main() -> None:
     write_markdown(out, RESULTS / f"{args.name}.md")
 
 
-# Mark every record pack unchecked (format 0, as the packs of a migrated database): the
-# next boot validates every record (bench only; the app never writes this).
-UNCHECK_PACKS = """async () => {
+# Rewrite every record pack as one JSON text of its records, with ``format`` (1: checked,
+# with its CRC, as packs were written before the lines; 0: unchecked, as the packs of a
+# migrated database, every record validated at boot). Bench only; the app never does this.
+REPACK = """async (format) => {
+  const { packRecords, textChecksum } = await import("./store/packs.js");
   const db = await new Promise((ok, fail) => { const r = indexedDB.open("omoide");
     r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+  const read = db.transaction("record_packs", "readonly").objectStore("record_packs");
+  const packs = await new Promise((ok) => { const r = read.getAll();
+    r.onsuccess = () => ok(r.result); });
   // strict durability and the transaction's completion: the browser is closed right after
   const tx = db.transaction("record_packs", "readwrite", { durability: "strict" });
   const store = tx.objectStore("record_packs");
   const done = new Promise((ok, fail) => { tx.oncomplete = ok; tx.onabort = fail; });
-  const packs = await new Promise((ok) => { const r = store.getAll();
-    r.onsuccess = () => ok(r.result); });
   for (const pack of packs) {
-    pack.format = 0;
+    pack.json = JSON.stringify(packRecords(pack));
+    pack.format = format;
+    pack.crc = format ? textChecksum(pack.json) : undefined;
     store.put(pack);
   }
   await done;
@@ -388,7 +417,8 @@ def write_markdown(out: dict, path: Path) -> None:
     lines += ["", "| other | value |", "|---|---|"]
     for r in res:
         if r.get("what") in ("boot_empty", "select_model", "restore_after_restart",
-                             "restore_after_restart_validated"):
+                             "restore_after_restart_validated",
+                             "restore_after_restart_one_json"):
             extra = f" ({r['rows']:,} memories)" if r.get("rows") else ""
             lines.append(f"| Omoide {r['what']}{extra} | {r['ms'] / 1000:.2f} s |")
             if r.get("breakdown"):
@@ -397,7 +427,17 @@ def write_markdown(out: dict, path: Path) -> None:
                 lines.append(f"| restore breakdown: IndexedDB read / kernel load + records / "
                              f"Python (records, ids; BM25 deferred) | "
                              f"{b['indexeddb_ms']:.0f} / {b['kernel_ms']:.0f} / "
-                             f"{b['python_ms']:.0f} ms |")
+                             f"{b['python_ms']:.0f} ms"
+                             + (f" (records {b['records_ms']:.0f} ms)" if "records_ms" in b
+                                else "") + " |")
+                marks = r.get("boot") or {}
+                if "read_ahead" in marks:
+                    lines.append(
+                        f"| boot marks, ms on the worker's clock (read ahead used: "
+                        f"{b.get('ahead')}) | IndexedDB read done {marks.get('read')}, vectors "
+                        f"placed {marks.get('placed')}, Python engine imported "
+                        f"{marks.get('engine')}, read ahead awaited {marks.get('read_ahead')}"
+                        f" -> ready {marks.get('ready')} |")
                 if b.get("trusted") is not None:
                     lines.append(f"| records made without the validator (checked packs) / "
                                  f"quarantined | {b['trusted']:,} / {b.get('quarantined', 0)} |")

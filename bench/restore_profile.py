@@ -79,31 +79,47 @@ def stored_rows(rows: int) -> list[dict]:
             for n, t in enumerate(texts(rows))]
 
 
-def worker_payload(rows: list[dict], checked: bool = True) -> tuple[str, list, bool]:
+def worker_payload(rows: list[dict], checked: bool = True, lines: bool = False
+                   ) -> tuple[str, list, int]:
     """What the worker hands Python (JavaScript's work, not timed): a header, record packs
     of PACK_ROWS with their CRC. ``checked``: packs the engine wrote (their records skip the
-    validator when the CRC holds); else packs of a migrated database (all validated)."""
+    validator when the CRC holds); else packs of a migrated database (all validated).
+    ``lines``: checked packs as web/store/packs.js writes them now (a head line of ids and
+    keys, a line per record: made on use)."""
     header = {"character": CHARACTER, "stamp": STAMP, "model_id": "omoide/all-MiniLM-L6-v2",
               "dimension": 384, "live_ids": [r["id"] for r in rows], "trash_ids": [],
               "missing": [], "recalls": {}, "corrupt_segments": 0, "loose": 0}
     packs = []
     for start in range(0, len(rows), PACK_ROWS):
-        text = json.dumps(rows[start:start + PACK_ROWS])
-        packs.append((text, zlib.crc32(text.encode())))
-    return json.dumps(header), packs, checked
+        chunk = rows[start:start + PACK_ROWS]
+        if lines:
+            head = json.dumps([[r["id"] for r in chunk], [r["key"] for r in chunk]])
+            text = "\n".join([head, *map(json.dumps, chunk)])
+        else:
+            text = json.dumps(chunk)
+        data = text.encode()  # the worker sends each text's UTF-8 bytes
+        packs.append((data, zlib.crc32(data)))
+    pack_format = (restore.PACK_LINES if lines else restore.PACK_FORMAT) if checked else 0
+    return json.dumps(header), packs, pack_format
 
 
-def restore_once(payload: tuple[str, list, bool]) -> dict:
+def restore_once(payload: tuple[str, list, int]) -> dict:
     """One character restored the way the worker does it: a header, then record packs."""
-    header, packs, checked = payload
+    header, packs, pack_format = payload
     session.SESSION = None
     session.start("omoide/all-MiniLM-L6-v2", "q8")
     restore.begin(header)
     rows = len(json.loads(header)["live_ids"])
-    pack_format = restore.PACK_FORMAT if checked else 0
     for text, crc in packs:
         restore.add_records(CHARACTER, text, "", pack_format, crc)
     return restore.finish(CHARACTER, FakeStore(384, rows), FakeStore(384, 0))
+
+
+def touch_all(payload: tuple[str, list, int]) -> int:
+    """A restore, then every memory read once (what the BM25 pass after ready does)."""
+    restore_once(payload)
+    store = session.session().engine.stores[CHARACTER]
+    return sum(len(m.text) for m in store.records.values())
 
 
 EMBEDDER = HashingEmbedder(dimension=384)
@@ -141,22 +157,26 @@ def main() -> None:
     args = parser.parse_args()
     rows = stored_rows(args.rows)
     n = args.rows
-    cases = (("restore, checked packs", restore_once, worker_payload(rows)),
+    cases = (("restore, checked packs of lines (records made on use)", restore_once,
+              worker_payload(rows, lines=True)),
+             ("the same, then every record read once", touch_all,
+              worker_payload(rows, lines=True)),
+             ("restore, checked packs of one JSON", restore_once, worker_payload(rows)),
              ("restore, every record validated", restore_once, worker_payload(rows, False)),
              ("import check", import_once, export_file(rows)))
     for name, fn, given in cases:
         best = min(timed(fn, given) for _ in range(3))
         print(f"{name}: {best:,.0f} ms for {n:,} rows ({best * 1000 / n:.1f} us a row)")
-    payload = cases[0][2]
-    tracemalloc.start()
-    restore_once(worker_payload([]))  # the session and engine themselves
-    base = tracemalloc.get_traced_memory()[0]
-    tracemalloc.reset_peak()
-    restore_once(payload)
-    held, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(f"restore memory ({sys.platform}, tracemalloc): peak {(peak - base) / 2**20:.1f} MiB, "
-          f"held after {(held - base) / 2**20:.1f} MiB")
+    for name, _, payload in (cases[0], cases[2]):
+        tracemalloc.start()
+        restore_once(worker_payload([]))  # the session and engine themselves
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        restore_once(payload)
+        held, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(f"{name}: memory ({sys.platform}, tracemalloc): peak "
+              f"{(peak - base) / 2**20:.1f} MiB, held after {(held - base) / 2**20:.1f} MiB")
     if args.profile:
         for name, fn, given in cases:
             profiler = cProfile.Profile()

@@ -1,6 +1,7 @@
 // The page: starts the engine worker, shows boot progress, then the app.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { pickLanguage, translatePage } from "./i18n.js";
+import { packImportCall } from "./store/import-vectors.js";
 import { createContext, setLanguage } from "./ui/shell.js";
 
 const lang = pickLanguage();
@@ -185,7 +186,13 @@ async function start() {
   const worker = new Worker(new URL("./engine-worker.js", import.meta.url), { type: "module" });
   const engine = Comlink.wrap(worker);
   // Exposed for embedding apps and tests: omoide.call(method, params) -> plain data.
-  window.omoide = { call: (method, params) => engine.call(method, params), engine,
+  // An import's vectors go to the worker as one transferred Float32Array per character.
+  const call = (method, params) => {
+    if (method !== "import_data") return engine.call(method, params);
+    const packed = packImportCall(params);
+    return engine.call(method, Comlink.transfer(packed.params, packed.transfer));
+  };
+  window.omoide = { call, engine,
     ...startEmbedder(), events: [], onEvent: (fn) => eventListeners.push(fn), ui: ctx };
   screens = import("./ui/index.js");
   try {

@@ -6,6 +6,7 @@ import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 import * as vectors from "./kernel/vectors.js";
 import * as store from "./store/db.js";
 import { characterVerbs } from "./store/characters.js";
+import { PACKED, packVectors, receivedVectors } from "./store/import-vectors.js";
 import { originVerbs } from "./store/origins.js";
 
 const base = new URL("./", import.meta.url);
@@ -195,44 +196,40 @@ const host = plainErrors({
   },
 });
 
-// An import's vectors, kept binary: each character's ``vectors`` of the file packed into one
+// An import's vectors, kept binary: each character's ``vectors`` of the file in one
 // Float32Array before the call (``importPacks``), and the rows Python reuses, gathered
 // (``importBlocks``); both live for the duration of one import_data call.
 const importPacks = new Map(); // character -> {ids, dimension, flat}
 const importBlocks = new Map(); // character -> Float32Array
 
-const FLOAT32_MAX = 3.4028234663852886e38;
-// Take each character's ``vectors`` (id -> numbers) out of an export file into one
-// Float32Array, when they all are finite float32 numbers of one length; otherwise the file is
-// passed on as it is and Python's record validator names what is wrong.
+// Take each character's vectors out of an import file into one Float32Array: packed by the
+// page (its buffer transferred: ``import-vectors.js``) or, for a file sent as it is, here.
 function packImport(data) {
   const packed = {};
   if (!data || typeof data !== "object" || !Array.isArray(data.characters)) {
     return { data, packed };
   }
   const characters = data.characters.map((c) => {
-    const vectors = c?.vectors;
-    if (typeof c?.id !== "string" || !vectors || typeof vectors !== "object"
-        || Array.isArray(vectors) || importPacks.has(c.id)) return c;
-    const ids = Object.keys(vectors);
-    const dimension = Array.isArray(vectors[ids[0]]) ? vectors[ids[0]].length : 0;
-    if (!ids.length || !dimension) return c;
-    const flat = new Float32Array(ids.length * dimension);
-    for (let n = 0; n < ids.length; n++) {
-      const row = vectors[ids[n]];
-      if (!Array.isArray(row) || row.length !== dimension) return c;
-      for (let j = 0; j < dimension; j++) {
-        const x = row[j];
-        if (typeof x !== "number" || !(Math.abs(x) <= FLOAT32_MAX)) return c;
-        flat[n * dimension + j] = x;
-      }
-    }
-    importPacks.set(c.id, { ids, dimension, flat });
-    packed[c.id] = { ids, dimension };
-    const { vectors: _, ...rest } = c;
+    if (!c || typeof c !== "object" || typeof c.id !== "string") return c;
+    if (importPacks.has(c.id)) return unpacked(c); // a second entry: Python names it
+    const pack = receivedVectors(c) ?? packVectors(c.vectors);
+    if (!pack) return c;
+    importPacks.set(c.id, pack);
+    packed[c.id] = { ids: pack.ids, dimension: pack.dimension };
+    const { vectors: _, [PACKED]: __, ...rest } = c;
     return rest;
   });
   return { data: { ...data, characters }, packed };
+}
+
+// A character as the file had it (its packed vectors, if any, back to id -> numbers).
+function unpacked(c) {
+  const pack = receivedVectors(c);
+  if (!pack) return c;
+  const { [PACKED]: _, ...rest } = c;
+  const { ids, dimension: d, flat } = pack;
+  return { ...rest, vectors: Object.fromEntries(ids.map((id, n) =>
+    [id, Array.from(flat.subarray(n * d, (n + 1) * d))])) };
 }
 
 // Characters written by the current call (their generation was bumped with the write); at
@@ -302,9 +299,11 @@ async function flushRecalls() {
 
 // -- loading the database into the engine ---------------------------------------------------
 
-// Rebuild one character from IndexedDB; returns a notice when something had to be repaired.
-async function loadOne(id) {
-  const data = await store.loadCharacter(db, id, (d) => vectors.createStore(d));
+// Rebuild one character from IndexedDB (or from ``placed``: its read ahead, vectors already
+// in kernel stores); returns a notice when something had to be repaired.
+async function loadOne(id, placed = null) {
+  const data = placed ? await store.settleCharacter(db, placed, { ahead: true })
+    : await store.loadCharacter(db, id, (d) => vectors.createStore(d));
   if (!data) {
     py.dropCharacter(id);
     return [];
@@ -315,12 +314,14 @@ async function loadOne(id) {
   // records in slices (omoide.browser.restore): each record pack's JSON as stored, then the
   // override rows; Python never holds the JSON and the dicts of every record at once
   py.restore.begin(JSON.stringify(header));
-  for (const [json, skip, format, crc] of store.recordSlices(data)) {
-    py.restore.add_records(id, json, skip.length ? JSON.stringify(skip) : "", format, crc);
+  for (const [bytes, skip, format, crc] of store.recordSlices(data)) {
+    py.restore.add_records(id, bytes, skip.length ? JSON.stringify(skip) : "", format, crc);
   }
+  const recordsDone = performance.now();
   const result = (await py.restore.finish.callPromising(id, live, trash))
     .toJs({ dict_converter: Object.fromEntries });
-  loadTimes.set(id, { ...timing, python_ms: performance.now() - started,
+  loadTimes.set(id, { ...timing, ahead: Boolean(placed), python_ms: performance.now() - started,
+    records_ms: recordsDone - started,
     rows: header.live_ids.length + header.trash_ids.length, trusted: result.trusted,
     quarantined: result.quarantined });
   scheduleTextIndexing();
@@ -373,8 +374,13 @@ async function catchUp() {
   }
 }
 
-async function loadEverything() {
+// ``ahead``: boot's read ahead (``readAhead``); a character's read is used only when its
+// generation and the global one are still those read with it (else it is read again).
+async function loadEverything(ahead = null) {
   known = await store.generations(db);
+  const current = (character) => ahead
+    && (ahead.generations.get(store.GLOBAL) ?? 0) === (known.get(store.GLOBAL) ?? 0)
+    && (ahead.generations.get(character) ?? 0) === (known.get(character) ?? 0);
   const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
   py.session.start(selected.model, selected.dtype);
   const userSettings = await store.getSetting(db, "user_settings", {});
@@ -383,7 +389,12 @@ async function loadEverything() {
     emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
   const notices = [];
   for (const { id } of await store.listCharacters(db)) {
-    notices.push(...await loadOne(id));
+    const placed = current(id) ? ahead.placed.get(id) : undefined;
+    if (placed === null) { // no index when read ahead, and nothing changed since
+      py.dropCharacter(id);
+      continue;
+    }
+    notices.push(...await loadOne(id, placed));
   }
   const target = await store.getSetting(db, "revectorize_target", null);
   if (target) {
@@ -448,6 +459,29 @@ async function startPython(info, wheelLoading, started) {
   }
 }
 
+// Boot reads every character ahead, while Pyodide starts: one read-only transaction, then
+// the vectors placed in kernel stores as soon as the kernel is compiled. No lock is held (no
+// write happens here); ``loadEverything`` keeps a character's read only when its generation
+// has not moved since. Null when the read failed (boot then reads under the lock as usual).
+async function readAhead(kernelLoading) {
+  try {
+    await dbOpening;
+    const { generations, reads } = await store.readEverything(db);
+    bootMark("read");
+    await kernelLoading;
+    const placed = new Map();
+    for (const [id, read] of reads) {
+      placed.set(id, read && store.placeCharacter(read, (d) => vectors.createStore(d)));
+      reads.set(id, null); // each read's rows go once placed
+    }
+    bootMark("placed");
+    return { generations, placed };
+  } catch (err) {
+    console.warn("read ahead failed; reading under the engine lock", err);
+    return null;
+  }
+}
+
 // Where each boot went (storage_info.boot): ms after this worker's time origin, which is given
 // too (epoch ms), so a benchmark can put them on the page's clock.
 const bootTimes = { origin: performance.timeOrigin };
@@ -474,6 +508,7 @@ async function boot(onProgress) {
   // While Pyodide boots: the kernel compiles, the wheel downloads and IndexedDB opens.
   const kernelLoading = vectors.loadKernel("auto");
   const wheelLoading = fetchWheel(new URL(info.wheel, base).href);
+  const reading = readAhead(kernelLoading);
   // "python" is reported as soon as the interpreter runs: the page starts the model's
   // warm-up then, while the wheel and the engine's modules load (or come with the snapshot).
   await startPython(info, wheelLoading,
@@ -501,9 +536,11 @@ async function boot(onProgress) {
   report("engine", `omoide ${info.omoide}`);
   await dbOpening;
   bootMark("database");
+  const ahead = await reading;
+  bootMark("read_ahead");
   const notices = await navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
-    const found = await loadEverything();
+    const found = await loadEverything(ahead);
     if (changedCharacters.size) await finishWrites();
     return found;
   });

@@ -32,6 +32,13 @@ def state(page) -> tuple:
             sorted(json.dumps(t, sort_keys=True) for t in trash))
 
 
+def records_of(pack: dict) -> list[dict]:
+    """A pack's records (a checked pack: a head line, then one JSON record per line)."""
+    if pack["format"] == 2:
+        return [json.loads(line) for line in pack["json"].split("\n")[1:]]
+    return json.loads(pack["json"])
+
+
 def packs(page) -> list[dict]:
     """The record packs as stored: ids and the ids in the trash."""
     return [json.loads(row) for row in page.evaluate(RAW)["record_packs"]]
@@ -48,7 +55,7 @@ def test_rows_override_packs_and_compaction_packs_them(launch, app_url, tmp_path
     page.evaluate(MAKE, [N, TRASHED, stamp, dim])
     assert page.evaluate(IMPORT)["imported"] == N
     [pack] = packs(page)
-    assert len(pack["ids"]) == 512 and json.loads(pack["json"])[7]["id"] == "i0007"
+    assert len(pack["ids"]) == 512 and records_of(pack)[7]["id"] == "i0007"
     # single writes on packed memories: one row each, the pack is not rewritten
     engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
     engine_call(page, "forget", {"character": "umi", "id": "i0008"})
@@ -112,7 +119,9 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     page.evaluate(MAKE, [N, TRASHED, stamp, dim])
     assert page.evaluate(IMPORT)["imported"] == N
     [pack] = packs(page)
-    assert pack["format"] == 1 and isinstance(pack["crc"], int)
+    assert pack["format"] == 2 and isinstance(pack["crc"], int)
+    head = json.loads(pack["json"].split("\n")[0])
+    assert head == [pack["ids"], [r["key"] for r in records_of(pack)]]
     engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
     before = reloaded(page)
     # the import's pack is made without the validator (less i0007, overridden by its row);
@@ -120,7 +129,7 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     assert (load_of(page)["trusted"], load_of(page)["quarantined"]) == (511, 0)
     # rows the engine wrote are packed as checked too (JavaScript's CRC, Python's check)
     engine_worker(page).evaluate(COMPACT, "umi")
-    assert [p["format"] for p in packs(page)] == [1, 1]
+    assert [p["format"] for p in packs(page)] == [2, 2]
     assert reloaded(page) == before
     assert load_of(page)["trusted"] == N  # i0007 in both packs: the older copy skipped
     # a text changed on disk: the pack is validated, its bad record quarantined, kept on

@@ -444,14 +444,10 @@ async function allRows(db, character, dimension) {
   return byId;
 }
 
-// Everything needed to rebuild one character in the engine, its vectors already in two
-// kernel stores (``createStore(dimension)`` of kernel/vectors.js): every segment whose
-// checksum holds is appended to them in runs of consecutive rows (the bytes go from
-// IndexedDB straight into WebAssembly memory), then the tail (inline vectors). Returns the
-// record packs and override rows (read in slices with ``recordSlices``), the ids of the rows
-// of each store in order, the memories whose vector could not be trusted (``missing``:
-// re-embedded), the recall counts and the per-step times.
-export async function loadCharacter(db, character, createStore) {
+// What boot reads of one character (null: it has no index): its stamp, override rows, record
+// packs, segments of its current stamp and recall counts. Run inside a transaction of the
+// caller's (``readEverything``) or each read in its own.
+export async function readCharacter(db, character) {
   const started = performance.now();
   const stamp = await db.stamps.get(character);
   if (!stamp) return null;
@@ -461,7 +457,67 @@ export async function loadCharacter(db, character, createStore) {
     db.segments.where("[character+stamp]").equals([character, stamp.stamp]).toArray(),
     db.recalls.where("character").equals(character).toArray(),
   ]);
-  const read = performance.now();
+  return { character, stamp, rows, packs, segments, recallRows,
+    indexeddb_ms: performance.now() - started };
+}
+
+// Everything boot loads, read in ONE read-only transaction while Python boots (the engine
+// worker reads ahead without the engine lock): the generations, the characters and each
+// character's ``readCharacter``. A consistent state: every change of a character bumps its
+// generation in its own transaction, so under the lock the caller keeps a character's read
+// only while its generation (and the global one) is still the one read here.
+export async function readEverything(db) {
+  const tables = [db.generations, db.characters, db.stamps, db.memories, db.record_packs,
+    db.segments, db.recalls];
+  return db.transaction("r", tables, async () => {
+    const known = await generations(db);
+    const reads = new Map();
+    for (const { id } of await listCharacters(db)) reads.set(id, await readCharacter(db, id));
+    return { generations: known, reads };
+  });
+}
+
+// Everything needed to rebuild one character in the engine, its vectors already in two
+// kernel stores (``createStore(dimension)`` of kernel/vectors.js): every segment whose
+// checksum holds is appended to them in runs of consecutive rows (the bytes go from
+// IndexedDB straight into WebAssembly memory), then the tail (inline vectors). Returns the
+// record packs and override rows (read in slices with ``recordSlices``), the ids of the rows
+// of each store in order, the memories whose vector could not be trusted (``missing``:
+// re-embedded), the recall counts and the per-step times.
+export async function loadCharacter(db, character, createStore) {
+  const read = await readCharacter(db, character);
+  return read && settleCharacter(db, placeCharacter(read, createStore));
+}
+
+// The writes and fresh reads a placed character needs under the engine lock: its damaged
+// segments deleted (never trusted again: their memories are re-embedded from their text),
+// and, when it was read ahead, its recall counts read again (``recalls`` moves without a
+// generation: another tab's flush may have landed since).
+export async function settleCharacter(db, data, { ahead = false } = {}) {
+  if (data.corrupt.length) await db.segments.bulkDelete(data.corrupt);
+  if (ahead) {
+    const rows = await db.recalls.where("character").equals(data.character).toArray();
+    Object.assign(data, recallCounts(rows));
+  }
+  const { corrupt, ...rest } = data;
+  return { ...rest, corrupt_segments: corrupt.length };
+}
+
+function recallCounts(rows) {
+  const recalls = {};
+  const recallsLast = {};
+  for (const row of rows) {
+    recalls[row.id] = row.count;
+    recallsLast[row.id] = row.last;
+  }
+  return { recalls, recalls_last: recallsLast };
+}
+
+// The kernel part of a load (no IndexedDB access): the vectors of ``read`` placed in two new
+// kernel stores. ``corrupt``: the keys of the segments whose checksum failed.
+export function placeCharacter(read, createStore) {
+  const { character, stamp, rows, packs, segments, recallRows } = read;
+  const started = performance.now();
   const { dimension: d } = stamp;
   const byId = new Map();
   for (const r of rows) byId.set(r.id, r);
@@ -520,8 +576,6 @@ export async function loadCharacter(db, character, createStore) {
     });
     flush(segment.ids.length);
   }
-  // A damaged segment is never trusted again: its memories are re-embedded from their text.
-  if (corrupt.length) await db.segments.bulkDelete(corrupt);
   let loose = 0;
   const missing = [];
   for (const r of rows) {
@@ -541,18 +595,11 @@ export async function loadCharacter(db, character, createStore) {
     }
   }
   for (const id of at.keys()) if (!placed.has(id)) missing.push(id);
-  const recalls = {};
-  const recallsLast = {};
-  for (const row of recallRows) {
-    recalls[row.id] = row.count;
-    recallsLast[row.id] = row.last;
-  }
-  const done = performance.now();
   return {
     character, stamp: stamp.stamp, model_id: stamp.model_id, dimension: d, loose,
-    recalls, recalls_last: recallsLast, live_ids: liveIds, trash_ids: trashIds, missing,
-    corrupt_segments: corrupt.length, live, trash, rows, packs, skips,
-    timing: { indexeddb_ms: read - started, kernel_ms: done - read },
+    ...recallCounts(recallRows), live_ids: liveIds, trash_ids: trashIds, missing, corrupt,
+    live, trash, rows, packs, skips,
+    timing: { indexeddb_ms: read.indexeddb_ms, kernel_ms: performance.now() - started },
   };
 }
 
@@ -565,16 +612,18 @@ export const RECORD_SLICE = 4000;
 // overrides (``skip``) and its format and CRC (Python checks the CRC: a checked pack's
 // records then skip the validator), then the override rows, RECORD_SLICE at a time (trash
 // state folded in; always validated). Python folds in the counted recalls.
+// Each text goes as its UTF-8 bytes (a Uint8Array: Python takes a copy of the bytes, ~10x
+// cheaper under Pyodide than the conversion of a JS string of 1.7 MB to a Python str).
 export function* recordSlices({ rows, packs, skips }) {
   for (let p = 0; p < packs.length; p++) {
-    yield [packs[p].json, skips[p], packs[p].format ?? 0, packs[p].crc ?? 0];
+    yield [encoder.encode(packs[p].json), skips[p], packs[p].format ?? 0, packs[p].crc ?? 0];
   }
   for (let start = 0; start < rows.length; start += RECORD_SLICE) {
     const out = [];
     for (let i = start; i < Math.min(start + RECORD_SLICE, rows.length); i++) {
       out.push({ ...rows[i].record, trashed_at: rows[i].trashed_at });
     }
-    yield [JSON.stringify(out), [], 0, 0];
+    yield [encoder.encode(JSON.stringify(out)), [], 0, 0];
   }
 }
 

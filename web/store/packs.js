@@ -25,13 +25,28 @@ export const PACK_ROWS = 4096;
 // omoide/browser/restore.py: a later record schema bumps both, and older packs are then
 // validated at boot again).
 export const CHECKED = 1;
+// Pack formats: 0, one JSON text of records not all checked (a migration's); CHECKED, one
+// JSON text of checked records (packs written before LINES); LINES, checked records one JSON
+// text per line after a head line ``[ids, keys]`` (``PACK_LINES`` of restore.py: boot keeps
+// each line unparsed and Python makes the Memory on use, omoide/browser/packed.py). JSON
+// never writes a raw line break inside a text, so a line is exactly one record.
+export const LINES = 2;
 const encoder = new TextEncoder();
 
 // The CRC of a pack's JSON text, as Python's ``zlib.crc32(json.encode())`` computes it.
 export const textChecksum = (text) => crc32(encoder.encode(text));
 
 // Is ``pack`` a checked pack whose text is as written? (Its records may skip the validator.)
-export const packTrusted = (pack) => pack.format === CHECKED && pack.crc === textChecksum(pack.json);
+export const packTrusted = (pack) => (pack.format === CHECKED || pack.format === LINES)
+  && pack.crc === textChecksum(pack.json);
+
+// The records of a pack's text (its head line left out), whatever its format.
+export function packRecords(pack) {
+  if (pack.format !== LINES) return JSON.parse(pack.json);
+  const lines = pack.json.split("\n");
+  lines.shift();
+  return lines.map((line) => JSON.parse(line));
+}
 
 // Build a pack from stored rows ({id, record, trashed_at, slot, checked}).
 export function makePack(character, pack, stamp, rows) {
@@ -46,11 +61,13 @@ export function makePack(character, pack, stamp, rows) {
     if (r.trashed_at != null) trashed.push(r.id);
     records[i] = { ...r.record, trashed_at: r.trashed_at ?? null };
   });
-  const json = JSON.stringify(records);
   if (!rows.every((r) => r.checked === CHECKED)) {
-    return { character, pack, stamp, ids, slots, trashed, json, format: 0 };
+    return { character, pack, stamp, ids, slots, trashed, json: JSON.stringify(records),
+      format: 0 };
   }
-  return { character, pack, stamp, ids, slots, trashed, json, format: CHECKED,
+  const head = JSON.stringify([ids, records.map((r) => r.key ?? null)]);
+  const json = `${head}\n${records.map((r) => JSON.stringify(r)).join("\n")}`;
+  return { character, pack, stamp, ids, slots, trashed, json, format: LINES,
     crc: textChecksum(json) };
 }
 
@@ -59,7 +76,7 @@ export function makePack(character, pack, stamp, rows) {
 // changed on disk.
 export function unpack(pack, dimension) {
   const checked = packTrusted(pack) ? CHECKED : 0;
-  return JSON.parse(pack.json).map((entry, i) => {
+  return packRecords(pack).map((entry, i) => {
     const { trashed_at: trashedAt, ...record } = entry;
     return { character: pack.character, id: pack.ids[i], record, trashed_at: trashedAt ?? null,
       stamp: pack.stamp, dimension, slot: { seg: pack.slots[2 * i], row: pack.slots[2 * i + 1] },

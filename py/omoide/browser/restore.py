@@ -45,6 +45,7 @@ from ..engine.embedding import embed_memories
 from ..engine.memory import Memory, TrashEntry
 from ..errors import OmoideError
 from .embedder import BrowserEmbedder, parse_stamp
+from .packed import packed
 from .session import KERNEL_OPTIONS, flush, session
 from .wasm_kernel import WasmKernel
 
@@ -58,6 +59,8 @@ class Loading:
     trashed_at: dict[str, float] = field(default_factory=dict)  # of trashed memories only
     rows: int = 0  # records received, good or bad
     trusted: int = 0  # of them, records of checked packs made without the validator
+    # ids whose record a pack of lines must make at once: trashed, or with counted recalls
+    now: set[str] = field(default_factory=set)
 
 
 LOADING: dict[str, Loading] = {}
@@ -67,30 +70,41 @@ _ID = attrgetter("id")
 def begin(header_json: str) -> None:
     """Start restoring a character (forgets any restore of it left unfinished)."""
     header = json.loads(header_json)
-    LOADING[header["character"]] = Loading(header)
+    LOADING[header["character"]] = Loading(
+        header, now=set(header["trash_ids"]) | set(header.get("recalls") or ()))
 
 
 # The format of a record pack whose records the engine checked before writing them
-# (``CHECKED`` of web/store/packs.js; a later record schema bumps both).
+# (``CHECKED`` of web/store/packs.js; a later record schema bumps both): one JSON text of
+# every record (``PACK_FORMAT``: packs written before the lines), or a head line
+# ``[ids, keys]`` and one line per record (``PACK_LINES``: its records made on use).
 PACK_FORMAT = 1
+PACK_LINES = 2
 
 
-def add_records(character: str, records_json: str, skip_json: str = "", pack_format: int = 0,
+def add_records(character: str, records_json: Any, skip_json: str = "", pack_format: int = 0,
                 crc: int = 0) -> int:
-    """Check one slice of the character's stored records, less the ids of ``skip_json`` (a
-    JSON list: overridden by a later copy); returns how many passed. ``pack_format`` and
-    ``crc``: the record pack's (0 for override rows)."""
+    """Check one slice of the character's stored records (its JSON text's UTF-8 bytes, or
+    the text), less the ids of ``skip_json`` (a JSON list: overridden by a later copy);
+    returns how many passed. ``pack_format`` and ``crc``: the record pack's (0 for override
+    rows)."""
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
     before = len(memories)
+    text = as_bytes(records_json)
     with acyclic_bulk():
-        rows = json.loads(records_json)
+        if pack_format == PACK_LINES:
+            if pack_intact(text, crc) and add_packed(loading, text, skip_json):
+                return len(memories) - before
+            rows = lines_of(text)
+        else:
+            rows = json.loads(text)
         if skip_json:
             skip = set(json.loads(skip_json))
             rows = [r for r in rows if not (isinstance(r, dict) and r.get("id") in skip)]
         loading.rows += len(rows)
         engine = session().engine
-        if pack_format == PACK_FORMAT and pack_intact(records_json, crc):
+        if pack_format == PACK_FORMAT and pack_intact(text, crc):
             made, gone, rows = trusted_memories(rows, loading.header)
             loading.trusted += len(made)
             memories.update(zip(map(_ID, made), made, strict=True))
@@ -102,13 +116,80 @@ def add_records(character: str, records_json: str, skip_json: str = "", pack_for
     return len(memories) - before
 
 
-def pack_intact(text: str, crc: int) -> bool:
-    """Is ``text`` the pack's JSON as written (CRC-32 of its UTF-8 bytes, as
-    web/store/packs.js ``textChecksum``)?"""
+def add_packed(loading: Loading, text: bytes, skip_json: str) -> bool:
+    """The records of an intact checked pack of lines as ``PackedMemory`` objects, made on
+    use (``browser/packed.py``), less the skipped ids; the trashed ones and those with counted
+    recalls are made now (their trash time or counts are needed at ``finish``). False when
+    the head does not describe the lines (the caller then validates every line)."""
+    lines = text.split(b"\n")
     try:
-        return zlib.crc32(text.encode()) == crc
-    except UnicodeEncodeError:  # a lone surrogate: JavaScript wrote other bytes
+        ids, keys = json.loads(lines[0])
+    except (ValueError, TypeError):
         return False
+    del lines[0]
+    if not (type(ids) is list and type(keys) is list and len(ids) == len(keys) == len(lines)):
+        return False
+    header = loading.header
+    loading.rows += len(ids)
+    skip = set(json.loads(skip_json)) if skip_json else set()
+    now: list[Any] = []
+    if not (loading.now.isdisjoint(ids) and skip.isdisjoint(ids)):  # rare: a loop per row
+        kept: tuple[list[str], list[str | None], list[str]] = ([], [], [])
+        for memory_id, key, line in zip(ids, keys, lines, strict=True):
+            if memory_id in skip:
+                loading.rows -= 1
+            elif memory_id in loading.now:
+                now.append(parsed(line))
+            else:
+                kept[0].append(memory_id)
+                kept[1].append(key)
+                kept[2].append(line)
+        ids, keys, lines = kept
+    loading.memories.update(zip(ids, map(packed, ids, keys, lines), strict=True))
+    loading.trusted += len(ids)
+    if now:
+        made, gone, rest = trusted_memories(now, header)
+        loading.trusted += len(made)
+        loading.memories.update(zip(map(_ID, made), made, strict=True))
+        loading.trashed_at.update(gone)
+        engine = session().engine
+        for memory, at in checked_memories(engine, fold_recalls(rest, header)):
+            loading.memories[memory.id] = memory
+            if at is not None:
+                loading.trashed_at[memory.id] = at
+    return True
+
+
+def lines_of(text: bytes) -> list[Any]:
+    """The records of a pack of lines whose text cannot be trusted, for the validator: each
+    line parsed on its own; the head line is not a record."""
+    return list(map(parsed, text.split(b"\n")[1:]))
+
+
+def parsed(line: bytes) -> Any:
+    """A line's JSON; a line that is no JSON stays a text (which the validator refuses)."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return line
+
+
+def as_bytes(records: Any) -> bytes:
+    """A slice's text as UTF-8 bytes: the worker sends a Uint8Array (Pyodide: a JsProxy
+    copied with ``to_bytes``, ~10x cheaper than converting a JS string); a text (CPython
+    callers) is encoded."""
+    to_bytes = getattr(records, "to_bytes", None)
+    if to_bytes is not None:
+        return to_bytes()
+    if isinstance(records, str):
+        return records.encode()
+    return bytes(records)
+
+
+def pack_intact(text: bytes, crc: int) -> bool:
+    """Are ``text``'s bytes the pack's as written (CRC-32, as web/store/packs.js
+    ``textChecksum`` computes it)?"""
+    return zlib.crc32(text) == crc
 
 
 def trusted_memories(rows: list[Any], header: dict[str, Any]

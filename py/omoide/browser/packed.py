@@ -1,0 +1,120 @@
+"""Memories of an intact checked record pack, made on use (``PackedMemory``).
+
+A checked pack of lines (``PACK_LINES``: web/store/packs.js writes one JSON record per line
+after a head line ``[ids, keys]``, all under one CRC-32) holds records the engine checked
+before it wrote them, and its CRC proves the text unchanged since. Restore therefore keeps
+each record's line as it is (its UTF-8 bytes) and makes a ``PackedMemory`` holding only its
+id, its key (what the store's indexes need at once) and the line: no ``json.loads`` of
+every record and no Memory built per row on the way to ready. The first read of any other
+field parses the line into the instance (``load``), after which it is an ordinary
+``Memory`` (the same fields, equal to the Memory the validator's answer makes:
+``tests/test_packed_memory.py``), and the line is dropped. Recall hits, listing,
+governance, export and the BM25 pass after ready load what they touch.
+
+The line was checked before it was written, so it loads without the validator; a line that
+still does not fit a Memory (a later schema must bump ``PACK_LINES``) goes through the one
+record validator, and a line the validator refuses raises its error (naming the field)
+where the memory is first read: never a silently changed memory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..engine import validate
+from ..engine.memory import Memory
+
+# The fields a Memory writes as floats; JavaScript's JSON writes a whole float as an integer.
+_FLOATS = ("importance", "created_at", "updated_at", "last_recalled_at")
+
+
+class _Unloaded:
+    """Shadows a Memory field's class default on ``PackedMemory``: until the instance is
+    loaded it has no such attribute, so reading it reaches ``__getattr__`` (and loads)
+    instead of the dataclass default. A non-data descriptor: once loaded, the instance's
+    own attribute wins, at the usual cost."""
+
+    __slots__ = ()
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        raise AttributeError
+
+
+class PackedMemory(Memory):
+    """A ``Memory`` whose fields other than ``id`` and ``key`` are parsed from its stored
+    line on first use (see the module)."""
+
+    # The stored line until loaded, None once loaded: a slot, not an attribute in the
+    # instance's dict, so that a loaded instance keeps the compact attribute storage of an
+    # ordinary Memory (an 17th attribute in the dict made it 2.4x larger under Pyodide).
+    __slots__ = ("_line",)
+
+    def __getattr__(self, name: str) -> Any:  # only for attributes not set yet
+        if name == "_line" or name.startswith("__"):
+            raise AttributeError(name)
+        line = self._line  # AttributeError when not made by ``packed`` (``replace``)
+        if line is None:
+            raise AttributeError(name)
+        load(self, line)
+        return getattr(self, name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Memory):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in Memory.__dataclass_fields__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like Memory
+
+    @property
+    def loaded(self) -> bool:
+        return getattr(self, "_line", None) is None
+
+
+for _name in Memory.__dataclass_fields__:
+    if _name in Memory.__dict__:  # a field with a plain default: a class attribute of Memory
+        setattr(PackedMemory, _name, _Unloaded())
+
+_new = object.__new__
+
+
+def packed(memory_id: str, key: str | None, line: bytes) -> PackedMemory:
+    """A memory of a checked pack, not parsed yet."""
+    memory = _new(PackedMemory)
+    memory.id = memory_id
+    memory.key = key
+    memory._line = line
+    return memory
+
+
+def _size_attributes() -> None:
+    """Give the class's shared attribute keys every field now, in the order a load sets
+    them: CPython sizes an instance's compact attribute storage by the class's keys when
+    the instance is made, and restore makes every instance before any is loaded, so without
+    this each load would overflow it into a dict of its own (~2x the memory)."""
+    memory = packed("", None, b"")
+    Memory.__init__(memory, **dict.fromkeys(Memory.__dataclass_fields__))
+
+
+def load(memory: PackedMemory, line: bytes) -> None:
+    """Parse ``line`` into ``memory`` (the trusted conversion of ``restore.trusted_memories``:
+    a whole-number float becomes a float again); a line that is no such record goes through
+    the record validator, whose error, if any, is raised."""
+    record = json.loads(line)
+    try:
+        record.pop("trashed_at", None)
+        for name in _FLOATS:
+            if type(record[name]) is int:
+                record[name] = float(record[name])
+        Memory.__init__(memory, **record)
+    except (AttributeError, KeyError, TypeError):  # not a record as the engine writes it
+        checked = validate.record(json.loads(line), stored=True)
+        checked.pop("trashed_at", None)
+        checked.pop("vector", None)
+        Memory.__init__(memory, **checked)
+    memory._line = None
+
+
+_size_attributes()

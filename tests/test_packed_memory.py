@@ -1,0 +1,152 @@
+"""Records of an intact checked pack of lines made on use at restore
+(``omoide.browser.packed.PackedMemory``, ``restore.add_packed``), under CPython.
+
+A pack of lines (``PACK_LINES``: a head line ``[ids, keys]``, one JSON record per line, one
+CRC-32) restores without parsing its records: each memory holds its id, key and line until a
+field is read. For every record the engine can write, the store it gives, once read, is the
+store the validator's answer gives; a pack whose text changed on disk is validated line by
+line."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omoide.browser import restore, session
+from omoide.browser.packed import PackedMemory, packed
+from omoide.engine.memory import Memory
+from omoide.errors import OmoideError
+from tests.test_browser_restore import stored, worker  # noqa: F401
+from tests.test_restore_trusted_packs import (
+    MAX_TIME,
+    engine_records,
+    js_json,
+    restore_pack,
+    state,
+)
+
+
+def js_lines(records: list[dict]) -> str:
+    """A pack's text as web/store/packs.js ``makePack`` writes checked records: the head
+    line, then each record as ``JSON.stringify`` writes it."""
+    head = json.dumps([[r["id"] for r in records], [r.get("key") for r in records]])
+    return "\n".join([head, *(js_json([r])[1:-1] for r in records)])
+
+
+def lines_restore(records: list[dict], text: str | None = None, crc: int | None = None,
+                  **recalls) -> dict:
+    text = js_lines(records) if text is None else text
+    crc = zlib.crc32(js_lines(records).encode()) if crc is None else crc
+    return restore_pack(records, text, restore.PACK_LINES, crc, **recalls)
+
+
+def unread(store) -> list[str]:
+    return sorted(i for i, m in store.records.items()
+                  if isinstance(m, PackedMemory) and not m.loaded)
+
+
+@settings(max_examples=60, deadline=None)
+@given(engine_records())
+def test_a_pack_of_lines_restores_what_the_validator_would(records):
+    answer = lines_restore(records)
+    store = session.session().engine.stores["aoi"]
+    live = [r["id"] for r in records if r["trashed_at"] is None]
+    assert unread(store) == sorted(live)  # nothing parsed yet; the trashed made at once
+    assert {i: store.records[i].key for i in live} == {
+        r["id"]: r["key"] for r in records if r["trashed_at"] is None}
+    made_on_use = state()  # reads every field
+    session.session().engine.quarantine.clear()
+    validated = restore_pack(records, js_json(records), 0, 0)
+    assert made_on_use == state()
+    assert answer["trusted"] == len(records) and validated["trusted"] == 0
+    assert answer["quarantined"] == validated["quarantined"] == 0
+    assert answer["loaded"] == validated["loaded"] == len(records)
+
+
+@settings(max_examples=30, deadline=None)
+@given(engine_records(), st.data())
+def test_counted_recalls_are_folded_in_from_a_pack_of_lines(records, data):
+    ids = [r["id"] for r in records]
+    recalled = data.draw(st.lists(st.sampled_from(ids), unique=True))
+    recalls = {i: data.draw(st.integers(1, 50)) for i in recalled}
+    lasts = {i: data.draw(st.floats(0, MAX_TIME)) for i in recalled}
+    lines_restore(records, recalls=recalls, lasts=lasts)
+    store = session.session().engine.stores["aoi"]
+    assert not set(unread(store)) & set(recalled)  # their counts are folded in at once
+    made_on_use = state()
+    validated = restore_pack(records, js_json(records), 0, 0, recalls=recalls, lasts=lasts)
+    assert made_on_use == state() and validated["quarantined"] == 0
+
+
+@pytest.mark.parametrize("field", ["context", "recall_count", "model", "turn", "meta"])
+def test_a_field_with_a_default_is_read_from_the_line_first_time(field):
+    record = stored(1)[0] | {"context": "at the station", "recall_count": 7, "turn": 3,
+                             "conversation": "c1", "meta": {"tier": "hot"}}
+    del record["trashed_at"]
+    memory = packed(record["id"], record["key"], js_json([record])[1:-1].encode())
+    assert getattr(memory, field) == record[field]  # not the dataclass default
+    assert memory.loaded and memory == Memory(**record) and Memory(**record) == memory
+
+
+def test_a_line_is_parsed_only_when_a_field_is_read():
+    lines_restore(stored(5))
+    store = session.session().engine.stores["aoi"]
+    assert unread(store) == [f"m000{i}" for i in range(5)]
+    hit = store.records["m0002"]
+    assert (hit.id, hit.key) == ("m0002", None) and not hit.loaded  # known without parsing
+    assert hit.text == "note 2 about tea" and hit.importance == 0.5
+    assert type(hit.created_at) is float  # JavaScript wrote a whole number
+    assert unread(store) == ["m0000", "m0001", "m0003", "m0004"]
+    assert "_line" not in hit.to_dict()
+
+
+def test_a_line_that_is_no_record_is_refused_where_it_is_read():
+    records = stored(3)
+    records[1]["mood"] = "calm"  # not a Memory field (an engine bug): the validator names it
+    lines_restore(records)
+    memory = session.session().engine.stores["aoi"].records["m0001"]
+    with pytest.raises(OmoideError) as refused:
+        _ = memory.text
+    assert refused.value.fields.get("field") == "mood"
+    assert not memory.loaded  # never a half-made or silently changed memory
+
+
+def test_a_pack_of_lines_changed_on_disk_is_validated_line_by_line():
+    records = stored(6, trashed=frozenset({3}))
+    text = js_lines(records)
+    damaged = text.replace('"importance": 0.5', '"importance": 7.5', 1)
+    damaged = damaged.replace('"text": "note 4', '"text" "note 4', 1)  # no JSON any more
+    answer = lines_restore(records, damaged)
+    assert (answer["trusted"], answer["quarantined"], answer["loaded"]) == (0, 2, 4)
+    store = session.session().engine.stores["aoi"]
+    assert "m0000" not in store.records and "m0000" not in store.kernel.ids()
+    assert session.session().engine.quarantine["m0000"]["field"] == "importance"
+    assert unread(store) == []
+
+
+def test_a_head_that_does_not_match_its_lines_means_every_line_is_validated():
+    records = stored(4)
+    text = js_lines(records)
+    head, rest = text.split("\n", 1)
+    wrong = json.dumps([[r["id"] for r in records[:3]], [None] * 3]) + "\n" + rest
+    answer = lines_restore(records, wrong, zlib.crc32(wrong.encode()))
+    assert (answer["trusted"], answer["quarantined"], answer["loaded"]) == (0, 0, 4)
+    assert unread(session.session().engine.stores["aoi"]) == []
+
+
+def test_skipped_ids_of_a_pack_of_lines_stay_out():
+    records = stored(5)
+    text = js_lines(records)
+    head = {"character": "aoi", "stamp": records[0]["model"], "model_id": "m", "dimension": 4,
+            "missing": [], "corrupt_segments": 0, "loose": 0, "recalls": {},
+            "live_ids": ["m0000", "m0002", "m0003", "m0004"], "trash_ids": []}
+    restore.begin(json.dumps(head))
+    restore.add_records("aoi", text, json.dumps(["m0001"]), restore.PACK_LINES,
+                        zlib.crc32(text.encode()))
+    assert sorted(restore.LOADING["aoi"].memories) == head["live_ids"]
+    assert restore.LOADING["aoi"].rows == restore.LOADING["aoi"].trusted == 4
+    restore.LOADING.clear()
