@@ -22,7 +22,7 @@ from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 from tests.test_browser_restore import stored, worker  # noqa: F401
 from tests.test_restore_trusted_packs import (
-    MAX_TIME,
+    draw_recall_counts,
     engine_records,
     js_json,
     restore_pack,
@@ -70,10 +70,8 @@ def test_a_pack_of_lines_restores_what_the_validator_would(records):
 @settings(max_examples=30, deadline=None)
 @given(engine_records(), st.data())
 def test_counted_recalls_are_folded_in_from_a_pack_of_lines(records, data):
-    ids = [r["id"] for r in records]
-    recalled = data.draw(st.lists(st.sampled_from(ids), unique=True))
-    recalls = {i: data.draw(st.integers(1, 50)) for i in recalled}
-    lasts = {i: data.draw(st.floats(0, MAX_TIME)) for i in recalled}
+    recalls, lasts = draw_recall_counts(data, records)
+    recalled = list(recalls)
     lines_restore(records, recalls=recalls, lasts=lasts)
     store = session.session().engine.stores["aoi"]
     assert not set(unread(store)) & set(recalled)  # their counts are folded in at once

@@ -132,13 +132,18 @@ def test_a_checked_pack_restores_what_the_validator_would(records):
     assert checked_answer["quarantined"] == validated_answer["quarantined"] == 0
 
 
+def draw_recall_counts(data, records: list[dict]) -> tuple[dict, dict]:
+    """Recall counts and last-recalled times for some of the records (the stats store's)."""
+    recalled = data.draw(st.lists(st.sampled_from([r["id"] for r in records]), unique=True))
+    recalls = {i: data.draw(st.integers(1, 50)) for i in recalled}
+    lasts = {i: data.draw(st.floats(0, MAX_TIME)) for i in recalled}
+    return recalls, lasts
+
+
 @settings(max_examples=30, deadline=None)
 @given(engine_records(), st.data())
 def test_counted_recalls_are_folded_in_the_same_either_way(records, data):
-    ids = [r["id"] for r in records]
-    recalled = data.draw(st.lists(st.sampled_from(ids), unique=True))
-    recalls = {i: data.draw(st.integers(1, 50)) for i in recalled}
-    lasts = {i: data.draw(st.floats(0, MAX_TIME)) for i in recalled}
+    recalls, lasts = draw_recall_counts(data, records)
     fast, validated, _, _ = both_ways(records, recalls=recalls, lasts=lasts)
     assert fast == validated
 

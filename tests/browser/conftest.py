@@ -151,3 +151,21 @@ def cpython_engine(exported: dict, model: str = "omoide/all-MiniLM-L6-v2") -> Me
         store.load([(Memory.from_dict(m), vectors[m["id"]]) for m in character["memories"]], [])
         engine.stores[character["id"]] = store
     return engine
+
+
+# Page-side: the OPFS directory holding a model file ("<model id>/<file>") and the file's
+# name, on the app's own origin (the page uses OPFS's asynchronous API).
+MODEL_FILE_DIR = """async (path) => {
+  const parts = path.split("/"); const name = parts.pop();
+  let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("omoide-models");
+  for (const part of parts) dir = await dir.getDirectoryHandle(part);
+  return { dir, name };
+}"""
+
+
+def reload_warm(page: Page) -> dict:
+    """Reload, wait for ready and the model's warm-up; the embedding worker's status."""
+    page.reload()
+    wait_ready(page)
+    page.wait_for_selector("#model-warm[data-state='ready']", timeout=120_000)
+    return page.evaluate("() => window.omoide.embedder.status()")

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from buildtools.serve import AppServer
 
-from .conftest import DIST, engine_call, go_offline, wait_ready
+from .conftest import DIST, MODEL_FILE_DIR, engine_call, go_offline, reload_warm, wait_ready
 
 expect.set_options(timeout=60_000)
 E5 = "omoide/multilingual-e5-small"
@@ -26,12 +26,7 @@ MANIFEST = json.loads((DIST / "models" / "manifest.json").read_text())
 SHA = MANIFEST["models"][E5]["files"]["onnx/model_quantized.onnx"]["sha256"]
 
 # Page-side helpers on the app's own origin (the page uses OPFS's asynchronous API).
-DIR = """async (path) => {
-  const parts = path.split("/"); const name = parts.pop();
-  let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("omoide-models");
-  for (const part of parts) dir = await dir.getDirectoryHandle(part);
-  return { dir, name };
-}"""
+DIR = MODEL_FILE_DIR
 STORED = f"""async (path) => {{
   const {{ dir, name }} = await ({DIR})(path);
   const text = async (n) => {{
@@ -59,12 +54,6 @@ TO_LEGACY = f"""async (path) => {{
   await dir.removeEntry(name); await dir.removeEntry(name + ".sha256");
 }}"""
 
-
-def reload_warm(page: Page) -> dict:
-    page.reload()
-    wait_ready(page)
-    expect(page.locator("#model-warm")).to_have_attribute("data-state", "ready")
-    return page.evaluate("() => window.omoide.embedder.status()")
 
 
 def test_model_files_are_checked_moved_replaced_and_used_offline(launch, tmp_path):

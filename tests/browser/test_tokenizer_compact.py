@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import DIST, engine_call, wait_ready
+from .conftest import DIST, MODEL_FILE_DIR, engine_call, reload_warm, wait_ready
 
 expect.set_options(timeout=60_000)
 E5 = "omoide/multilingual-e5-small"
@@ -22,12 +22,7 @@ COMPACT = f"{E5}/tokenizer.compact"
 TEXTS = ["I prefer green tea in the morning.", "毎朝コーヒーを飲むのが習慣です。",
          "Mio collects old maps ✨ and Ünïcödé", "x" * 300]
 
-DIR = """async (path) => {
-  const parts = path.split("/"); const name = parts.pop();
-  let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("omoide-models");
-  for (const part of parts) dir = await dir.getDirectoryHandle(part);
-  return { dir, name };
-}"""
+DIR = MODEL_FILE_DIR
 # The compact form's size and tag, or nulls.
 STORED = f"""async (path) => {{
   const {{ dir, name }} = await ({DIR})(path);
@@ -51,13 +46,6 @@ DAMAGE = f"""async (path) => {{
 }}"""
 EMBED = """async (texts) => Array.from((await window.omoide.embed(texts, { kind: "passage",
   model: "omoide/multilingual-e5-small", dtype: "q8" })).data)"""
-
-
-def reload_warm(page: Page) -> dict:
-    page.reload()
-    wait_ready(page)
-    expect(page.locator("#model-warm")).to_have_attribute("data-state", "ready")
-    return page.evaluate("() => window.omoide.embedder.status()")["setup"]
 
 
 def wait_stored(page: Page) -> dict:
@@ -85,16 +73,16 @@ def test_compact_tokenizer_is_made_once_used_and_never_trusted_when_damaged(laun
         from_json = page.evaluate(EMBED, TEXTS)
 
         # The next set-up reads the compact form; the vectors are the same.
-        assert reload_warm(page)["tokenizer_from"] == "compact"
+        assert reload_warm(page)["setup"]["tokenizer_from"] == "compact"
         assert close(page.evaluate(EMBED, TEXTS), from_json)
 
         # Bytes changed on disk under their tag: not used, made again from tokenizer.json.
         page.evaluate(DAMAGE, COMPACT)
         assert not page.evaluate(STORED, COMPACT)["intact"]
-        assert reload_warm(page)["tokenizer_from"] == "json"
+        assert reload_warm(page)["setup"]["tokenizer_from"] == "json"
         assert close(page.evaluate(EMBED, TEXTS), from_json)
         assert wait_stored(page) == stored
-        assert reload_warm(page)["tokenizer_from"] == "compact"
+        assert reload_warm(page)["setup"]["tokenizer_from"] == "compact"
         hits = engine_call(page, "recall", {"character": "mio", "query": "old maps",
                                             "mode": "vector", "min_relevance": 0})
         assert hits and hits[0]["memory"]["text"] == "Mio collects old maps."
