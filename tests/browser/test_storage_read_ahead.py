@@ -59,7 +59,10 @@ def test_a_character_changed_by_another_tab_during_boot_is_read_again(launch, ap
         window.__release = ok; })); }""")
     other.wait_for_function("() => window.__release !== null")
     page.reload()
-    page.wait_for_timeout(5_000)  # A's read ahead is done; it waits for the lock
+    # A reaches "engine" (Python started; the read ahead began before it, at the boot's
+    # start) and then waits for the lock B holds; its read of 600 rows is done by then.
+    page.wait_for_selector("#boot[data-boot-state='engine']", timeout=120_000)
+    page.wait_for_timeout(2_000)
     # B writes straight to IndexedDB as a commit would (a record row + a generation bump)
     other.evaluate("""async () => {
       const store = await import("./store/db.js");
