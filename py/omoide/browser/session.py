@@ -8,6 +8,7 @@ the rpc verbs registered here.
 from __future__ import annotations
 
 import json
+import time
 from array import array
 from dataclasses import asdict, replace
 from typing import Any
@@ -117,8 +118,20 @@ def memory_info() -> dict[str, Any]:
 
 
 @handler("index_text_step")
-def index_text_step(batch: int = 2_000) -> int:
-    """Analyze up to ``batch`` texts left by the bulk load; returns how many are left."""
+def index_text_step(batch: int = 2_000, budget_ms: float | None = None) -> int:
+    """Analyze up to ``batch`` texts left by the bulk load; with ``budget_ms``, as many as
+    fit in that time instead (checked every 32 texts), so that a call waiting for the engine
+    lock behind a step waits about that long at most. Returns how many are left."""
+    if budget_ms is None:
+        return _index_texts(batch)
+    deadline = time.perf_counter() + budget_ms / 1000
+    left = _index_texts(32)
+    while left and time.perf_counter() < deadline:
+        left = _index_texts(32)
+    return left
+
+
+def _index_texts(batch: int) -> int:
     left = 0
     for store in session().engine.stores.values():
         before = store.index_text(0)

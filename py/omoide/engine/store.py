@@ -77,7 +77,9 @@ class CharacterStore:
 
     def index_text(self, limit: int) -> int:
         """Analyze up to ``limit`` texts left by ``adopt``; returns how many are left."""
-        batch, self._unindexed = self._unindexed[:limit], self._unindexed[limit:]
+        # Taken from the front in place: a new list of the rest per step copied it whole.
+        batch = self._unindexed[:limit]
+        del self._unindexed[:limit]
         for memory_id in batch:
             memory = self.records.get(memory_id)
             if memory is not None:
