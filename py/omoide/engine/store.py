@@ -56,7 +56,10 @@ class CharacterStore:
         self._text_index = BM25Index(k1=bm25_k1, b=bm25_b, context_weight=bm25_context_weight,
                                      context_b=bm25_context_b, scorer=bm25_scorer)
         # ids of live memories whose text is not analyzed yet (``adopt``: boot does not
-        # analyze every text); the index is completed before any use (``text_index``)
+        # analyze every text); the index is completed before any search (``text_index``).
+        # Writes do not wait for it: they index (or unindex) their own memory in
+        # ``_text_index`` at once, and the lazy pass skips what is indexed or gone; BM25's
+        # statistics are sums, so the complete index is the same whatever the order.
         self._unindexed: list[str] = []
         self.records: dict[str, Memory] = {}
         self.trash: dict[str, TrashEntry] = {}
@@ -82,7 +85,8 @@ class CharacterStore:
         del self._unindexed[:limit]
         for memory_id in batch:
             memory = self.records.get(memory_id)
-            if memory is not None:
+            # gone since (trashed, dropped), or indexed by a write meanwhile: nothing to do
+            if memory is not None and memory_id not in self._text_index:
                 self._text_index.add(memory_id, *self.index_terms(memory))
         return len(self._unindexed)
 
@@ -153,7 +157,7 @@ class CharacterStore:
             if row is not None:
                 self.kernel.add([memory.id], [row])
             if old is None or old.text != memory.text or old.context != memory.context:
-                self.text_index.add(memory.id, *self.index_terms(memory))
+                self._text_index.add(memory.id, *self.index_terms(memory))
             if old is not None and old.key is not None:
                 self._drop_key(old.key, memory.id)
             if memory.key is not None:
@@ -242,7 +246,7 @@ class CharacterStore:
         if memory is None:
             return
         self.kernel.remove([memory_id])
-        self.text_index.remove(memory_id)
+        self._text_index.remove(memory_id)
         if memory.key is not None:
             self._drop_key(memory.key, memory_id)
         self._index_drop(memory)
@@ -253,7 +257,7 @@ class CharacterStore:
 
         def apply() -> None:
             self.kernel.remove([memory_id])
-            self.text_index.remove(memory_id)
+            self._text_index.remove(memory_id)
             if memory.key is not None:
                 self._drop_key(memory.key, memory_id)
             self._index_drop(memory)
@@ -271,7 +275,7 @@ class CharacterStore:
             del self.trash[memory_id]
             self.trash_kernel.remove([memory_id])
             self.kernel.add([memory_id], [entry.vector])
-            self.text_index.add(memory_id, *self.index_terms(entry.memory))
+            self._text_index.add(memory_id, *self.index_terms(entry.memory))
             if entry.memory.key is not None:
                 self._ids_by_key.setdefault(entry.memory.key, set()).add(memory_id)
             self._index_add(entry.memory)
