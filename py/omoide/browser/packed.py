@@ -25,9 +25,6 @@ from typing import Any
 from ..engine import validate
 from ..engine.memory import Memory
 
-# The fields a Memory writes as floats; JavaScript's JSON writes a whole float as an integer.
-_FLOATS = ("importance", "created_at", "updated_at", "last_recalled_at")
-
 
 class _Unloaded:
     """Shadows a Memory field's class default on ``PackedMemory``: until the instance is
@@ -98,6 +95,24 @@ def _size_attributes() -> None:
     Memory.__init__(memory, **dict.fromkeys(Memory.__dataclass_fields__))
 
 
+def floats_again(record: dict[str, Any]) -> None:
+    """The fields a Memory holds as floats, floats again in ``record``: JavaScript's JSON
+    writes a whole-number float as an integer. A KeyError when one is missing (not a record
+    as the engine writes it). Unrolled: it runs for every row of a restore."""
+    value = record["importance"]
+    if type(value) is int:
+        record["importance"] = float(value)
+    value = record["created_at"]
+    if type(value) is int:
+        record["created_at"] = float(value)
+    value = record["updated_at"]
+    if type(value) is int:
+        record["updated_at"] = float(value)
+    value = record["last_recalled_at"]
+    if type(value) is int:
+        record["last_recalled_at"] = float(value)
+
+
 def load(memory: PackedMemory, line: bytes) -> None:
     """Parse ``line`` into ``memory`` (the trusted conversion of ``restore.trusted_memories``:
     a whole-number float becomes a float again); a line that is no such record goes through
@@ -105,9 +120,7 @@ def load(memory: PackedMemory, line: bytes) -> None:
     record = json.loads(line)
     try:
         record.pop("trashed_at", None)
-        for name in _FLOATS:
-            if type(record[name]) is int:
-                record[name] = float(record[name])
+        floats_again(record)
         Memory.__init__(memory, **record)
     except (AttributeError, KeyError, TypeError):  # not a record as the engine writes it
         checked = validate.record(json.loads(line), stored=True)

@@ -45,7 +45,7 @@ from ..engine.embedding import embed_memories
 from ..engine.memory import Memory, TrashEntry
 from ..errors import OmoideError
 from .embedder import BrowserEmbedder, parse_stamp
-from .packed import packed
+from .packed import floats_again, packed
 from .session import KERNEL_OPTIONS, flush, session
 from .wasm_kernel import WasmKernel
 
@@ -209,19 +209,8 @@ def trusted_memories(rows: list[Any], header: dict[str, Any]
             odd.append(raw)
             continue
         at = raw.pop("trashed_at", None)
-        try:  # unrolled: this runs for every row of a restore
-            value = raw["importance"]
-            if type(value) is int:
-                raw["importance"] = float(value)
-            value = raw["created_at"]
-            if type(value) is int:
-                raw["created_at"] = float(value)
-            value = raw["updated_at"]
-            if type(value) is int:
-                raw["updated_at"] = float(value)
-            value = raw["last_recalled_at"]
-            if type(value) is int:
-                raw["last_recalled_at"] = float(value)
+        try:
+            floats_again(raw)
             memory = Memory(**raw)
         except (KeyError, TypeError):
             raw["trashed_at"] = at
