@@ -143,8 +143,7 @@ class IndexedDBBackend:
         if len(vector) != store.dimension:
             raise OmoideError.of("INVALID_ARGUMENT", name="vector",
                                  reason=f"the index has {store.dimension} dimensions")
-        allowed = ({i for i, m in store.records.items() if m.kind in kinds} if kinds
-                   else None)
+        allowed = store.ids_of_kinds(kinds) if kinds else None
         result = store.kernel.top_k([float(x) for x in vector], k, allowed)
         return [{"memory": record_of(store.records[i]), "score": s}
                 for i, s in zip(result.ids, result.scores, strict=True) if s > 0]

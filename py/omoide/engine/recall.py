@@ -104,7 +104,7 @@ def recall(
         engine.check_model(store)
     allowed = None
     if kind_filter is not None:
-        allowed = {i for i, m in store.records.items() if m.kind in kind_filter}
+        allowed = store.ids_of_kinds(kind_filter)
     frame = None
     if use_time:
         frame = parse_timeframe(query, now if isinstance(now, datetime) else reference)
@@ -127,8 +127,8 @@ def _in_frame(store: CharacterStore, frame: TimeFrame | None,
     """Ids of the live memories whose time lies in the span (None: no span)."""
     if frame is None:
         return None
-    return {i for i, m in store.records.items()
-            if frame.contains(m.created_at) and (allowed is None or i in allowed)}
+    ids = store.ids_created_between(frame.start, frame.end)
+    return ids if allowed is None else ids & allowed
 
 
 def _flag(frame: TimeFrame | None, memory: Memory) -> bool | None:

@@ -8,7 +8,8 @@ it is applied; a listener that raises leaves the store untouched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+import math
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import partial
 from itertools import compress
 from operator import attrgetter, is_not
@@ -20,6 +21,13 @@ from omoide.kernels.base import KernelFactory, VectorKernel
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
 _given = partial(is_not, None)
+_kind_of = attrgetter("kind")
+DAY_SECONDS = 86_400
+
+
+def _day_of(memory: Memory) -> int:
+    """The UTC day (days since the epoch) a memory happened on: the key of the day index."""
+    return int(memory.created_at // DAY_SECONDS)
 
 
 def as_float_list(vector: Sequence[float]) -> list[float]:
@@ -124,6 +132,35 @@ class CharacterStore:
                 ids.discard(memory.id)
                 if not ids:
                     del groups[key_of(memory)]
+
+    def ids_of_kinds(self, kinds: Iterable[str]) -> set[str]:
+        """Ids of the live memories of these kinds (the kind index: a recall with a kind
+        filter scans no records)."""
+        groups = self.index("kind", _kind_of)
+        return set().union(*(groups.get(kind, ()) for kind in kinds))
+
+    def ids_created_between(self, start: float, end: float) -> set[str]:
+        """Ids of the live memories with ``start <= created_at < end``, from the index of
+        days: the cost is the span's days (or the store's distinct days, when fewer) and the
+        memories in it, not the store (a recall naming "last week" scanned every record)."""
+        groups = self.index("day", _day_of)
+        if math.isfinite(start) and math.isfinite(end):
+            # the end is exclusive: a span ending at midnight does not reach the next day
+            first, last = math.floor(start / DAY_SECONDS), math.ceil(end / DAY_SECONDS) - 1
+        else:
+            first, last = -math.inf, math.inf
+        if last - first + 1 <= len(groups):
+            days = [(day, groups[day]) for day in range(first, last + 1) if day in groups]
+        else:
+            days = [(day, ids) for day, ids in groups.items() if first <= day <= last]
+        found: set[str] = set()
+        records = self.records
+        for day, ids in days:
+            if start <= day * DAY_SECONDS and (day + 1) * DAY_SECONDS <= end:
+                found |= ids  # the whole day lies in the span
+            else:  # a day the span cuts: each memory's own time decides
+                found.update([i for i in ids if start <= records[i].created_at < end])
+        return found
 
     def index_terms(self, memory: Memory) -> tuple[list[str], list[str]]:
         """What BM25F indexes: the terms of the text and of the context, two fields."""
