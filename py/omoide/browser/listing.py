@@ -7,15 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.memory import Memory
+from ..engine.store import CharacterStore
 from ..errors import OmoideError
+from ..governance.tiers import tier_of
 from .rpc import handler
 
 MAX_PAGE = 500
 TIERS = ("hot", "cold")
-
-
-def tier_of(memory: Memory) -> str:
-    return "hot" if memory.meta.get("tier") == "hot" else "cold"
 
 
 def checked_int(name: str, value: Any, low: int, high: int) -> int:
@@ -57,7 +55,23 @@ def memories_page(character: str, offset: int = 0, limit: int = 50, kind: str | 
     store = engine.stores.get(character)
     if store is None:
         return {"items": [], "offset": offset, "matched": 0, "total": 0}
-    found = [m for m in store.records.values() if matches(m)]
-    found.sort(key=lambda m: (-m.created_at, m.id))
-    return {"items": [m.to_dict() for m in found[offset:offset + limit]], "offset": offset,
-            "matched": len(found), "total": len(store.records)}
+    if text is not None and text.strip():  # a text search reads every text it filters
+        found = [m for m in store.records.values() if matches(m)]
+        found.sort(key=lambda m: (-m.created_at, m.id))
+        page, matched = found[offset:offset + limit], len(found)
+    else:  # the store's indexes: a page costs its rows, not a sort of the store
+        allowed = group(store, kind, tier)
+        matched = len(store.records) if allowed is None else len(allowed)
+        page = [store.records[i] for i in store.newest_first(offset, limit, allowed)]
+    return {"items": [m.to_dict() for m in page], "offset": offset,
+            "matched": matched, "total": len(store.records)}
+
+
+def group(store: CharacterStore, kind: str | None, tier: str | None) -> set[str] | None:
+    """Ids of the live memories of this kind and tier (None: no filter), from the store's
+    kind and tier indexes."""
+    allowed = store.ids_of_kinds([kind]) if kind else None
+    if tier:
+        in_tier = store.index("tier", tier_of).get(tier, set())
+        allowed = set(in_tier) if allowed is None else allowed & in_tier
+    return allowed

@@ -17,6 +17,7 @@ from operator import attrgetter, is_not
 from omoide.engine.bm25 import BM25Index, PostingsScorer
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Memory, TrashEntry
+from omoide.engine.recency import NewestFirst, order_key
 from omoide.kernels.base import KernelFactory, VectorKernel
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
@@ -75,6 +76,7 @@ class CharacterStore:
         # secondary indexes of the live records (``index``): name -> (key of a record, groups)
         self._indexes: dict[str, tuple[Callable[[Memory], Hashable],
                                        dict[Hashable, set[str]]]] = {}
+        self._newest: NewestFirst | None = None  # ``newest_first``, made on first use
         self._listeners = listeners
 
     # -- reads ----------------------------------------------------------------------------
@@ -121,11 +123,29 @@ class CharacterStore:
             self._indexes[name] = (key_of, groups)
         return self._indexes[name][1]
 
+    def newest_first(self, offset: int, limit: int, allowed: set[str] | None = None
+                     ) -> list[str]:
+        """Ids of live memories newest first (``created_at`` descending, then id): ``limit``
+        of them from ``offset`` on, among ``allowed`` when given. The order is kept by every
+        write once made (one read of every memory's time, on first use)."""
+        if allowed is not None and len(allowed) * 8 < len(self.records):
+            # a small group (one kind, the hot tier): sorting it reads only its memories
+            records = self.records
+            chosen = sorted(order_key(records[i]) for i in allowed)
+            return [memory_id for _, memory_id in chosen[offset:offset + limit]]
+        if self._newest is None:
+            self._newest = NewestFirst(self.records.values())
+        return self._newest.ids(offset, limit, allowed)
+
     def _index_add(self, memory: Memory) -> None:
+        if self._newest is not None:
+            self._newest.add(memory)
         for key_of, groups in self._indexes.values():
             groups.setdefault(key_of(memory), set()).add(memory.id)
 
     def _index_drop(self, memory: Memory) -> None:
+        if self._newest is not None:
+            self._newest.drop(memory)
         for key_of, groups in self._indexes.values():
             ids = groups.get(key_of(memory))
             if ids is not None:
@@ -244,7 +264,7 @@ class CharacterStore:
         ids = list(map(_ID, live))
         for memory in compress(live, map(_given, map(_KEY, live))):  # keyed ones only
             self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
-        if self._indexes:
+        if self._indexes or self._newest is not None:
             for memory in live:
                 self._index_add(memory)
         self.records.update(zip(ids, live, strict=True))  # a map, not a Python loop per memory
