@@ -148,3 +148,14 @@ def test_skipped_ids_of_a_pack_of_lines_stay_out():
     assert sorted(restore.LOADING["aoi"].memories) == head["live_ids"]
     assert restore.LOADING["aoi"].rows == restore.LOADING["aoi"].trusted == 4
     restore.LOADING.clear()
+
+
+def test_the_character_list_after_a_restore_reads_no_record():
+    # the page lists the characters after every change: counts and the model only
+    records = stored(40)
+    lines_restore(records)
+    store = session.session().engine.stores["aoi"]
+    (listed,) = session.engine_characters()
+    assert listed["memories"] == 40 and "by_kind" not in listed
+    assert len(unread(store)) == 40  # nothing parsed
+    assert session.stats("aoi")["by_kind"] == {"fact": 40}  # the full stats read each kind

@@ -1,8 +1,8 @@
 """A recall naming a time span ("last week", 先週) or a kind filter asks the store for the
-matching ids (``ids_created_between``, ``ids_of_kinds``): both come from indexes that every
-write keeps current (days, kinds), so a query scans no records. By property: through any
-history of writes they answer what a scan of the live records answers, for any span (one that
-cuts a day, spans many, is empty or unbounded)."""
+matching ids (``ids_created_between``, ``ids_of_kinds``; ``count_by_kind`` for stats): both
+come from indexes that every write keeps current (days, kinds), so a query scans no records.
+By property: through any history of writes they answer what a scan of the live records
+answers, for any span (one that cuts a day, spans many, is empty or unbounded)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,10 @@ def test_the_indexes_answer_what_a_scan_of_the_records_answers(plan, queries):
                                                                          start + length)
     assert store.ids_created_between(-math.inf, math.inf) == set(store.records)
     assert store.ids_created_between(BASE, BASE) == set()
+    counted: dict[str, int] = {}
+    for m in store.records.values():
+        counted[m.kind] = counted.get(m.kind, 0) + 1
+    assert store.count_by_kind() == dict(sorted(counted.items()))
     for n in range(len(KINDS) + 1):
         kinds = KINDS[:n]
         assert store.ids_of_kinds(kinds) == {i for i, m in store.records.items()

@@ -275,7 +275,8 @@ def stats(character: str) -> dict[str, Any]:
 @handler("engine_characters")
 def engine_characters() -> list[dict[str, Any]]:
     engine = session().engine
-    return [engine.stats(c) for c in engine.characters()]
+    # after every change the page lists the characters: counts only, no memory read
+    return [engine.stats(c, by_kind=False) for c in engine.characters()]
 
 
 # -- settings --------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -277,18 +276,23 @@ class MemoryEngine:
         return sorted(self.stores)
 
     @on_fresh_state
-    def stats(self, character: str) -> dict[str, Any]:
+    def stats(self, character: str, *, by_kind: bool = True) -> dict[str, Any]:
+        """Counts and the index's model. ``by_kind=False`` leaves the per-kind counts out:
+        the rest reads no memory (the browser's character list asks after every change,
+        and a restored memory's kind is parsed from its stored line on first read)."""
         store = self.existing_store(character)
-        return {
+        out = {
             "character_id": store.character_id,
             "memories": len(store.records),
             "trashed": len(store.trash),
-            "by_kind": dict(sorted(Counter(m.kind for m in store.records.values()).items())),
             "model": store.stamp,
             "dimension": store.dimension,
             "model_mismatch": store.stamp != self.embedder.stamp and not store.is_empty(),
             "indexed_terms": store.indexed_terms,
         }
+        if by_kind:
+            out["by_kind"] = store.count_by_kind()
+        return out
 
     # -- snapshots and persistence ------------------------------------------------------------
 

@@ -159,6 +159,10 @@ class CharacterStore:
         groups = self.index("kind", _kind_of)
         return set().union(*(groups.get(kind, ()) for kind in kinds))
 
+    def count_by_kind(self) -> dict[str, int]:
+        """How many live memories of each kind (the kind index: no scan once it exists)."""
+        return {kind: len(ids) for kind, ids in sorted(self.index("kind", _kind_of).items())}
+
     def ids_created_between(self, start: float, end: float) -> set[str]:
         """Ids of the live memories with ``start <= created_at < end``, from the index of
         days: the cost is the span's days (or the store's distinct days, when fewer) and the
