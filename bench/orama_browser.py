@@ -40,7 +40,7 @@ from bench.common import cpu_model
 from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
-DIST = ROOT / "dist"
+DIST = Path(os.environ.get("OMOIDE_DIST", ROOT / "dist"))
 RESULTS = ROOT / "bench" / "results"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
