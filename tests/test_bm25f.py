@@ -13,21 +13,18 @@ length and average (``engine/bm25.py``).
 
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import subprocess
 from array import array
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from buildtools.paths import DIST
 from omoide.engine import MemoryEngine
 from omoide.engine.analyzer import analyze
 from omoide.engine.bm25 import PURE_SCORER, BM25Index
 from omoide.kernels.pure_kernel import PureKernel
+from tests import node_kernel
 from tests.test_bm25_postings import WORDS, index_terms, operations, queries, texts
 from tests.test_engine_embedder import HashingEmbedder
 
@@ -133,30 +130,7 @@ for await (const line of lines) {
 @pytest.fixture(scope="module")
 def wasm_scorers(tmp_path_factory):
     """A node process answering queries with both WebAssembly builds of the scorer."""
-    node = shutil.which("node")
-    kernel_dir = DIST / "kernel"
-    if not node or not (kernel_dir / "topk.wasm").exists():
-        pytest.skip("no node, or dist/ without the kernel (python3 build.py build)")
-    script = tmp_path_factory.mktemp("bm25f") / "serve.mjs"
-    script.write_text(NODE_SERVER % {
-        "vectors": json.dumps((kernel_dir / "vectors.js").as_uri()),
-        "kernel_dir": json.dumps(kernel_dir.as_uri() + "/"),
-    }, encoding="utf-8")
-    process = subprocess.Popen([node, str(script)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
-
-    def ask(request: dict) -> dict:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps(request) + "\n")
-        process.stdin.flush()
-        line = process.stdout.readline()
-        assert line, "the node scorer process ended"
-        return json.loads(line)
-
-    yield ask
-    assert process.stdin is not None
-    process.stdin.close()
-    process.wait(timeout=30)
+    yield from node_kernel.serve(tmp_path_factory, "bm25f", NODE_SERVER)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

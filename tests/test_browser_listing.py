@@ -11,6 +11,7 @@ from omoide.browser import listing, session
 from omoide.engine import MemoryEngine
 from omoide.errors import OmoideError
 from tests.test_engine_embedder import HashingEmbedder
+from tests.write_history import VERBS, apply_write
 
 
 class FakeSession:
@@ -61,7 +62,7 @@ def test_bad_arguments_name_the_field(engine, args, field):
 # -- pages from the store's order, by property ----------------------------------------------
 
 BASE = 1_700_000_000.0
-plans = st.lists(st.tuples(st.sampled_from(["remember", "update", "forget", "restore", "page"]),
+plans = st.lists(st.tuples(st.sampled_from([*VERBS, "page"]),
                            st.integers(0, 10_000), st.floats(BASE, BASE + 50.0),
                            st.sampled_from(["fact", "diary", "preference"])),
                  min_size=1, max_size=40)
@@ -91,17 +92,11 @@ def check_pages(e: MemoryEngine, plan, asked) -> None:
     e.remember("c", "first", at=BASE + 25.0)
     store = e.stores["c"]
     for n, (verb, pick, at, kind) in enumerate(plan):
-        live, trashed = sorted(store.records), sorted(store.trash)
-        if verb == "remember":  # equal times too: the id breaks the tie
-            e.remember("c", f"note {n}", at=float(int(at) // 10 * 10), kind=kind,
-                       importance=0.9 if pick % 3 == 0 else 0.5)
-        elif verb == "update" and live:
-            e.update("c", live[pick % len(live)], kind=kind)
-        elif verb == "forget" and live:
-            e.forget("c", live[pick % len(live)])
-        elif verb == "restore" and trashed:
-            e.restore("c", trashed[pick % len(trashed)])
-        elif verb == "page":  # the order exists from here on and is kept by what follows
+        # equal times too (at rounded to 10 s): the id breaks the tie
+        new = {"text": f"note {n}", "at": float(int(at) // 10 * 10), "kind": kind,
+               "importance": 0.9 if pick % 3 == 0 else 0.5}
+        if not apply_write(e, "c", verb, pick, remember=new, update={"kind": kind}):
+            # "page": the order exists from here on and is kept by what follows
             listing.memories_page("c", offset=0, limit=3)
     for offset, limit, kind, tier, text in asked:
         page = listing.memories_page("c", offset=offset, limit=limit, kind=kind, tier=tier,

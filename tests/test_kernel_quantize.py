@@ -7,16 +7,12 @@ fusion) depend on these bytes, so both builds must agree exactly."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildtools.paths import DIST
+from tests import node_kernel
 
 NODE_SERVER = """
 import { readFileSync } from "node:fs";
@@ -47,28 +43,12 @@ for await (const line of createInterface({ input: process.stdin })) {
 
 @pytest.fixture(scope="module")
 def quantized(tmp_path_factory):
-    node = shutil.which("node")
-    kernel_dir = DIST / "kernel"
-    if not node or not (kernel_dir / "topk.wasm").exists():
-        pytest.skip("no node, or dist/ without the kernel (python3 build.py build)")
-    script = tmp_path_factory.mktemp("quantize") / "serve.mjs"
-    script.write_text(NODE_SERVER % {"kernel_dir": json.dumps(kernel_dir.as_uri() + "/")},
-                      encoding="utf-8")
-    process = subprocess.Popen([node, str(script)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    """ask(dim, rows): the int8 rows and scales each build makes of ``rows``."""
+    for ask in node_kernel.serve(tmp_path_factory, "quantize", NODE_SERVER):
+        def quantize(dim: int, rows: np.ndarray, ask=ask) -> dict:
+            return ask({"dim": dim, "rows": rows.ravel().tolist()})
 
-    def ask(dim: int, rows: np.ndarray) -> dict:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps({"dim": dim, "rows": rows.ravel().tolist()}) + "\n")
-        process.stdin.flush()
-        line = process.stdout.readline()
-        assert line, "the node process ended"
-        return json.loads(line)
-
-    yield ask
-    assert process.stdin is not None
-    process.stdin.close()
-    process.wait(timeout=30)
+        yield quantize
 
 
 def reference(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,11 +15,12 @@ from omoide.engine import MemoryEngine
 from omoide.engine.store import DAY_SECONDS
 from omoide.kernels.pure_kernel import PureKernel
 from tests.test_engine_embedder import HashingEmbedder
+from tests.write_history import VERBS, apply_write
 
 BASE = 1_700_000_000.0  # 2023-11-14, a few days either side
 KINDS = ["fact", "preference", "pattern", "decision"]
 times = st.floats(BASE - 5 * DAY_SECONDS, BASE + 5 * DAY_SECONDS, allow_nan=False)
-writes = st.lists(st.tuples(st.sampled_from(["remember", "update", "forget", "restore"]),
+writes = st.lists(st.tuples(st.sampled_from(VERBS),
                             st.integers(0, 10_000), times, st.sampled_from(KINDS)),
                   min_size=1, max_size=30)
 spans = st.lists(st.tuples(st.floats(BASE - 7 * DAY_SECONDS, BASE + 7 * DAY_SECONDS),
@@ -39,15 +40,9 @@ def test_the_indexes_answer_what_a_scan_of_the_records_answers(plan, queries):
     store.ids_created_between(0.0, 1.0)  # the indexes exist before the writes: kept current
     store.ids_of_kinds(["fact"])
     for n, (verb, pick, at, kind) in enumerate(plan):
-        live, trashed = sorted(store.records), sorted(store.trash)
-        if verb == "remember":
-            engine.remember("mika", f"note {n}", at=at, kind=kind)
-        elif verb == "update" and live:
-            engine.update("mika", live[pick % len(live)], text=f"changed {n}", kind=kind)
-        elif verb == "forget" and live:
-            engine.forget("mika", live[pick % len(live)])
-        elif verb == "restore" and trashed:
-            engine.restore("mika", trashed[pick % len(trashed)])
+        apply_write(engine, "mika", verb, pick, remember={"text": f"note {n}", "at": at,
+                                                          "kind": kind},
+                    update={"text": f"changed {n}", "kind": kind})
     for start, length in queries:
         assert store.ids_created_between(start, start + length) == scan(store, start,
                                                                          start + length)

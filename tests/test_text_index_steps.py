@@ -18,6 +18,7 @@ from omoide.engine.memory import Memory
 from omoide.kernels.pure_kernel import PureKernel
 from tests.test_browser_restore import run, stored, worker  # noqa: F401
 from tests.test_engine_embedder import HashingEmbedder
+from tests.write_history import VERBS, apply_write
 
 N = 700
 
@@ -59,7 +60,7 @@ WORDS = ["tea", "violin", "osaka", "river", "chess", "sunday", "bread", "train",
          "東京", "緑茶", "大阪の川", "満員電車"]
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
 # a write between two lazy steps: (verb, which memory, new text)
-writes = st.lists(st.tuples(st.sampled_from(["remember", "update", "forget", "restore", "step"]),
+writes = st.lists(st.tuples(st.sampled_from([*VERBS, "step"]),
                             st.integers(0, 10_000), texts), max_size=25)
 
 
@@ -82,17 +83,9 @@ def test_writes_during_the_lazy_build_leave_the_index_a_full_build_makes(start, 
     adopted(list(full.records.values()), full.dimension, engine, full)
     store = engine.stores["mika"]
     for verb, pick, text in plan:
-        live, trashed = sorted(store.records), sorted(store.trash)
-        if verb == "step":
-            store.index_text(3)
-        elif verb == "remember":
-            engine.remember("mika", text)
-        elif verb == "update" and live:
-            engine.update("mika", live[pick % len(live)], text=text)
-        elif verb == "forget" and live:
-            engine.forget("mika", live[pick % len(live)])
-        elif verb == "restore" and trashed:
-            engine.restore("mika", trashed[pick % len(trashed)])
+        if not apply_write(engine, "mika", verb, pick, remember={"text": text},
+                           update={"text": text}):
+            store.index_text(3)  # "step"
     index = store.text_index  # completes the lazy build
     built = BM25Index(k1=index.k1, b=index.b, context_weight=index.context_weight,
                       context_b=index.context_b)
