@@ -137,14 +137,14 @@ class CharacterStore:
             self._newest = NewestFirst(self.records.values())
         return self._newest.ids(offset, limit, allowed)
 
-    def _index_add(self, memory: Memory) -> None:
-        if self._newest is not None:
+    def _index_add(self, memory: Memory, *, order: bool = True) -> None:
+        if order and self._newest is not None:
             self._newest.add(memory)
         for key_of, groups in self._indexes.values():
             groups.setdefault(key_of(memory), set()).add(memory.id)
 
-    def _index_drop(self, memory: Memory) -> None:
-        if self._newest is not None:
+    def _index_drop(self, memory: Memory, *, order: bool = True) -> None:
+        if order and self._newest is not None:
             self._newest.drop(memory)
         for key_of, groups in self._indexes.values():
             ids = groups.get(key_of(memory))
@@ -223,9 +223,12 @@ class CharacterStore:
                 self._drop_key(old.key, memory.id)
             if memory.key is not None:
                 self._ids_by_key.setdefault(memory.key, set()).add(memory.id)
+            # a recall's count or an edit keeps the memory's place in the newest-first
+            # order: only a new memory or a new time moves it (a list move each)
+            moved = old is None or old.created_at != memory.created_at
             if old is not None:
-                self._index_drop(old)
-            self._index_add(memory)
+                self._index_drop(old, order=moved)
+            self._index_add(memory, order=moved)
             self.records[memory.id] = memory
 
         self._commit(change, apply, emit)
