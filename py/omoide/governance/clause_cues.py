@@ -12,7 +12,18 @@ where the grouped cross-validation chooses it), so a cue is evidence, never a ru
   weekends, usually, always, never, tend to, whenever, twice a week, daily; 毎朝, いつも,
   たいてい, 〜曜は, 週末は, 寝る前, 〜ようにしてる, 〜がち, 日課, 習慣);
 - ``plan``: a change or intention (will, going to, from now on, starting next…, signed up,
-  quit, switched to; つもり, 予定, ことにした, 決めた, これからは, 来月, 始める, やめた).
+  quit, switched to; つもり, 予定, ことにした, 決めた, これからは, 来月, 始める, やめた);
+- ``recurrence_own`` (round 9): ``recurrence`` in an English clause with a first-person
+  word only ("ugh, Mondays." has a weekday and no one doing anything);
+- ``stance`` (round 9): liking, dislike, a favourite, a comparison (love, can't stand, fan of,
+  nothing beats, X > Y; 好き, 苦手, 〜派, 推し, 一択, 無理);
+- ``attribute`` (round 9): what the speaker is or has (years old, allergic, work as, speak,
+  my sister, dog; 〜歳, 出身, 住んで, 飼って, アレルギー, 話せ, 兄/姉/母).
+
+Small talk has none of them ("haha classic", "time flies", 「壁に蜘蛛いる」). Of the 121
+English calibration negatives that reach the stage (``bench/governance_train.py``, round 9),
+round 8's setting (the recurrence cue, 1 - p(none) >= 0.4) stores 29; these four cues with
+the kind's probability >= 0.6, 3 (at >= 0.4, 7).
 
 Pure regular expressions: they run in Pyodide as under CPython, one search per cue.
 """
