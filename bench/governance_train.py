@@ -470,7 +470,8 @@ def threshold_generalization(sweep: list[dict], max_fp: float,
     choosing (``CHOICE_ROUNDS``) and each round (dev, dev2, dev3, calib) held out in turn:
     the setting chosen without that round, scored on it (grouped by authorship, as the
     cross-validation; the held-out dev round's probabilities are out of fold, the
-    calibration round's come from the model trained on every dev round)."""
+    calibration round's come from the model trained on every dev round, or out of fold
+    with ``--calib-in-training``)."""
     out = []
     for choice, rounds in CHOICE_ROUNDS.items():
         for held in ROUNDS:
