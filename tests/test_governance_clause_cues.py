@@ -18,6 +18,7 @@ from omoide.governance.clause_model import (
     classifier_for,
     weights_for,
 )
+from tests.test_governance_train_criteria import sweep_row
 
 
 @pytest.mark.parametrize("text", [
@@ -143,10 +144,7 @@ def test_the_trainer_chooses_the_rule_per_language():
     from bench.governance_train import choose
 
     def row(accept, t, en, ja):
-        return {"l2": 1.0, "balanced": False, "cues": [], "accept": accept, "threshold": t,
-                "en_recall": 0.9, "en_stage_recall": en, "en_false_positive_rate": 0.0,
-                "en_negatives": 140, "ja_recall": 0.9, "ja_stage_recall": ja,
-                "ja_false_positive_rate": 0.0, "ja_negatives": 140}
+        return dict(sweep_row(t, 0.0, en, ja_recall=ja, negatives=140), accept=accept)
 
     chosen = choose([row("kind", 0.3, 0.8, 0.5), row("statement", 0.7, 0.7, 0.6)], 0.05)
     assert chosen["accept"] == {"en": "kind", "ja": "statement"}
@@ -157,10 +155,46 @@ def test_the_trainer_keeps_a_cue_set_only_where_cross_validation_prefers_it():
     from bench.governance_train import choose
 
     def row(cues, en):
-        return {"l2": 1.0, "balanced": False, "cues": cues, "accept": "kind",
-                "threshold": 0.5, "en_recall": 0.9, "en_stage_recall": en,
-                "en_false_positive_rate": 0.0, "en_negatives": 140, "ja_recall": 0.9,
-                "ja_stage_recall": 0.5, "ja_false_positive_rate": 0.0, "ja_negatives": 140}
+        return dict(sweep_row(0.5, 0.0, en, negatives=140), cues=cues)
 
     assert choose([row([], 0.8), row(["recurrence"], 0.7)], 0.05)["cues"] == []
     assert choose([row([], 0.7), row(["recurrence"], 0.8)], 0.05)["cues"] == ["recurrence"]
+
+
+# -- round 9: the recurrence cue needs someone doing it; stance and attribute cues -----------
+
+
+@pytest.mark.parametrize("text", [
+    "ugh, Mondays.", "that place is always packed on weekends", "weekdays, so long",
+])
+def test_a_recurrence_nobody_does_is_no_recurrence_own_cue(text):
+    # the plain cue still fires on the wording; the own cue needs a first-person word
+    assert cue_values(("recurrence_own",), text) == [0.0]
+
+
+@pytest.mark.parametrize("text", [
+    "most days I skip breakfast", "Sundays mean pancakes in my house",
+    "we hike every other weekend", "毎朝コーヒーを飲む",  # Japanese drops the subject
+])
+def test_a_recurrence_the_speaker_does_is_a_recurrence_own_cue(text):
+    assert cue_values(("recurrence", "recurrence_own"), text) == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("text", ["what a day", "never mind", "such a week, honestly"])
+def test_small_talk_that_only_sounds_like_a_frequency_is_no_recurrence(text):
+    assert cue_values(("recurrence",), text) == [0.0]
+
+
+@pytest.mark.parametrize(("text", "cue"), [
+    ("nothing beats a cold beer after a hike", "stance"), ("ramen > udon", "stance"),
+    ("カラオケは苦手", "stance"), ("断然ねこ派です", "stance"),
+    ("I'm a nurse at the city hospital", "attribute"), ("turned 40 last week", "attribute"),
+    ("三十歳になりました", "attribute"), ("大阪出身です", "attribute"),
+])
+def test_a_stance_or_an_attribute_of_the_speaker_is_a_cue(text, cue):
+    assert cue_values((cue,), text) == [1.0]
+
+
+@pytest.mark.parametrize("text", ["hello there", "brb", "おはよう", "了解です"])
+def test_small_talk_has_no_stance_or_attribute_cue(text):
+    assert cue_values(("stance", "attribute"), text) == [0.0, 0.0]

@@ -180,11 +180,9 @@ def test_a_refused_clause_never_reaches_the_stage():
 
 def test_the_trainer_turns_the_stage_off_for_a_language_no_threshold_keeps_clean():
     from bench.governance_train import choose
+    from tests.test_governance_train_criteria import sweep_row
 
-    sweep = [{"l2": 1.0, "balanced": False, "accept": "kind", "threshold": t,
-              "en_recall": 0.9, "en_stage_recall": 0.9 - t / 10, "en_false_positive_rate": 0.01,
-              "en_negatives": 140, "ja_recall": 0.9, "ja_stage_recall": 0.5,
-              "ja_false_positive_rate": 0.2, "ja_negatives": 140}
+    sweep = [sweep_row(t, 0.01, 0.9 - t / 10, ja_fp=0.2, ja_recall=0.5, negatives=140)
              for t in (0.3, 0.5)]
     chosen = choose(sweep, max_fp=0.05)
     assert chosen["threshold"] == {"en": 0.3, "ja": 1.01}

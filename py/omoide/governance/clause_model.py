@@ -10,8 +10,9 @@ acceptance threshold chosen by cross-validation on those splits. A clause is acc
 most probable kind when the quantity the trainer chose for the clause's language
 (``accepted``: that kind's probability, which must also beat ``none``, or the probability of
 any statement, 1 - p(none)) reaches that language's threshold. Where the trainer chose them,
-a few 0/1 wording cues (``clause_cues``: a recurrence, a plan) are appended to the vector
-and weighed like its components.
+a few 0/1 wording cues (``clause_cues``: a recurrence, a plan, a stance, an attribute) are
+appended to the vector and weighed like its components. The thresholds are chosen with a
+calibration round of negatives that reach the stage (``calib``, never trained on).
 
 The same probabilities can also veto a pattern-rule extraction: a clause a rule matched whose
 ``none`` probability reaches the language's veto level is dropped, since the rules were
