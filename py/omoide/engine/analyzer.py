@@ -3,6 +3,8 @@
 - NFKC first (full-width ＡＢＣ１２３ → ABC123, half-width ｶﾀｶﾅ → カタカナ), then case folding.
 - Latin letters and digits form words (``[^\\W_]`` minus CJK); a light English stopword list
   drops the words that match nearly every memory ("the", "is", ...).
+  An English word then loses its inflection (``engine/stemmer.py``, Porter's step 1:
+  painting, painted, paints -> paint), so a question meets the statement that answers it.
 - Japanese has no spaces, so each run of Han/Hiragana/Katakana becomes overlapping character
   bigrams (東京都 → 東京, 京都); a run of one character is kept as a unigram. Bigrams need no
   dictionary, run identically in Pyodide and CPython, and were measured strong on JSQuAD.
@@ -29,6 +31,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+
+from omoide.engine.stemmer import stem
 
 SEGMENT_MARK = "#"  # prefix of a whole-segment term; never part of a word (not alphanumeric)
 # inside a CJK run: a katakana segment, or a segment of everything that is neither hiragana
@@ -136,7 +140,7 @@ def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list
         if word:
             token = "".join(word)
             if token not in stopwords:
-                terms.append(token)
+                terms.append(stem(token))
             word.clear()
 
     def flush_run() -> None:

@@ -51,6 +51,7 @@ import math
 from typing import TYPE_CHECKING
 
 from omoide.engine.analyzer import SEGMENT_MARK, query_words, script
+from omoide.engine.stemmer import stem
 
 if TYPE_CHECKING:
     from omoide.engine.bm25 import BM25Index
@@ -66,7 +67,7 @@ DEFAULT_CUT_POPULATION = 20
 MIN_POPULATION = 3  # fewer memories than this: no vector standout can be measured
 # English question and pronoun words, as the analyzer emits them (case-folded); the analyzer's
 # own stopwords are gone already.
-QUESTION_WORDS = frozenset(
+QUESTION_WORDS = frozenset(stem(word) for word in  # as analyze emits them (does -> doe)
     """what how when where who whom whose why which do does did done you your i me my we us
     our he she his her him they them"""
     .split()
