@@ -77,10 +77,10 @@ def script(char: str) -> str:
 
 
 JUNCTION_WEIGHT = 0.5  # a bigram across scripts is half word, half grammar
-# English question and pronoun words, as ``analyze`` emits them (case-folded and stemmed, does
-# -> doe; its stopwords are gone already): they say what kind of answer is wanted and who
-# talks, not what it is about.
-QUESTION_WORDS = frozenset(stem(word) for word in
+# English question and pronoun words, as ``analyze`` emits them (case-folded, never stemmed;
+# its stopwords are gone already): they say what kind of answer is wanted and who talks, not
+# what it is about.
+QUESTION_WORDS = frozenset(
     """what how when where who whom whose why which do does did done you your i me my we us
     our he she his her him they them"""
     .split()
@@ -109,6 +109,15 @@ def query_weights(terms: Sequence[str]) -> dict[str, float]:
     if asked and len(asked) < len(set(terms)):
         weights.update(dict.fromkeys(asked, 0.0))
     return weights
+
+
+def _folded(word: str) -> str:
+    """``word`` without its inflection, unless it is a question word or would fold into one
+    (used, using -> us): question words are one exact list, never a stem's accident."""
+    if word in QUESTION_WORDS:
+        return word
+    folded = stem(word)
+    return word if folded in QUESTION_WORDS else folded
 
 
 def query_words(terms: Sequence[str]) -> list[tuple[str, ...]]:
@@ -168,7 +177,7 @@ def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list
         if word:
             token = "".join(word)
             if token not in stopwords:
-                terms.append(stem(token))
+                terms.append(_folded(token))
             word.clear()
 
     def flush_run() -> None:

@@ -1,5 +1,6 @@
 """English suffix folding for the full-text index: step 1 of Porter's stemmer (Porter 1980,
-"An algorithm for suffix stripping"), plurals, -ed, -ing and a final y.
+"An algorithm for suffix stripping"), plurals, -ed, -ing and a final y, and the final e of
+a long stem (step 5a for m > 1).
 
 Without it a question and the memory that answers it miss each other by a suffix ("What did
 Melanie paint?" / "we love painting together"; "research" / "Researching adoption agencies";
@@ -54,8 +55,11 @@ def _ends_cvc(word: str) -> bool:
 
 
 def stem(word: str) -> str:
-    """Porter step 1 (1a plurals, 1b -eed/-ed/-ing, 1c y -> i) of a lower-case word:
-    ``painting``, ``painted``, ``paints`` -> ``paint``; ``studies``, ``study`` -> ``studi``."""
+    """Porter step 1 (1a plurals, 1b -eed/-ed/-ing, 1c y -> i) and the long-stem half of
+    step 5a (a final e goes when the stem before it has m > 1, so ``receive`` and
+    ``received`` meet at ``receiv``, ``created`` and ``create`` at ``creat``) of a lower-case
+    word: ``painting``, ``painted``, ``paints`` -> ``paint``; ``studies``, ``study`` ->
+    ``studi``."""
     if len(word) <= 2 or not (word.isascii() and word.isalpha()):
         return word
     if word.endswith("sses") or word.endswith("ies"):
@@ -78,4 +82,6 @@ def stem(word: str) -> str:
                 break
     if word.endswith("y") and _has_vowel(word[:-1]):
         word = word[:-1] + "i"
+    if word.endswith("e") and _measure(word[:-1]) > 1:  # step 5a, long stems only
+        word = word[:-1]
     return word
