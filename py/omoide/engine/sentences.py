@@ -37,6 +37,7 @@ SENTENCE_DEPTH = 20  # recall rescores at least this many of its best candidates
 CACHE_SIZE = 4096  # analyzed texts kept
 # a sentence ends at 。！？!? (any script), at . or ; followed by white space, or at a line break
 _BOUNDARY = re.compile(r"(?<=[。！？!?])|(?<=[.;])\s+|\n+")
+_STOP = re.compile(r"[。！？!?.;\n]")  # a text without any of these is one sentence
 
 
 def split_sentences(text: str) -> list[str]:
@@ -86,5 +87,7 @@ def with_sentence_evidence(index: BM25Index, analyzer: Callable[[str], list[str]
 
 
 def _several_sentences(text: str) -> bool:
-    """Cheap test before any analysis: does ``text`` hold a sentence boundary inside it?"""
-    return len(split_sentences(text)) > 1
+    """Cheap test before any analysis: does ``text`` hold a sentence boundary inside it?
+    (The split is several times dearer than the search, and most short memories have no
+    stop at all.)"""
+    return _STOP.search(text) is not None and len(split_sentences(text)) > 1
