@@ -21,8 +21,29 @@ def test_junctions_are_the_bigrams_across_scripts():
     assert [t for t in terms if is_junction(t)] == ["子の", "の質", "量は", "はデ", "タ本"]
     assert query_weights(terms) == {t: JUNCTION_WEIGHT for t in
                                     ["子の", "の質", "量は", "はデ", "タ本"]}
-    assert query_weights(analyze("what did Mel paint in May 2023?")) == {}
+    assert query_weights(analyze("Mel painted a lake in May 2023")) == {}
     assert query_weights(analyze("東京 データベース ありがとう")) == {}  # one script each
+
+
+def test_question_terms_count_nothing_unless_the_query_has_nothing_else():
+    assert query_weights(analyze("What did you paint in May 2023?")) == {
+        "what": 0.0, "did": 0.0, "you": 0.0}
+    assert query_weights(analyze("What did you do?")) == {}  # nothing else: kept
+    weights = query_weights(analyze("東京タワーは何年に建った"))
+    assert weights["何年"] == 0.0 and weights["は何"] == 0.0
+    assert weights["ーは"] == JUNCTION_WEIGHT and "東京" not in weights
+
+
+def test_recall_ranks_the_named_thing_above_a_question_turn():
+    engine = MemoryEngine(HashingEmbedder(32), kernel=PureKernel)
+    engine.remember_many("mel", [
+        "Caroline: What did you do? What did you see?",  # shares only question words
+        "Melanie: I paint the lake at sunrise",
+        "Melanie: The weather was fine",
+    ])
+    hits = engine.recall("mel", "What did Melanie paint?", mode="fulltext", min_relevance=0,
+                         touch=False)
+    assert [h.memory.text for h in hits][:1] == ["Melanie: I paint the lake at sunrise"]
 
 
 @settings(max_examples=60, deadline=None)

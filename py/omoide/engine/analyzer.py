@@ -3,6 +3,8 @@
 - NFKC first (full-width ＡＢＣ１２３ → ABC123, half-width ｶﾀｶﾅ → カタカナ), then case folding.
 - Latin letters and digits form words (``[^\\W_]`` minus CJK); a light English stopword list
   drops the words that match nearly every memory ("the", "is", ...).
+  An English word then loses its inflection (``engine/stemmer.py``, Porter's step 1:
+  painting, painted, paints -> paint), so a question meets the statement that answers it.
 - Japanese has no spaces, so each run of Han/Hiragana/Katakana becomes overlapping character
   bigrams (東京都 → 東京, 京都); a run of one character is kept as a unigram. Bigrams need no
   dictionary, run identically in Pyodide and CPython, and were measured strong on JSQuAD.
@@ -22,6 +24,13 @@ a noun meeting its particle) or in hiragana is grammar and belongs to no word.
 子の, る方) counts half: one of its characters is a particle or an ending, so a paragraph that
 shares it shares half a word. Measured on JSQuAD (BENCHMARKS.md, Recall v2): full-text hit@1
 0.900 -> 0.903, hybrid e5 0.917 -> 0.919, MiniLM 0.900 -> 0.905; English is unaffected.
+A *question term* of the query (``QUESTION_WORDS``: what, when, did, you, her, ...; a
+bigram holding 何 or 誰) counts 0 in the ranking, as it already did in relevance: it names
+the kind of answer wanted, not the memory, and conversations are full of such words (a
+question turn "What are you up to?" otherwise shares "what" and "you" with every question
+asked). A query made only of question terms keeps them. Measured in BENCHMARKS.md (Recall
+v2, session 9): with the stemmer, LoCoMo hybrid any@1 / any@10 / all@10 rise with both
+models; without it, all@10 fell (so the two go together).
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+
+from omoide.engine.stemmer import stem
 
 SEGMENT_MARK = "#"  # prefix of a whole-segment term; never part of a word (not alphanumeric)
 # inside a CJK run: a katakana segment, or a segment of everything that is neither hiragana
@@ -66,6 +77,16 @@ def script(char: str) -> str:
 
 
 JUNCTION_WEIGHT = 0.5  # a bigram across scripts is half word, half grammar
+# English question and pronoun words, as ``analyze`` emits them (case-folded, never stemmed;
+# its stopwords are gone already): they say what kind of answer is wanted and who talks, not
+# what it is about.
+QUESTION_WORDS = frozenset(
+    """what how when where who whom whose why which do does did done you your i me my we us
+    our he she his her him they them"""
+    .split()
+)
+# Japanese question kanji: a bigram holding one (何年, 何人, 誰か) asks, it does not name.
+JAPANESE_QUESTION_CHARS = frozenset("何誰")
 
 
 def is_junction(term: str) -> bool:
@@ -74,9 +95,29 @@ def is_junction(term: str) -> bool:
             and script(term[0]) != script(term[1]))
 
 
+def is_question_term(term: str) -> bool:
+    """An English question or pronoun word, or a bigram holding a Japanese question kanji."""
+    return term in QUESTION_WORDS or (len(term) == 2
+                                      and not JAPANESE_QUESTION_CHARS.isdisjoint(term))
+
+
 def query_weights(terms: Sequence[str]) -> dict[str, float]:
-    """The weight of each query term in the full-text ranking that is not 1: junctions."""
-    return {term: JUNCTION_WEIGHT for term in terms if is_junction(term)}
+    """The weight of each query term in the full-text ranking that is not 1: question terms
+    0 (unless the query has nothing else), junctions ``JUNCTION_WEIGHT``."""
+    weights = {term: JUNCTION_WEIGHT for term in terms if is_junction(term)}
+    asked = {term for term in terms if is_question_term(term)}
+    if asked and len(asked) < len(set(terms)):
+        weights.update(dict.fromkeys(asked, 0.0))
+    return weights
+
+
+def _folded(word: str) -> str:
+    """``word`` without its inflection, unless it is a question word or would fold into one
+    (used, using -> us): question words are one exact list, never a stem's accident."""
+    if word in QUESTION_WORDS:
+        return word
+    folded = stem(word)
+    return word if folded in QUESTION_WORDS else folded
 
 
 def query_words(terms: Sequence[str]) -> list[tuple[str, ...]]:
@@ -136,7 +177,7 @@ def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list
         if word:
             token = "".join(word)
             if token not in stopwords:
-                terms.append(token)
+                terms.append(_folded(token))
             word.clear()
 
     def flush_run() -> None:

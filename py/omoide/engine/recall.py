@@ -53,6 +53,7 @@ from omoide.engine.relevance import (
     relevance,
     vector_standout,
 )
+from omoide.engine.sentences import SENTENCE_DEPTH, with_sentence_evidence
 from omoide.engine.store import CharacterStore
 from omoide.engine.timeframe import TimeFrame, parse_timeframe
 from omoide.errors import OmoideError
@@ -162,14 +163,21 @@ def _vector_hits(engine, store: CharacterStore, query, k, floor, allowed, frame)
 
 def _fulltext_hits(store: CharacterStore, query, k, floor, allowed, frame) -> list[Hit]:
     terms = store.analyzer(query)
-    result = store.text_index.search(terms, k, allowed, query_weights(terms))
-    coverage = _coverage(store, terms, result.ids, frame)
+    weights = query_weights(terms)
+    result = store.text_index.search(terms, max(k, SENTENCE_DEPTH), allowed, weights)
+    raw = dict(zip(result.ids, result.scores, strict=True))
+    text_scores = dict(zip(result.ids, with_sentence_evidence(
+        store.text_index, store.analyzer, terms, weights,
+        [store.records[i] for i in result.ids], result.scores), strict=True))
+    best = sorted(result.ids, key=lambda i: (-text_scores[i], i))[:k]
+    coverage = _coverage(store, terms, best, frame)
     hits = []
-    for rank, (memory_id, score) in enumerate(zip(result.ids, result.scores, strict=True), 1):
+    for rank, memory_id in enumerate(best, 1):
+        score = text_scores[memory_id]
         if floor is not None and score < floor:
             break
         memory = store.records[memory_id]
-        hits.append(Hit(memory, score, None, score, None, rank,
+        hits.append(Hit(memory, score, None, raw[memory_id], None, rank,
                         relevance(None, coverage[rank - 1]), _flag(frame, memory)))
     return hits
 
@@ -219,6 +227,15 @@ def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
             votes = window_votes(store, vector, candidates, by_vector.mean, by_vector.std)
             for i, vote in votes.items():
                 fused[i] += vote_weight * vote
+        if by_text.std > 1e-12:  # a long memory's best sentence: the head is rescored
+            text_weight = weights[1] if weights else 1.0
+            head = sorted(candidates, key=lambda i: (-fused[i], i))[:max(2 * k,
+                                                                          SENTENCE_DEPTH)]
+            rescored = with_sentence_evidence(store.text_index, store.analyzer, terms,
+                                              term_weights, [store.records[i] for i in head],
+                                              [bm25[i] for i in head])
+            for i, score in zip(head, rescored, strict=True):
+                fused[i] += text_weight * (score - bm25[i]) / by_text.std
     if in_frame and fusion != "rrf":
         for i in candidates:
             if i in in_frame:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from omoide.engine.analyzer import SEGMENT_MARK, query_words, script
+from omoide.engine.analyzer import SEGMENT_MARK, is_question_term, query_words, script
 
 if TYPE_CHECKING:
     from omoide.engine.bm25 import BM25Index
@@ -64,17 +64,6 @@ DEFAULT_MIN_RELEVANCE = 0.5
 # memories it is not applied (hits still carry relevance; an explicit min_relevance applies).
 DEFAULT_CUT_POPULATION = 20
 MIN_POPULATION = 3  # fewer memories than this: no vector standout can be measured
-# English question and pronoun words, as the analyzer emits them (case-folded); the analyzer's
-# own stopwords are gone already.
-QUESTION_WORDS = frozenset(
-    """what how when where who whom whose why which do does did done you your i me my we us
-    our he she his her him they them"""
-    .split()
-)
-
-
-# Japanese question kanji: a bigram holding one (何年, 何人, 誰か) asks, it does not name.
-JAPANESE_QUESTION_CHARS = frozenset("何誰")
 # a query of this many words or more needs two of them in a memory (see the module doc)
 LONE_WORD_QUERY = 3
 
@@ -88,8 +77,7 @@ def content_terms(terms: list[str]) -> list[str]:
     all-hiragana Japanese bigrams (particles, endings: どれくらいか, ですか) and Japanese
     question bigrams (何年, 誰が) left out, and the whole-segment terms (#原子質量: a ranking
     feature; coverage counts the segment's bigrams, calibrated without them)."""
-    return [t for t in terms if t not in QUESTION_WORDS and not _hiragana_only(t)
-            and not (len(t) == 2 and JAPANESE_QUESTION_CHARS.intersection(t))
+    return [t for t in terms if not is_question_term(t) and not _hiragana_only(t)
             and not t.startswith(SEGMENT_MARK)]
 
 
