@@ -81,3 +81,13 @@ def test_recall_ranks_a_shared_word_above_shared_particles():
     weighted = junction_only.scores(["子の"], ids, {"子の": JUNCTION_WEIGHT})
     plain = junction_only.scores(["子の"], ids)
     assert weighted == pytest.approx([JUNCTION_WEIGHT * s for s in plain])
+
+
+def test_a_weight_too_small_to_count_leaves_its_term_out():
+    # a weight whose product with the idf is 0 (5e-324) is a weight of 0: no document comes
+    # back scoring exactly 0 through that term (hypothesis found it in the test above)
+    index = BM25Index()
+    for n, body in enumerate(["tea violin", "tea", "rain"]):
+        index.add(f"d{n}", analyze(body))
+    found = index.search(analyze("tea violin"), 3, weights={"tea": 5e-324})
+    assert found.ids == ["d0"] and found.scores[0] > 0

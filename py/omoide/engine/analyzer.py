@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 from omoide.engine.stemmer import stem
 
@@ -111,6 +112,7 @@ def query_weights(terms: Sequence[str]) -> dict[str, float]:
     return weights
 
 
+@lru_cache(maxsize=65_536)
 def _folded(word: str) -> str:
     """``word`` without its inflection, unless it is a question word or would fold into one
     (used, using -> us): question words are one exact list, never a stem's accident."""

@@ -278,11 +278,16 @@ class BM25Index:
         idfs, postings = [], []
         for term in dict.fromkeys(terms):
             term_id = self._term_id.get(term)
+            if term_id is None or not self._df[term_id]:
+                continue
             weight = weights.get(term, 1.0) if weights else 1.0
-            if term_id is None or not self._df[term_id] or not weight > 0.0:
-                continue  # a weight of 0 leaves the term out (scorers need positive idfs)
+            weighted = self.idf(term) * weight if weight > 0.0 else 0.0
+            if not weighted > 0.0:
+                # a weight of 0 leaves the term out (scorers need positive idfs), and so does
+                # one so small that the product is 0: its documents would score exactly 0
+                continue
             postings.append(self._postings[term_id])
-            idfs.append(self.idf(term) * weight)
+            idfs.append(weighted)
         return Query(idfs, postings, self.k1, 1.0 - self.b, self.b / average,
                      self.context_weight, 1.0 - self.context_b, self.context_b / context_average)
 
