@@ -44,12 +44,16 @@ import math
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, chain, pairwise, repeat
+from operator import add
 from typing import Protocol
 
 STRIDE = 5  # a posting is (ordinal, tf_text, |text|, tf_context, |context|)
+# The layout a ``PostingsBlock`` holds (STRIDE and what each int means): a block of another
+# layout is not absorbed (engine/postings_block.py checks it).
+LAYOUT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,26 @@ class PureScorer:
 
 
 PURE_SCORER = PureScorer()
+
+
+@dataclass(frozen=True)
+class PostingsBlock:
+    """The postings of some documents as one self-contained index (``BM25Index.block``):
+    the documents have local ordinals 0..n-1 (``ids`` order); ``terms[t]``'s postings are
+    ``postings[term_ends[t-1]:term_ends[t]]`` (quintuples, as in ``BM25Index``, local
+    ordinals); document ``d``'s distinct terms (indices into ``terms``) are
+    ``doc_terms[doc_term_ends[d-1]:doc_term_ends[d]]``. What a store absorbs in array
+    operations instead of analyzing each text again (persisted by the browser per record
+    pack)."""
+
+    ids: list[str]
+    terms: list[str]
+    lengths: array
+    context_lengths: array
+    term_ends: array
+    postings: array
+    doc_term_ends: array
+    doc_terms: array
 
 
 class BM25Index:
@@ -259,6 +283,70 @@ class BM25Index:
         self._id_at = list(live)
         self._length = lengths
         self._context_length = context_lengths
+
+    def block(self) -> PostingsBlock:
+        """This index as a ``PostingsBlock`` (an index that only ever added documents: its
+        ordinals are 0..n-1 and every term has a posting)."""
+        if len(self._ordinal) != len(self._id_at) or self._live_terms != len(self._terms):
+            raise ValueError("only an index without removals makes a block")
+        ids: list[str] = self._id_at  # type: ignore[assignment]  # none removed
+        doc_terms = list(map(self._doc_terms.__getitem__, ids))
+        return PostingsBlock(
+            ids=list(ids), terms=list(self._terms), lengths=array("i", self._length),
+            context_lengths=array("i", self._context_length),
+            term_ends=array("i", accumulate(map(len, self._postings))),
+            postings=array("i", b"".join(map(array.tobytes, self._postings))),
+            doc_term_ends=array("i", accumulate(map(len, doc_terms))),
+            doc_terms=array("i", b"".join(map(array.tobytes, doc_terms))))
+
+    def absorb(self, block: PostingsBlock, drop: Collection[str] = ()) -> None:
+        """Add the documents of ``block`` as ``add`` would have, less those of ``drop`` and
+        those this index already holds (their postings are added, then removed: ``drop`` is
+        meant to be small). Array operations: the block's ordinals are shifted past this
+        index's in one pass and each term's postings appended in one copy, so the cost is a
+        step per term and per document, never a Python step per posting."""
+        n = len(block.ids)
+        if not n:
+            return
+        base = len(self._id_at)
+        postings = array("i", block.postings)
+        if base:
+            postings[::STRIDE] = array("i", map(add, postings[::STRIDE], repeat(base)))
+        raw = memoryview(postings).cast("B")
+        width = postings.itemsize
+        term_id, all_postings, df = self._term_id, self._postings, self._df
+        global_ids = array("i")
+        start = 0
+        for term, end in zip(block.terms, block.term_ends, strict=True):
+            found = term_id.get(term)
+            if found is None:
+                found = term_id[term] = len(all_postings)
+                self._terms.append(term)
+                all_postings.append(array("i"))
+                df.append(0)
+            count = (end - start) // STRIDE
+            self._live_terms += df[found] == 0 and count > 0
+            df[found] += count
+            all_postings[found].frombytes(raw[start * width:end * width])
+            global_ids.append(found)
+            start = end
+        doc_terms = array("i", map(global_ids.__getitem__, block.doc_terms))
+        spans = map(slice, chain((0,), block.doc_term_ends[:-1]), block.doc_term_ends)
+        ids = list(block.ids)
+        held = self._ordinal.keys() & ids
+        gone = set(drop).intersection(ids) | held
+        if gone:  # placeholders, removed below: an id held already keeps its own document
+            ids = [object() if i in gone else i for i in ids]  # type: ignore[misc]
+        self._doc_terms.update(zip(ids, map(doc_terms.__getitem__, spans), strict=True))
+        self._ordinal.update(zip(ids, range(base, base + n), strict=True))
+        self._id_at.extend(ids)
+        self._length.extend(block.lengths)
+        self._context_length.extend(block.context_lengths)
+        self._total_length += sum(block.lengths)
+        self._total_context_length += sum(block.context_lengths)
+        self._with_context += n - block.context_lengths.count(0)
+        for placeholder in filter(_is_placeholder, ids):
+            self.remove(placeholder)  # type: ignore[arg-type]
 
     def idf(self, term: str) -> float:
         term_id = self._term_id.get(term)
@@ -387,6 +475,10 @@ class BM25Index:
         """The lengths (in terms) of one live document's text and context."""
         ordinal = self._ordinal[doc_id]
         return self._length[ordinal], self._context_length[ordinal]
+
+
+def _is_placeholder(doc_id: object) -> bool:
+    return type(doc_id) is object
 
 
 def _bigram_runs(terms: Sequence[str]) -> list[list[str]]:
