@@ -64,20 +64,28 @@ def assert_as_full_build(store: CharacterStore) -> None:
         assert index.scores(query, ids) == built.scores(query, ids)
 
 
-def adopted(engine: MemoryEngine, full: CharacterStore, cuts: list[int]) -> CharacterStore:
+def adopted(engine: MemoryEngine, full: CharacterStore, cuts: list[int],
+            overridden: frozenset[int] = frozenset()) -> CharacterStore:
     """A store filled like a restore: fresh copies of ``full``'s records, grouped per "pack"
-    at ``cuts`` (the last group's end onwards: ungrouped, like override rows)."""
+    at ``cuts`` (the last group's end onwards: ungrouped, like override rows); the records
+    at the positions of ``overridden`` have another text, in no group (a later copy
+    overrides the pack's)."""
     records = [dataclasses.replace(m) for m in full.records.values()]
+    for n in overridden:
+        if n < len(records):
+            records[n] = dataclasses.replace(records[n], text=f"river {records[n].text}")
     store = engine.new_store("mika", stamp=full.stamp, model_id=full.model_id,
                              dimension=full.dimension)
     kernel = PureKernel(full.dimension)
     kernel.add([m.id for m in records], [full.kernel.vector(m.id) for m in records])
     groups, start = [], 0
+    loose = [m.id for n, m in enumerate(records) if n in overridden]
     for n, end in enumerate(sorted(set(c % (len(records) + 1) for c in cuts))):
-        groups.append(TextGroup(n, [n, end - start], records[start:end]))
+        members = [m for k, m in enumerate(records[start:end], start) if k not in overridden]
+        groups.append(TextGroup(n, [n, end - start], members))
         start = end
     store.adopt(kernel, PureKernel(full.dimension), records, [], text_groups=groups,
-                ungrouped=[m.id for m in records[start:]])
+                ungrouped=loose + [m.id for m in records[start:]])
     engine.stores["mika"] = store
     return store
 
@@ -109,22 +117,24 @@ def play(engine: MemoryEngine, store: CharacterStore, plan, blocks: dict) -> Non
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(texts, contexts), min_size=1, max_size=30),
-       st.lists(st.integers(0, 40), max_size=4), plans, plans)
-def test_blocks_and_writes_in_any_order_complete_to_a_full_build(start, cuts, first, second):
+       st.lists(st.integers(0, 40), max_size=4), plans, plans,
+       st.frozensets(st.integers(0, 30), max_size=6), st.frozensets(st.integers(0, 30)))
+def test_blocks_and_writes_in_any_order_complete_to_a_full_build(start, cuts, first, second,
+                                                                 before, after):
     source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
     source.remember_many("mika", [{"text": t, "context": c} for t, c in start])
     full = source.stores["mika"]
     # session 1: no blocks yet; the lazy build makes one per group
     engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
-    store = adopted(engine, full, cuts)
+    store = adopted(engine, full, cuts, before)
     play(engine, store, [p for p in first if p[0] != "absorb"], {})
     assert_as_full_build(store)
     blocks = {b.key: (postings_block.to_bytes(b.block, b.source), b.source)
               for b in store.built_blocks}
-    assert len(blocks) == len(set(c % (len(full.records) + 1) for c in cuts) - {0}) or cuts
-    # session 2: the same stored records, the blocks absorbed among other writes and steps
+    # session 2: the same packs, other copies overriding some of them (``after``), the
+    # blocks absorbed among other writes and steps
     engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
-    store = adopted(engine, full, cuts)
+    store = adopted(engine, full, cuts, after)
     play(engine, store, second, blocks)
     assert_as_full_build(store)
 
@@ -162,13 +172,17 @@ def test_a_block_leaves_out_what_was_forgotten_or_changed_before_it_came():
     store.text_index  # noqa: B018
     [built] = store.built_blocks
     engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
-    store = adopted(engine, full, [20])
+    store = adopted(engine, full, [20], overridden=frozenset({5, 6}))  # later copies of two
     forgotten, changed = sorted(store.records)[:2]
+    overridden = [m.id for m in store.records.values()][5:7]
     engine.forget("mika", forgotten)
     engine.update("mika", changed, text="a violin on sunday")
+    engine.forget("mika", overridden[0])
     assert store.absorb_text_block(0, [0, 20], built.block)
     assert forgotten not in store.text_index and changed in store.text_index
-    assert len(store.text_index.search(["tea"], 50).ids) == 18
+    assert overridden[0] not in store.text_index
+    assert store.text_index.term_frequencies(overridden[1])["river"] == (1, 0)  # its own copy
+    assert len(store.text_index.search(["tea"], 50).ids) == 17
     assert store.text_index.search(["violin"], 5).ids == [changed]
     assert_as_full_build(store)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import postings_block
+from ..engine.bulk import acyclic_bulk
 from .restore import as_bytes
 from .session import session
 
@@ -32,7 +33,8 @@ def absorb(character: str, pack: int, data: Any) -> bool:
         block = postings_block.from_bytes(as_bytes(data), group.source)
     except (ValueError, KeyError, TypeError):
         return False
-    return store.absorb_text_block(pack, group.source, block)
+    with acyclic_bulk():  # ~100,000 small arrays and dict entries, no cycles
+        return store.absorb_text_block(pack, group.source, block)
 
 
 def take() -> list[list[Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
@@ -22,6 +22,7 @@ from omoide.kernels.base import KernelFactory, VectorKernel
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
 _given = partial(is_not, None)
+_NOT_A_MEMBER = object()  # what no record is
 
 
 def as_float_list(vector: Sequence[float]) -> list[float]:
@@ -143,13 +144,14 @@ class CharacterStore:
         return self.unindexed_count()
 
     def _absorb(self, group: TextGroup, block: PostingsBlock) -> None:
-        """The block's documents into the index, less those whose record is no longer the
-        group's memory (replaced, trashed, dropped since) or indexed already; a live member
-        left unindexed (not in the block, or replaced by a record its write did not index:
-        the same text) is analyzed later, one by one."""
+        """The block's documents into the index, less those that are not the group's
+        memories now (overridden by a later copy since the block was made; replaced,
+        trashed, dropped since) or indexed already; a live member left unindexed (not in
+        the block, or replaced by a record its write did not index: the same text) is
+        analyzed later, one by one."""
         members = {m.id: m for m in group.members}
         stale = map(is_not, map(self.records.get, block.ids),
-                    map(members.__getitem__, block.ids))
+                    map(members.get, block.ids, repeat(_NOT_A_MEMBER)))
         index, records = self._text_index, self.records
         index.absorb(block, drop=list(compress(block.ids, stale)))
         self._unindexed.extend(i for i in members if i not in index and i in records)
@@ -160,14 +162,11 @@ class CharacterStore:
 
     def absorb_text_block(self, key: Hashable, source: Any, block: PostingsBlock) -> bool:
         """Index a group's memories from ``block`` (made from ``source`` earlier) instead of
-        analyzing their texts; members the block lacks are analyzed later, one by one.
-        False (nothing changed) when there is no such group waiting, its source is another,
-        its build has begun, or the block holds an id that is not one of its members."""
+        analyzing their texts; members the block lacks are analyzed later, one by one, and
+        its documents that are not members now are left out. False (nothing changed) when
+        there is no such group waiting, its source is another, or its build has begun."""
         group = self._text_groups.get(key)
         if group is None or group.local is not None or group.source != source:
-            return False
-        members = {m.id for m in group.members}
-        if not members.issuperset(block.ids):
             return False
         del self._text_groups[key]
         self._absorb(group, block)
