@@ -118,9 +118,19 @@ def play(engine: MemoryEngine, store: CharacterStore, plan, blocks: dict) -> Non
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(texts, contexts), min_size=1, max_size=30),
        st.lists(st.integers(0, 40), max_size=4), plans, plans,
-       st.frozensets(st.integers(0, 30), max_size=6), st.frozensets(st.integers(0, 30)))
+       st.frozensets(st.integers(0, 30), max_size=6), st.frozensets(st.integers(0, 30)),
+       st.sampled_from([1, 4, 1024]))
 def test_blocks_and_writes_in_any_order_complete_to_a_full_build(start, cuts, first, second,
-                                                                 before, after):
+                                                                 before, after, floor):
+    # ``floor``: removed documents tolerated before renumbering (1: nearly every removal)
+    default, BM25Index.renumber_floor = BM25Index.renumber_floor, floor
+    try:
+        run_sessions(start, cuts, first, second, before, after)
+    finally:
+        BM25Index.renumber_floor = default
+
+
+def run_sessions(start, cuts, first, second, before, after) -> None:
     source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
     source.remember_many("mika", [{"text": t, "context": c} for t, c in start])
     full = source.stores["mika"]
@@ -173,8 +183,8 @@ def test_a_block_leaves_out_what_was_forgotten_or_changed_before_it_came():
     [built] = store.built_blocks
     engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
     store = adopted(engine, full, [20], overridden=frozenset({5, 6}))  # later copies of two
-    forgotten, changed = sorted(store.records)[:2]
-    overridden = [m.id for m in store.records.values()][5:7]
+    order = [m.id for m in store.records.values()]  # the packs' order
+    forgotten, changed, overridden = order[0], order[1], order[5:7]
     engine.forget("mika", forgotten)
     engine.update("mika", changed, text="a violin on sunday")
     engine.forget("mika", overridden[0])
@@ -185,6 +195,28 @@ def test_a_block_leaves_out_what_was_forgotten_or_changed_before_it_came():
     assert len(store.text_index.search(["tea"], 50).ids) == 17
     assert store.text_index.search(["violin"], 5).ids == [changed]
     assert_as_full_build(store)
+
+
+def test_removals_past_the_renumbering_after_absorbing_keep_a_full_build(monkeypatch):
+    monkeypatch.setattr(BM25Index, "renumber_floor", 1)
+    source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    source.remember_many("mika", [f"note {i} about tea {WORDS[i % 14]}" for i in range(20)])
+    full = source.stores["mika"]
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    store = adopted(engine, full, [10, 20])
+    store.text_index  # noqa: B018
+    blocks = store.built_blocks
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    store = adopted(engine, full, [10, 20])
+    for b in blocks:
+        assert store.absorb_text_block(b.key, b.source, b.block)
+    for memory_id in sorted(store.records)[:14]:  # removed outnumber the live: renumbered
+        engine.forget("mika", memory_id)
+    assert store._text_index._blocks == []  # term lists taken out of the blocks
+    assert_as_full_build(store)
+    ids = sorted(store.records)
+    assert store.text_index.matched_words([("tea",), ("東京",)], ids) == \
+        full_build(store).matched_words([("tea",), ("東京",)], ids)
 
 
 def test_a_block_of_another_source_version_or_damaged_is_refused(monkeypatch):

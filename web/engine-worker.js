@@ -364,21 +364,28 @@ function absorbTextBlocks() {
     let read = 0;
     let absorbed = 0;
     let blocks = 0;
+    let lock = 0;
+    let python = 0;
     for (const character of characters) {
       const readStarted = performance.now();
       const rows = await store.readTextBlocks(db, character).catch(() => []);
       read += performance.now() - readStarted;
       blocks += rows.length;
       for (const { pack, data } of rows) {
+        const asked = performance.now();
         absorbed += await navigator.locks.request(WRITE_LOCK, () => {
+          const held = performance.now();
+          lock += held - asked;
           const ok = py.textBlocks.absorb(character, pack, data);
+          python += performance.now() - held;
           return ok ? 1 : 0;
         }).catch(() => 0);
       }
     }
     Object.assign(textBlockTimes, { blocks, absorbed, read_ms: Math.round(read),
+      lock_ms: Math.round(lock), python_ms: Math.round(python),
       total_ms: Math.round(performance.now() - started),
-      done_at: Math.round(performance.now()) });
+      started_at: Math.round(started), done_at: Math.round(performance.now()) });
   })();
   textBlocksAbsorbed = Promise.all([textBlocksAbsorbed, absorbing]);
   absorbing.finally(scheduleTextIndexing);
