@@ -7,13 +7,11 @@ is left in IndexedDB (read raw); the next restart makes the block again without 
 
 from __future__ import annotations
 
-import json
 import random
-import struct
 
 from .conftest import cpython_engine, engine_call, wait_ready
 from .test_bm25_postings import assert_recalls_match, text
-from .test_storage_purge import RAW
+from .test_storage_purge import RAW, block_heads, settled
 
 MODEL = "omoide/all-MiniLM-L6-v2"
 N = 700  # a pack of 512 (two full segments) + a tail of 188 rows
@@ -31,26 +29,6 @@ IMPORT = """async ([items, stamp, dim]) => {
     characters: [{ id: "mika", stamp, memories, vectors }] };
   return (await window.omoide.call("import_data", { data })).imported;
 }"""
-
-
-def block_heads(page) -> list[dict]:
-    """The head (ids, terms, source) of every stored block, decoded from IndexedDB raw."""
-    heads = []
-    for row in page.evaluate(RAW)["text_postings"]:
-        data = bytes.fromhex(json.loads(row)["data"])
-        (size,) = struct.unpack_from("<I", data, 12)
-        heads.append(json.loads(data[16:16 + size]))
-    return heads
-
-
-def settled(page) -> dict:
-    """The full-text index once complete and its new blocks written."""
-    for _ in range(600):
-        status = engine_call(page, "text_index_status")
-        if status["left"] == 0:
-            return engine_call(page, "text_index_status")  # its blocks written since
-        page.wait_for_timeout(100)
-    raise AssertionError(f"the full-text index is not complete: {status}")
 
 
 def restart(page) -> dict:
