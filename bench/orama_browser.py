@@ -129,6 +129,10 @@ def main() -> None:
                         help="restarts after the fill; from the second on, each after the "
                              "full-text index and its stored postings are complete, with its "
                              "first recall full-text, then hybrid, alternately")
+    parser.add_argument("--without-blocks", type=int, nargs="*", default=[],
+                        help="restarts (2..) before which the stored full-text postings are "
+                             "deleted: their first recall analyzes every text (the path "
+                             "before stored postings), side by side")
     args = parser.parse_args()
     out, record = results_log(args.name, k=10, queries=args.queries, rounds=args.rounds)
 
@@ -259,7 +263,8 @@ def main() -> None:
                             **timed_remembers(page, "a memory remembered twice")})
                 for restart in range(2, args.restarts + 1):
                     context = restart_after_text_index(p, profile, context, page, server.url,
-                                                       restart, record)
+                                                       restart, record,
+                                                       restart in args.without_blocks)
                     page = context.pages[0]
                 variants = [(name, fmt) for name, fmt, wanted in (
                     ("restore_after_restart_one_json", 1, args.also_one_json),
@@ -313,8 +318,19 @@ REPACK = """async (format) => {
 FIRST_QUERY = "the first question after a restore"
 
 
+DROP_BLOCKS = """async () => {
+  const store = await import("./store/db.js");
+  const db = store.openDatabase();
+  await db.open();
+  const n = await db.text_postings.count();
+  await db.text_postings.clear();
+  db.close();
+  return n;
+}"""
+
+
 def restart_after_text_index(p, profile: str, context, page, url: str, restart: int,
-                             record: Callable[[dict], None]):
+                             record: Callable[[dict], None], without_blocks: bool = False):
     """Close the browser once the full-text index is complete and its postings blocks are
     stored (a build that has none: once complete), start it again, and time the restore and
     its first recall (full-text on even restarts, hybrid on odd ones) from the page, with the
@@ -325,6 +341,7 @@ def restart_after_text_index(p, profile: str, context, page, url: str, restart: 
         status = None
         call(page, "recall", {"character": CHARACTER, "query": "complete", "k": 1,
                               "mode": "fulltext", "count": False})
+    dropped = page.evaluate(DROP_BLOCKS) if without_blocks else 0
     context.close()
     context = launch(p, profile)
     page, boot_ms = boot(context, url)
@@ -339,6 +356,7 @@ def restart_after_text_index(p, profile: str, context, page, url: str, restart: 
             "hits": [(h["memory"]["id"], h.get("bm25")) for h in hits],
             "call": call(page, "call_timings", {"method": "recall", "last": 1}),
             "text_blocks": info.get("text_blocks"), "before_close": status,
+            "blocks_deleted_before": dropped,
             "breakdown": info["loads"].get(CHARACTER), "boot": info["boot"],
             "pyodide_heap_bytes": info["pyodide_heap_bytes"]})
     return context
@@ -515,7 +533,9 @@ def write_markdown(out: dict, path: Path) -> None:
             b = r.get("text_blocks") or {}
             ready = (r.get("boot") or {}).get("ready")
             lines.append(
-                f"| Omoide restart {r['restart']}: restore, then the first "
+                f"| Omoide restart {r['restart']}"
+                f"{' (stored postings deleted before)' if r.get('blocks_deleted_before') else ''}"
+                f": restore, then the first "
                 f"{r['what'].split('_')[1]} recall (page) | restore {r['restore_ms']:.0f} ms; "
                 f"recall {r['ms']:.0f} ms (waiting for the stored postings "
                 f"{c.get('text_blocks_wait_ms', 0):.0f} ms, Python {c.get('python_ms', 0):.0f}"
