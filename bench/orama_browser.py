@@ -40,7 +40,7 @@ from bench.common import cpu_model
 from buildtools.serve import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
-DIST = Path(os.environ.get("OMOIDE_DIST", ROOT / "dist"))
+DIST = Path(os.environ.get("OMOIDE_DIST", ROOT / "dist"))  # another build: A/B
 RESULTS = ROOT / "bench" / "results"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -125,6 +125,14 @@ def main() -> None:
                              "use), side by side")
     parser.add_argument("--restore-only", action="store_true",
                         help="fill the engine and time the restore only (no Orama, no recall)")
+    parser.add_argument("--restarts", type=int, default=1,
+                        help="restarts after the fill; from the second on, each after the "
+                             "full-text index and its stored postings are complete, with its "
+                             "first recall full-text, then hybrid, alternately")
+    parser.add_argument("--without-blocks", type=int, nargs="*", default=[],
+                        help="restarts (2..) before which the stored full-text postings are "
+                             "deleted: their first recall analyzes every text (the path "
+                             "before stored postings), side by side")
     args = parser.parse_args()
     out, record = results_log(args.name, k=10, queries=args.queries, rounds=args.rounds)
 
@@ -227,11 +235,14 @@ def main() -> None:
                         "kernel_bytes": call(page, "memory_info", {})["kernel_bytes"],
                         "memory": page.evaluate("B.measureMemory()")})
                 started = time.perf_counter()
-                call(page, "recall", {"character": CHARACTER, "query": "first after restore",
-                                      "k": 10, "mode": "fulltext", "count": False})
+                hits = call(page, "recall", {"character": CHARACTER, "query": FIRST_QUERY,
+                                             "k": 10, "mode": "fulltext", "count": False})
                 record({"engine": "omoide", "what": "first_fulltext_after_restore",
                         "rows": stats.get("memories"),
                         "ms": (time.perf_counter() - started) * 1000,
+                        "hits": [(h["memory"]["id"], h["bm25"]) for h in hits],
+                        "call": call(page, "call_timings", {"method": "recall", "last": 1}),
+                        "text_blocks": call(page, "storage_info", {}).get("text_blocks"),
                         # the BM25 index is complete now: what it costs in the Pyodide heap
                         "pyodide_heap_bytes": call(page, "storage_info",
                                                    {})["pyodide_heap_bytes"],
@@ -250,6 +261,11 @@ def main() -> None:
                             "pyodide_heap_bytes": call(page, "storage_info",
                                                        {})["pyodide_heap_bytes"],
                             **timed_remembers(page, "a memory remembered twice")})
+                for restart in range(2, args.restarts + 1):
+                    context = restart_after_text_index(p, profile, context, page, server.url,
+                                                       restart, record,
+                                                       restart in args.without_blocks)
+                    page = context.pages[0]
                 variants = [(name, fmt) for name, fmt, wanted in (
                     ("restore_after_restart_one_json", 1, args.also_one_json),
                     ("restore_after_restart_validated", 0, args.also_validated)) if wanted]
@@ -297,6 +313,53 @@ REPACK = """async (format) => {
   db.close();
   return packs.length;
 }"""
+
+
+FIRST_QUERY = "the first question after a restore"
+
+
+DROP_BLOCKS = """async () => {
+  const store = await import("./store/db.js");
+  const db = store.openDatabase();
+  await db.open();
+  const n = await db.text_postings.count();
+  await db.text_postings.clear();
+  db.close();
+  return n;
+}"""
+
+
+def restart_after_text_index(p, profile: str, context, page, url: str, restart: int,
+                             record: Callable[[dict], None], without_blocks: bool = False):
+    """Close the browser once the full-text index is complete and its postings blocks are
+    stored (a build that has none: once complete), start it again, and time the restore and
+    its first recall (full-text on even restarts, hybrid on odd ones) from the page, with the
+    worker's breakdown of that call and of the blocks' read and absorption."""
+    try:
+        status = call(page, "text_index_status", {})
+    except PlaywrightError:  # a build without stored postings
+        status = None
+        call(page, "recall", {"character": CHARACTER, "query": "complete", "k": 1,
+                              "mode": "fulltext", "count": False})
+    dropped = page.evaluate(DROP_BLOCKS) if without_blocks else 0
+    context.close()
+    context = launch(p, profile)
+    page, boot_ms = boot(context, url)
+    mode = "fulltext" if restart % 2 == 0 else "hybrid"
+    started = time.perf_counter()
+    hits = call(page, "recall", {"character": CHARACTER, "query": FIRST_QUERY, "k": 10,
+                                 "mode": mode, "count": False})
+    first_ms = (time.perf_counter() - started) * 1000
+    info = call(page, "storage_info", {})
+    record({"engine": "omoide", "what": f"first_{mode}_after_restore", "restart": restart,
+            "restore_ms": boot_ms, "ms": first_ms,
+            "hits": [(h["memory"]["id"], h.get("bm25")) for h in hits],
+            "call": call(page, "call_timings", {"method": "recall", "last": 1}),
+            "text_blocks": info.get("text_blocks"), "before_close": status,
+            "blocks_deleted_before": dropped,
+            "breakdown": info["loads"].get(CHARACTER), "boot": info["boot"],
+            "pyodide_heap_bytes": info["pyodide_heap_bytes"]})
+    return context
 
 
 def timed_remembers(page, text: str, n: int = 4) -> dict:
@@ -461,10 +524,25 @@ def write_markdown(out: dict, path: Path) -> None:
             lines.append(f"| Omoide remember one into the {r['rows']:,}-memory store, "
                          f"embedding cached | p50 {r['p50_ms']:.1f} ms, "
                          f"max {r['max_ms']:.1f} ms |")
-        elif r.get("what") == "first_fulltext_after_restore":
+        elif r.get("what") == "first_fulltext_after_restore" and "restart" not in r:
             lines.append(f"| Omoide first full-text recall after restore ({r['rows']:,}; "
                          f"completes the BM25 index) | {r['ms']:.0f} ms; then Pyodide heap "
                          f"{(r.get('pyodide_heap_bytes') or 0) / 2**20:.0f} MiB |")
+        elif r.get("what") in ("first_fulltext_after_restore", "first_hybrid_after_restore"):
+            c = (r.get("call") or [{}])[-1]
+            b = r.get("text_blocks") or {}
+            ready = (r.get("boot") or {}).get("ready")
+            lines.append(
+                f"| Omoide restart {r['restart']}"
+                f"{' (stored postings deleted before)' if r.get('blocks_deleted_before') else ''}"
+                f": restore, then the first "
+                f"{r['what'].split('_')[1]} recall (page) | restore {r['restore_ms']:.0f} ms; "
+                f"recall {r['ms']:.0f} ms (waiting for the stored postings "
+                f"{c.get('text_blocks_wait_ms', 0):.0f} ms, Python {c.get('python_ms', 0):.0f}"
+                f" ms); blocks {b.get('absorbed', '-')}/{b.get('blocks', '-')} absorbed, read "
+                f"{b.get('read_ms', '-')} ms, Python {b.get('python_ms', '-')} ms, lock waits "
+                f"{b.get('lock_ms', '-')} ms, all {b.get('total_ms', '-')} ms, done "
+                f"{(b.get('done_at') or 0) - (ready or 0)} ms after ready |")
         elif r.get("what") == "persist_one_big":
             lines.append(f"| Omoide persist one new memory into the {r['rows']:,}-memory store | "
                          f"p50 {r['p50_ms']:.0f} ms, max {r['max_ms']:.0f} ms |")

@@ -34,8 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "py")]
 
-from omoide.browser import restore, session  # noqa: E402
+from omoide.browser import restore, session, text_blocks  # noqa: E402
 from omoide.engine import MemoryEngine, exchange  # noqa: E402
+from omoide.engine.analyzer import analyze  # noqa: E402
 from tests.test_engine_embedder import HashingEmbedder  # noqa: E402
 
 CHARACTER = "bench"
@@ -56,7 +57,9 @@ class FakeStore:
 
 
 # the worker's kernel module, for the stores the engine makes itself (empty ones)
-sys.modules["omoide_vectors"] = types.SimpleNamespace(createStore=lambda d: FakeStore(d, 0))
+# (createTextScorer None: full-text scored by PureScorer, as a plain-JavaScript build does)
+sys.modules["omoide_vectors"] = types.SimpleNamespace(createStore=lambda d: FakeStore(d, 0),
+                                                      createTextScorer=lambda: None)
 
 
 def texts(rows: int) -> list[str]:
@@ -110,8 +113,8 @@ def restore_once(payload: tuple[str, list, int]) -> dict:
     session.start("omoide/all-MiniLM-L6-v2", "q8")
     restore.begin(header)
     rows = len(json.loads(header)["live_ids"])
-    for text, crc in packs:
-        restore.add_records(CHARACTER, text, "", pack_format, crc)
+    for number, (text, crc) in enumerate(packs):
+        restore.add_records(CHARACTER, text, "", pack_format, crc, number)
     return restore.finish(CHARACTER, FakeStore(384, rows), FakeStore(384, 0))
 
 
@@ -120,6 +123,36 @@ def touch_all(payload: tuple[str, list, int]) -> int:
     restore_once(payload)
     store = session.session().engine.stores[CHARACTER]
     return sum(len(m.text) for m in store.records.values())
+
+
+def text_index_after_restore(payload: tuple[str, list, int]) -> None:
+    """The full-text index after a restore, completed as the first full-text recall does:
+    every text parsed and analyzed (no stored postings), then, on a second restore of the
+    same packs, the blocks the first one made (``text_blocks.take``: what the worker
+    persists) absorbed instead; the same hits for a few queries, or it raises."""
+    restore_once(payload)
+    store = session.session().engine.stores[CHARACTER]
+    started = time.perf_counter()
+    index = store.text_index
+    built = time.perf_counter() - started
+    queries = [analyze(q) for q in ("the cat and tea", "river train", "zqx")] + [
+        index.term_frequencies(next(iter(store.records))).keys()]
+    want = [index.search(list(q), 10) for q in queries]
+    started = time.perf_counter()
+    blocks = text_blocks.take()
+    taken = time.perf_counter() - started
+    restore_once(payload)
+    started = time.perf_counter()
+    absorbed = sum(text_blocks.absorb(CHARACTER, pack, data) for _, pack, _, data in blocks)
+    index = session.session().engine.stores[CHARACTER].text_index
+    absorb = time.perf_counter() - started
+    got = [index.search(list(q), 10) for q in queries]
+    if [(r.ids, r.scores) for r in got] != [(r.ids, r.scores) for r in want]:
+        raise AssertionError("the absorbed index answers otherwise than a full build")
+    size = sum(len(data) for *_, data in blocks)
+    print(f"full-text index after a restore: analyzed {built * 1000:,.0f} ms; blocks made "
+          f"and serialized {taken * 1000:,.0f} ms ({len(blocks)} blocks, {size / 2**20:.1f} "
+          f"MiB); {absorbed} blocks absorbed {absorb * 1000:,.0f} ms")
 
 
 EMBEDDER = HashingEmbedder(dimension=384)
@@ -154,9 +187,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--text-index", action="store_true",
+                        help="only the full-text index after a restore, with and without "
+                             "stored postings blocks")
     args = parser.parse_args()
     rows = stored_rows(args.rows)
     n = args.rows
+    if args.text_index:
+        text_index_after_restore(worker_payload(rows, lines=True))
+        return
     cases = (("restore, checked packs of lines (records made on use)", restore_once,
               worker_payload(rows, lines=True)),
              ("the same, then every record read once", touch_all,

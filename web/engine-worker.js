@@ -314,8 +314,9 @@ async function loadOne(id, placed = null) {
   // records in slices (omoide.browser.restore): each record pack's JSON as stored, then the
   // override rows; Python never holds the JSON and the dicts of every record at once
   py.restore.begin(JSON.stringify(header));
-  for (const [bytes, skip, format, crc] of store.recordSlices(data)) {
-    py.restore.add_records(id, bytes, skip.length ? JSON.stringify(skip) : "", format, crc);
+  for (const [bytes, skip, format, crc, pack] of store.recordSlices(data)) {
+    py.restore.add_records(id, bytes, skip.length ? JSON.stringify(skip) : "", format, crc,
+      pack);
   }
   const recordsDone = performance.now();
   const result = (await py.restore.finish.callPromising(id, live, trash))
@@ -324,7 +325,7 @@ async function loadOne(id, placed = null) {
     records_ms: recordsDone - started,
     rows: header.live_ids.length + header.trash_ids.length, trusted: result.trusted,
     quarantined: result.quarantined });
-  scheduleTextIndexing();
+  wantTextBlocks(id); // then the lazy pass
   const notices = [];
   if (result.repaired || result.corrupt_segments) {
     notices.push(`${id}: ${result.corrupt_segments} damaged vector segment(s); ` +
@@ -335,6 +336,72 @@ async function loadOne(id, placed = null) {
       "as they are (listed by audit)");
   }
   return notices;
+}
+
+// Full-text postings blocks (web/store/db.js ``text_postings``, omoide/browser/text_blocks.py):
+// after ready (and after a reload) each loaded character's blocks are read and absorbed, one
+// block per short step under the lock; the lazy pass below starts after them, so it analyzes
+// only what no block covers (and makes a block of each pack it analyzes: ``saveTextBlocks``).
+// A recall waits for the blocks (``textBlocksAbsorbed``) before it asks for the lock, so its
+// search completes the index from them instead of analyzing every text; it is never wrong
+// either way (a search completes the index first).
+let booted = false;
+const textBlocksWanted = new Set(); // characters loaded whose blocks are not read yet
+let textBlocksAbsorbed = Promise.resolve();
+let bootBlocksDone = () => {};
+const textBlockTimes = {}; // storage_info.text_blocks: the last pass's read and absorb
+
+function wantTextBlocks(character) {
+  textBlocksWanted.add(character);
+  if (booted) absorbTextBlocks();
+}
+
+function absorbTextBlocks() {
+  const characters = [...textBlocksWanted];
+  textBlocksWanted.clear();
+  const absorbing = (async () => {
+    const started = performance.now();
+    let read = 0;
+    let absorbed = 0;
+    let blocks = 0;
+    let lock = 0;
+    let python = 0;
+    for (const character of characters) {
+      const readStarted = performance.now();
+      const rows = await store.readTextBlocks(db, character).catch(() => []);
+      read += performance.now() - readStarted;
+      blocks += rows.length;
+      for (const { pack, data } of rows) {
+        const asked = performance.now();
+        absorbed += await navigator.locks.request(WRITE_LOCK, () => {
+          const held = performance.now();
+          lock += held - asked;
+          const ok = py.textBlocks.absorb(character, pack, data);
+          python += performance.now() - held;
+          return ok ? 1 : 0;
+        }).catch(() => 0);
+      }
+    }
+    Object.assign(textBlockTimes, { blocks, absorbed, read_ms: Math.round(read),
+      lock_ms: Math.round(lock), python_ms: Math.round(python),
+      total_ms: Math.round(performance.now() - started),
+      started_at: Math.round(started), done_at: Math.round(performance.now()) });
+  })();
+  textBlocksAbsorbed = Promise.all([textBlocksAbsorbed, absorbing]);
+  absorbing.finally(scheduleTextIndexing);
+  return absorbing;
+}
+
+// Blocks the lazy pass (or a search that completed an index) made, written while their packs
+// still hold the text they were made from (derived data: no generation moves, no tab is told).
+let textBlocksSaving = Promise.resolve();
+function saveTextBlocks() {
+  const made = py.textBlocks.take();
+  const blocks = made.toJs();
+  made.destroy();
+  if (!blocks.length) return;
+  textBlocksSaving = textBlocksSaving.then(() => store.writeTextBlocks(db, blocks))
+    .catch((err) => console.warn("full-text postings not saved", err));
 }
 
 // Full-text indexes are completed after boot, in small steps under the lock (boot analyzes
@@ -349,8 +416,11 @@ function scheduleTextIndexing() {
   textTimer ??= setTimeout(async () => {
     let left = 0;
     try {
-      left = await navigator.locks.request(WRITE_LOCK, () =>
-        callPython("index_text_step", { budget_ms: TEXT_STEP_BUDGET_MS }));
+      left = await navigator.locks.request(WRITE_LOCK, async () => {
+        const rest = await callPython("index_text_step", { budget_ms: TEXT_STEP_BUDGET_MS });
+        saveTextBlocks();
+        return rest;
+      });
     } catch (err) {
       left = 0; // the next load schedules it again
     }
@@ -534,6 +604,7 @@ async function boot(onProgress) {
     dispatch: pyodide.pyimport("omoide.browser.rpc").dispatch,
     session,
     restore: pyodide.pyimport("omoide.browser.restore"),
+    textBlocks: pyodide.pyimport("omoide.browser.text_blocks"),
     dropCharacter: session.drop_character,
     loadStaged: session.load_staged,
   };
@@ -542,6 +613,8 @@ async function boot(onProgress) {
   bootMark("database");
   const ahead = await reading;
   bootMark("read_ahead");
+  // a recall that arrives before ready waits for the blocks as one after ready does
+  textBlocksAbsorbed = new Promise((resolve) => { bootBlocksDone = resolve; });
   const notices = await navigator.locks.request(WRITE_LOCK, async () => {
     changedCharacters.clear();
     const found = await loadEverything(ahead);
@@ -555,6 +628,8 @@ async function boot(onProgress) {
     .filter((e) => e.name.includes("/vendor/pyodide/") || e.name.includes("/wheels/"))
     .map((e) => [e.name.split("/").at(-1), Math.round(e.responseEnd)]));
   report("ready");
+  booted = true;
+  absorbTextBlocks().finally(bootBlocksDone);
   return { omoide: info.omoide, vendor: info.vendor, notices };
 }
 
@@ -726,8 +801,16 @@ const jsVerbs = {
     reloads: Object.fromEntries(reloads), pending_recalls: recallCounts.size,
     loads: Object.fromEntries(loadTimes),
     calls: Object.fromEntries(callTimings.map((entry) => [entry.method, entry])),
-    boot: bootTimes,
+    boot: bootTimes, text_blocks: textBlockTimes,
     pyodide_heap_bytes: pyodide?._module?.HEAPU8?.byteLength ?? null }),
+  // The full-text index: texts left to index, and the stored postings blocks (once the ones
+  // read after the last load are absorbed and the ones made since are written).
+  async text_index_status() {
+    await textBlocksAbsorbed;
+    await textBlocksSaving;
+    const left = await locked(() => callPython("index_text_step", { batch: 0 }));
+    return { left, ...textBlockTimes };
+  },
   // the timings of the last calls of `method` (all methods without one), oldest first
   call_timings: ({ method = null, last = CALL_TIMINGS } = {}) =>
     callTimings.filter((t) => !method || t.method === method).slice(-last),
@@ -860,8 +943,15 @@ async function call(method, params = {}) {
   if (method in jsVerbs) return jsVerbs[method](params);
   const received = performance.now();
   const callTiming = newTiming(method);
-  const result = await locked(() => withProgress(method, () => callPython(method, params)),
-    callTiming);
+  if (method === "recall") {
+    await textBlocksAbsorbed; // the full-text index from the stored blocks, not re-analyzed
+    callTiming.text_blocks_wait_ms = performance.now() - received;
+  }
+  const result = await locked(async () => {
+    const answer = await withProgress(method, () => callPython(method, params));
+    saveTextBlocks(); // a search that completed an index made its packs' blocks
+    return answer;
+  }, callTiming);
   if (method === "recall" && params.count !== false) countRecalls(result);
   callTiming.total_ms = performance.now() - received;
   return result;

@@ -1,9 +1,13 @@
 """A purge really erases: after a permanent forget, the memory's text and vector bytes are
 nowhere in IndexedDB (read raw, not through the app: the record pack that held it is
-rewritten); a segment with too many holes is
-dissolved into the tail, and everything left still loads and recalls."""
+rewritten, and its stored full-text postings, which hold the text's terms, deleted); a
+segment with too many holes is dissolved into the tail, and everything left still loads and
+recalls."""
 
 from __future__ import annotations
+
+import json
+import struct
 
 from .conftest import engine_call, wait_ready
 
@@ -42,6 +46,26 @@ RAW = """async () => {
 }"""
 
 
+def block_heads(page) -> list[dict]:
+    """The head (ids, terms, source) of every stored block, decoded from IndexedDB raw."""
+    heads = []
+    for row in page.evaluate(RAW)["text_postings"]:
+        data = bytes.fromhex(json.loads(row)["data"])
+        (size,) = struct.unpack_from("<I", data, 12)
+        heads.append(json.loads(data[16:16 + size]))
+    return heads
+
+
+def settled(page) -> dict:
+    """The full-text index once complete and its new blocks written."""
+    for _ in range(600):
+        status = engine_call(page, "text_index_status")
+        if status["left"] == 0:
+            return engine_call(page, "text_index_status")  # its blocks written since
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the full-text index is not complete: {status}")
+
+
 def vector_hex(page, memory_id: str) -> str:
     vector = engine_call(page, "export_data", {"characters": ["piko"], "with_vectors": True})[
         "characters"][0]["vectors"][memory_id]
@@ -66,6 +90,12 @@ def test_a_purge_erases_text_and_vector_bytes(launch, app_url, tmp_path):
     wait_ready(page)
     stamp = engine_call(page, "model_state")["stamp"]
     assert page.evaluate(IMPORT, [N, stamp, int(stamp.rsplit("#", 1)[1])]) == N
+    # a restart: the lazy pass stores the pack's full-text postings (its terms: the texts')
+    page.reload()
+    wait_ready(page)
+    settled(page)
+    [head] = block_heads(page)
+    assert "p0010" in head["ids"] and "10" in head["terms"]
     # one in a segment, one in the tail
     victims = ["p0010", "p0290"]
     secrets = {i: (f"secret number {int(i[1:])} of piko", vector_hex(page, i)) for i in victims}
@@ -79,6 +109,8 @@ def test_a_purge_erases_text_and_vector_bytes(launch, app_url, tmp_path):
     engine_call(page, "flush_recalls")
     purge(page, victims)
     after = everything(page)
+    for head in block_heads(page):  # the pack's postings went with its old text
+        assert "p0010" not in head["ids"] and "10" not in head["terms"]
     for memory_id, (text, vector) in secrets.items():
         assert text not in after, memory_id
         assert vector not in after, memory_id

@@ -12,7 +12,7 @@
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
 import { CHECKED, erasePacked, makePack, packOverrides, packsHolding, PACK_ROWS, storedRows,
-  winners, writePacks, unpack } from "./packs.js";
+  textChecksum, winners, writePacks, unpack } from "./packs.js";
 
 export { PACK_ROWS };
 
@@ -63,6 +63,12 @@ export function openDatabase(name = "omoide") {
       await tx.table("record_packs").bulkPut(packs);
       await tx.table("memories").bulkDelete(rows.map((r) => [character, r.id]));
     }
+  });
+  // v4: the full-text postings of each record pack (``text_postings``, derived data: see
+  // ``writeTextBlocks``). Nothing to upgrade: a pack without a block is analyzed after boot
+  // as before, and its block is written then.
+  db.version(4).stores({
+    text_postings: "[character+pack], character",
   });
   return db;
 }
@@ -172,8 +178,8 @@ async function clearSlot(db, record, dimension) {
   await db.segments.delete(key);
 }
 
-const ALL_TABLES = (db) => [db.memories, db.record_packs, db.segments, db.stamps,
-  db.characters, db.staging, db.generations, db.recalls, db.settings];
+const ALL_TABLES = (db) => [db.memories, db.record_packs, db.text_postings, db.segments,
+  db.stamps, db.characters, db.staging, db.generations, db.recalls, db.settings];
 
 const dimensionOf = (db) => async (character) => (await db.stamps.get(character))?.dimension;
 
@@ -358,8 +364,8 @@ async function insertRows(db, change, block) {
 // whose vectors are in segments into a record pack once there are PACK_ROWS of them
 // (``packOverrides``; all of them when ``force``).
 export async function compact(db, character, { force = false } = {}) {
-  return db.transaction("rw", [db.memories, db.segments, db.stamps, db.record_packs],
-    async () => {
+  return db.transaction("rw", [db.memories, db.segments, db.stamps, db.record_packs,
+    db.text_postings], async () => {
       const moved = await compactTail(db, character, force);
       const stamp = await db.stamps.get(character);
       if (stamp) await packOverrides(db, character, stamp.stamp, { force });
@@ -423,6 +429,7 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
     }
     // every record now has its vector in a segment: all of them packed anew
     await db.record_packs.where("character").equals(character).delete();
+    await db.text_postings.where("character").equals(character).delete();
     await db.memories.where("character").equals(character).delete();
     await writePacks(db, character, stamp, moved);
     if (old && old.stamp !== stamp) {
@@ -616,15 +623,46 @@ export const RECORD_SLICE = 4000;
 // cheaper under Pyodide than the conversion of a JS string of 1.7 MB to a Python str).
 export function* recordSlices({ rows, packs, skips }) {
   for (let p = 0; p < packs.length; p++) {
-    yield [encoder.encode(packs[p].json), skips[p], packs[p].format ?? 0, packs[p].crc ?? 0];
+    yield [encoder.encode(packs[p].json), skips[p], packs[p].format ?? 0, packs[p].crc ?? 0,
+      packs[p].pack];
   }
   for (let start = 0; start < rows.length; start += RECORD_SLICE) {
     const out = [];
     for (let i = start; i < Math.min(start + RECORD_SLICE, rows.length); i++) {
       out.push({ ...rows[i].record, trashed_at: rows[i].trashed_at });
     }
-    yield [encoder.encode(JSON.stringify(out)), [], 0, 0];
+    yield [encoder.encode(JSON.stringify(out)), [], 0, 0, -1];
   }
+}
+
+// -- full-text postings blocks (``text_postings``: omoide/browser/text_blocks.py) ------------
+// One row per record pack, ``{character, pack, crc, data: Uint8Array}``: the BM25 postings
+// Python made from that pack's text (``crc``: the CRC-32 of the text it was made from).
+// Derived data: boot reads them after ready (``readTextBlocks``) and Python takes a block only
+// when it was made from the very pack text it restored (and its own CRC holds); every write
+// that rewrites or deletes a pack deletes its block in the same transaction (``keepOnly``,
+// ``writePacks``, ``swapIndex``, ``deleteCharacterData``), so a purged text leaves no term
+// on disk, and a block is written only while its pack is still the text it was made from.
+
+// The character's stored blocks, in one read-only transaction.
+export async function readTextBlocks(db, character) {
+  return db.text_postings.where("character").equals(character).toArray();
+}
+
+// Write blocks (``[character, pack, crc, data]``) whose pack still holds the text they were
+// made from (checked in the same transaction: a pack rewritten since, by this tab or another,
+// gets no block of its old text). Returns how many were written.
+export async function writeTextBlocks(db, blocks) {
+  let written = 0;
+  await db.transaction("rw", [db.record_packs, db.text_postings], async () => {
+    for (const [character, pack, crc, data] of blocks) {
+      const stored = await db.record_packs.get([character, pack]);
+      if (!stored || (stored.crc ?? textChecksum(stored.json)) !== crc) continue;
+      await db.text_postings.put({ character, pack, crc, data });
+      written += 1;
+    }
+  });
+  return written;
 }
 
 export async function listCharacters(db) {
@@ -636,11 +674,12 @@ export async function putCharacter(db, character) {
 }
 
 export async function deleteCharacterData(db, character) {
-  const tables = [db.memories, db.record_packs, db.segments, db.stamps, db.staging,
-    db.characters, db.recalls, db.generations];
+  const tables = [db.memories, db.record_packs, db.text_postings, db.segments, db.stamps,
+    db.staging, db.characters, db.recalls, db.generations];
   return db.transaction("rw", tables, async () => {
     await db.memories.where("character").equals(character).delete();
     await db.record_packs.where("character").equals(character).delete();
+    await db.text_postings.where("character").equals(character).delete();
     await db.recalls.where("character").equals(character).delete();
     await bumpGenerations(db, [character]);
     await db.segments.where("[character+stamp]").between([character, Dexie.minKey],

@@ -143,9 +143,11 @@ export async function erasePacked(db, character, ids) {
   }
 }
 
-// Rewrite a pack with the entries ``keep(id)`` accepts (deleted when none is left).
+// Rewrite a pack with the entries ``keep(id)`` accepts (deleted when none is left); its
+// full-text postings block goes with its old text (db.js ``text_postings``).
 async function keepOnly(db, pack, keep) {
   const rows = unpack(pack, null).filter((row) => keep(row.id));
+  await db.text_postings.delete([pack.character, pack.pack]);
   if (!rows.length) {
     await db.record_packs.delete([pack.character, pack.pack]);
     return;
@@ -160,6 +162,8 @@ export async function writePacks(db, character, stamp, rows) {
   for (let start = 0; start < rows.length; start += PACK_ROWS) {
     packs.push(makePack(character, number++, stamp, rows.slice(start, start + PACK_ROWS)));
   }
+  // no block of an earlier pack of the same number can outlive it
+  await db.text_postings.bulkDelete(packs.map((p) => [character, p.pack]));
   await db.record_packs.bulkPut(packs);
   return packs;
 }

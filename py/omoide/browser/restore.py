@@ -43,6 +43,7 @@ from ..engine import MemoryEngine, validate
 from ..engine.bulk import acyclic_bulk
 from ..engine.embedding import embed_memories
 from ..engine.memory import Memory, TrashEntry
+from ..engine.store import TextGroup
 from ..errors import OmoideError
 from .embedder import BrowserEmbedder, parse_stamp
 from .packed import floats_again, packed
@@ -61,6 +62,9 @@ class Loading:
     trusted: int = 0  # of them, records of checked packs made without the validator
     # ids whose record a pack of lines must make at once: trashed, or with counted recalls
     now: set[str] = field(default_factory=set)
+    # per record pack: its number, [CRC-32, size] of its text, the ids it provided
+    sources: list[tuple[int, list[int], list[str]]] = field(default_factory=list)
+    loose: list[str] = field(default_factory=list)  # ids the override rows provided
 
 
 LOADING: dict[str, Loading] = {}
@@ -83,18 +87,23 @@ PACK_LINES = 2
 
 
 def add_records(character: str, records_json: Any, skip_json: str = "", pack_format: int = 0,
-                crc: int = 0) -> int:
+                crc: int = 0, pack: int = -1) -> int:
     """Check one slice of the character's stored records (its JSON text's UTF-8 bytes, or
     the text), less the ids of ``skip_json`` (a JSON list: overridden by a later copy);
-    returns how many passed. ``pack_format`` and ``crc``: the record pack's (0 for override
-    rows)."""
+    returns how many passed. ``pack_format``, ``crc`` and ``pack`` (its number): the record
+    pack's (0, 0, -1 for override rows). A pack's memories are indexed for full text as one
+    group (``TextGroup``: its postings block, when one was persisted, is absorbed instead of
+    analyzing them), stamped with the CRC-32 and size of the text they were read from."""
     loading = LOADING[character]
     memories, trashed_at = loading.memories, loading.trashed_at
     before = len(memories)
     text = as_bytes(records_json)
+    actual = zlib.crc32(text) if pack >= 0 or pack_format else 0
+    got: list[str] = []  # the ids this slice provides
     with acyclic_bulk():
         if pack_format == PACK_LINES:
-            if pack_intact(text, crc) and add_packed(loading, text, skip_json):
+            if actual == crc and add_packed(loading, text, skip_json, got):
+                loading.sources.append((pack, [actual, len(text)], got))
                 return len(memories) - before
             rows = lines_of(text)
         else:
@@ -104,23 +113,30 @@ def add_records(character: str, records_json: Any, skip_json: str = "", pack_for
             rows = [r for r in rows if not (isinstance(r, dict) and r.get("id") in skip)]
         loading.rows += len(rows)
         engine = session().engine
-        if pack_format == PACK_FORMAT and pack_intact(text, crc):
+        if pack_format == PACK_FORMAT and actual == crc:
             made, gone, rows = trusted_memories(rows, loading.header)
             loading.trusted += len(made)
-            memories.update(zip(map(_ID, made), made, strict=True))
+            got.extend(map(_ID, made))
+            memories.update(zip(got, made, strict=True))
             trashed_at.update(gone)
         for memory, at in checked_memories(engine, fold_recalls(rows, loading.header)):
             memories[memory.id] = memory
+            got.append(memory.id)
             if at is not None:
                 trashed_at[memory.id] = at
+    if pack >= 0:
+        loading.sources.append((pack, [actual, len(text)], got))
+    else:
+        loading.loose.extend(got)
     return len(memories) - before
 
 
-def add_packed(loading: Loading, text: bytes, skip_json: str) -> bool:
+def add_packed(loading: Loading, text: bytes, skip_json: str, got: list[str]) -> bool:
     """The records of an intact checked pack of lines as ``PackedMemory`` objects, made on
-    use (``browser/packed.py``), less the skipped ids; the trashed ones and those with counted
-    recalls are made now (their trash time or counts are needed at ``finish``). False when
-    the head does not describe the lines (the caller then validates every line)."""
+    use (``browser/packed.py``), less the skipped ids (the others' ids are added to ``got``);
+    the trashed ones and those with counted recalls are made now (their trash time or counts
+    are needed at ``finish``). False when the head does not describe the lines (the caller
+    then validates every line)."""
     lines = text.split(b"\n")
     try:
         ids, keys = json.loads(lines[0])
@@ -147,14 +163,17 @@ def add_packed(loading: Loading, text: bytes, skip_json: str) -> bool:
         ids, keys, lines = kept
     loading.memories.update(zip(ids, map(packed, ids, keys, lines), strict=True))
     loading.trusted += len(ids)
+    got.extend(ids)
     if now:
         made, gone, rest = trusted_memories(now, header)
         loading.trusted += len(made)
+        got.extend(map(_ID, made))
         loading.memories.update(zip(map(_ID, made), made, strict=True))
         loading.trashed_at.update(gone)
         engine = session().engine
         for memory, at in checked_memories(engine, fold_recalls(rest, header)):
             loading.memories[memory.id] = memory
+            got.append(memory.id)
             if at is not None:
                 loading.trashed_at[memory.id] = at
     return True
@@ -184,12 +203,6 @@ def as_bytes(records: Any) -> bytes:
     if isinstance(records, str):
         return records.encode()
     return bytes(records)
-
-
-def pack_intact(text: bytes, crc: int) -> bool:
-    """Are ``text``'s bytes the pack's as written (CRC-32, as web/store/packs.js
-    ``textChecksum`` computes it)?"""
-    return zlib.crc32(text) == crc
 
 
 def trusted_memories(rows: list[Any], header: dict[str, Any]
@@ -281,7 +294,10 @@ def finish(character: str, live: Any, trash: Any) -> dict[str, Any]:
         else list(map(memories.__getitem__, live_ids))
     trashed = [TrashEntry(memories[i], trash_kernel.vector(i), trashed_at[i])
                for i in trash_ids if i in memories]
-    store.adopt(live_kernel, trash_kernel, alive, trashed)
+    groups = [TextGroup(pack, source, [memories[i] for i in ids if i in memories])
+              for pack, source, ids in loading.sources]
+    store.adopt(live_kernel, trash_kernel, alive, trashed, text_groups=groups,
+                ungrouped=loading.loose)
     s.recall_stats.loaded(character, header.get("recalls") or {})
     missing = [(memories[i], trashed_at.get(i)) for i in header["missing"] if i in memories]
     repaired = repair(store, missing)

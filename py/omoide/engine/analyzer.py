@@ -42,6 +42,9 @@ from functools import lru_cache
 
 from omoide.engine.stemmer import stem
 
+# Bumped by every change of what ``analyze`` returns for some text: persisted postings
+# (engine/postings_block.py) made by another version are not used, the texts are analyzed.
+ANALYZER_VERSION = 1
 SEGMENT_MARK = "#"  # prefix of a whole-segment term; never part of a word (not alphanumeric)
 # inside a CJK run: a katakana segment, or a segment of everything that is neither hiragana
 # nor katakana (kanji, 々 〆 〇)

@@ -41,15 +41,21 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
+import sys
 from array import array
-from bisect import bisect_left
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections import Counter, deque
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, chain, pairwise, repeat
+from operator import add, floordiv, mul, sub
 from typing import Protocol
 
 STRIDE = 5  # a posting is (ordinal, tf_text, |text|, tf_context, |context|)
+# The layout a ``PostingsBlock`` holds (STRIDE and what each int means): a block of another
+# layout is not absorbed (engine/postings_block.py checks it).
+LAYOUT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,26 @@ class PureScorer:
 PURE_SCORER = PureScorer()
 
 
+@dataclass(frozen=True)
+class PostingsBlock:
+    """The postings of some documents as one self-contained index (``BM25Index.block``):
+    the documents have local ordinals 0..n-1 (``ids`` order); ``terms[t]``'s postings are
+    ``postings[term_ends[t-1]:term_ends[t]]`` (quintuples, as in ``BM25Index``, local
+    ordinals); document ``d``'s distinct terms (indices into ``terms``) are
+    ``doc_terms[doc_term_ends[d-1]:doc_term_ends[d]]``. What a store absorbs in array
+    operations instead of analyzing each text again (persisted by the browser per record
+    pack)."""
+
+    ids: list[str]
+    terms: list[str]
+    lengths: array
+    context_lengths: array
+    term_ends: array
+    postings: array
+    doc_term_ends: array
+    doc_terms: array
+
+
 class BM25Index:
     # removed ordinals tolerated before renumbering: max(live documents, this)
     renumber_floor = 1024
@@ -169,6 +195,10 @@ class BM25Index:
         self._length = array("i")  # ordinal -> length of the text
         self._context_length = array("i")  # ordinal -> length of the context (0: none)
         self._doc_terms: dict[str, array] = {}  # live document id -> its distinct term ids
+        # absorbed blocks' documents keep their term lists in the block (``_terms_of``):
+        # (first ordinal, doc_term_ends, doc_terms, block term -> term id), by first ordinal
+        self._blocks: list[tuple[int, array, array, array]] = []
+        self._block_bases = array("i")
         self._total_length = 0  # of the live texts
         self._total_context_length = 0  # of the live contexts
         self._with_context = 0  # live documents with a context
@@ -216,7 +246,8 @@ class BM25Index:
         ordinal = self._ordinal.pop(doc_id, None)
         if ordinal is None:
             return
-        for term_id in self._doc_terms.pop(doc_id):
+        terms = self._doc_terms.pop(doc_id, None)
+        for term_id in self._block_terms(ordinal) if terms is None else terms:
             self._df[term_id] -= 1
             posting = self._postings[term_id]
             if self._df[term_id] == 0:
@@ -239,6 +270,11 @@ class BM25Index:
         documents' postings: O(postings), once the removed outnumber the live."""
         new_of = array("i", [-1]) * len(self._id_at)
         live = [doc_id for doc_id in self._id_at if doc_id is not None]
+        for doc_id in live:  # the absorbed blocks' term lists, before their ordinals move
+            if doc_id not in self._doc_terms:
+                self._doc_terms[doc_id] = self._block_terms(self._ordinal[doc_id])
+        self._blocks.clear()
+        del self._block_bases[:]
         lengths, context_lengths = array("i"), array("i")
         for new, doc_id in enumerate(live):
             old = self._ordinal[doc_id]
@@ -259,6 +295,88 @@ class BM25Index:
         self._id_at = list(live)
         self._length = lengths
         self._context_length = context_lengths
+
+    def block(self) -> PostingsBlock:
+        """This index as a ``PostingsBlock`` (an index that only ever added documents: its
+        ordinals are 0..n-1 and every term has a posting)."""
+        if len(self._ordinal) != len(self._id_at) or self._live_terms != len(self._terms):
+            raise ValueError("only an index without removals makes a block")
+        ids: list[str] = self._id_at  # type: ignore[assignment]  # none removed
+        doc_terms = list(map(self._terms_of, ids))
+        return PostingsBlock(
+            ids=list(ids), terms=list(self._terms), lengths=array("i", self._length),
+            context_lengths=array("i", self._context_length),
+            term_ends=array("i", accumulate(map(len, self._postings))),
+            postings=array("i", b"".join(map(array.tobytes, self._postings))),
+            doc_term_ends=array("i", accumulate(map(len, doc_terms))),
+            doc_terms=array("i", b"".join(map(array.tobytes, doc_terms))))
+
+    def absorb(self, block: PostingsBlock, drop: Collection[str] = ()) -> None:
+        """Add the documents of ``block`` as ``add`` would have, less those of ``drop`` and
+        those this index already holds (their postings are added, then removed: ``drop`` is
+        meant to be small). No Python step per posting or per document term: the block's
+        ordinals are shifted past this index's in one big-integer addition, each term's
+        postings appended in one copy, the counts updated in C-level maps; a document's term
+        list stays in the block until something asks for it (``_terms_of``)."""
+        n = len(block.ids)
+        if not n:
+            return
+        base = len(self._id_at)
+        postings = _shifted(block.postings, base)
+        term_id, all_postings, df = self._term_id, self._postings, self._df
+        found = list(map(term_id.get, block.terms))
+        if None in found:  # terms new to this index (most of them only in a first block)
+            for at, term in enumerate(block.terms):
+                if found[at] is None:
+                    found[at] = term_id[term] = len(all_postings)
+                    self._terms.append(term)
+                    all_postings.append(array("i"))
+                    df.append(0)
+        ends = block.term_ends
+        counts = array("i", map(sub, ends, chain((0,), ends[:-1])))
+        width = postings.itemsize
+        raw = memoryview(postings).cast("B")
+        spans = map(slice, map(mul, chain((0,), ends[:-1]), repeat(width)),
+                    map(mul, ends, repeat(width)))
+        deque(map(array.frombytes, map(all_postings.__getitem__, found),
+                  map(raw.__getitem__, spans)), maxlen=0)
+        self._live_terms += sum(map(operator.not_, map(df.__getitem__, found)))
+        deque(map(df.__setitem__, found, map(add, map(df.__getitem__, found),
+                                             map(floordiv, counts, repeat(STRIDE)))),
+              maxlen=0)
+        self._blocks.append((base, block.doc_term_ends, block.doc_terms, array("i", found)))
+        self._block_bases.append(base)
+        ids = list(block.ids)
+        held = self._ordinal.keys() & ids
+        gone = set(drop).intersection(ids) | held
+        if gone:  # placeholders, removed below: an id held already keeps its own document
+            ids = [object() if i in gone else i for i in ids]  # type: ignore[misc]
+        self._ordinal.update(zip(ids, range(base, base + n), strict=True))
+        self._id_at.extend(ids)
+        self._length.extend(block.lengths)
+        self._context_length.extend(block.context_lengths)
+        self._total_length += sum(block.lengths)
+        self._total_context_length += sum(block.context_lengths)
+        self._with_context += n - block.context_lengths.count(0)
+        for placeholder in filter(_is_placeholder, ids):
+            self.remove(placeholder)  # type: ignore[arg-type]
+
+    def _terms_of(self, doc_id: str) -> array | None:
+        """A live document's distinct term ids (None: no such document)."""
+        terms = self._doc_terms.get(doc_id)
+        if terms is None:
+            ordinal = self._ordinal.get(doc_id)
+            if ordinal is not None:
+                terms = self._block_terms(ordinal)
+        return terms
+
+    def _block_terms(self, ordinal: int) -> array:
+        """The term ids of an absorbed document, from its block."""
+        base, ends, local, global_ids = self._blocks[bisect_right(self._block_bases, ordinal)
+                                                     - 1]
+        at = ordinal - base
+        return array("i", map(global_ids.__getitem__,
+                              local[ends[at - 1] if at else 0:ends[at]]))
 
     def idf(self, term: str) -> float:
         term_id = self._term_id.get(term)
@@ -334,7 +452,7 @@ class BM25Index:
         term_id = {t: self._term_id.get(t, -1) for t in weights}
         out = []
         for doc_id in ids:
-            held = self._doc_terms.get(doc_id)
+            held = self._terms_of(doc_id)
             present = {t for t, i in term_id.items() if held is not None and i in held}
             matched = set()
             for run in runs:
@@ -354,7 +472,7 @@ class BM25Index:
         wanted = [[self._term_id.get(t, -1) for t in word] for word in words]
         out = []
         for doc_id in ids:
-            held_ids = self._doc_terms.get(doc_id)
+            held_ids = self._terms_of(doc_id)
             held = set(held_ids) if held_ids is not None else set()
             count = 0
             for word in wanted:
@@ -381,7 +499,7 @@ class BM25Index:
         context (benchmarks, tests)."""
         ordinal = self._ordinal[doc_id]
         out = {}
-        for term_id in self._doc_terms[doc_id]:
+        for term_id in self._terms_of(doc_id):  # type: ignore[union-attr]
             posting = self._postings[term_id]
             with memoryview(posting) as view, view[::STRIDE] as ordinals:
                 at = bisect_left(ordinals, ordinal) * STRIDE
@@ -392,6 +510,30 @@ class BM25Index:
         """The lengths (in terms) of one live document's text and context."""
         ordinal = self._ordinal[doc_id]
         return self._length[ordinal], self._context_length[ordinal]
+
+
+def _shifted(postings: array, base: int) -> array:
+    """A copy of ``postings`` with ``base`` added to every ordinal (each quintuple's first
+    int), in one big-integer addition over the bytes (C speed, no step per posting): every
+    int is non-negative and every shifted ordinal stays below 2**31, so no addition carries
+    out of its own 32 bits."""
+    shifted = array("i", postings)
+    if not base or not shifted:
+        return shifted
+    if sys.byteorder != "little":
+        shifted.byteswap()
+    width = shifted.itemsize
+    step = base.to_bytes(width, "little") + bytes(width * (STRIDE - 1))
+    total = int.from_bytes(shifted.tobytes(), "little") + int.from_bytes(
+        step * (len(shifted) // STRIDE), "little")
+    shifted = array("i", total.to_bytes(len(shifted) * width, "little"))
+    if sys.byteorder != "little":
+        shifted.byteswap()
+    return shifted
+
+
+def _is_placeholder(doc_id: object) -> bool:
+    return type(doc_id) is object
 
 
 def _bigram_runs(terms: Sequence[str]) -> list[list[str]]:

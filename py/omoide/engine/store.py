@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter, is_not
+from typing import Any
 
-from omoide.engine.bm25 import BM25Index, PostingsScorer
+from omoide.engine.bm25 import BM25Index, PostingsBlock, PostingsScorer
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Memory, TrashEntry
 from omoide.engine.recency import NewestFirst, order_key
@@ -23,6 +25,7 @@ from omoide.kernels.base import KernelFactory, VectorKernel
 _ID, _KEY = attrgetter("id"), attrgetter("key")
 _given = partial(is_not, None)
 _kind_of = attrgetter("kind")
+_NOT_A_MEMBER = object()  # what no record is
 DAY_SECONDS = 86_400
 
 
@@ -34,6 +37,30 @@ def _day_of(memory: Memory) -> int:
 def as_float_list(vector: Sequence[float]) -> list[float]:
     tolist = getattr(vector, "tolist", None)
     return [float(x) for x in (tolist() if tolist else vector)]
+
+
+@dataclass
+class TextGroup:
+    """Memories whose texts are indexed together after a bulk load (``adopt``): the records
+    of one stored unit (the browser: one record pack), whose postings can be absorbed from
+    a block made earlier (``absorb_text_block``) or are analyzed into a block of their own
+    (then offered in ``CharacterStore.built_blocks`` for the caller to persist). ``source``
+    is the caller's identity of what the memories were read from (stamped on the block)."""
+
+    key: Hashable
+    source: Any
+    members: list[Memory]
+    done: int = 0  # members analyzed into ``local`` so far
+    local: BM25Index | None = None
+
+
+@dataclass
+class BuiltBlock:
+    """A block the lazy build made from a ``TextGroup`` (its key and source)."""
+
+    key: Hashable
+    source: Any
+    block: PostingsBlock = field(repr=False)
 
 
 class CharacterStore:
@@ -70,6 +97,11 @@ class CharacterStore:
         # ``_text_index`` at once, and the lazy pass skips what is indexed or gone; BM25's
         # statistics are sums, so the complete index is the same whatever the order.
         self._unindexed: list[str] = []
+        # groups of adopted memories indexed as a unit (``TextGroup``), before ``_unindexed``
+        self._text_groups: dict[Hashable, TextGroup] = {}
+        self.built_blocks: list[BuiltBlock] = []  # for the caller to persist; it takes them
+        self._text_params = dict(k1=bm25_k1, b=bm25_b, context_weight=bm25_context_weight,
+                                 context_b=bm25_context_b)
         self.records: dict[str, Memory] = {}
         self.trash: dict[str, TrashEntry] = {}
         self._ids_by_key: dict[str, set[str]] = {}
@@ -84,12 +116,33 @@ class CharacterStore:
     @property
     def text_index(self) -> BM25Index:
         """The BM25 index, complete: texts left by ``adopt`` are analyzed first."""
-        if self._unindexed:
-            self.index_text(len(self._unindexed))
+        while self._unindexed or self._text_groups:  # a group may leave members to _unindexed
+            self.index_text(self.unindexed_count())
         return self._text_index
 
+    def unindexed_count(self) -> int:
+        """Texts left by ``adopt`` not indexed yet (some may be gone or indexed since)."""
+        return len(self._unindexed) + sum(len(g.members) - g.done
+                                          for g in self._text_groups.values())
+
     def index_text(self, limit: int) -> int:
-        """Analyze up to ``limit`` texts left by ``adopt``; returns how many are left."""
+        """Analyze up to ``limit`` texts left by ``adopt`` (the groups' first); returns how
+        many are left."""
+        while limit > 0 and self._text_groups:
+            group = next(iter(self._text_groups.values()))
+            if group.local is None:
+                group.local = BM25Index(**self._text_params)
+            end = min(group.done + limit, len(group.members))
+            for memory in group.members[group.done:end]:
+                if self.records.get(memory.id) is memory:  # still the stored copy's memory
+                    group.local.add(memory.id, *self.index_terms(memory))
+            limit -= end - group.done
+            group.done = end
+            if end == len(group.members):
+                del self._text_groups[group.key]
+                block = group.local.block()
+                self._absorb(group, block)
+                self.built_blocks.append(BuiltBlock(group.key, group.source, block))
         # Taken from the front in place: a new list of the rest per step copied it whole.
         batch = self._unindexed[:limit]
         del self._unindexed[:limit]
@@ -98,7 +151,36 @@ class CharacterStore:
             # gone since (trashed, dropped), or indexed by a write meanwhile: nothing to do
             if memory is not None and memory_id not in self._text_index:
                 self._text_index.add(memory_id, *self.index_terms(memory))
-        return len(self._unindexed)
+        return self.unindexed_count()
+
+    def _absorb(self, group: TextGroup, block: PostingsBlock) -> None:
+        """The block's documents into the index, less those that are not the group's
+        memories now (overridden by a later copy since the block was made; replaced,
+        trashed, dropped since) or indexed already; a live member left unindexed (not in
+        the block, or replaced by a record its write did not index: the same text) is
+        analyzed later, one by one."""
+        members = {m.id: m for m in group.members}
+        stale = map(is_not, map(self.records.get, block.ids),
+                    map(members.get, block.ids, repeat(_NOT_A_MEMBER)))
+        index, records = self._text_index, self.records
+        index.absorb(block, drop=list(compress(block.ids, stale)))
+        self._unindexed.extend(i for i in members if i not in index and i in records)
+
+    def text_group(self, key: Hashable) -> TextGroup | None:
+        """The group ``key`` while it waits for its texts to be indexed."""
+        return self._text_groups.get(key)
+
+    def absorb_text_block(self, key: Hashable, source: Any, block: PostingsBlock) -> bool:
+        """Index a group's memories from ``block`` (made from ``source`` earlier) instead of
+        analyzing their texts; members the block lacks are analyzed later, one by one, and
+        its documents that are not members now are left out. False (nothing changed) when
+        there is no such group waiting, its source is another, or its build has begun."""
+        group = self._text_groups.get(key)
+        if group is None or group.local is not None or group.source != source:
+            return False
+        del self._text_groups[key]
+        self._absorb(group, block)
+        return True
 
     @property
     def indexed_terms(self) -> int:
@@ -253,16 +335,24 @@ class CharacterStore:
             self.trash[entry.memory.id] = entry
 
     def adopt(self, kernel: VectorKernel, trash_kernel: VectorKernel, live: Sequence[Memory],
-              trashed: Sequence[TrashEntry]) -> None:
+              trashed: Sequence[TrashEntry], *, text_groups: Sequence[TextGroup] = (),
+              ungrouped: Sequence[str] | None = None) -> None:
         """Fill an empty store around kernels that already hold its vectors (the browser
         loads them in bulk: ``kernel`` holds exactly the live ids, ``trash_kernel`` the
-        trashed ones). No listener hears it; texts are analyzed later (``index_text``)."""
+        trashed ones). No listener hears it; texts are analyzed later (``index_text``).
+        ``text_groups``: memories indexed as units (``TextGroup``); then ``ungrouped`` names
+        every live memory in no group (indexed one by one)."""
         if not self.is_empty():
             raise ValueError("adopt() fills an empty store only")
         if len(kernel) != len(live) or len(trash_kernel) != len(trashed):
             raise ValueError("the kernels do not hold exactly this store's memories")
         self.kernel, self.trash_kernel = kernel, trash_kernel
         self.add_loaded(live, trashed)
+        if text_groups:
+            if ungrouped is None:
+                raise ValueError("adopt() with text groups needs the ungrouped ids")
+            self._unindexed = list(ungrouped)
+            self._text_groups = {g.key: g for g in text_groups}
 
     def add_loaded(self, live: Sequence[Memory], trashed: Sequence[TrashEntry]) -> None:
         """Add memories new to this store whose vectors the caller already appended to
