@@ -197,6 +197,19 @@ def test_a_block_leaves_out_what_was_forgotten_or_changed_before_it_came():
     assert_as_full_build(store)
 
 
+def test_a_group_with_nothing_left_is_finished_at_any_limit():
+    # a pack whose every record a later copy overrides restores as a group of no members:
+    # ``text_index`` asks for ``unindexed_count()`` (0 for it) and looped forever
+    source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    source.remember_many("mika", [f"note {i} about tea" for i in range(6)])
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    store = adopted(engine, source.stores["mika"], [0, 3])  # groups [] and the first three
+    assert store.unindexed_count() == 6
+    assert store.index_text(0) == 6 and len(store.built_blocks) == 1  # the empty one, done
+    assert len(store.text_index.search(["tea"], 10).ids) == 6
+    assert_as_full_build(store)
+
+
 def test_removals_past_the_renumbering_after_absorbing_keep_a_full_build(monkeypatch):
     monkeypatch.setattr(BM25Index, "renumber_floor", 1)
     source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)

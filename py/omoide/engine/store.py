@@ -128,11 +128,16 @@ class CharacterStore:
     def index_text(self, limit: int) -> int:
         """Analyze up to ``limit`` texts left by ``adopt`` (the groups' first); returns how
         many are left."""
-        while limit > 0 and self._text_groups:
+        while self._text_groups:
             group = next(iter(self._text_groups.values()))
+            if limit <= 0 and group.done < len(group.members):
+                break
+            # a group with nothing left (none of its members is this store's any more, or
+            # all are analyzed) is finished whatever the limit: ``text_index`` asks for
+            # ``unindexed_count()`` texts, 0 for such a group, and must still make progress
             if group.local is None:
                 group.local = BM25Index(**self._text_params)
-            end = min(group.done + limit, len(group.members))
+            end = min(group.done + max(limit, 0), len(group.members))
             for memory in group.members[group.done:end]:
                 if self.records.get(memory.id) is memory:  # still the stored copy's memory
                     group.local.add(memory.id, *self.index_terms(memory))
