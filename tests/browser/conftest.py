@@ -88,6 +88,15 @@ def engine_call(page: Page, method: str, params: dict | None = None):
     return page.evaluate("([m, p]) => window.omoide.call(m, p)", [method, params or {}])
 
 
+def open_with_model(launch: LaunchFn, app_url: str, profile: Path, model: str) -> Page:
+    """The app in a fresh profile, ready, with ``model`` (fp32) selected."""
+    page = launch(profile).new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    engine_call(page, "select_model", {"model": model, "dtype": "fp32"})
+    return page
+
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results" / "ui"
 
 

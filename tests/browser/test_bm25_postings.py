@@ -11,7 +11,7 @@ import pytest
 
 from omoide.engine import MemoryEngine
 
-from .conftest import cpython_engine, engine_call, wait_ready
+from .conftest import cpython_engine, engine_call, open_with_model, wait_ready
 
 MODEL = "omoide/all-MiniLM-L6-v2"
 WORDS = ["tea", "violin", "osaka", "river", "chess", "sunday", "bread", "train", "cat", "fuji",
@@ -45,11 +45,7 @@ def assert_recalls_match(page, engine: MemoryEngine, modes: tuple[str, ...]) -> 
 
 def test_wasm_bm25_recall_equals_cpython(launch, app_url, tmp_path):
     rng = random.Random(4)
-    context = launch(tmp_path / "profile")
-    page = context.new_page()
-    page.goto(app_url)
-    wait_ready(page)
-    engine_call(page, "select_model", {"model": MODEL, "dtype": "fp32"})
+    page = open_with_model(launch, app_url, tmp_path / "profile", MODEL)
     items = [{"text": text(rng), "context": text(rng)} if i % 4 == 0 else text(rng)
              for i in range(240)]
     ids = [m["id"] for m in engine_call(page, "remember_many",

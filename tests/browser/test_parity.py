@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from .conftest import cpython_engine, engine_call, wait_ready
+from .conftest import cpython_engine, engine_call, open_with_model, wait_ready
 
 MODEL = "omoide/all-MiniLM-L6-v2"
 TEXTS = [
@@ -33,10 +33,7 @@ QUERIES = ["What does Mika drink in the morning?", "violin lessons", "Osaka sist
 
 
 def test_browser_recall_equals_cpython(launch, app_url, tmp_path):
-    page = launch(tmp_path / "profile").new_page()
-    page.goto(app_url)
-    wait_ready(page)
-    engine_call(page, "select_model", {"model": MODEL, "dtype": "fp32"})
+    page = open_with_model(launch, app_url, tmp_path / "profile", MODEL)
     engine_call(page, "remember_many", {"character": "mika", "items": TEXTS})
     exported = engine_call(page, "export_data", {"with_vectors": True})
     engine = cpython_engine(exported)

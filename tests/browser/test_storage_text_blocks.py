@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from .conftest import cpython_engine, engine_call, wait_ready
+from .conftest import cpython_engine, engine_call, open_with_model, wait_ready
 from .test_bm25_postings import assert_recalls_match, text
 from .test_storage_purge import RAW, block_heads, settled
 
@@ -40,11 +40,7 @@ def restart(page) -> dict:
 def test_a_restore_absorbs_its_packs_postings_and_answers_as_cpython(launch, app_url,
                                                                       tmp_path):
     rng = random.Random(12)
-    context = launch(tmp_path / "profile")
-    page = context.new_page()
-    page.goto(app_url)
-    wait_ready(page)
-    engine_call(page, "select_model", {"model": MODEL, "dtype": "fp32"})
+    page = open_with_model(launch, app_url, tmp_path / "profile", MODEL)
     stamp = engine_call(page, "model_state")["stamp"]
     items = [[text(rng), text(rng) if i % 4 == 0 else None] for i in range(N)]
     assert page.evaluate(IMPORT, [items, stamp, 384]) == N
