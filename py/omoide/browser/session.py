@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from array import array
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 from ..backends.http import HttpBackend, HttpConfig
@@ -104,7 +104,7 @@ def memory_dict(memory: Memory) -> dict[str, Any]:
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:
-    return asdict(hit)
+    return hit.to_dict()
 
 
 @handler("memory_info")

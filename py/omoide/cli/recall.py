@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 
 from omoide.cli.context import Context
 from omoide.engine.memory import KINDS
@@ -41,7 +40,7 @@ def recall(ctx: Context) -> int:
         ctx.emit({
             "character": a.character, "query": a.query, "mode": a.mode, "revived": revived,
             "hits": [{"rank": rank, "id": h.memory.id, "score": h.score, "kind": h.memory.kind,
-                      "text": h.memory.text} | asdict(h) | {"revived": h.memory.id in revived}
+                      "text": h.memory.text} | h.to_dict() | {"revived": h.memory.id in revived}
                      for rank, h in enumerate(hits, 1)],
         })
         return 0

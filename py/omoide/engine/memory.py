@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 KIND_TYPES: dict[str, str] = {
@@ -57,7 +57,11 @@ class Memory:
     turn: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every field, ``meta`` copied (what ``dataclasses.asdict`` gives, without its
+        recursion into every field: 8x cheaper, and every recall reply makes k of them)."""
+        data = {name: getattr(self, name) for name in _MEMORY_FIELDS}
+        data["meta"] = _copied(self.meta)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Memory:
@@ -79,6 +83,19 @@ class Memory:
             return cls.from_dict(record)
 
 
+def _copied(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, tuples as lists' kin, scalars shared), so a
+    caller that edits a returned dict never edits the stored memory."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_copied(v) for v in value)
+    return value
+
+
+_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
+
+
 @dataclass(frozen=True)
 class Hit:
     """One recall result. ``score`` is the fused score in hybrid mode, the cosine in vector
@@ -95,6 +112,13 @@ class Hit:
     fulltext_rank: int | None
     relevance: float = 0.0
     in_timeframe: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hit as plain data, its memory as ``Memory.to_dict``."""
+        return {"memory": self.memory.to_dict(), "score": self.score,
+                "vector_cosine": self.vector_cosine, "bm25": self.bm25,
+                "vector_rank": self.vector_rank, "fulltext_rank": self.fulltext_rank,
+                "relevance": self.relevance, "in_timeframe": self.in_timeframe}
 
 
 @dataclass

@@ -15,7 +15,6 @@ import functools
 import importlib
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any, Protocol, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -53,7 +52,7 @@ class WorkspaceLike(Protocol):
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:
-    return asdict(hit)
+    return hit.to_dict()
 
 
 def trash_dict(entry: TrashEntry) -> dict[str, Any]:
