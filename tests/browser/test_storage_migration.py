@@ -6,7 +6,12 @@ passing this test for each fixture.
   vectors, trash, recall counts written into records, staged vectors of a stopped
   re-vectorization.
 - v2 (v2.json, made at 526ff9c): the same kinds of rows in layout 2: tail vectors
-  (``tail: 1``), counted recalls in the ``recalls`` table, per-character generations."""
+  (``tail: 1``), counted recalls in the ``recalls`` table, per-character generations.
+- v3 (v3.json, made at 11bb828): layout 3, the same rows plus record packs (one JSON text a
+  pack, format 1) written by an import of a third character, ``mio``; v3_lines.json (made at
+  12c1299): layout 3 with packs of lines (format 2), as the app wrote them from then on.
+- v4 (v4.json): layout 4, the same plus the stored full-text postings (``text_postings``).
+Each fixture is made by the app of its time (``tests/fixtures/indexeddb/make_v2.py``)."""
 
 from __future__ import annotations
 
@@ -23,9 +28,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "indexeddb"
 RESTORE = """async (dump) => {
   const f32 = (b) => { const s = atob(b); const u = new Uint8Array(s.length);
     for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i); return new Float32Array(u.buffer); };
+  const typed = (name, b) => { const s = atob(b); const u = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+    return new self[name](u.buffer); };
   const dec = (v) => {
     if (Array.isArray(v)) return v.map(dec);
     if (v && typeof v === "object") return "$f32" in v ? f32(v.$f32)
+      : "$typed" in v ? typed(v.$typed, v.b64)
       : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, dec(x)]));
     return v;
   };
@@ -55,7 +64,25 @@ RESTORE = """async (dump) => {
 }"""
 
 
-@pytest.mark.parametrize("layout", ["v1", "v2"])
+def packed_records(stores: dict) -> list[dict]:
+    """The records of the fixture's record packs (layout 3 on), oldest pack first, shaped like
+    ``memories`` rows: a pack's text is one JSON list (formats 0 and 1) or a head line and a
+    line per record (format 2, web/store/packs.js), ``trashed_at`` folded into each record."""
+    rows = []
+    packs = sorted(stores.get("record_packs", {"rows": []})["rows"],
+                   key=lambda p: (p["character"], p["pack"]))
+    for pack in packs:
+        text = pack["json"]
+        entries = ([json.loads(line) for line in text.split("\n")[1:]]
+                   if pack.get("format") == 2 else json.loads(text))
+        for entry in entries:
+            trashed_at = entry.pop("trashed_at", None)
+            rows.append({"character": pack["character"], "id": entry["id"], "record": entry,
+                         "trashed_at": trashed_at})
+    return rows
+
+
+@pytest.mark.parametrize("layout", ["v1", "v2", "v3", "v3_lines", "v4"])
 def test_an_old_database_migrates_and_recalls_the_same(launch, app_url, tmp_path, layout):
     fixture = json.loads((FIXTURES / f"{layout}.json").read_text())
     context = launch(tmp_path / "profile")
@@ -69,7 +96,11 @@ def test_an_old_database_migrates_and_recalls_the_same(launch, app_url, tmp_path
     # a memory's recall count is its record's plus its ``recalls`` row (v2 on)
     counted = {(r["character"], r["id"]): r["count"] for r in stores.get("recalls",
                                                                         {"rows": []})["rows"]}
-    for character in ("ayu", "ren"):
+    # layout 3 on: a record's latest copy is its override row, else its newest pack's
+    latest = {(r["character"], r["id"]): r for r in packed_records(stores)}
+    latest.update({(r["character"], r["id"]): r for r in records})
+    records = list(latest.values())
+    for character in sorted({r["character"] for r in records}):
         mine = [r for r in records if r["character"] == character]
         live = engine_call(page, "memories", {"character": character})
         assert len(live) == sum(1 for r in mine if r["trashed_at"] is None)
@@ -87,6 +118,10 @@ def test_an_old_database_migrates_and_recalls_the_same(launch, app_url, tmp_path
                                            "mode": mode, "k": 10, "count": False,
                                            "min_relevance": 0})
         assert [h["memory"]["id"] for h in got] == ids, key
+    # layout 4: the stored postings were taken (absorbed), not analyzed again
+    blocks = stores.get("text_postings", {"rows": []})["rows"]
+    if blocks:
+        assert engine_call(page, "storage_info")["text_blocks"]["absorbed"] == len(blocks)
     # the stopped re-vectorization resumes from its staged vectors
     staged = len(fixture["database"]["stores"]["staging"]["rows"])
     assert staged > 0
