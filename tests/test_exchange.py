@@ -201,6 +201,29 @@ def test_version_1_exports_still_import(tmp_path):
         assert set(new["vectors"]) == {m["id"] for m in old["memories"] + old["trash"]}
 
 
+def test_version_2_exports_import_unchanged(tmp_path):
+    """tests/fixtures/exports/v2-export.json, written by the CLI at 4a2060d (made with
+    tests/fixtures/workspaces/make_v2.py): trash with its vectors, a superseded preference's
+    history link, an index context with its conversation turn, counted recalls. Every later
+    version imports it into the very records and vectors it holds."""
+    path = FIXTURE.with_name("v2-export.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["version"] == 2
+    report = json.loads(run(tmp_path / "w.db", "--json", "import", str(path)))
+    assert (report["imported"], report["trashed"], report["reembedded"]) == (7, 2, 0)
+    out = json.loads(export(tmp_path / "w.db", tmp_path / "e.json", vectors=True))
+    for old, new in zip(data["characters"], out["characters"], strict=True):
+        assert {k: v for k, v in new.items() if k != "vectors"} == {
+            k: v for k, v in old.items() if k != "vectors"}
+        assert new["vectors"].keys() == old["vectors"].keys()
+        for memory_id, vector in old["vectors"].items():
+            assert new["vectors"][memory_id] == pytest.approx(vector, abs=1e-6)
+    alice = out["characters"][0]
+    assert alice["memories"][0]["meta"]["supersedes"] == [alice["trash"][0]["id"]]
+    turn = next(m for m in alice["memories"] if m["conversation"] == "chat-1")
+    assert (turn["turn"], turn["context"].startswith("2023-05-07")) == (3, True)
+
+
 def test_an_import_with_a_bad_record_writes_nothing(tmp_path):
     """The issue's report: an import with a bad key wrote a row and THEN failed."""
     data = json.loads(FIXTURE.read_text(encoding="utf-8"))

@@ -100,3 +100,47 @@ def test_a_version_1_workspace_file_still_opens(tmp_path):
     assert ws.engine.recall("alice", "日曜日", mode="fulltext")[0].memory.text == (
         "アリスは日曜日に山へ行った")
     ws.close()
+
+
+def test_a_version_2_workspace_file_still_opens(tmp_path):
+    """tests/fixtures/workspaces/workspace-v2.db was written by the CLI at 4a2060d in the
+    SQLite layout of schema 2 (the change feed: ``seq``, tombstones, triggers), made with
+    tests/fixtures/workspaces/make_v2.py; every later version must read it as it was."""
+    import shutil
+    from pathlib import Path
+
+    from omoide.workspace import stored_model
+
+    fixture = Path(__file__).parent / "fixtures" / "workspaces" / "workspace-v2.db"
+    db = tmp_path / "old.db"
+    shutil.copy(fixture, db)
+    assert stored_model(db) == ("test/hashing-ngram-s0", "f32")
+    purged = "01M8VSF64HAD37GDYHAQ6R7X1T"  # Bob's cat: forgotten, then purged
+    with sqlite3.connect(db) as con:  # its tombstone is in the change feed, its row gone
+        assert con.execute("SELECT COUNT(*) FROM changes WHERE id = ?", (purged,)
+                           ).fetchone()[0] == 1
+        assert con.execute("SELECT COUNT(*) FROM memories WHERE id = ?", (purged,)
+                           ).fetchone()[0] == 0
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    assert ws.loaded == {"alice": 5, "bob": 2}
+    engine = ws.engine
+    new = engine.get("alice", "01M8VSF60230KD6T53PVRK34N0")
+    assert (new.text, new.key, new.meta) == ("Alice loves jasmine tea now", "drink",
+                                            {"supersedes": ["01M8VSF5YZ0PFJS3QD94GAFFBZ"]})
+    assert new.recall_count == 2
+    assert [e.memory.text for e in engine.trash("alice")] == ["Alice loves green tea"]
+    assert [e.memory.text for e in engine.trash("bob")] == ["Bob hates rain"]
+    assert engine.get("alice", "01M8VSF60YT4SFP2E7M19FJ2CE").text == (
+        "Alice hikes on Sundays and Saturdays")
+    turn = engine.get("alice", "01M8VSF62FS9PMYAJDXZVN5113")
+    assert (turn.conversation, turn.turn) == ("chat-1", 3)
+    assert turn.context.startswith("2023-05-07: Bob")
+    assert engine.recall("alice", "日曜日", mode="fulltext", touch=False)[0].memory.text == (
+        "アリスは日曜日に山へ行った")
+    assert all(m.id != purged for m in engine.memories("bob"))
+    engine.restore("alice", "01M8VSF5YZ0PFJS3QD94GAFFBZ")  # the superseded version
+    ws.close()
+    again = open_workspace(db, embedder=HashingEmbedder())
+    assert again.engine.get("alice", "01M8VSF5YZ0PFJS3QD94GAFFBZ").text == (
+        "Alice loves green tea")
+    again.close()
