@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from omoide.engine.analyzer import (
     analyze,
     cjk_terms,
@@ -80,3 +83,56 @@ def test_each_kanji_and_katakana_segment_is_also_one_marked_term():
 
 def test_query_words_skip_segment_terms():
     assert query_words(analyze("東京都")) == [("東京", "京都")]
+
+
+def _analyze_by_characters(text: str) -> list[str]:
+    """The analyzer as it was written first, one Python step per character: the reference
+    the one-expression tokenizer must equal on every text."""
+    from omoide.engine.analyzer import ENGLISH_STOPWORDS, _folded
+
+    terms: list[str] = []
+    word: list[str] = []
+    run: list[str] = []
+
+    def flush_word() -> None:
+        if word:
+            token = "".join(word)
+            if token not in ENGLISH_STOPWORDS:
+                terms.append(_folded(token))
+            word.clear()
+
+    def flush_run() -> None:
+        if run:
+            joined = "".join(run)
+            terms.extend(cjk_terms(joined))
+            terms.extend(segment_terms(joined))
+            run.clear()
+
+    for char in normalize(text):
+        if is_cjk(char):
+            flush_word()
+            run.append(char)
+        elif char.isalnum():
+            flush_run()
+            word.append(char)
+        else:
+            flush_word()
+            flush_run()
+    flush_word()
+    flush_run()
+    return terms
+
+
+# Characters near every boundary the analyzer draws: the CJK ranges' ends, underscore,
+# digits of other scripts, combining marks, full-width and half-width forms, surrogates'
+# neighbours, astral ideographs.
+_EDGES = ("_ aZ09é\u00b2\u0660\u0301\u3004\u3005\u3007\u3008\u303f\u3040\u309f\u30a0\u30fb"
+          "\u30fc\u30ff\u3100\u31ef\u31f0\u31ff\u3400\u4dbf\u4dc0\u4e00\u9fff\ua000\uf8ff"
+          "\uf900\ufaff\ufb00\uff21\uff66\uff9e\U0001f600\U0001ffff\U00020000\U0002fa1f"
+          "\U0002fa20\U00030000、。！？ー・")
+
+
+@given(st.text(st.sampled_from(_EDGES) | st.characters(), max_size=40))
+@settings(max_examples=1500)
+def test_the_tokenizer_equals_the_loop_over_characters(text):
+    assert analyze(text) == _analyze_by_characters(text)

@@ -172,36 +172,25 @@ def segment_terms(run: str) -> list[str]:
     return [SEGMENT_MARK + segment for segment in _SEGMENT.findall(run)]
 
 
+# The ranges ``is_cjk`` accepts, as a character class: a run of them is one CJK run; a run
+# of the other alphanumerics (``[^\W_]`` is exactly ``str.isalnum``) is one word; anything
+# else separates. One regular expression finds the runs in order, what the loop over
+# characters did one Python step a character (4-5x slower on the boot and import path).
+_CJK_CLASS = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
+              "\u3005-\u3007\U00020000-\U0002fa1f")
+_RUNS = re.compile(f"([{_CJK_CLASS}]+)|[^\\W_{_CJK_CLASS}]+")
+
+
 def analyze(text: str, *, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[str]:
     """Index terms of ``text`` in order (duplicates kept: BM25 needs term frequencies)."""
     terms: list[str] = []
-    word: list[str] = []
-    run: list[str] = []
-
-    def flush_word() -> None:
-        if word:
-            token = "".join(word)
+    for match in _RUNS.finditer(normalize(text)):
+        run = match[1]
+        if run is None:
+            token = match[0]
             if token not in stopwords:
                 terms.append(_folded(token))
-            word.clear()
-
-    def flush_run() -> None:
-        if run:
-            text = "".join(run)
-            terms.extend(cjk_terms(text))
-            terms.extend(segment_terms(text))
-            run.clear()
-
-    for char in normalize(text):
-        if is_cjk(char):
-            flush_word()
-            run.append(char)
-        elif char.isalnum():
-            flush_run()
-            word.append(char)
         else:
-            flush_word()
-            flush_run()
-    flush_word()
-    flush_run()
+            terms.extend(cjk_terms(run))
+            terms.extend(segment_terms(run))
     return terms
