@@ -165,19 +165,20 @@ def _fulltext_hits(store: CharacterStore, query, k, floor, allowed, frame) -> li
     terms = store.analyzer(query)
     weights = query_weights(terms)
     result = store.text_index.search(terms, max(k, SENTENCE_DEPTH), allowed, weights)
-    raw = dict(zip(result.ids, result.scores, strict=True))
-    text_scores = dict(zip(result.ids, with_sentence_evidence(
-        store.text_index, store.analyzer, terms, weights,
-        [store.records[i] for i in result.ids], result.scores), strict=True))
-    best = sorted(result.ids, key=lambda i: (-text_scores[i], i))[:k]
-    coverage = _coverage(store, terms, best, frame)
+    text_scores = with_sentence_evidence(store.text_index, store.analyzer, terms, weights,
+                                         [store.records[i] for i in result.ids], result.scores)
+    ranked = list(zip(result.ids, text_scores, result.scores, strict=True))
+    if text_scores != result.scores:  # a long memory was rescored: rank again
+        ranked.sort(key=lambda item: (-item[1], item[0]))
+    # else: no memory of the head was, and the search's order (score, then id) stands
+    ranked = ranked[:k]
+    coverage = _coverage(store, terms, [i for i, _, _ in ranked], frame)
     hits = []
-    for rank, memory_id in enumerate(best, 1):
-        score = text_scores[memory_id]
+    for rank, (memory_id, score, raw) in enumerate(ranked, 1):
         if floor is not None and score < floor:
             break
         memory = store.records[memory_id]
-        hits.append(Hit(memory, score, None, raw[memory_id], None, rank,
+        hits.append(Hit(memory, score, None, raw, None, rank,
                         relevance(None, coverage[rank - 1]), _flag(frame, memory)))
     return hits
 

@@ -75,14 +75,17 @@ def best_sentence_score(index: BM25Index, terms: Sequence[str],
 def with_sentence_evidence(index: BM25Index, analyzer: Callable[[str], list[str]],
                            terms: Sequence[str], weights: Mapping[str, float] | None,
                            memories: Sequence[Memory], scores: Sequence[float]) -> list[float]:
-    """The full-text score of each memory (see the module doc) from its BM25 ``scores``."""
-    out = []
-    for memory, score in zip(memories, scores, strict=True):
-        if memory.context or score <= 0.0 or not _several_sentences(memory.text):
-            out.append(score)
+    """The full-text score of each memory (see the module doc) from its BM25 ``scores``:
+    equal to ``scores`` when no memory is rescored (the caller's order then stands)."""
+    if len(memories) != len(scores):
+        raise ValueError("one score per memory")
+    out = list(scores)
+    for at, memory in enumerate(memories):
+        # cheapest tests first: most memories have a context or are one sentence
+        if memory.context or out[at] <= 0.0 or not _several_sentences(memory.text):
             continue
         best = best_sentence_score(index, terms, weights, sentence_terms(analyzer, memory.text))
-        out.append((score + best) / 2.0)
+        out[at] = (out[at] + best) / 2.0
     return out
 
 
