@@ -251,6 +251,13 @@ def main() -> None:
                     record({"engine": "omoide-engine", "what": "recall_in_worker",
                             "rows": filled, "load": os.getloadavg(), "after_restore": True,
                             **worker_recall(page, filled, args.engine_queries)})
+                    # the same once the restore's work after ready (the full-text index
+                    # and its stored postings, in steps between calls) is done
+                    waited = settled_text_index(page)
+                    record({"engine": "omoide-engine", "what": "recall_in_worker",
+                            "rows": filled, "load": os.getloadavg(), "after_restore": True,
+                            "settled_after_s": waited,
+                            **worker_recall(page, filled, args.engine_queries)})
                     for i in range(4):  # the texts' embeddings cached, as above
                         call(page, "forget", {"character": CHARACTER, "id": call(
                             page, "remember", {"character": CHARACTER,
@@ -403,6 +410,18 @@ def worker_recall(page, rows: int, queries: int) -> dict:
     return out
 
 
+def settled_text_index(page, limit_s: float = 300.0) -> float:
+    """Seconds until the full-text index has no text left to analyze and its postings
+    blocks are written (``text_index_status`` waits for the blocks)."""
+    started = time.perf_counter()
+    while call(page, "text_index_status", {})["left"] > 0:
+        if time.perf_counter() - started > limit_s:
+            raise TimeoutError("the full-text index did not settle")
+        page.wait_for_timeout(500)
+    call(page, "text_index_status", {})
+    return time.perf_counter() - started
+
+
 def timed_worker_recalls(page, batch: list[str], mode: str) -> dict:
     page.evaluate("""async ([c, qs, mode]) => { for (const query of qs)
       await window.omoide.call("recall", { character: c, query, k: 10, mode,
@@ -532,8 +551,11 @@ def write_markdown(out: dict, path: Path) -> None:
                          f"vector {fmt(r['vector'])}, hybrid {fmt(r['hybrid'])}, "
                          f"full-text {fmt(r['fulltext'])} ms |")
         elif r.get("what") == "recall_in_worker":
+            settled = (f", the full-text index settled ({r['settled_after_s']:.1f} s)"
+                       if "settled_after_s" in r else "")
             lines.append(f"| Omoide recall at {r['rows']:,} in the worker, without the query "
-                         f"embedding (load {r['load'][0]:.1f}) | vector {fmt(r['vector'])}, "
+                         f"embedding (load {r['load'][0]:.1f}{settled}) | vector "
+                         f"{fmt(r['vector'])}, "
                          f"hybrid {fmt(r['hybrid'])}, full-text {fmt(r['fulltext'])} ms |")
             if "cached" in r["vector"]:
                 lines.append(f"| Omoide recall at {r['rows']:,} in the worker, the same "
