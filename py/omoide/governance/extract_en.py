@@ -76,6 +76,10 @@ _TIME_LEAD = re.compile(
     rf"(?: (?:nights?|mornings?|evenings?))?),?\s+(?P<rest>(?:i|we)\b.*)$",
     re.IGNORECASE,
 )
+# After a time lead, how it went is a report, not a plan ("today was looong", "this week
+# has been a lot"): the lead alone makes no decision of it.
+_PAST_REPORT = re.compile(r"^(?:was|were|has been|had been|have been|felt|went|turned out)\b",
+                          re.IGNORECASE)
 _DECISION_LEAD = re.compile(
     r"^(?:from now on|going forward|starting (?:on )?(?:today|tomorrow|tonight|now|next \w+|"
     r"this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
@@ -88,9 +92,9 @@ _DECISION_LEAD = re.compile(
 # -- refusals ---------------------------------------------------------------------------------
 
 _QUESTION = re.compile(
-    r"^(?:do|does|did|are|is|was|were|can|could|would|will|should|shall|have|has|had|may|"
-    r"might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any|"
-    r"wanna|want to|know any|ever)\b",
+    r"^(?:do|does|did|are|is|was|were|can(?!['’]t\b)|could|would|will|should|shall|have|"
+    r"has|had|may|might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any|"
+    r"wanna|want to|know any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -103,7 +107,7 @@ _REQUEST = re.compile(
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|^(?:i'?d|we'?d) "
-    r"(?!rather\b)",
+    r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\bover\b)",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -325,6 +329,11 @@ _PREFERENCES = _rules([
      r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
      r"tires? me out|(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
      r"off|disgusting|horrible|nasty))"),
+    # "I'd pick X over Y every time": a standing choice between two things, not a
+    # hypothetical (the 'd of "I'd buy a boat" is refused)
+    ("rather", "preference", "like",
+     r"^(?:i|we)'?d (?:always |still )?(?:pick|take|choose|go for)\s+(?P<x>.+?) over "
+     r"(?P<over>.+?)(?:,? (?:any ?time|every (?:single )?time|any day|hands down|tbh|lol))*$"),
     ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?:>|>>)\s*(?P<over>.+)"),
     ("over", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
@@ -691,7 +700,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
-    if decision_lead:
+    if decision_lead and not _PAST_REPORT.match(text):
         subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
                                        decision=True)
         if subject:
