@@ -3,7 +3,9 @@ statements around it that must still be found:
 
 - English: "can't stand X" without a subject is a dislike, not a question ("can't you…" still
   asks); "I'd pick X over Y every time" is a standing choice, not a hypothetical; after a
-  time lead, how it went ("today was long") is no decision;
+  time lead, how it went ("today was long") is no decision; a recurring time "=" what
+  happens then is a habit ("tue + thu = climbing gym"); an assistant's task (draft, proofread,
+  spell…) is a request; "I'd have been X" is a counterfactual;
 - Japanese: someone's favourite (「田中さんのお気に入りは…」), a neighbour named as such
   (お向かいさん) and a person word whose particle chat dropped before a frequency word
   (「隣の人いつも…」) are someone else's; words quoted and then said (「『…』って言って」),
@@ -92,3 +94,29 @@ def test_japanese_reports_and_wishes_never_reach_the_stage(text):
 ])
 def test_japanese_statements_around_them_are_still_found(text, kind):
     assert kind in {k for k, _ in found(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "tue + thu = climbing gym after work", "weeknights = leftovers and a podcast",
+    "every other saturday -> brunch with my aunt", "lunch breaks = a walk round the block",
+])
+def test_english_a_recurring_time_equals_an_activity_is_a_habit(text):
+    assert ("pattern", "like") in found(text)
+
+
+@pytest.mark.parametrize("text", ["2 + 2 = 4", "coffee = life", "cats > dogs = facts"])
+def test_english_an_equation_without_a_recurring_time_is_no_habit(text):
+    assert "pattern" not in {k for k, _ in found(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "proofread my cover letter please", "spell 'accommodate' for me",
+    "brainstorm names for a bakery", "in a parallel universe I'd have been a chef",
+])
+def test_english_requests_and_counterfactuals_never_reach_the_stage(text):
+    assert found(text) == []
+    assert extract_en.open_statement(text) is None
+
+
+def test_english_a_past_tense_of_those_verbs_still_reaches_the_stage():
+    assert extract_en.open_statement("drafted my resignation letter today") is not None

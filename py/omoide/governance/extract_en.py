@@ -100,13 +100,16 @@ _QUESTION = re.compile(
 _REQUEST = re.compile(
     r"^(?:please|pls|plz|tell me|remind me|let me|help me|show me|give me|teach me|translate|"
     r"summari[sz]e|write|imagine|pretend|explain|describe|recommend|suggest|list|find|"
+    r"draft|proofread|rewrite|reword|paraphrase|spell|compose|outline|brainstorm|quiz me|"
+    r"convert|calculate|generate|define|"
     r"look up|make me|i'?d (?:like|love|want) (?:a|an|some|to|you)|i want you|can you|could "
     r"you|would you|i was wondering|i wonder|just kidding|let'?s (?:talk|chat|see|not|do "
     r"something))\b",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|^(?:i'?d|we'?d) "
+    r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|"
+    r"\b(?:i|we)'d have (?:been|\w+ed|\w+en)\b|^(?:i'?d|we'?d) "
     r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\bover\b)",
     re.IGNORECASE,
 )
@@ -334,7 +337,8 @@ _PREFERENCES = _rules([
     ("rather", "preference", "like",
      r"^(?:i|we)'?d (?:always |still )?(?:pick|take|choose|go for)\s+(?P<x>.+?) over "
      r"(?P<over>.+?)(?:,? (?:any ?time|every (?:single )?time|any day|hands down|tbh|lol))*$"),
-    ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?:>|>>)\s*(?P<over>.+)"),
+    # "X > Y", not an arrow "X -> Y" (a routine's shorthand, ``_HABIT_EQUALS``)
+    ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?<!-)(?:>|>>)\s*(?P<over>.+)"),
     ("over", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
      r"time| for me|,.*)?[.!]*$"),
@@ -470,6 +474,14 @@ _HABIT_ROUTINE = re.compile(
     r"mornings?|evenings?)|my (?:\w+ )?(?:routine|ritual|habit)|my usual|a (?:daily|nightly|"
     r"weekly|morning|evening) (?:thing|ritual|habit)|non-negotiable|a must|essential)\b",
     re.IGNORECASE)
+# Chat shorthand for a routine: a recurring time, "=", what happens then ("Mon, Wed and Fri =
+# 40 lengths", "sat + sun = long rides", "commute = crossword time"). The left side must name
+# a recurring time, so "2 + 2 = 4" and "X = Y" comparisons are not habits.
+_HABIT_EQUALS = re.compile(r"^(?P<t>[^=<>]{2,40}?)\s*(?:=|->|→)\s*(?P<x>[^=<>]+)$")
+_RECURRING_TIME = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thur|thurs|fri|"
+    r"sat|sun|weekends?|weeknights?|weekdays?|mornings?|evenings?|nights?|afternoons?|commute|"
+    r"lunch ?breaks?|bedtime|every|each|daily|nightly)\b", re.IGNORECASE)
 _HABIT_FIRST_THING = re.compile(
     r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
     r"(?:to )?(?P<x>.+)", re.IGNORECASE)
@@ -742,6 +754,11 @@ def _strip_start_stop(subject: str) -> str:
 
 
 def _habit(text: str) -> Found | None:
+    equals = _HABIT_EQUALS.match(text)
+    if equals and _RECURRING_TIME.search(equals.group("t")):
+        subject = _clean_subject("pattern", equals.group("x"))[0]
+        if subject:
+            return "pattern", "like", subject, {}
     first = _HABIT_FIRST_THING.match(text)
     if first:
         subject = _clean_subject("pattern", first.group("x"))[0]
