@@ -74,7 +74,9 @@ third-person reports, requests and other non-statements). Each row carries a fix
   about other people, hearsay, hypotheticals, wishes, quotes, requests). Every row is below
   0.37 on the overlap checker (7 first drafts were identical to rows of other splits, 46
   English and 24 Japanese at or above 0.37; all rewritten); scored with the extractor of that
-  day as the baseline, then only scored.
+  day as the baseline, then only scored. From round 10 on, blind .. blind8 are training
+  splits of the learned stage and their errors may be studied: blind9 and heldout are the
+  unseen measure.
 
 - ``calib``: the calibration split of the learned stage (round 9): 40 statements (10 per
   kind) + ~160 negatives per language of the kinds that pass the open-statement gate today
@@ -95,7 +97,8 @@ Scores per language and split:
   subject equals, contains or is contained in the normalized labelled subject).
 
 ``--learned`` also runs the learned second stage (``omoide.governance.clause_model``: the
-weights ``bench/governance_train.py`` trained on dev, dev2 and dev3 only) and times
+weights ``bench/governance_train.py`` trained on dev .. dev3 and, from round 10 on, blind ..
+blind8, which are then no longer unseen for it; blind9 and heldout are) and times
 ``extract`` per message with and without it.
 
 ``--prototypes`` also runs the prototype stage (``omoide.governance.prototypes``: clauses no
