@@ -60,7 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import machine_info, md_table, write_results  # noqa: E402
 from omoide.governance import extract_en, extract_ja  # noqa: E402
-from omoide.governance.clause_cues import cue_values  # noqa: E402
+from omoide.governance.clause_cues import CUES, cue_values  # noqa: E402
 from omoide.governance.clause_model import (  # noqa: E402
     ACCEPT_RULES,
     KINDS,
@@ -91,7 +91,7 @@ ROUNDS = (*TRAIN_SPLITS, *CALIB_SPLITS)
 # counting only the false positives the stage adds (``stage_false_positives``)
 CRITERIA = ("all", "gated")
 LANGS = ("en", "ja")
-L2_GRID = (1.0, 3.0, 10.0, 30.0)
+L2_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)  # 100 since round 10: 2,307 examples, was 1,019
 BALANCED = (False, True)  # weigh each class's examples to the same total (none is the rarest)
 # wording cues appended to the vector (``clause_cues``); () is the vector alone
 CUE_SETS: tuple[tuple[str, ...], ...] = (
@@ -526,6 +526,8 @@ def main() -> None:
     parser.add_argument("--name", default=None, help="results name (default per model)")
     parser.add_argument("--no-cues", dest="cue_sets", action="store_const", const=((),),
                         default=CUE_SETS, help="sweep the vector alone (no wording cues)")
+    parser.add_argument("--cue-set", nargs="+", choices=tuple(CUES), default=None,
+                        help="sweep this one cue set only (default: the seven of CUE_SETS)")
     parser.add_argument("--choice", choices=tuple(CHOICE_ROUNDS), default="calib-gated",
                         help="what the threshold is chosen on (``CHOICES``)")
     parser.add_argument("--calib-in-training", action="store_true",
@@ -537,6 +539,8 @@ def main() -> None:
                         default=BALANCED, help="class weighting swept: true / false")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    if args.cue_set:
+        args.cue_sets = (tuple(args.cue_set),)
 
     started = time.perf_counter()
     rows = dev_rows()

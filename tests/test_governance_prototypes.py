@@ -29,19 +29,11 @@ def classifier(request, e5):
 HABIT_PARAPHRASE = "Sundays mean pancakes in my house"
 
 
-# Round 10's English setting (1 - p(none) >= 0.9, chosen under the calibrated false-positive
-# bound over eleven training rounds) refuses the habit paraphrase the classifier reads right
-# (pattern 0.79, none 0.20): a known cost of the stricter English threshold, kept visible.
-_HABIT_REFUSED = "round 10: the English threshold (statement 0.9) refuses pattern 0.79 / none 0.20"
-
-
 @pytest.mark.parametrize(("text", "kind"), [
     ("pho on a rainy evening makes me so happy", "preference"),
     (HABIT_PARAPHRASE, "pattern"),
 ])
-def test_a_paraphrase_no_pattern_catches_is_classified(classifier, text, kind, request):
-    if text == HABIT_PARAPHRASE and isinstance(classifier, LearnedClauseClassifier):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=_HABIT_REFUSED))
+def test_a_paraphrase_no_pattern_catches_is_classified(classifier, text, kind):
     assert extract([text])[0] == []  # the pattern stage alone finds nothing
     found, unmatched = extract([text], classifier=classifier)
     assert [(c.kind, c.via) for c in found] == [(kind, classifier.via)]
@@ -60,12 +52,7 @@ def test_the_learned_stage_reads_a_habit_by_its_recurrence(e5):
     with_cue = stage.weights.probabilities(vector, HABIT_PARAPHRASE)
     without = stage.weights.probabilities(vector, "")  # the same vector, no cue in the text
     assert with_cue["pattern"] > without["pattern"]
-    assert max(with_cue, key=with_cue.get) == "pattern"
-
-
-@pytest.mark.xfail(strict=True, reason=_HABIT_REFUSED)
-def test_the_learned_stage_stores_the_habit_paraphrase(e5):
-    found, _ = extract([HABIT_PARAPHRASE], classifier=classifier_for(e5))
+    found, _ = extract([HABIT_PARAPHRASE], classifier=stage)
     assert [c.kind for c in found] == ["pattern"]
 
 
