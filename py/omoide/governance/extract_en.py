@@ -76,6 +76,10 @@ _TIME_LEAD = re.compile(
     rf"(?: (?:nights?|mornings?|evenings?))?),?\s+(?P<rest>(?:i|we)\b.*)$",
     re.IGNORECASE,
 )
+# After a time lead, how it went is a report, not a plan ("today was looong", "this week
+# has been a lot"): the lead alone makes no decision of it.
+_PAST_REPORT = re.compile(r"^(?:was|were|has been|had been|have been|felt|went|turned out)\b",
+                          re.IGNORECASE)
 _DECISION_LEAD = re.compile(
     r"^(?:from now on|going forward|starting (?:on )?(?:today|tomorrow|tonight|now|next \w+|"
     r"this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
@@ -88,22 +92,25 @@ _DECISION_LEAD = re.compile(
 # -- refusals ---------------------------------------------------------------------------------
 
 _QUESTION = re.compile(
-    r"^(?:do|does|did|are|is|was|were|can|could|would|will|should|shall|have|has|had|may|"
-    r"might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any|"
-    r"wanna|want to|know any|ever)\b",
+    r"^(?:do|does|did|are|is|was|were|can(?!['’]t\b)|could|would|will|should|shall|have|"
+    r"has|had|may|might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any|"
+    r"wanna|want to|know any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
     r"^(?:please|pls|plz|tell me|remind me|let me|help me|show me|give me|teach me|translate|"
     r"summari[sz]e|write|imagine|pretend|explain|describe|recommend|suggest|list|find|"
+    r"draft|proofread|rewrite|reword|paraphrase|spell|compose|outline|brainstorm|quiz me|"
+    r"convert|calculate|generate|define|"
     r"look up|make me|i'?d (?:like|love|want) (?:a|an|some|to|you)|i want you|can you|could "
     r"you|would you|i was wondering|i wonder|just kidding|let'?s (?:talk|chat|see|not|do "
     r"something))\b",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|^(?:i'?d|we'?d) "
-    r"(?!rather\b)",
+    r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|"
+    r"\b(?:i|we)'d have (?:been|\w+ed|\w+en)\b|^(?:i'?d|we'?d) "
+    r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\bover\b)",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -325,7 +332,13 @@ _PREFERENCES = _rules([
      r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
      r"tires? me out|(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
      r"off|disgusting|horrible|nasty))"),
-    ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?:>|>>)\s*(?P<over>.+)"),
+    # "I'd pick X over Y every time": a standing choice between two things, not a
+    # hypothetical (the 'd of "I'd buy a boat" is refused)
+    ("rather", "preference", "like",
+     r"^(?:i|we)'?d (?:always |still )?(?:pick|take|choose|go for)\s+(?P<x>.+?) over "
+     r"(?P<over>.+?)(?:,? (?:any ?time|every (?:single )?time|any day|hands down|tbh|lol))*$"),
+    # "X > Y", not an arrow "X -> Y" (a routine's shorthand, ``_HABIT_EQUALS``)
+    ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?<!-)(?:>|>>)\s*(?P<over>.+)"),
     ("over", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
      r"time| for me|,.*)?[.!]*$"),
@@ -461,6 +474,14 @@ _HABIT_ROUTINE = re.compile(
     r"mornings?|evenings?)|my (?:\w+ )?(?:routine|ritual|habit)|my usual|a (?:daily|nightly|"
     r"weekly|morning|evening) (?:thing|ritual|habit)|non-negotiable|a must|essential)\b",
     re.IGNORECASE)
+# Chat shorthand for a routine: a recurring time, "=", what happens then ("Mon, Wed and Fri =
+# 40 lengths", "sat + sun = long rides", "commute = crossword time"). The left side must name
+# a recurring time, so "2 + 2 = 4" and "X = Y" comparisons are not habits.
+_HABIT_EQUALS = re.compile(r"^(?P<t>[^=<>]{2,40}?)\s*(?:=|->|→)\s*(?P<x>[^=<>]+)$")
+_RECURRING_TIME = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thur|thurs|fri|"
+    r"sat|sun|weekends?|weeknights?|weekdays?|mornings?|evenings?|nights?|afternoons?|commute|"
+    r"lunch ?breaks?|bedtime|every|each|daily|nightly)\b", re.IGNORECASE)
 _HABIT_FIRST_THING = re.compile(
     r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
     r"(?:to )?(?P<x>.+)", re.IGNORECASE)
@@ -691,7 +712,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
-    if decision_lead:
+    if decision_lead and not _PAST_REPORT.match(text):
         subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
                                        decision=True)
         if subject:
@@ -733,6 +754,11 @@ def _strip_start_stop(subject: str) -> str:
 
 
 def _habit(text: str) -> Found | None:
+    equals = _HABIT_EQUALS.match(text)
+    if equals and _RECURRING_TIME.search(equals.group("t")):
+        subject = _clean_subject("pattern", equals.group("x"))[0]
+        if subject:
+            return "pattern", "like", subject, {}
     first = _HABIT_FIRST_THING.match(text)
     if first:
         subject = _clean_subject("pattern", first.group("x"))[0]

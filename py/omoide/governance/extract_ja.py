@@ -48,7 +48,8 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
        r"みんな|皆|ルームメイト|部下|先輩|後輩|母親|父親|旦那|嫁|主人|おばあちゃん|"
        r"おじいちゃん|お母さん|お父さん|お兄ちゃん|お姉ちゃん|兄弟|姉妹|いとこ|叔母|叔父|"
        r"彼ら|奥さん|社長|店長|兄貴|姉貴|親父|おやじ|お袋|おふくろ|母さん|父さん|じいちゃん|"
-       r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
+       r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|お向かいさん|お隣さん|"
+       r"ご近所さん|近所の人|向かいの人|[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
        r"お?[\u4e00-\u9fff]{1,3}さん)")
 PET = r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット)"
 
@@ -72,6 +73,7 @@ _REQUEST_END = re.compile(
 _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
                    r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^もし|"
                    r"(?:たら|れば|なら).*(?:けど|けどな|のに|のにな)$|"
+                   r"(?:たら|れば)(?:なあ|なぁ|な|ねえ|ねぇ)$|"
                    r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
                    r"(?:かもね|かも|かもしれない|"
                    r"かもしれません|たいな|たいなあ|たいなー)$")
@@ -79,8 +81,14 @@ _HEARSAY = re.compile(
     r"(?:って言ってた|と言ってた|って言ってる|と言っていた|って言っていた|って言う|と言う|"
     r"みんな言う|んだって|なんだって|だって|らしい|らしいです|らしいよ|らしいね|みたい|"
     r"みたいです|みたいだ|みたいだね|って聞いた|と聞いた|って読んだ|と読んだ|"
-    r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ|(?<=[るたいだうくすつぬむ])って)$"
+    r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ|(?<=[るたいだうくすつぬむ])って|"
+    r"って[^、,]{0,10}で(?:見た|読んだ|聞いた|知った))$"
 )
+# Someone's words followed by a verb of saying (「彼『ここ最高』って言って帰った」): reported
+# speech wherever it stands in the clause (the quote itself is cut before the rules read it).
+_QUOTE_SAID = re.compile(
+    r"(?:[」』]|^|^[^、,]{1,10}?[はが])(?:って|と)(?!(?:言|い)う(?:か|より))(?:よく|みんな)?"
+    r"(?:言|いっ|い[いうわ])")
 # A polite or explanatory end states (「どこでも寝られます」 is covered by the lookahead above;
 # 「誰とも話さないです」): a question word before one of these is not asked.
 _STATEMENT_END = re.compile(r"(?:です|ます|ました|でした|ません|んです|のです)$")
@@ -98,11 +106,14 @@ _REMARK_END = re.compile(r"(?:です|だ)?(?:ね|よ|よね|なあ|なー|な|�
 _TIME_LEAD = (r"(?:最近|昨日|今日|今朝|昨夜|昨晩|先週|先月|去年|この前|この間|さっき|この頃|"
               r"前から|昔から|先週から|最近は|今日は|昨日は)[、,]?\s*")
 _BELONGS = r"(?:[^、,。はがをにでとも]{1,6}の){1,2}"
+# Chat drops the particle after the person (「隣の人いつも夜中に洗濯してる」): a frequency word
+# right after a person word still makes them the one who does it.
+_FREQUENCY_NEXT = r"(?=いつも|毎|よく|しょっちゅう|たまに|たいてい)"
 _PERSON_LEAD = re.compile(rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の)?")
 _OTHER_TOPIC = re.compile(
     rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|{_BELONGS})?(?P<r>{REL})(?:たち)?|"
-    rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、)")
-_OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?好きな")
+    rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、|{_FREQUENCY_NEXT})")
+_OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
     r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|[^、,]+?より[^、,]+?派)")
@@ -414,6 +425,9 @@ _FUTURE_LEAD = re.compile(
     r"(?:今年|来年|今月|来月|今週|来週|今週末|来週末)(?:は|こそ)?|明日|明後日|今夜|今晩|"
     r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
 )
+# How it went after a time word is a report, not a plan (「今週しんどかったね」「今日は雨だった」):
+# an adjective's or the copula's past ends no decision.
+_PAST_STATE_END = re.compile(r"(?:かった|だった|でした|かったです)$")
 # A guess about what will happen is not a plan (「明日雨降るかな」).
 _GUESS_END = re.compile(
     r"(?:かな|かなあ|かも|かもね|でしょう|でしょ|だろう|だろうね|はず|そう|そうだ|そうです)$")
@@ -463,7 +477,9 @@ def refused(text: str) -> bool:
         return True
     if _ASKING_WORD.search(text) and not _STATEMENT_END.search(text):
         return True
-    return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text))
+    # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
+    return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text)
+                or _HEARSAY.search(_REMARK_END.sub("", text)) or _QUOTE_SAID.search(text))
 
 
 def _other_person(body: str) -> str | None:
@@ -536,7 +552,7 @@ def _decision(body: str) -> Found | None:
     # (「これからは毎晩10時に寝る」); a bare time word (「明日」) does not
     starting = future is not None and re.search(r"から(?:は)?[、,]?\s*$", future.group(0))
     if future and ja_subject(rest) and (starting or not _HABIT_CUE.search(rest)) and (
-            not _GUESS_END.search(rest)):
+            not _GUESS_END.search(rest)) and not _PAST_STATE_END.search(_REMARK_END.sub("", rest)):
         return "decision", "like", rest, {}
     return None
 
