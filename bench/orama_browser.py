@@ -184,11 +184,17 @@ def main() -> None:
                                 best = r
                         best["engine"] = "omoide-python-kernel"
                         record(best)
-                fill_ms = page.evaluate("([c, s, a, b]) => B.engineFill(c, s, a, b)",
-                                        [CHARACTER, stamp, filled, rows])
+                fill = page.evaluate("([c, s, a, b]) => B.engineFill(c, s, a, b)",
+                                     [CHARACTER, stamp, filled, rows])
+                fill_ms = fill["ms"]
+                # Orama's insert builds its full-text index; ours analyzes the texts after
+                # each call (in steps between calls): the import with its index complete too
+                settled_ms = fill_ms + settled_text_index(page) * 1000
+                fill_extra = {"prep_ms": fill["prep_ms"], "with_text_index_ms": settled_ms}
                 filled = rows
                 if args.restore_only:
-                    record({"engine": "omoide-engine", "rows": rows, "import_ms": fill_ms})
+                    record({"engine": "omoide-engine", "rows": rows, "import_ms": fill_ms,
+                            **fill_extra})
                     continue
                 started = time.perf_counter()
                 call(page, "recall", {"character": CHARACTER, "query": "probe", "k": 10,
@@ -198,6 +204,7 @@ def main() -> None:
                                   [CHARACTER, rows, {"queries": 8 if slow else args.engine_queries,
                                                      "rounds": 1 if slow else args.rounds}])
                 r.update({"engine": "omoide-engine", "rows": rows, "import_ms": fill_ms,
+                          **fill_extra,
                           "count": call(page, "stats", {"character": CHARACTER}).get("memories"),
                           "memory": page.evaluate("B.measureMemory()")})
                 record(r)
@@ -609,8 +616,11 @@ def write_markdown(out: dict, path: Path) -> None:
                          f"{r['load_ms'] / 1000:.1f} s (load) |")
             lines.append(f"| Orama {r['rows']:,}: insert one more | {r['insert_one_ms']:.1f} ms |")
         elif r.get("engine") == "omoide-engine" and "import_ms" in r:
+            more = (f"; with the full-text index complete {r['with_text_index_ms'] / 1000:.1f}"
+                    f" s; making the chunks {r['prep_ms'] / 1000:.1f} s, not counted"
+                    if "with_text_index_ms" in r else "")
             lines.append(f"| Omoide engine fill to {r['rows']:,} (import_data with vectors) | "
-                         f"{r['import_ms'] / 1000:.1f} s |")
+                         f"{r['import_ms'] / 1000:.1f} s{more} |")
     path.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
