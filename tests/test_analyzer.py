@@ -50,6 +50,20 @@ def test_is_cjk_boundaries():
     assert not is_cjk("a") and not is_cjk("1") and not is_cjk("。")
 
 
+# Written out here, not read from the module: a range changed there must fail here.
+CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
+              (0x31F0, 0x31FF), (0x3005, 0x3007), (0x20000, 0x2FA1F))
+
+
+def test_is_cjk_is_exactly_its_ranges():
+    inside = lambda code: any(low <= code <= high for low, high in CJK_RANGES)  # noqa: E731
+    edges = {c + d for low, high in CJK_RANGES for c in (low, high) for d in (-1, 0, 1)}
+    for code in sorted(edges | set(range(0x3000, 0x3100)) | {0x41, 0x5F, 0xFF21, 0xFF66}):
+        assert is_cjk(chr(code)) == inside(code), hex(code)
+    assert analyze("\U00020000\U0002fa1f") == ["\U00020000\U0002fa1f",
+                                                "#\U00020000\U0002fa1f"]
+
+
 def test_empty_and_symbol_only_text_has_no_terms():
     assert analyze("") == [] and analyze("!!! ...") == []
 

@@ -55,18 +55,23 @@ ENGLISH_STOPWORDS = frozenset(
 )
 
 
+# The characters of Japanese runs, one list read by ``is_cjk`` and by ``analyze``'s tokenizer.
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana + Katakana (incl. ー U+30FC)
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # compatibility ideographs
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3005, 0x3007),  # 々 〆 〇
+    (0x20000, 0x2FA1F),  # extensions B.. and compatibility supplement
+)
+_CJK_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in _CJK_RANGES)
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+
+
 def is_cjk(char: str) -> bool:
     """Han (incl. extension A and compatibility), Hiragana, Katakana, and the prolonged mark."""
-    code = ord(char)
-    return (
-        0x3040 <= code <= 0x30FF  # Hiragana + Katakana (incl. ー U+30FC)
-        or 0x3400 <= code <= 0x4DBF  # CJK extension A
-        or 0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
-        or 0xF900 <= code <= 0xFAFF  # compatibility ideographs
-        or 0x31F0 <= code <= 0x31FF  # Katakana phonetic extensions
-        or 0x3005 <= code <= 0x3007  # 々 〆 〇
-        or 0x20000 <= code <= 0x2FA1F  # extensions B.. and compatibility supplement
-    )
+    return _CJK_CHAR.fullmatch(char) is not None
 
 
 def script(char: str) -> str:
@@ -172,12 +177,10 @@ def segment_terms(run: str) -> list[str]:
     return [SEGMENT_MARK + segment for segment in _SEGMENT.findall(run)]
 
 
-# The ranges ``is_cjk`` accepts, as a character class: a run of them is one CJK run; a run
-# of the other alphanumerics (``[^\W_]`` is exactly ``str.isalnum``) is one word; anything
-# else separates. One regular expression finds the runs in order, what the loop over
-# characters did one Python step a character (4-5x slower on the boot and import path).
-_CJK_CLASS = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
-              "\u3005-\u3007\U00020000-\U0002fa1f")
+# A run of ``_CJK_RANGES`` is one CJK run; a run of the other alphanumerics (``[^\W_]`` is
+# exactly ``str.isalnum``) is one word; anything else separates. One regular expression finds
+# the runs in order, what a loop over characters did one Python step a character (3x slower
+# on the boot and import path).
 _RUNS = re.compile(f"([{_CJK_CLASS}]+)|[^\\W_{_CJK_CLASS}]+")
 
 
