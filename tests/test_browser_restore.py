@@ -45,6 +45,12 @@ class FakeStore:
     def row(self, slot: int) -> types.SimpleNamespace:
         return types.SimpleNamespace(to_py=lambda: array("f", self.rows[slot]))
 
+    def append(self, flat: array) -> int:  # rows given one after another; the first's slot
+        first = len(self.rows)
+        d = self.dimension
+        self.rows.extend(list(flat[at:at + d]) for at in range(0, len(flat), d))
+        return first
+
 
 @pytest.fixture(autouse=True)
 def worker(monkeypatch):

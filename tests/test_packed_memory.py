@@ -20,7 +20,7 @@ from omoide.browser import restore, session
 from omoide.browser.packed import PackedMemory, packed
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
-from tests.test_browser_restore import stored, worker  # noqa: F401
+from tests.test_browser_restore import STAMP, FakeStore, stored, worker  # noqa: F401
 from tests.test_restore_trusted_packs import (
     draw_recall_counts,
     engine_records,
@@ -159,3 +159,30 @@ def test_the_character_list_after_a_restore_reads_no_record():
     assert listed["memories"] == 40 and "by_kind" not in listed
     assert len(unread(store)) == 40  # nothing parsed
     assert session.stats("aoi")["by_kind"] == {"fact": 40}  # the full stats read each kind
+
+
+def test_a_trashed_memory_whose_vector_was_lost_is_repaired_into_the_trash(monkeypatch):
+    """A damaged segment held the vector of a memory its pack of lines calls trashed: the
+    repair re-embeds it back into the trash, never into the live memories. ``begin`` is given
+    what the records say (web/store/db.js ``recordsHeader``); the placement, which found no
+    vector for it, comes at ``finish``. (Given the placement's trash ids at ``begin``, as the
+    worker did before, the memory came back live: checked.)"""
+    records = stored(4, trashed=frozenset({2}))
+    text = js_lines(records)
+    head = {"character": "aoi", "stamp": STAMP, "model_id": "omoide/all-MiniLM-L6-v2",
+            "dimension": 4, "trash_ids": ["m0002"], "recalls": {}, "recalls_last": {}}
+    placement = {"live_ids": ["m0000", "m0001", "m0003"], "trash_ids": [],
+                 "missing": ["m0002"], "corrupt_segments": 1}
+    monkeypatch.setattr(restore, "embed_memories",
+                        lambda embedder, items: [[0.0, 0.0, 1.0, 0.0] for _ in items])
+    monkeypatch.setattr(restore, "flush", lambda: 0)
+    restore.begin(json.dumps(head))
+    restore.add_records("aoi", text, "", restore.PACK_LINES, zlib.crc32(text.encode()))
+    answer = restore.finish("aoi", FakeStore(4, [[float(n), 1, 0, 0] for n in range(3)]),
+                            FakeStore(4), json.dumps(placement))
+    store = session.session().engine.stores["aoi"]
+    assert (answer["repaired"], answer["corrupt_segments"]) == (1, 1)
+    assert sorted(store.kernel.ids()) == ["m0000", "m0001", "m0003"]
+    assert list(store.trash) == ["m0002"]
+    assert store.trash["m0002"].trashed_at == records[2]["trashed_at"]
+    assert list(store.trash["m0002"].vector) == [0.0, 0.0, 1.0, 0.0]

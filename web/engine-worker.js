@@ -309,22 +309,23 @@ async function loadOne(id, placed = null) {
     return [];
   }
   looseVectors.set(id, data.loose);
-  const { live, trash, timing, rows, packs, skips, ...header } = data;
   const started = performance.now();
-  // records in slices (omoide.browser.restore): each record pack's JSON as stored, then the
-  // override rows; Python never holds the JSON and the dicts of every record at once
-  py.restore.begin(JSON.stringify(header));
+  // records in slices (omoide.browser.restore): the header of what the records say (the ids
+  // they call trashed, the recall counts), each record pack's text as stored, then the
+  // override rows; Python never holds the JSON and the dicts of every record at once. Then
+  // what the placement of the vectors found.
+  py.restore.begin(JSON.stringify(store.recordsHeader(data)));
   for (const [bytes, skip, format, crc, pack] of store.recordSlices(data)) {
     py.restore.add_records(id, bytes, skip.length ? JSON.stringify(skip) : "", format, crc,
       pack);
   }
   const recordsDone = performance.now();
-  const result = (await py.restore.finish.callPromising(id, live, trash))
-    .toJs({ dict_converter: Object.fromEntries });
-  loadTimes.set(id, { ...timing, ahead: Boolean(placed), python_ms: performance.now() - started,
-    records_ms: recordsDone - started,
-    rows: header.live_ids.length + header.trash_ids.length, trusted: result.trusted,
-    quarantined: result.quarantined });
+  const result = (await py.restore.finish.callPromising(id, data.live, data.trash,
+    JSON.stringify(data.placement))).toJs({ dict_converter: Object.fromEntries });
+  loadTimes.set(id, { ...data.timing, ahead: Boolean(placed),
+    python_ms: performance.now() - started, records_ms: recordsDone - started,
+    rows: data.placement.live_ids.length + data.placement.trash_ids.length,
+    trusted: result.trusted, quarantined: result.quarantined });
   wantTextBlocks(id); // then the lazy pass
   const notices = [];
   if (result.repaired || result.corrupt_segments) {
@@ -537,6 +538,8 @@ async function startPython(info, wheelLoading, started) {
 // the vectors placed in kernel stores as soon as the kernel is compiled. No lock is held (no
 // write happens here); ``loadEverything`` keeps a character's read only when its generation
 // has not moved since. Null when the read failed (boot then reads under the lock as usual).
+// (Handing each character's records to Python while the vectors were still being read was
+// tried and measured: no faster, as IndexedDB's delivery of the read needs this thread too.)
 async function readAhead(kernelLoading) {
   try {
     await dbOpening;

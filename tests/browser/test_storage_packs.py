@@ -145,3 +145,53 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     audit = engine_call(page, "audit", {"character": "umi"})
     assert changed in json.dumps(audit)
     assert '"importance":7.5' in packs(page)[0]["json"]
+
+
+# Flip one value of the segment holding ``id`` on disk: its checksum no longer holds, so boot
+# re-embeds the memories of its rows from their records.
+CORRUPT_SEGMENT_OF = """(id) => new Promise((resolve, reject) => {
+  const open = indexedDB.open("omoide");
+  open.onerror = () => reject(open.error);
+  open.onsuccess = () => {
+    const tx = open.result.transaction("segments", "readwrite");
+    tx.objectStore("segments").openCursor().onsuccess = (event) => {
+      const cursor = event.target.result;
+      if (!cursor) return;
+      const seg = cursor.value;
+      if (!seg.ids.includes(id)) { cursor.continue(); return; }
+      const data = new Float32Array(seg.data);
+      data[5] += 0.5;
+      seg.data = data;
+      cursor.update(seg);
+      tx.oncomplete = () => { open.result.close(); resolve(seg.ids.filter(Boolean).length); };
+    };
+  };
+})"""
+
+
+def ids_of(page) -> tuple[list[str], list[str]]:
+    live = engine_call(page, "memories", {"character": "umi"})
+    trash = engine_call(page, "trash", {"character": "umi"})
+    return sorted(m["id"] for m in live), sorted(t["memory"]["id"] for t in trash)
+
+
+def test_trashed_memories_of_a_damaged_segment_are_repaired_into_the_trash(launch, app_url,
+                                                                            tmp_path):
+    # i0500..i0511 are trashed, packed (their trash state is in the pack, not in a row) and
+    # their vectors are rows of the second segment: re-embedded, they stay in the trash
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
+    assert page.evaluate(IMPORT)["imported"] == N
+    [pack] = packs(page)
+    assert {f"i{i:04d}" for i in range(500, 512)} <= set(pack["trashed"])
+    before = ids_of(page)
+    assert len(before[1]) == TRASHED
+    assert page.evaluate(CORRUPT_SEGMENT_OF, "i0500") == 256
+    page.reload()
+    wait_ready(page)
+    notices = page.evaluate("() => window.omoide.events.filter(e => e.type === 'notice')")
+    assert any("256 memories re-embedded" in n["message"] for n in notices), notices
+    assert ids_of(page) == before
+    page.reload()  # written back as they are: the next boot finds the same
+    wait_ready(page)
+    assert ids_of(page) == before

@@ -453,7 +453,7 @@ async function allRows(db, character, dimension) {
 
 // What boot reads of one character (null: it has no index): its stamp, override rows, record
 // packs, segments of its current stamp and recall counts. Run inside a transaction of the
-// caller's (``readEverything``) or each read in its own.
+// caller's (``readEverything``) or each read in its own; ``recordsOf`` resolved.
 export async function readCharacter(db, character) {
   const started = performance.now();
   const stamp = await db.stamps.get(character);
@@ -464,8 +464,27 @@ export async function readCharacter(db, character) {
     db.segments.where("[character+stamp]").equals([character, stamp.stamp]).toArray(),
     db.recalls.where("character").equals(character).toArray(),
   ]);
-  return { character, stamp, rows, packs, segments, recallRows,
-    indexeddb_ms: performance.now() - started };
+  return recordsOf({ character, stamp, rows, packs, segments, recallRows,
+    indexeddb_ms: performance.now() - started });
+}
+
+// A read's records resolved: which copy of each record wins (its override row, else the latest
+// pack holding it: ``winners``), the ids a later copy overrides per pack (``skips``), and the
+// ids the records call trashed.
+function recordsOf(read) {
+  const byId = new Map();
+  for (const r of read.rows) byId.set(r.id, r);
+  const { skips, at, trashed } = winners(read.packs, byId.keys());
+  for (const r of read.rows) if (r.trashed_at != null) trashed.add(r.id);
+  return Object.assign(read, { byId, skips, at, trashed });
+}
+
+// What Python's ``restore.begin`` takes of a read (records part): the stamp, the ids its
+// records call trashed (their records are made at once) and the recall counts to fold in.
+export function recordsHeader(read) {
+  const { character, stamp } = read;
+  return { character, stamp: stamp.stamp, model_id: stamp.model_id,
+    dimension: stamp.dimension, trash_ids: [...read.trashed], ...recallCounts(read.recallRows) };
 }
 
 // Everything boot loads, read in ONE read-only transaction while Python boots (the engine
@@ -503,11 +522,10 @@ export async function loadCharacter(db, character, createStore) {
 export async function settleCharacter(db, data, { ahead = false } = {}) {
   if (data.corrupt.length) await db.segments.bulkDelete(data.corrupt);
   if (ahead) {
-    const rows = await db.recalls.where("character").equals(data.character).toArray();
-    Object.assign(data, recallCounts(rows));
+    data.recallRows = await db.recalls.where("character").equals(data.character).toArray();
   }
-  const { corrupt, ...rest } = data;
-  return { ...rest, corrupt_segments: corrupt.length };
+  data.placement.corrupt_segments = data.corrupt.length;
+  return data;
 }
 
 function recallCounts(rows) {
@@ -521,15 +539,13 @@ function recallCounts(rows) {
 }
 
 // The kernel part of a load (no IndexedDB access): the vectors of ``read`` placed in two new
-// kernel stores. ``corrupt``: the keys of the segments whose checksum failed.
+// kernel stores (``live``, ``trash``), added to ``read`` with ``placement`` (the ids of the
+// stores' rows in order; ``missing``: the memories whose vector could not be trusted, to be
+// re-embedded) and ``corrupt`` (the keys of the segments whose checksum failed).
 export function placeCharacter(read, createStore) {
-  const { character, stamp, rows, packs, segments, recallRows } = read;
+  const { stamp, rows, packs, segments, byId, at, trashed } = read;
   const started = performance.now();
   const { dimension: d } = stamp;
-  const byId = new Map();
-  for (const r of rows) byId.set(r.id, r);
-  // which copy of each record wins: its row, else the latest pack that holds it
-  const { skips, at, trashed } = winners(packs, byId.keys());
   const live = createStore(d);
   const trash = createStore(d);
   live.reserve?.(rows.length + at.size);
@@ -602,12 +618,11 @@ export function placeCharacter(read, createStore) {
     }
   }
   for (const id of at.keys()) if (!placed.has(id)) missing.push(id);
-  return {
-    character, stamp: stamp.stamp, model_id: stamp.model_id, dimension: d, loose,
-    ...recallCounts(recallRows), live_ids: liveIds, trash_ids: trashIds, missing, corrupt,
-    live, trash, rows, packs, skips,
+  return Object.assign(read, {
+    segments: null, // their rows are in the stores now
+    loose, live, trash, corrupt, placement: { live_ids: liveIds, trash_ids: trashIds, missing },
     timing: { indexeddb_ms: read.indexeddb_ms, kernel_ms: performance.now() - started },
-  };
+  });
 }
 
 // Override rows per slice handed to Python at boot (``omoide.browser.restore``): the JSON

@@ -4,9 +4,11 @@ The worker (``loadOne`` in web/engine-worker.js) has already appended every trus
 to two kernel stores (live, trash) in WebAssembly memory. It then calls, under the engine
 lock and with nothing in between:
 
-1. ``begin(header)``: the character's stamp, the ids of the stores' rows in order, the ids
-   whose vector was lost (``missing``), the recall counts (``recalls``, ``recalls_last``: the
-   ``recalls`` table, folded into the records here), the damaged segments' count;
+1. ``begin(header)``: what the records say (web/store/db.js ``recordsHeader``): the
+   character's stamp, the ids its records call trashed (``trash_ids``: their records are made
+   at once, their trash time is needed at ``finish``, even for one whose vector was lost), the
+   recall counts (``recalls``, ``recalls_last``: the ``recalls`` table, folded into the
+   records here);
 2. ``add_records(character, slice, skip, format, crc)`` for each slice of records (JSON):
    each record pack's text as IndexedDB holds it (web/store/packs.js), with the ids a later
    copy overrides (``skip``) and the pack's format and CRC-32, then the override rows
@@ -20,7 +22,9 @@ lock and with nothing in between:
    untouched, listed by ``audit``) and becomes a ``Memory`` in one keyword call
    (``Memory.from_record``). Only one slice's JSON text and dicts are alive at a time, never
    those of all 100,000 rows beside their Memory objects;
-3. ``finish(character, live, trash)``: the kernels are adopted with their ids, rows of
+3. ``finish(character, live, trash, placement)``: what the placement of the vectors found
+   (the ids of the stores' rows in order, the ids whose vector was lost: ``missing``, the
+   damaged segments' count); the kernels are adopted with their ids, rows of
    quarantined records leave them, the store is filled without a change per memory
    (``CharacterStore.adopt``; BM25 analysis deferred), and memories whose vector was lost
    are re-embedded with the model of their own index (persisted: nothing is dropped).
@@ -72,7 +76,9 @@ _ID = attrgetter("id")
 
 
 def begin(header_json: str) -> None:
-    """Start restoring a character (forgets any restore of it left unfinished)."""
+    """Start restoring a character (forgets any restore of it left unfinished). ``trash_ids``
+    of the header: the ids the records call trashed (or a superset): their records are made at
+    once (their trash time is needed at ``finish``)."""
     header = json.loads(header_json)
     LOADING[header["character"]] = Loading(
         header, now=set(header["trash_ids"]) | set(header.get("recalls") or ()))
@@ -273,10 +279,15 @@ def checked_memories(engine: MemoryEngine, rows: list[Any]
         yield Memory.from_record(record), at
 
 
-def finish(character: str, live: Any, trash: Any) -> dict[str, Any]:
-    """Fill the character's store around the kernel stores the worker filled, then repair."""
+def finish(character: str, live: Any, trash: Any, placement_json: str = "") -> dict[str, Any]:
+    """Fill the character's store around the kernel stores the worker filled, then repair.
+    ``placement_json``: what the worker's placement of the vectors found, when ``begin`` was
+    given what the records say only: ``live_ids`` and ``trash_ids`` (the ids of the stores'
+    rows in order), ``missing`` (no trusted vector: re-embedded) and ``corrupt_segments``."""
     loading = LOADING.pop(character)
     header, memories, trashed_at = loading.header, loading.memories, loading.trashed_at
+    if placement_json:
+        header.update(json.loads(placement_json))
     s = session()
     engine = s.engine
     engine.stores.pop(character, None)
