@@ -538,8 +538,10 @@ async function startPython(info, wheelLoading, started) {
 // the vectors placed in kernel stores as soon as the kernel is compiled. No lock is held (no
 // write happens here); ``loadEverything`` keeps a character's read only when its generation
 // has not moved since. Null when the read failed (boot then reads under the lock as usual).
-// (Handing each character's records to Python while the vectors were still being read was
-// tried and measured: no faster, as IndexedDB's delivery of the read needs this thread too.)
+// (Tried and measured at 100,000, both slower or no faster, as the restore is bound by the 2
+// cores together: handing each character's records to Python while the vectors were still
+// being read (the read's delivery needs this thread too), and the read on a worker of its own
+// with the segments' CRC checked there (it took CPU from Python's start).)
 async function readAhead(kernelLoading) {
   try {
     await dbOpening;
