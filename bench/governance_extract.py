@@ -108,7 +108,8 @@ Scores per language and split:
 
 ``--learned`` also runs the learned second stage (``omoide.governance.clause_model``: the
 weights ``bench/governance_train.py`` trained on dev .. dev3 and, from round 10 on, blind ..
-blind8, which are then no longer unseen for it; blind9 and heldout are) and times
+blind8 (from round 11 blind9 too), which are then no longer unseen for it; blind10 and
+heldout are) and times
 ``extract`` per message with and without it.
 
 ``--prototypes`` also runs the prototype stage (``omoide.governance.prototypes``: clauses no
