@@ -77,6 +77,16 @@ third-person reports, requests and other non-statements). Each row carries a fix
   day as the baseline, then only scored. From round 10 on, blind .. blind8 are training
   splits of the learned stage and their errors may be studied: blind9 and heldout are the
   unseen measure.
+- ``blind10``: 64 statements (16 per kind) + 35 negatives per language, written by the author
+  of the eleventh round before reading the rules or any other split's rows (format from 16
+  rows): chat-style with typos and shorthand, mixed politeness and casual Japanese (Kansai
+  ほんま, 〜わ, 〜中), idiosyncratic details (a retired greyhound, けん玉, 簿記, リボ払い);
+  negatives: questions with and without a question mark, small talk, reports about other
+  people, hearsay, counterfactuals, wishes, requests. Every row is below 0.37 on the overlap
+  checker (first drafts: 58 English and 46 Japanese at or above 0.37, 25 identical to rows of
+  other splits; all rewritten); scored with the extractor of that day as the baseline, then
+  only scored. From round 11 on, blind9 is a training split too: blind10 and heldout are the
+  unseen measure.
 
 - ``calib``: the calibration split of the learned stage (round 9): 40 statements (10 per
   kind) + ~160 negatives per language of the kinds that pass the open-statement gate today
@@ -98,7 +108,8 @@ Scores per language and split:
 
 ``--learned`` also runs the learned second stage (``omoide.governance.clause_model``: the
 weights ``bench/governance_train.py`` trained on dev .. dev3 and, from round 10 on, blind ..
-blind8, which are then no longer unseen for it; blind9 and heldout are) and times
+blind8 (from round 11 blind9 too), which are then no longer unseen for it; blind10 and
+heldout are) and times
 ``extract`` per message with and without it.
 
 ``--prototypes`` also runs the prototype stage (``omoide.governance.prototypes``: clauses no
@@ -130,7 +141,7 @@ DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
 SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
-          "blind6", "blind7", "blind8", "blind9", "calib")
+          "blind6", "blind7", "blind8", "blind9", "blind10", "calib")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 

@@ -107,12 +107,13 @@ _JA_CONJUNCTION_END = re.compile(
 )
 # Japanese: after 「…ですが、」「…けど、」, after a reason 「…から、」「…ので、」 or a list
 # 「…し、」 (each side states its own thing: 「甘いの好きだし、毎日ケーキ食べてる」), before
-# 「、そして」, and after a te-form 「…て、」「…で、」 (but not the topic 「…では、」).
+# 「、そして」, after a te-form 「…て、」「…で、」 (but not the topic 「…では、」), and after a
+# polite end 「…ません、」「…ます、」 (「肉は食べません、ヴィーガンなので」: two statements).
 _JA_CLAUSE_SPLIT = re.compile(
     r"(?<=[すたいだ]が)、|(?<=けど)、?|(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
     rf"(?<={_JA_PREDICATE_END}から)、|(?<=ので)、|"
     rf"(?<={_JA_PREDICATE_END}し){_JA_NOT_SPEAKER}、|"
-    r"(?<=[^は][てで])、"
+    r"(?<=[^は][てで])、|(?<=ません)、|(?<=ます)、"
 )
 
 
@@ -120,6 +121,18 @@ _JA_CLAUSE_SPLIT = re.compile(
 _QUOTE = re.compile(r"「[^」]*」|『[^』]*』")
 _END_MARKS = str.maketrans("。！？!?", "\ue000\ue001\ue002\ue003\ue004")
 _END_MARKS_BACK = str.maketrans("\ue000\ue001\ue002\ue003\ue004", "。！？!?")
+
+
+def _with_me(parts: list[str]) -> list[str]:
+    """"me and my sister facetime…": a lone "me" / "I" cut off before "and my …" is the
+    speaker with them, one clause."""
+    out: list[str] = []
+    for part in parts:
+        if out and re.fullmatch(r"(?:me|i)", out[-1], re.IGNORECASE):
+            out[-1] = f"{out[-1]} and {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def clauses(text: str) -> list[str]:
@@ -132,6 +145,8 @@ def clauses(text: str) -> list[str]:
             continue
         splitter = _JA_CLAUSE_SPLIT if has_japanese(sentence) else _EN_CLAUSE_SPLIT
         parts = [c.strip() for c in splitter.split(sentence) if c and c.strip()]
+        if splitter is _EN_CLAUSE_SPLIT:
+            parts = _with_me(parts)
         if splitter is _JA_CLAUSE_SPLIT and len(parts) > 1:
             # 「好きですが、」: the conjunction belongs to the split, not to the memory
             parts = [p for p in (_JA_CONJUNCTION_END.sub("", p) for p in parts) if p]

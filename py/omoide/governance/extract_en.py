@@ -49,7 +49,8 @@ REL = (r"(?:(?:older|younger|big|little|baby|twin|best|eldest|oldest|youngest|ne
        r"grandpa|grandfather|grandparent|in-laws|stepmom|stepdad|stepmother|stepfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
        r"kitten|pet|hamster|rabbit|bird|parrot|fish|goldfish|turtle|baby|fianc[eé]e?|"
        r"coworker|colleague|teacher|parents|family|sibling|siblings|niece|nephew|"
-       r"grandson|granddaughter|manager|landlord|doctor)")
+       r"grandson|granddaughter|manager|landlord|doctor|bro|sis|hubby|bestie|bff|granny|gran|"
+       r"nan|nana|grandad|stepson|stepdaughter|fianc[eé]e?)")
 WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 
 _CONTRACTIONS = {
@@ -60,7 +61,7 @@ _CONTRACTIONS = {
 _CONTRACTION_RE = re.compile(r"\b(im|ive|dont|cant|wont|didnt|doesnt|isnt|arent)\b", re.I)
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _LEAD = re.compile(
-    r"^(?:(?:well|ok|okay|so|actually|honestly|also|and|but|yeah|yes|yep|oh|btw|personally|"
+    r"^(?:(?:well|welp|ok|okay|so|actually|honestly|also|and|but|yeah|yes|yep|oh|btw|personally|"
     r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
     r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
     r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what)"
@@ -92,8 +93,11 @@ _DECISION_LEAD = re.compile(
 # -- refusals ---------------------------------------------------------------------------------
 
 _QUESTION = re.compile(
-    r"^(?:do|does|did|are|is|was|were|can(?!['’]t\b)|could|would|will|should|shall|have|"
-    r"has|had|may|might|am|what|what's|whats|who|who's|where|when|why|how|which|whose|any|"
+    r"^(?:do|does|did|are|is|was|were|can(?!['’]t\b)|could(?! (?:eat|drink|watch|listen to|"
+    r"live on|live off)\b)|would|will|should|shall|have|"
+    r"has|had|may|might|am|what|what's|whats|who|who's|where|when'?s|when(?=\s+(?:do|does|did|"
+    r"is|are|was|were|will|would|can|could|should|shall|has|have|had|am|you|u|r)\b|\s*$)|why|"
+    r"how|which|whose|any|"
     r"wanna|want to|know any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
     re.IGNORECASE,
 )
@@ -101,7 +105,7 @@ _REQUEST = re.compile(
     r"^(?:please|pls|plz|tell me|remind me|let me|help me|show me|give me|teach me|translate|"
     r"summari[sz]e|write|imagine|pretend|explain|describe|recommend|suggest|list|find|"
     r"draft|proofread|rewrite|reword|paraphrase|spell|compose|outline|brainstorm|quiz me|"
-    r"convert|calculate|generate|define|"
+    r"convert|calculate|generate|define|set (?:a|an|me a|up a) (?:reminder|alarm|timer)|"
     r"look up|make me|i'?d (?:like|love|want) (?:a|an|some|to|you)|i want you|can you|could "
     r"you|would you|i was wondering|i wonder|just kidding|let'?s (?:talk|chat|see|not|do "
     r"something))\b",
@@ -110,11 +114,13 @@ _REQUEST = re.compile(
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|"
     r"\b(?:i|we)'d have (?:been|\w+ed|\w+en)\b|^(?:i'?d|we'?d) "
-    r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\bover\b)",
+    r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\b(?:over|every (?:single )?"
+    r"time|any ?time|hands down)\b)",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
-    r"\b(?:said|says|(?:people|they|everyone|he|she|you) say|told me|tells me|apparently|"
+    r"\b(?:said(?! (?:yes|no)\b)|(?<!\bi )said|says|(?:people|they|everyone|he|she|you) say|"
+    r"told me|tells me|apparently|"
     r"heard|read that|according to|"
     r"claims?|reckons)\b",
     re.IGNORECASE,
@@ -186,6 +192,8 @@ def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None =
         x = re.sub(r"^" + _DECISION_VERBS + r"\s+", "", x, flags=re.I)
         x = re.sub(r"^(?:i'?m|i am|we'?re|we are|i'?ll|we'?ll|i will|we will)\s+", "", x,
                    flags=re.I)
+        # "pulling the trigger on that standing desk": the thing chosen, not a pointer
+        x = re.sub(r"^(?:that|this|those|these)\s+(?=\w)", "", x, flags=re.I)
     if kind == "pattern":
         x = _HABIT_ADVERBS.sub("", x)
     if rival_split is not None:
@@ -257,11 +265,20 @@ _FACTS = _rules([
     ("rel_partner", "fact", None,
      rf"^i'?ve been (?:with|married to|dating|seeing) (?:my )?(?P<r>{REL})\b"),
     ("hometown", "fact", None, rf"^{IM} (?:originally )?from\s+"),
-    ("job", "fact", None, r"^i(?: work|'m working| am working| currently work) (?:as|in)\b"),
+    ("job", "fact", None,
+     r"^i(?: work|'m working| am working| currently work)(?: remotely| full[- ]time| "
+     r"part[- ]time| freelance| from home)? (?:as|in)\b"),
     ("job", "fact", None, r"^i work (?:night|day|early|late|double)? ?shifts?\b"),
+    ("job", "fact", None,
+     r"^i (?:do|work|pull) (?:the )?(?:night|graveyard|early|late|day|double|morning|evening) "
+     r"shifts?\b"),
+    ("job", "fact", None,
+     r"^i(?:'ve| have) been working (?:remotely |full[- ]time |part[- ]time |freelance )?"
+     r"(?:as|in|at|for)\b"),
     ("employer", "fact", None, r"^i(?: work|'m working| am working) (?:at|for)\b"),
     ("job", "fact", None, r"^i (?:teach|taught)\s+"),
-    ("job", "fact", None, r"^i (?:do|make) [\w ]{1,30} for a living\b"),
+    ("job", "fact", None, r"^i .{1,60}? for a living\b"),
+    ("rel_job", "fact", None, rf"^my (?P<r>{REL}) .{{1,60}}? for a living\b"),
     ("job", "fact", None,
      r"^i'?m in (?:sales|marketing|finance|hr|it|tech|retail|healthcare|education|consulting|"
      r"banking|insurance|construction|hospitality|real estate|logistics|government|law|"
@@ -272,7 +289,9 @@ _FACTS = _rules([
      r"^i'?m (?:the )?(?:oldest|youngest|middle|eldest|only) (?:child|kid|one|of|sibling)\b"),
     ("languages", "fact", None,
      r"^i'?m (?:fluent in|a native (?:\w+ )?speaker|bilingual|trilingual)\b"),
-    ("age", "fact", None, r"^i (?:just )?turned (?P<v>\d{1,3})\b"),
+    ("age", "fact", None,
+     r"^(?:i )?(?:just )?turned (?P<v>\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|"
+     r"eighty|ninety)(?:[- ]\w+)?)\b"),
     ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>\d{{1,3}})\b"),
     ("married", "fact", None, rf"^{I} (?:just |recently )?got (?P<x>married|engaged|divorced)\b"),
     ("height", "fact", None, rf"^{IM} .{{0,30}}?\b(?P<v>\d{{2,3}}) ?cm\b"),
@@ -295,6 +314,24 @@ _FACTS = _rules([
 ])
 
 _PREFERENCES = _rules([
+    # "I find open-plan offices exhausting": a lasting judgement of a thing
+    ("find_bad", "preference", "dislike",
+     rf"^{I} (?:find|found) (?P<x>(?!it\b|that\b|this\b|him\b|her\b|them\b|you\b).+?) "
+     rf"(?:so |really |super |kinda |kind of |pretty |incredibly |quite )?(?:exhausting|annoying|"
+     rf"boring|tedious|draining|stressful|overwhelming|unbearable|gross|pointless)$"),
+    ("find_good", "preference", "like",
+     rf"^{I} (?:find|found) (?P<x>(?!it\b|that\b|this\b|him\b|her\b|them\b|you\b).+?) "
+     rf"(?:so |really |super |kinda |kind of |pretty |incredibly |quite )?(?:relaxing|calming|"
+     rf"soothing|therapeutic|fascinating|satisfying|comforting)$"),
+    ("soft_spot", "preference", "like",
+     rf"^{I}\s*(?:have|'ve got|have got|got|'ve) (?:a |an )?(?:real |huge |big |massive |"
+     rf"serious |bit of a |major )?(?:soft spot|weakness|thing) for (?P<x>.+)"),
+    ("no_patience", "preference", "dislike",
+     rf"^{I}\s*(?:have|'ve got|have got|got) (?:zero|no|little|0) (?:patience|tolerance|time) "
+     rf"for (?P<x>.+)"),
+    ("pick_always", "preference", "like",
+     r"^(?:i|we)'?d (?:always |still )?(?:pick|take|choose|go for) (?P<x>.+?),? (?:every "
+     r"(?:single )?time|any ?time|hands down)\b"),
     ("favorite", "preference", "like",
      r"^my (?:absolute |all[- ]time |very |most )?(?:favou?rite|fav|fave|go-to) "
      r"(?P<a>[\w -]{1,40}?) (?:is|are|has to be|would be|'s)\s+(?P<v>.+)"),
@@ -305,7 +342,8 @@ _PREFERENCES = _rules([
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:\w+ )?(?:jam|thing|comfort food|"
      r"guilty pleasure|weakness|happy place|everything|obsession)|the best|the greatest|"
      r"amazing|awesome|so good|the way to go|life|everything|the peak of|the highlight of|"
-     r"heaven|perfection|the dream)\b"),
+     r"heaven|perfection|the dream|the \w+est (?:\w+ )?(?:i'?ve|i|we) (?:ever )?(?:own|owned|"
+     r"bought|had|tried|eaten|ate|made))\b"),
     ("thing_not", "preference", "dislike",
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:not (?:really )?(?:my thing|for me|my "
      r"cup of tea|my vibe|my style|my scene|my jam)|the worst|gross|disgusting|a crime|"
@@ -318,8 +356,8 @@ _PREFERENCES = _rules([
     ("how_i_like", "preference", "like",
      r"^(?P<x>.+?),? (?:that'?s|that is) (?:how|the way) (?:i|we) like\b"),
     ("could_eat", "preference", "like",
-     rf"^{I} could (?:eat|drink|watch|listen to|read|play|live on) (?P<x>.+?) (?:every day|"
-     rf"all day|forever|nonstop|on repeat|for days)\b"),
+     rf"^{I} could (?:eat|drink|watch|listen to|read|play|live on) (?P<x>.+?) (?:every "
+     rf"(?:single )?day|all day|forever|nonstop|on repeat|for days)\b"),
     ("scared", "preference", "dislike",
      rf"^{IM} {ADV}(?:way |far |much )?(?:too )?(?:scared|afraid|terrified|sick|tired) of "
      rf"(?P<x>.+?)(?: to .*)?$"),
@@ -330,7 +368,8 @@ _PREFERENCES = _rules([
      r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
      r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy|drains? me|"
      r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
-     r"tires? me out|(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
+     r"tires? me out|wears? me out|makes? me want to (?:scream|cry|die|hurl)|"
+     r"(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
      r"off|disgusting|horrible|nasty))"),
     # "I'd pick X over Y every time": a standing choice between two things, not a
     # hypothetical (the 'd of "I'd buy a boat" is refused)
@@ -379,7 +418,7 @@ _PREFERENCES = _rules([
      rf"^{IM} (?:really )?not (?:a|an|much of a) (?P<x>[\w-]+(?: [\w-]+)?) "
      rf"(?:person|fan|lover|kind of \w+)\b"),
     ("rather", "preference", "like",
-     r"^(?:i|we)'?d (?:much )?rather\s+(?P<x>.+?)(?: than (?P<over>.+))?$"),
+     r"^(?:i|we)'?d (?:much |really )?rather\s+(?P<x>.+?)(?: than (?P<over>.+))?$"),
     ("prefer", "preference", "like",
      rf"^{I} {ADV}(?:prefer|like|love|adore|enjoy|dig|fancy|appreciate|cherish|relish|"
      rf"live for|devour|binge|can'?t get enough of|(?:have|'ve got|got) (?:a soft spot|"
@@ -391,11 +430,13 @@ _PREFERENCES = _rules([
     ("fan", "preference", "like",
      rf"^{IM} {ADV}(?:a |an )?(?:big |huge |massive |great |total |die-?hard |major )?"
      rf"(?:fans? of|into|obsessed with|addicted to|hooked on|fond of|crazy about|nuts about|"
-     rf"passionate about|a sucker for|in love with|all about|drawn to|partial to|attracted "
+     rf"passionate about|a sucker for|weak for|in love with|all about|drawn to|partial to|"
+     rf"attracted "
      rf"to)\s+(?P<x>.+)"),
     ("person", "preference", "like",
-     rf"^{IM} (?:more of |definitely |totally |such |really )?(?:a |an )(?P<x>[\w-]+"
-     rf"(?: [\w-]+)?) (?:person|lover|fan|addict|nerd|geek|junkie|enthusiast|fanatic|"
+     rf"^{IM} (?:more of |definitely |totally |such |really |kind of |kinda |sort of |a bit of "
+     rf"|a little bit of |bit of )?(?:a |an )(?P<x>[\w-]+"
+     rf"(?: [\w-]+)?) (?:person|lover|fan|addict|nerd|geek|junkie|enthusiast|fanatic|snob|"
      rf"aficionado|buff|head|drinker|eater|reader|watcher|guy|girl|kind of (?:guy|girl|"
      rf"person))\b"),
 ])
@@ -432,6 +473,13 @@ _DECISIONS_STRONG = _rules([
     ("done_with", "decision", "dislike", rf"^{IM} {ADV}(?:done|through|finished) with\s+(?P<x>.+)"),
     ("off", "decision", "dislike",
      rf"^{IM} {ADV}off (?P<x>.+?) (?:for good|for now|from now on|forever|starting \w+)\b"),
+    # chat drops the copula: "tickets secured for easter", "honeymoon's locked in"
+    ("secured", "decision", "like",
+     r"^(?P<x>(?!it\b|that\b|this\b|his\b|her\b|their\b|your\b)[\w -]{2,40}?)(?:'s| is| are)? "
+     r"(?:all |finally |officially |now )?(?:secured|locked in|submitted|handed in|reserved)\b"),
+    ("getting_deleted", "decision", "dislike",
+     r"^(?P<x>(?!it\b|that\b|this\b|his\b|her\b|their\b|your\b)[\w -]{2,40}?) (?:is|are|'s|'re) "
+     r"(?:getting|being) (?:deleted|cancell?ed|sold|dumped|uninstalled|ditched|binned)\b"),
     ("booked", "decision", "like",
      r"^(?P<x>(?!it\b|that\b|this\b).+?) (?:is|are|'s) (?:all |finally |now )?(?:booked|"
      r"scheduled|planned|set|confirmed|arranged|ordered|paid for|sorted|happening)\b"),
@@ -462,7 +510,8 @@ _HABIT_CUE = re.compile(
     rf"religiously|without fail|on my commute|early riser|night owl|early bird|everywhere|"
     rf"whenever|every time|on (?:my|the) (?:lunch break|commute|way (?:to|home))|"
     rf"during lunch|at lunch|try not to|try to avoid|make sure to|make it a point|"
-    rf"as soon as|when i (?:wake|get) up|when i get home|once i get home|between meals)",
+    rf"as soon as|when i (?:wake|get) up|when i get home|once i get home|between meals|"
+    rf"\w+ (?:times|nights|days|mornings) out of (?:ten|\d+))",
     re.IGNORECASE,
 )
 _HABIT_NEGATIVE = re.compile(
@@ -481,17 +530,27 @@ _HABIT_EQUALS = re.compile(r"^(?P<t>[^=<>]{2,40}?)\s*(?:=|->|→)\s*(?P<x>[^=<>]
 _RECURRING_TIME = re.compile(
     r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thur|thurs|fri|"
     r"sat|sun|weekends?|weeknights?|weekdays?|mornings?|evenings?|nights?|afternoons?|commute|"
-    r"lunch ?breaks?|bedtime|every|each|daily|nightly)\b", re.IGNORECASE)
+    r"lunch ?breaks?|bedtime|every|each|daily|nightly|paydays?|pay ?days?|arvos?)\b",
+    re.IGNORECASE)
 _HABIT_FIRST_THING = re.compile(
     r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
     r"(?:to )?(?P<x>.+)", re.IGNORECASE)
 _TIME_LEAD_WIDE = re.compile(
-    r"^(?P<t>(?:every|each|most|on|after|before|during|around) (?:\w+ ){0,4}?\w+),?\s+"
+    r"^(?P<t>(?:(?:every|each|most|on|after|before|during|around|when|whenever) (?:[\w']+ ){0,4}?"
+    r"[\w']+)|(?:once|twice|\w+ times|\d+ ?x) (?:a|per|every) \w+|"
+    r"\w+ (?:times|nights|days|mornings) out of \w+),?\s+"
     r"(?P<rest>(?:i|we)\b.*)$", re.IGNORECASE)
+# "when(ever) X, I Y" moved behind: the condition recurs ("when I'm stressed I bake"), unless
+# the clause tells one past time ("when I was a kid I…", "when we got there I…")
+_WHEN_LEAD = re.compile(r"^when(?:ever)?\b", re.IGNORECASE)
+_WHEN_PAST = re.compile(
+    r"\b(?:was|were|had|did|got|went|came|saw|left|found|arrived|(?:i|we|it|he|she|they|you) "
+    r"\w+ed)\b", re.IGNORECASE)
 _HABIT_IMPLICIT = re.compile(
-    rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?))?|"
+    rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?|afternoons?|"
+    rf"arvos?))?|"
     rf"(?!(?:last|first|next|this|that|the|my|our|every|big|a) )(?P<a>[\w ]{{2,20}}) day) "
-    rf"(?:are|is) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
+    rf"(?:are|is|belong to) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
 
 _FACTS_LATE = _rules([
     ("have", "fact", None,
@@ -510,8 +569,8 @@ _FACTS_LATE = _rules([
     ("car", "fact", None, r"^i (?:drive)\s+(?P<x>.+)"),
     ("instrument", "fact", None, r"^i (?:play) (?:the )\s*(?P<x>.+)"),
     ("studies", "fact", None,
-     r"^i (?:studied|majored in|study|'m studying|am studying|graduated in|have a degree in)"
-     r"\s+(?P<x>.+)"),
+     r"^i(?: studied| majored in| study|'m studying| am studying| graduated in| have a degree "
+     r"in)\s+(?P<x>.+)"),
     ("wear", "fact", None, r"^i (?:wear)\s+(?P<x>.+)"),
     ("home", "fact", None, r"^i (?:share|rent) (?:a|an) (?:flat|apartment|house|room)\b"),
     ("commute", "fact", None, r"^i commute\b"),
@@ -529,7 +588,9 @@ _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked u
           r"to|moving|accepted|chose|picked|went with|settled on|ended up (?:buying|getting|"
           r"with|going with|choosing)?|became|become|changed|set|set up|subscribed to|"
           r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled|"
-          r"pulled the trigger on|took the plunge on|went for|switched|changed)")
+          r"pulled the trigger on|pulling the trigger on|took the plunge on|went for|switched|"
+          r"changed|registering for|said yes to|put (?:down )?(?:a )?deposit on|put in an offer "
+          r"on|made an offer on|bringing home|brought home)")
 _DECISIONS_LATE = _rules([
     ("stop", "decision", "dislike",
      rf"^{I}(?:'ve|'m|'re)?\s+{ADV}(?:have |am |are |just |finally |recently |officially |"
@@ -553,6 +614,19 @@ _DECISIONS_LATE = _rules([
      rf"^{IM} (?:also |finally |officially |now )?going (?P<x>(?:back|fully|full|to|home to|"
      rf"abroad|vegan|vegetarian|remote|part-time|freelance)\b.*)"),
 ])
+
+
+# "my X is Y" is no attribute fact when X is a go-to, a usual or a ritual ("my go-to comfort
+# food is…", "my usual lunch is…", "my sunday ritual is…": a preference, a habit) or when Y
+# is a stance ("my kettle is the best thing I ever bought")
+_NOT_ATTRIBUTE = re.compile(
+    r"^(?:my|our) (?:(?:[\w-]+ ){0,3}?(?:go-to|usual|ritual|routine)\b|"
+    r"[\w -]{1,30}?(?:'s| is| are) (?:\w+ ){0,2}?(?:the best|the worst|the greatest|"
+    r"my favou?rite|my go-to|overrated|"
+    r"the \w+est (?:\w+ )?(?:i'?ve|i|we) (?:ever )?(?:own|owned|bought|had|tried)|"
+    r"(?:all |finally |officially |now )?(?:secured|locked in|booked|confirmed|submitted|"
+    r"reserved|paid for|sorted))\b)",
+    re.IGNORECASE)
 
 
 def _fact_subject(name: str, match: re.Match[str]) -> str:
@@ -597,7 +671,29 @@ def _clean(clause: str) -> str:
     stripped = _QUOTED.sub(" ", text)
     text = " ".join(stripped.split()) if stripped.strip() else text
     text = _LEAD.sub("", text.strip())
-    return text.strip()
+    return _own_people(text.strip())
+
+
+# Chat names the user's people without "my" ("older sis is a vet", "the wife drives trams",
+# "mum's birthday is…") and the speaker with one of them ("me and my brother play chess",
+# "my partner and I go hiking"): "my …" and "we" put back, so the fact rules and the person
+# gate read them as the user's people and the habit rules as the speaker.
+_MY_DROPPED = re.compile(
+    r"^(?:(?P<kin>(?:older|younger|big|little|baby|twin|eldest|youngest|lil) (?:bro|sis|"
+    r"brother|sister))|the (?P<the>wife|hubby|husband|missus|kids|boyfriend|girlfriend|"
+    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny)(?='s\b))\b",
+    re.IGNORECASE)
+_WITH_ME = re.compile(
+    rf"^(?:(?:me|i) and (?:my|our) {REL}s?|(?:my|our) {REL}s? and (?:i|me))\b", re.IGNORECASE)
+
+
+def _own_people(text: str) -> str:
+    text = _WITH_ME.sub("we", text, count=1)
+    dropped = _MY_DROPPED.match(text)
+    if dropped:
+        name = dropped.group("kin") or dropped.group("the") or dropped.group("parent")
+        text = f"my {name}{text[dropped.end():]}"
+    return text
 
 
 # Chat English drops the subject ("Just ordered a new bike!", "not a fan of crowds",
@@ -609,8 +705,13 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
                 r"took|went for)\b", re.I),
      "I "),
     (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
-                r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting)\b",
-                re.I), "I'm "),
+                r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting|"
+                r"registering|signing up|pulling|ordering|applying|enrolling|adopting|"
+                r"bringing)\b", re.I), "I'm "),
+    (re.compile(r"^(?:could (?:eat|drink|watch|listen to|live on|live off)|put (?:down|in) (?:a|an"
+                r"|the))\b", re.I), "I "),
+    (re.compile(r"^(?:really |much )?rather\b", re.I), "I'd "),
+    (re.compile(r"^been (?:working|living|studying)\b", re.I), "I've "),
     (re.compile(r"^(?:not (?:a (?:big |huge )?fan|into|big on|keen on|a \w+ person)|(?:a )?"
                 r"(?:big |huge )?fan of|obsessed with|really into|crazy about|so into)\b",
                 re.I), "I'm "),
@@ -638,8 +739,14 @@ def refused(text: str) -> bool:
         return False
     return bool(
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
-        or _HYPOTHETICAL.search(text) or _REPORTED.search(text)
+        or _HYPOTHETICAL.search(text) or _REPORTED.search(text) or _QUESTION_TAIL.search(text)
     )
+
+
+# "brown rice vs quinoa, which has more protein": the question after a comma
+_QUESTION_TAIL = re.compile(
+    r",\s*(?:which|what|who|how|where|why|when)(?:'s)? (?:is|are|has|have|do|does|did|one|"
+    r"should|would|can|could|of|gives?|makes?)\b", re.IGNORECASE)
 
 
 def _resolve(subject: str, previous: str | None) -> str | None:
@@ -668,15 +775,21 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         return None
     text = _pro_drop(text)
     time_lead = _TIME_LEAD.match(text) or _TIME_LEAD_WIDE.match(text)
+    future_lead = habitual = False
     if time_lead:
-        text = f"{time_lead.group('rest')} {time_lead.group('t')}"
+        lead, rest = time_lead.group("t"), time_lead.group("rest")
+        # "Next year I'm putting 10% of every paycheck aside": a plan, whatever recurs in it
+        future_lead = re.match(r"(?:next|this coming)\b", lead, re.I) is not None
+        habitual = bool(_WHEN_LEAD.match(lead)) and not _WHEN_PAST.search(
+            f"{lead} {' '.join(rest.split()[:3])}")
+        text = rest if future_lead else f"{rest} {lead}"
     decision_lead = _DECISION_LEAD.match(text)
     if decision_lead:
         text = text[decision_lead.end():]
 
     for name, kind, polarity, pattern in _FACTS:
         match = pattern.match(text)
-        if match:
+        if match and not (name == "attribute" and _NOT_ATTRIBUTE.search(match.group(0))):
             return kind, polarity, _fact_subject(name, match), {}
     for name, kind, polarity, pattern in _PREFERENCES:
         match = pattern.match(text)
@@ -712,12 +825,12 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
-    if decision_lead and not _PAST_REPORT.match(text):
+    if (decision_lead or future_lead) and not _PAST_REPORT.match(text):
         subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
                                        decision=True)
         if subject:
             return "decision", "like", _strip_start_stop(subject), meta
-    habit = _habit(text)
+    habit = None if future_lead else _habit(text, habitual)
     if habit:
         return habit
     for name, kind, polarity, pattern in _FACTS_LATE:
@@ -753,7 +866,31 @@ def _strip_start_stop(subject: str) -> str:
     return subject
 
 
-def _habit(text: str) -> Found | None:
+# "my usual lunch is a tuna sandwich", "my sunday night ritual is a long bath"
+_HABIT_MY_USUAL = re.compile(
+    r"^my (?:usual [\w-]+(?: [\w-]+)?|(?:[\w-]+ ){0,3}?(?:ritual|routine)) (?:is|are|=) (?P<x>.+)",
+    re.IGNORECASE)
+# "no caffeine past lunchtime for me", "no screens after 10": a standing rule, a habit
+_HABIT_NO_AFTER = re.compile(
+    r"^no (?P<x>[\w' -]{2,30}?) (?:after|past|before) (?:\w+ ?){1,3}?(?: for me)?(?:,.*)?[.!]*$",
+    re.IGNORECASE)
+
+
+def _habit(text: str, habitual: bool = False) -> Found | None:
+    usual = _HABIT_MY_USUAL.match(text)
+    if usual:
+        subject = _clean_subject("pattern", usual.group("x"))[0]
+        return ("pattern", "like", subject, {}) if subject else None
+    no_after = _HABIT_NO_AFTER.match(text)
+    if no_after:
+        subject = _clean_subject("pattern", no_after.group("x"))[0]
+        return ("pattern", "dislike", subject, {}) if subject else None
+    # "I'm cancelling my gym membership, never go anyway": the habit word is in a tail, the
+    # clause is a change (``_DECISIONS_LATE``)
+    head, comma, _ = text.partition(",")
+    if comma and not _HABIT_CUE.search(head) and any(
+            pattern.match(head) for _, _, _, pattern in _DECISIONS_LATE):
+        return None
     equals = _HABIT_EQUALS.match(text)
     if equals and _RECURRING_TIME.search(equals.group("t")):
         subject = _clean_subject("pattern", equals.group("x"))[0]
@@ -776,7 +913,7 @@ def _habit(text: str) -> Found | None:
         subject = _clean_subject("pattern", subject)[0]
         return ("pattern", "like", subject, {}) if subject else None
     match = _HABIT_SUBJECT.match(text)
-    if not match or not _HABIT_CUE.search(text):
+    if not match or not (habitual or _HABIT_CUE.search(text)):
         return None
     polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
     raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "
@@ -811,6 +948,23 @@ _NAMED_OTHER = re.compile(
     r"^(?!(?i:just|finally|also|already|officially|honestly|really|totally|literally|today|"
     r"yesterday|recently|lately|still|now|so|well|ok|okay|actually|seriously|basically|"
     rf"never|always|usually)\b)[A-Z][a-z]+(?<!ed)(?<!ing)(?: {_ACTOR_VERB}|'s (?!name\b))")
+# A name with "is" and what only a person is ("Lucas is obsessed with…", "Raj is really into
+# cricket"): someone else's stance ("Pizza is life" is not a person).
+_NAMED_STANCE = re.compile(
+    rf"^(?!{WEEKDAY}\b)[A-Z][a-z]+ (?:is|was|'s) (?:\w+ ){{0,2}}?(?:obsessed|into|addicted|hooked|"
+    rf"crazy about|mad about|nuts about|in love|a (?:\w+ )?fan|scared|afraid|terrified|"
+    rf"allergic)\b")
+# A city, a council, a shop doing something ("the city is banning cars…"): not the user's plan
+_GROUP_DOING = re.compile(
+    r"^the (?:city|council|government|company|school|university|landlord|building|shop|store|"
+    r"restaurant|bank|gym|library|museum|station|hospital|town|mayor|airline|club|team|office|"
+    r"neighbou?rs?|police) (?:is|are|'s|'re|was|were) (?:\w+ )?\w+ing\b", re.IGNORECASE)
+# The weather out there, said with no one in it ("bit grey and drizzly out today")
+_WEATHER = re.compile(
+    r"^(?!.*\b(?:i|i'm|i've|my|me|we|our|us)\b).*\b(?:grey|gray|drizzly|drizzling|rainy|raining|"
+    r"pouring|sunny|cloudy|overcast|windy|foggy|snowy|snowing|humid|muggy|chilly|freezing|"
+    r"scorching|boiling)\b.*\b(?:out|outside|today|tonight|this morning|again|all day|all week|"
+    r"lately|rn)\b", re.IGNORECASE)
 _FIRST_PERSON_LEAD = re.compile(
     r"^(?:i|we)(?:'m|'ve|'ll|'d|'re| am| are| have| will| just| also| really)*\s+", re.I)
 
@@ -836,7 +990,7 @@ _TRANSIENT_STATE = re.compile(
     r"(?:tired|sleepy|bored|hungry|starving|exhausted|stressed(?: out)?|full|stuffed|cold|"
     r"freezing|hot|sweaty|sore|home|back|late|excited|nervous|sad|happy|confused|lost|"
     r"annoyed|wiped(?: out)?|beat|knackered|drained|grumpy|cranky|sick|ill|fine|good|great|"
-    r"ok|okay|alright|awake|up|ready|busy|free|done)"
+    r"ok|okay|alright|awake|up|ready|busy|free|done|crying|dying|dead|screaming|wheezing)"
     r"(?:\s+(?:today|tonight|now|rn|right now|atm|at the moment|lol|haha|again|already))*"
     r"[\s.!~]*$", re.IGNORECASE)
 
@@ -854,7 +1008,8 @@ def open_statement(clause: str) -> str | None:
         return None
     after_time = _GATE_TIME_LEAD.sub("", text, count=1) or text
     if (_OTHER_PERSON.match(after_time) or _OTHER_START.match(after_time)
-            or _NAMED_OTHER.match(after_time)):
+            or _NAMED_OTHER.match(after_time) or _NAMED_STANCE.match(after_time)
+            or _GROUP_DOING.match(after_time) or _WEATHER.match(text)):
         return None
     if not _FIRST_PERSON.search(text) and _LISTENER.search(text):
         return None  # "Good luck with your exam!": about the listener

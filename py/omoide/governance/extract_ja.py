@@ -38,7 +38,7 @@ Found = tuple[str, str | None, str, dict[str, str]]
 
 _QUOTED = re.compile(r"「[^」]*」|『[^』]*』")
 _LEAD = re.compile(
-    r"^(?:(?:えっと|えーと|あの|あのね|実は|ちなみに|正直|正直に言うと|個人的には|やっぱり|"
+    r"^(?:(?:えっと|えーと|あの|あのね|実は|ちなみに|正直|正直に言うと|個人的には|やっぱり|ぶっちゃけ|"
     r"まあ|でも|あと|それと|そして|ところで|そういえば|ねえ|うん|はい)[、,]?\s*)*"
     r"(?:(?:私|わたし|僕|ぼく|俺|おれ|自分|私たち|僕たち|うち|我々|あたし)(?:(?:は|も|って)[、,]?|[、,])\s*)?"
 )
@@ -49,9 +49,11 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
        r"おじいちゃん|お母さん|お父さん|お兄ちゃん|お姉ちゃん|兄弟|姉妹|いとこ|叔母|叔父|"
        r"彼ら|奥さん|社長|店長|兄貴|姉貴|親父|おやじ|お袋|おふくろ|母さん|父さん|じいちゃん|"
        r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|お向かいさん|お隣さん|"
-       r"ご近所さん|近所の人|向かいの人|[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
+       r"ご近所さん|近所の人|向かいの人|婚約者|フィアンセ|恋人|パートナー|"
+       r"[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
        r"お?[\u4e00-\u9fff]{1,3}さん)")
-PET = r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット)"
+PET = (r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット|デグー|フェレット|"
+       r"カメ|亀|トカゲ|ヘビ|リス|チンチラ|ハリネズミ|モルモット|文鳥|オウム|メダカ|熱帯魚)")
 
 _QUESTION_WORD = re.compile(
     r"何|なに|なん(?:で|て|の)|どこ|どう|いつ|誰|だれ|どっち|どちら|どれ|なぜ|どんな|どの|"
@@ -62,13 +64,20 @@ _QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ま�
 # 「誰でも」「何時でも」): a clause with one asks, with or without a question mark
 # (「いつも何時に寝てる」「週末どこ行く」).
 _ASKING_WORD = re.compile(r"(?:何時|何曜|何歳|何人|何色|どこ|誰|だれ|なぜ|どうして|どっち|どちら)"
-                          r"(?!(?:と|に|へ|で|を|から|まで)?(?:か|も|でも|だって))")
+                          r"(?!(?:と|に|へ|で|を|から|まで)(?:か|も|でも|だって)|"
+                          r"(?:か(?!ら)|も|でも|だって))")
+# 「1リットルって何カップ」: 何 and a counter end the clause; 「〜たら失礼かな」 wonders;
+# 「…知らない」 asks the listener (「おすすめの…知らない」)
+_ASKING_END = re.compile(r"何(?:[ァ-ヴー]{1,6}|[\u4e00-\u9fff]{1,2})$|"
+                         r"(?:たら|ったら|ても)[^、,]{0,8}(?:かな|かなあ|かね)$|知らない$")
 _QUESTION_SOFT_END = re.compile(
     r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
 _REQUEST_END = re.compile(
-    r"(?:ください|下さい|くださいな|して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
+    r"(?:ください|下さい|くださいな|(?<!で)して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
-    r"話して|書いて|要約して|リマインドして|考えさせて|[てで](?:ね|よ|な|ね〜|ねー))$"
+    r"話して|書いて|要約して|リマインドして|考えさせて|[てで](?:ね|よ|な|ね〜|ねー)|"
+    r"しといて|といて|ておいて|でおいて|まとめて|作って|調べて|送って|探して|選んで|比べて|"
+    r"直して|数えて)$"
 )
 _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
                    r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^もし|"
@@ -82,7 +91,7 @@ _HEARSAY = re.compile(
     r"みんな言う|んだって|なんだって|だって|らしい|らしいです|らしいよ|らしいね|みたい|"
     r"みたいです|みたいだ|みたいだね|って聞いた|と聞いた|って読んだ|と読んだ|"
     r"(?:る|た|い|ない)そうです|(?:る|た|い|ない)そうだ|そうですよ|(?<=[るたいだうくすつぬむ])って|"
-    r"って[^、,]{0,10}で(?:見た|読んだ|聞いた|知った))$"
+    r"って[^、,]{0,10}で(?:見た|読んだ|聞いた|知った)|って[^、,]{0,10}(?:に|で)書いて(?:あった|た))$"
 )
 # Someone's words followed by a verb of saying (「彼『ここ最高』って言って帰った」): reported
 # speech wherever it stands in the clause (the quote itself is cut before the rules read it).
@@ -110,13 +119,28 @@ _BELONGS = r"(?:[^、,。はがをにでとも]{1,6}の){1,2}"
 # right after a person word still makes them the one who does it.
 _FREQUENCY_NEXT = r"(?=いつも|毎|よく|しょっちゅう|たまに|たいてい)"
 _PERSON_LEAD = re.compile(rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の)?")
+# A relation, then their bare name in kana (「親友のアンナは」「末っ子のいねが」): the clause is
+# about that person. Read for their facts and kept from the stage; a kanji or a kana noun
+# after の may be a thing (「母のカレーは最高」 stays the user's preference).
+_NAMED_REL = re.compile(
+    rf"^(?P<r>{REL})の(?!(?:ころ|とき|ため|こと|もの|ほう|うち|へや|ごはん|おかず|おやつ)(?:は|が))"
+    rf"(?:[ァ-ヴ][ァ-ヴー]{{1,7}}|[ぁ-ゖ]{{2,3}})(?:さん|ちゃん|くん)?(?=は|が|って)")
+
+
+def _named(body: str) -> str | None:
+    """「親友のアンナはパイロットです」 -> 「親友はパイロットです」 (the relation as the topic), or
+    None."""
+    named = _NAMED_REL.match(body)
+    return f"{named.group('r')}{body[named.end():]}" if named else None
 _OTHER_TOPIC = re.compile(
     rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|{_BELONGS})?(?P<r>{REL})(?:たち)?|"
     rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、|{_FREQUENCY_NEXT})")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
-    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|[^、,]+?より[^、,]+?派)")
+    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|[^、,]+?より[^、,]+?派|"
+    # 「ユウタはサッカーにどハマり中」: the topic is the one hooked (the thing takes に)
+    r"[^、,]+?に(?:どハマり|ドハマり|どはまり|ハマって|はまって|ハマり|夢中|首ったけ))")
 _TIME_TOPIC = re.compile(
     r"^(?:朝|夜|昼|夕方|週末|休日|平日|毎日|今日|最近|冬|夏|春|秋|家|仕事|職場|会社|"
     r"この|今回|今|昔|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
@@ -129,12 +153,16 @@ _JOB_SUFFIX = re.compile(
     r"(?:師|士|員|者|家|医|官|学生|大学生|院生|生徒|手|デザイナー|エンジニア|シェフ|パイロット|"
     r"プログラマー|ライター|トレーナー|マネージャー|アーティスト|フリーランス|教師|主婦|主夫|"
     r"店長|社長|ナース|コック|バリスタ|講師|作家|画家|記者|翻訳者|通訳|公務員|会社員|"
-    r"フリーター|学生さん|職人|職|年生|屋)$")
+    r"フリーター|学生さん|職人|職|年生|屋|パティシエ|ソムリエ|カメラマン|スタイリスト|ドライバー|"
+    r"ディレクター|プロデューサー|コンサルタント|アナリスト|バーテンダー|ミュージシャン|"
+    r"イラストレーター|保育士|美容師|ヘルパー|ケアマネ|薬剤師)(?:さん)?$")
 _IDENTITY = re.compile(
     r"(?:左利き|右利き|独身|既婚|ベジタリアン|ヴィーガン|ビーガン|双子|一人っ子|長男|長女|"
-    r"次男|次女|末っ子|不耐症|体質|夜型|朝型)$")
+    r"次男|次女|末っ子|不耐症|体質|夜型|朝型|色弱|色盲|真ん中|ペスカタリアン)$")
 _ATTRIBUTE = (r"(?:誕生日|血液型|身長|体重|出身|星座|職業|仕事|住まい|住所|年齢|専攻|国籍|本名|"
-              r"職場|勤務先)")
+              r"職場|勤務先|実家|地元|最寄り駅|最寄り)")
+# 「実家は…」 states where, not how the speaker feels about it (「地元は好き」 is a preference)
+_STANCE_WORD = re.compile(r"好き|嫌い|苦手|最高|無理|ムリ|むり|大事|いい|楽しい|つらい|しんどい")
 # A person or pet as the topic or the subject (「兄は…」「兄が…」「兄って…」): chat drops は for が
 # as often as not, and what is stated about them is the same fact.
 _REL_TOPIC = rf"(?P<r>{REL}|{PET})(?:は|が|って|も)[、,]?\s*"
@@ -156,11 +184,22 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("pet_named", r"^(?P<v>.+?)(?:っていう|という)名前の(?P<x>.+?)を飼って"),
         ("rel_age", rf"^(?:うちの)?(?P<r>{REL}|{PET})(?:は|が)[^、。]{{0,6}}?{_NUM}歳"),
         ("age", rf"^(?:[^、。]{{0,4}}?)?{_NUM}歳(?:です|だ|になりました|になった|$)"),
+        # 「今年で28になります」「来週30歳になる」「来月で四十路に突入」
+        ("age", rf"^[^、。]{{0,8}}?{_NUM}(?:歳|才)?に(?:なります|なりました|なる|なった|"
+                r"なっちゃった|なるよ|なるんだ)"),
+        ("age", r"^[^、。]{0,10}?(?:三十路|四十路|五十路|六十路|アラサー|アラフォー|アラフィフ|"
+                r"アラ還)(?:に)?"
+                r"(?:突入|です|だ|$)"),
+        # a job word, then what the job is like (「救急救命士で夜勤やってます」)
+        ("job_word_de", rf"^(?P<j>[^、,をがにでは]{{2,12}})で[、,]?\s*(?:[^、,]{{0,6}})?"
+                        rf"(?:夜勤|日勤|"
+                        rf"夜番|シフト|働いて|勤務|{_NUM}年目)"),
         ("rel_attribute", rf"^(?P<r>{REL}|{PET})の(?P<a>{_ATTRIBUTE})は(?P<v>.+)"),
         ("rel_origin", rf"^{_REL_TOPIC}(?P<v>.+?)(?:出身|生まれ)"),
         ("hometown", r"^(?P<v>.+?)(?:出身|生まれ)(?:です|だ|で|$)"),
         ("hometown", r"^(?P<v>.+?)で(?:育ち|育った|生まれ)"),
         ("hometown", r"^生まれも育ちも(?P<v>.+)"),
+        ("hometown", r"^(?P<v>.+?)の出(?:身)?(?:です|だ|なんよ|なんです|なんだ|やねん|やで|$)"),
         ("studies", r"^(?P<v>.+?(?:大学|高校|学校|大学院|専門学校))を(?:卒業|中退)"),
         ("rel_partner", r"^(?P<r>.+?)(?:と|とは)付き合って"),
         ("own", r"^(?P<x>.+?)(?:は|を)持って(?:いません|ない|ません|います|ます|る|いる)$"),
@@ -168,7 +207,9 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
                      r"在住|で一人暮らし)"),
         ("pet", rf"^(?P<x>.+?){_NUM}(?:匹|頭|羽)と暮らして"),
         ("home", r"^(?P<v>.+?)(?:に住んで|で暮らして|と暮らして|に引っ越してきた|に引っ越して"
-                 r"きました|在住|で一人暮らし|一人暮らし|住み(?:です|だ|なんだ|なんです|$))"),
+                 r"きました|在住|で一人暮らし|一人暮らし|住み(?:です|だ|なんだ|なんです|$)|"
+                 r"に越してきた|に越してきました|に越した|に間借りして|で間借りして|に下宿して|"
+                 r"で下宿して)"),
         ("rel_job", rf"^{_REL_TOPIC}(?P<v>.+?)(?:を|の仕事を)(?:して|やって)"),
         ("rel_job", rf"^{_REL_TOPIC}(?P<v>.+?)(?:として|で)働いて"),
         ("rel_job_word", rf"^{_REL_TOPIC}(?:[^、,]+?で)?(?P<v>[^、,をがにで]+?)(?:{_DOING}|"
@@ -180,13 +221,19 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("job", r"^(?P<v>.+?)を(?:教えて|経営して)"),
         ("pet", rf"^(?P<x>.+?)を?(?:{_NUM}(?:匹|頭|羽))?(?:飼って|飼い(?:始めて|はじめて))"),
         ("pet", rf"^(?P<x>[^、,]*?{PET})を?(?:{_NUM}(?:匹|頭|羽))?かって(?:る|ます|います|いる)"),
-        ("have", rf"^(?:[^、がは]{{0,6}}の)?(?P<x>{REL}|{PET}|子供|子ども)(?:と(?:{REL}))*が"
+        ("have", rf"^(?:[^、がは]{{0,6}}の)?(?P<x>{REL}|{PET}|子供|子ども)(?:と(?:{REL}))*"
+                 rf"(?:が|も)?"
                  rf"(?:{_NUM}(?:人|匹))?(?:ずつ)?(?:います|いる|いて|おります)"),
         ("language", r"^(?P<x>.+?)(?:が|も)?(?:話せます|話せる|喋れる|しゃべれる|ペラペラ|"
                      r"ぺらぺら|堪能)"),
+        ("language", r"^(?P<x>.+?語)で(?:話して|しゃべって|喋って)(?:る|ます|います|いる)"),
         ("car", r"^(?P<x>.+?)に乗って(?:います|ます|る|いる)$"),
         ("allergy", r"^(?P<x>.+?)アレルギー"),
-        ("condition", r"^(?P<x>.+?(?:病|症))(?:があります|がある|です|持ち)"),
+        ("condition", r"^(?P<x>.*?(?:病|症|喘息|アトピー|持病))(?:があります|がある|です|持ち|"
+                      r"を(?:ずっと|昔から)?持って)"),
+        ("constitution", r"^(?P<x>.+?)体質(?:です|でして|なんです|なんで|なので|で|だ|$)"),
+        ("commute", r"^通勤(?:に|は|で)?(?:片道)?[^、,]{0,10}?(?:かかります|かかる|かかってる|"
+                    r"かかっています)"),
         ("instrument",
          r"^(?P<x>.+?)を弾き(?:ます)?$|^(?P<y>.+?)を弾(?:く|ける|けます|いています|いてます|いてる)$"),
         ("attribute", rf"^(?P<a>{_ATTRIBUTE})は(?P<v>.+)"),
@@ -220,6 +267,13 @@ def _fact(body: str, other: str | None) -> Found | None:
             if identity:
                 return "fact", None, identity.group(0), {}
             continue
+        if name == "job_word_de":
+            job = groups["j"]
+            if not _JOB_SUFFIX.search(job) or job.endswith("家"):
+                continue  # 「実家で」「歯医者で」 are places, not the job
+            return "fact", None, "仕事", {}
+        if name == "attribute" and _STANCE_WORD.search(groups.get("v") or ""):
+            continue
         if name == "rel_job_word":
             if not _JOB_SUFFIX.search((groups.get("v") or "").strip()):
                 continue
@@ -247,7 +301,8 @@ def _fact(body: str, other: str | None) -> Found | None:
         subject = {
             "name": "名前", "age": "年齢", "hometown": "出身", "home": "住まい",
             "job": "仕事", "employer": "勤務先", "language": "言語", "car": "車",
-            "studies": "学歴", "married": "結婚", "height": "身長",
+            "studies": "学歴", "married": "結婚", "height": "身長", "constitution": "体質",
+            "commute": "通勤",
         }.get(name)
         if subject:
             return "fact", None, subject, {}
@@ -291,7 +346,15 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
         ("cannot", "dislike",
          rf"^{_X}(?:は|が)?(?:食べられない|食べられません|食べれない|食べれません|飲めない|"
-         r"飲めません|飲まない派|食べない派)"),
+         r"飲めません|飲まない派|食べない派|食べられへん|食べれへん|飲めへん)"),
+        # how hard a thing is to bear (「長電話は正直しんどい」「オープンオフィスは地獄」): a
+        # time topic's しんどい is how the day feels (``_preference``)
+        ("hard", "dislike",
+         rf"^{_X}(?:は|が|って|も)?(?:正直|まじで|マジで|まじ|マジ|ほんと|本当に|どうも|ちょっと|"
+         r"ほんとに)?(?:しんどい|つらい|キツい|きつい|地獄|拷問|落ち着かない|むり|ムリ|"
+         r"無理やわ)(?:です|だ|やな|やわ|よ|ね|よね|わ|なあ|な|んだ|んです)*$"),
+        ("need", "like", rf"^{_X}(?:が|は)?ない(?:と|なんて)(?:生きて|いきて)いけない"),
+        ("only", "like", r"^(?:.+?)(?:は|なら|って)(?P<x>[^、。]+?)(?:一択|一筋)"),
         ("like", "like",
          rf"^{_X}(?:の方|のほう)?(?:が|は|も|って)?(?:大|だい|とても|すごく|めっちゃ|めちゃくちゃ|"
          r"本当に|ほんとに|一番|超|かなり|結構|けっこう)?(?:好き|すき|スキ|大好き|好物|大好物)"
@@ -303,8 +366,8 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
         ("unmatched", "like",
          r"^(?P<x>.+?)ほど(?:[^、。]{0,12}?)(?:もの|こと)は(?:ない|ありません)"),
         ("context_best", "like",
-         r"^(?:.+?)なら(?:やっぱり|やっぱ|断然|絶対|もちろん)(?P<x>[^、。]+?)(?:一択|でしょ|だね|"
-         r"かな|です|!)*$"),
+         r"^(?:.+?)なら(?:やっぱり|やっぱ|断然|絶対|もちろん)(?P<x>[^、。]+?)(?:が|は)?(?:いちばん|一番|"
+         r"最高|最強)?(?:一択|でしょ|だね|かな|です|!)*$"),
         ("endless", "like", rf"^{_X}(?:なら|だったら)(?:いくらでも|何時間でも|毎日でも|何杯でも)"),
         ("happiest", "like",
          rf"^{_X}(?:が|は|って)(?:一日で|人生で|一週間で|一年で)?(?:一番|いちばん)の?(?:楽しみ|幸せ|"
@@ -318,13 +381,23 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
         ("hobby", "like", r"^趣味は(?P<x>.+)"),
         ("better", "like", rf"^{_X}(?:の方|のほう)がいい"),
         ("best", "like", rf"^{_X}(?:が|は|って)?(?:最高|一番いい|いちばんいい)"),
+        ("best", "like",
+         rf"^{_X}(?:が|は|って)?(?:まじで|マジで|まじ|マジ|ほんと)?(?:(?:最強|至高)(?:の[^、。]{{0,8}})?"
+         r"|神(?:すぎ|すぎる)?)(?:です|だ|やな|でしょ)?$"),
         ("rather_better", "like",
          r"^(?P<over>.+?)より(?:も)?(?P<x>[^、。]+?)(?:が|の方が|のほうが)(?:いい|好き|好み)"),
         ("rather", "like",
-         r"^(?P<over>.+?)より(?:も)?(?:断然|絶対|やっぱり|やっぱ)?(?P<x>[^、。]*[^\u3040-\u309f、。])"
-         r"(?:派|かな|でしょ|だね|です|!)*$"),
+         r"^(?P<over>.+?)より(?:も)?(?:断然|絶対|やっぱり|やっぱ)?"
+         r"(?P<x>[^、。]*[^、。るたいだすてくうよねなわかしのさ])"
+         r"(?:派|かな|でしょ|だね|です|!)*(?:[、,]\s*(?:断然|絶対|やっぱり|もちろん|圧倒的に))?$"),
     ]
 ]
+
+
+# A time as what is hard (「今日はしんどい」): how that time feels, not a lasting dislike
+_FEELING_TIME = re.compile(
+    r"^(?:今日|今朝|今夜|今週|今月|今年|最近|昨日|きょう|毎日|朝|夜|昼|夕方|週末|平日|休日|"
+    r"[月火水木金土日]曜(?:日)?|この頃|このところ|今|仕事|職場|体|からだ|頭|気分)$")
 
 
 def _preference(body: str, previous: str | None) -> Found | None:
@@ -343,6 +416,8 @@ def _preference(body: str, previous: str | None) -> Found | None:
                 over, _, raw = raw.rpartition(sep)
                 meta["over"] = over
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
+        if name == "hard" and _FEELING_TIME.match(raw):
+            continue  # 「今日はしんどい」: how the day feels
         if not ja_subject(raw) or _DEICTIC.match(raw):
             raw = _previous_object(previous) or ""
         if ja_subject(raw):
@@ -385,14 +460,17 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
         ("chose", "like",
          r"^(?P<x>.+?)(?:に|を)(?:決めた|決めました|決定しました|決定した|決まりました|決まった|"
          r"選びました|選んだ|採用しました|採用した|採用します|落ち着いた|落ち着きました)"),
-        ("chose", "like", r"^(?P<x>.+?)に(?:しました|します|した|する|しよう)(?:よ|ね|！|!)*$"),
+        ("chose", "like", r"^(?P<x>.+?)に(?:しました|します|した|する|しよう|しとく|しておく|"
+                          r"しとこう|"
+                          r"しときます|しておきます)(?:よ|ね|わ|！|!)*$"),
         ("use", "like",
          r"^(?P<x>.+?)を(?:使い|使う|使用し|使用する|採用し|採用する)(?:ます|ました)|"
          r"^(?P<y>.+?)を(?:使おう|使っていく|使っていきます)"),
         ("stop", "dislike",
          r"^(?P<x>.+?)(?:を|は)?(?:やめました|やめた|やめる|やめます|辞めました|辞めた|辞める|"
          r"止めた|止めました|解約した|解約しました|卒業した|卒業しました|消します|消した|"
-         r"やめておく|やめとく|辞めます|断ちする|断ちします|断ち$|を断つ|"
+         r"やめておく|やめとく|辞めます|断ちする|断ちします|断ち$|を断つ|あきらめます|あきらめた|"
+         r"あきらめる|あきらめました|諦めます|諦めた|諦める|諦めました|"
          r"消しました|削除した|削除しました|退会した|退会しました)"),
         ("start", "like",
          r"^(?P<x>.+?)(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
@@ -403,18 +481,25 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
          r"登録しました|応募した|応募しました|乗り換えました|乗り換えた|変えました|変えた|"
          r"移行します|移行しました|契約した|契約しました|入会した|入会しました|ポチった|"
          r"ポチりました|提出した|提出しました|出した|出しました|迎えた|迎えました|切り替える|"
+         r"おさえた|押さえた|おさえました|押さえました|"
          r"切り替えます|切り替えた|切り替えました)"),
+        ("secured", "like",
+         r"^(?P<x>.+?)(?:を)?(?:おさえた|押さえた|おさえました|押さえました|確保した|確保しました|"
+         r"取れた|取れました)(?:よ|わ|！|!)*$"),
         ("life", "like",
          r"^(?P<x>.+?)(?:へ|に)?(?:引っ越|移住|転職|転勤|留学|入学|進学|結婚|独立|起業|入籍)"
          r"(?:します|する$|しました|した$)"),
         ("build_with", "like",
          r"^(?P<x>.+?)で(?:作ります|作る$|書きます|書く$|実装します|開発します|作ることにした)"),
         ("done", "like",
-         r"^(?P<x>.+?)[、,]?\s*(?:予約完了|予約済み|申込完了|申し込み完了|購入完了|決定)(?:!|！)*$"),
+         r"^(?P<x>.+?)[、,]?\s*(?:予約完了|予約済み|申込完了|申し込み完了|購入完了|決定|提出完了|"
+         r"手続き完了|申請完了|契約完了)(?:!|！)*(?:[、,].*)?$"),
         ("toward", "like",
          r"^(?P<x>.+?)に向けて(?:準備|トレーニング|練習|勉強)(?:中|してる|しています)"),
         ("intend", "like",
          r"^(?P<x>.+?)(?:つもり|予定(?:です|だ|$)|よう(?:と思|かな)|ようっと|ぞ$|でいきます|"
+         r"[おこごそとのぼもろ]う(?:と思|かな)|(?:よう|[こごそとのぼもろ]う)(?:って|と)(?:なった|"
+         r"決めた|いう話になった|話になった)|"
          r"でいく$|でいこう|でいきましょう|で行きます|で行く$|ようにします|ようにする$|"
          r"にしましょう|しましょう$)"),
     ]
@@ -422,6 +507,7 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
 _FUTURE_LEAD = re.compile(
     r"^(?:これからは|これから|(?:今日|今夜|今晩|明日|明後日|今週|来週|今月|来月|今年|来年|新年|"
     r"年明け|春|夏|秋|冬|[0-9]+月|(?:月|火|水|木|金|土|日)曜)(?:から|こそ)(?:は)?|"
+    r"(?:月|火|水|木|金|土|日)曜(?:日)?に|"
     r"(?:今年|来年|今月|来月|今週|来週|今週末|来週末)(?:は|こそ)?|明日|明後日|今夜|今晩|"
     r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
 )
@@ -436,9 +522,17 @@ _HABIT_CUE = re.compile(
     r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
     r"普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ毎|ほとんど|決して|絶対|"
     r"週に?[一二三四五六七0-9]+回?|週一|週二|週三|月に?[一二三0-9]+(?:回|度)|一日おき|"
+    r"年に?[一二三四五六七八九十0-9]+(?:回|度)|"
+    r"(?:ふた|[一二三四五六七八九十0-9]+)(?:月|ヶ月|か月|カ月|週間|日)に(?:[一二三0-9]+(?:回|度)|"
+    r"いっぺん)|朝イチ|朝いち|朝一(?:で|に|は)|給料日(?:は|には|に)|"
+    r"[0-9一二三四五六七八九十]+時(?:半|頃|ごろ)?(?:過ぎ|以降)(?:たら|は|に)|"
+    r"^(?:月|火|水|木|金|土|日){2,4}(?:曜)?(?:日)?(?:は|に|も)|る前(?:に|は)|"
+    r"(?:電車|バス|行き帰り|移動)(?:の中)?(?:では|中は)|"
+    r"よう(?:に)?(?:心がけて|意識して|気をつけて)|主義(?:です|だ)?$|"
     r"(?:1|一)日(?:[0-9一二三]|中)|隔週|習慣|日課|癖|くせ|がち|ことが多い|ようにしている|"
     r"ようにしてる|ようにしています|ことにしている|ことにしてる|ことにしています|ついつい|"
-    r"^つい|(?:月|火|水|木|金|土|日)曜(?:日)?(?:の(?:朝|夜|夕方))?(?:は|に|も)|"
+    r"^つい|(?:月|火|水|木|金|土|日)曜(?:日)?(?:の(?:朝|夜|夕方))?(?:は|も)|"
+    r"(?:月|火|水|木|金|土|日)曜(?:日)?の(?:朝|夜|夕方)に|"
     r"週末(?:は|に)|休日(?:は|に)|休みの日(?:は|に)|平日(?:は|に)|^朝(?:は|に)|^夜(?:は|に)|"
     r"^昼(?:は|に)|夕方(?:は|に)|寝る前|起きたら|帰ったら|食後|(?:の|した)?(?:あと|後)(?:は|に|で)|"
     r"通勤中|朝食に|夕食後|夕飯は|朝ごはんは|昼ごはんは|ルーティン|お決まり|定番|夜型|朝型|"
@@ -455,7 +549,8 @@ _HABIT_TAIL = re.compile(
     r"ようにしています|ようにしてる|ようにしている|ようにしてます|ないように気をつけてる|"
     r"ように気をつけてる|ことにしています|ことにしてる|ことにしている|てしまう|ちゃう|"
     r"しちゃう|する日|日|のがルーティン|がルーティン|のがお決まり|がお決まり|のが定番|"
-    r"ように気をつけてます|ように気をつけています|ように心がけてます|ように心がけています)$")
+    r"ように気をつけてます|ように気をつけています|ように心がけてます|ように心がけています|"
+    r"よう心がけてる|よう心がけてます|よう心がけています|ように心がけてる|主義です|主義)$")
 _NEGATIVE_END = re.compile(r"(?:ない|ません|ず|ないように.*|ないこと.*)$")
 
 
@@ -476,6 +571,8 @@ def refused(text: str) -> bool:
     if _QUESTION_SOFT_END.search(text) and _QUESTION_WORD.search(text):
         return True
     if _ASKING_WORD.search(text) and not _STATEMENT_END.search(text):
+        return True
+    if _ASKING_END.search(text):
         return True
     # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
     return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text)
@@ -511,6 +608,11 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         # the facts' rules name the person first (「姉は…に住んでいます」): the time word
         # and the speaker's possessive in front of them go (「最近、私の姉は…」)
         return _fact(_PERSON_LEAD.sub("", body), other)
+    named = _named(body)
+    if named and _other_person(named):
+        found = _fact(named, _other_person(named))
+        if found:
+            return found
     if _PAST_STATE.search(body):
         return _fact(body, None)  # 「子どもの頃は…嫌いだった」: not what the user likes now
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
@@ -534,6 +636,12 @@ def _decision(body: str) -> Found | None:
             return None  # an ongoing rule: a habit
         if name == "intend" and re.search(r"ようにして(?:る|いる|います|ます)", rest):
             return None
+        if name == "start" and re.search(r"から始まり?(?:ます|る)$", rest) and _HABIT_CUE.search(
+                rest):
+            return None  # 「朝はヨガから始まる」: how a recurring time starts, a habit
+        if future and re.match(r"(?:月|火|水|木|金|土|日)曜(?:日)?に", future.group(0)) and (
+                re.search(r"(?:た|だ)$", rest)):
+            return None  # 「土曜日に映画見た」: a report of that day
         if name == "intend" and _FORECAST.search(x):
             return None
         negative = polarity == "dislike" or bool(_NEGATIVE_END.search(x)) or bool(
@@ -551,8 +659,12 @@ def _decision(body: str) -> Found | None:
     # 「これからは」「今日から」 start a new rule even with a habit word in it
     # (「これからは毎晩10時に寝る」); a bare time word (「明日」) does not
     starting = future is not None and re.search(r"から(?:は)?[、,]?\s*$", future.group(0))
+    one_day = future is not None and re.match(r"(?:月|火|水|木|金|土|日)曜(?:日)?に",
+                                              future.group(0))
+    past = _PAST_STATE_END.search(_REMARK_END.sub("", rest)) or (
+        one_day and re.search(r"(?:た|だ)$", rest))
     if future and ja_subject(rest) and (starting or not _HABIT_CUE.search(rest)) and (
-            not _GUESS_END.search(rest)) and not _PAST_STATE_END.search(_REMARK_END.sub("", rest)):
+            not _GUESS_END.search(rest)) and not past:
         return "decision", "like", rest, {}
     return None
 
@@ -564,9 +676,26 @@ _NOT_OWN_HABIT = re.compile(r"^(?:この|あの|その)(?!頃|ごろ|前|間|日
                             r"(?:が|も)(?:ある|あります)$|(?<!て)(?:た|だ)$|(?:てた|でた)$")
 
 
+# 「ストレスたまるとカラオケ行く」「忙しいとついお昼を抜いちゃう」: whenever the condition holds
+# (〜と), a present verb follows. Not 〜たら: 「宝くじが当たったらボートを買う」 is one
+# hypothetical, said the same way as a habit; not 〜とか (「住むとか」: a list).
+_WHENEVER = re.compile(r"(?:[うくすつぬむぶぐる]|い)と(?!か|は|も|いう|いっ)[、,]?")
+_PRESENT_END = re.compile(
+    r"(?:る|う|く|す|つ|む|ぶ|ぐ|ます|ちゃう|じゃう|てる|でる|ている|ています|てます|ない)"
+    r"(?:んだ|んです|んだよね|んよ|よ|ね|よね|わ)*$")
+# 「6時には目が覚めちゃう」: a clock time with は (every day by then), not a thing's hours
+# (「お店は9時に閉まる」)
+_CLOCK = re.compile(r"[0-9一二三四五六七八九十]+時(?:半)?(?:には|までには)")
+
+
+def _recurring(body: str) -> bool:
+    return (_FUTURE_LEAD.match(body) is None and _PRESENT_END.search(body) is not None
+            and (_WHENEVER.search(body) is not None or _CLOCK.search(body) is not None))
+
+
 def _habit(body: str) -> Found | None:
     remark = _REMARK_END.sub("", body)
-    if not _HABIT_CUE.search(body) or (
+    if not (_HABIT_CUE.search(body) or _recurring(body)) or (
             _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body)) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
         return None
@@ -595,8 +724,10 @@ def open_statement(clause: str) -> str | None:
     """The cleaned clause when no rule refuses it and it is not about someone else, else
     None. What the second, embedding stage may classify."""
     body = _clean(clause)
+    named = _named(body) if body else None
     if (not body or refused(body) or _other_person(body) or _DEICTIC.match(body)
-            or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)):
+            or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)
+            or (named and _other_person(named))):
         return None
     return body
 
@@ -613,7 +744,7 @@ def open_person(clause: str) -> str | None:
     if (not body or refused(body) or _DEICTIC.match(body) or body.startswith(("あの", "その"))
             or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)):
         return None
-    topic = _OTHER_TOPIC.match(body)
+    topic = _OTHER_TOPIC.match(_named(body) or body)
     if topic is None or (topic.group("r") or topic.group("p")) in _ANYONE:
         return None
     return body
