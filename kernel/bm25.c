@@ -3,9 +3,11 @@
  * own instance, so this file's memory never meets a vector store's).
  *
  * The postings layout is the engine's (py/omoide/engine/bm25.py): per query term, int32
- * quintuples (ordinal, tf_text, |text|, tf_context, |context|) in ascending ordinal order,
- * both tfs 0 for a removed document. The caller copies the query terms' postings in one
- * block, with each term's start (offsets) and idf, and calls bm_top or bm_at with the
+ * triples (ordinal, tf_text, tf_context) in ascending ordinal order, both tfs 0 for a removed
+ * document; each document's |text| and |context| are in two per-ordinal tables. The caller
+ * copies the query terms' postings in one block, with each term's start (offsets) and idf,
+ * keeps the length tables up to date at bm_lengths_ptr() (they stay between calls until a
+ * bm_prepare moves them: the pointer changes), and calls bm_top or bm_at with the
  * formula's constants (engine Query.constants(): k1, then per field base = 1 - b and
  * slope = b / average length, and the context's weight). The formula and its evaluation
  * order are those of PureScorer, so both produce the same doubles:
@@ -18,6 +20,7 @@
  *
  * Memory, from __heap_base:
  *   [ acc: cap doubles ][ mask: cap bytes ]   per ordinal, all zero between calls
+ *   [ lengths: cap int32 ][ context lengths: cap int32 ]   per ordinal, the caller's
  *   [ idf: terms doubles ][ offsets: terms+1 int32 ][ postings: words int32 ]
  *   [ subset: n int32 ][ touched: words/5 int32 ][ heap: k doubles ]
  *   [ out ordinals: max(words/5, n) int32 ][ out scores: as many doubles ][ stats: 2 doubles ]
@@ -30,13 +33,15 @@
 #define EXPORT(name) __attribute__((export_name(#name))) name
 #define BM_PAGE 65536u
 #define BM_ALIGN16(x) (((x) + 15u) & ~15ull)
-#define BM_STRIDE 5u  /* int32 per posting */
+#define BM_STRIDE 3u  /* int32 per posting */
 
 extern unsigned char __heap_base;
 
 static uint32_t b_cap;        /* ordinals acc and mask can hold */
 static double *b_acc;
 static uint8_t *b_mask;
+static int32_t *b_len;        /* ordinal -> |text| */
+static int32_t *b_context_len; /* ordinal -> |context| */
 static double *b_idf;
 static int32_t *b_offsets;
 static int32_t *b_postings;
@@ -79,6 +84,8 @@ int32_t EXPORT(bm_prepare)(int32_t terms, int32_t words, int32_t ordinals, int32
   at = BM_ALIGN16(at + (uint64_t)cap * 8u);
   uint64_t mask = at;
   at = BM_ALIGN16(at + cap);
+  uint64_t lengths = at;  /* moves only when cap does: the caller then copies them again */
+  at = BM_ALIGN16(at + (uint64_t)cap * 8u);
   uint64_t idf = at;
   at = BM_ALIGN16(at + (uint64_t)t * 8u);
   uint64_t offsets = at;
@@ -104,6 +111,8 @@ int32_t EXPORT(bm_prepare)(int32_t terms, int32_t words, int32_t ordinals, int32
   }
   b_acc = (double *)(uintptr_t)acc;
   b_mask = (uint8_t *)(uintptr_t)mask;
+  b_len = (int32_t *)(uintptr_t)lengths;
+  b_context_len = b_len + cap;
   b_idf = (double *)(uintptr_t)idf;
   b_offsets = (int32_t *)(uintptr_t)offsets;
   b_postings = (int32_t *)(uintptr_t)postings;
@@ -122,6 +131,9 @@ int32_t EXPORT(bm_prepare)(int32_t terms, int32_t words, int32_t ordinals, int32
   return 0;
 }
 
+/* the two length tables: cap int32 of |text|, then cap int32 of |context| */
+uint32_t EXPORT(bm_lengths_ptr)(void) { return (uint32_t)(uintptr_t)b_len; }
+uint32_t EXPORT(bm_cap)(void) { return b_cap; }
 uint32_t EXPORT(bm_idf_ptr)(void) { return (uint32_t)(uintptr_t)b_idf; }
 uint32_t EXPORT(bm_offsets_ptr)(void) { return (uint32_t)(uintptr_t)b_offsets; }
 uint32_t EXPORT(bm_postings_ptr)(void) { return (uint32_t)(uintptr_t)b_postings; }
@@ -140,16 +152,16 @@ static uint32_t accumulate(uint32_t terms, uint32_t ordinals, int masked, double
   for (uint32_t t = 0; t < terms; t++) {
     const double idf = b_idf[t];
     const int32_t end = b_offsets[t + 1];
-    for (int32_t p = b_offsets[t]; p >= 0 && p + 4 < end; p += (int32_t)BM_STRIDE) {
+    for (int32_t p = b_offsets[t]; p >= 0 && p + 2 < end; p += (int32_t)BM_STRIDE) {
       const uint32_t o = (uint32_t)b_postings[p];
       const int32_t tf = b_postings[p + 1];
-      const int32_t context_tf = b_postings[p + 3];
+      const int32_t context_tf = b_postings[p + 2];
       if ((tf <= 0 && context_tf <= 0) || o >= ordinals || (masked && !b_mask[o])) continue;
       double x = 0.0;
-      if (tf > 0) x = (double)tf / (text_base + text_slope * (double)b_postings[p + 2]);
+      if (tf > 0) x = (double)tf / (text_base + text_slope * (double)b_len[o]);
       if (context_tf > 0)
         x += weight * (double)context_tf /
-             (context_base + context_slope * (double)b_postings[p + 4]);
+             (context_base + context_slope * (double)b_context_len[o]);
       if (!(x > 0.0)) continue;
       const double s = idf * x * k1_plus_1 / (x + k1);
       if (b_acc[o] == 0.0) b_touched[touched++] = (int32_t)o;

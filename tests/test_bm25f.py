@@ -116,9 +116,10 @@ for await (const line of lines) {
   const q = JSON.parse(line);
   const out = {};
   for (const [name, scorer] of Object.entries(scorers)) {
-    const top = scorer.top(q.postings, q.offsets, q.idfs, q.ordinals, q.subset, q.k,
-                           ...q.constants);
-    const at = scorer.at(q.postings, q.offsets, q.idfs, q.ordinals, q.wanted, ...q.constants);
+    const top = scorer.top(q.postings, q.offsets, q.idfs, q.lengths, q.contextLengths, q.table,
+                           q.ordinals, q.subset, q.k, ...q.constants);
+    const at = scorer.at(q.postings, q.offsets, q.idfs, q.lengths, q.contextLengths, q.table,
+                         q.ordinals, q.wanted, ...q.constants);
     out[name] = { ordinals: Array.from(top.ordinals), scores: Array.from(top.scores),
                   total: top.total, totalSq: top.totalSq, at: Array.from(at) };
   }
@@ -159,10 +160,53 @@ def test_the_webassembly_scorer_gives_the_pure_scorers_doubles(wasm_scorers, ops
             offsets.append(len(postings))
         answers = wasm_scorers({
             "postings": postings, "offsets": offsets, "idfs": query.idfs,
-            "ordinals": ordinals, "subset": None if subset is None else subset.tolist(),
+            "lengths": query.lengths.tolist(), "contextLengths": query.context_lengths.tolist(),
+            "table": query.table, "ordinals": ordinals,
+            "subset": None if subset is None else subset.tolist(),
             "k": k, "constants": list(query.constants()), "wanted": wanted.tolist()})
         for name, got in answers.items():
             assert sorted(zip(got["ordinals"], got["scores"], strict=True)) == \
                 sorted(zip(pure.ordinals, pure.scores, strict=True)), name
             assert (got["total"], got["totalSq"]) == (pure.total, pure.total_sq), name
             assert got["at"] == pure_at, name
+
+
+def wasm_answers(wasm_scorers, query, ordinals: int, k: int) -> dict:
+    postings, offsets = [], [0]
+    for posting in query.postings:
+        postings += posting.tolist()
+        offsets.append(len(postings))
+    return wasm_scorers({
+        "postings": postings, "offsets": offsets, "idfs": query.idfs,
+        "lengths": query.lengths.tolist(), "contextLengths": query.context_lengths.tolist(),
+        "table": query.table, "ordinals": ordinals, "subset": None, "k": k,
+        "constants": list(query.constants()), "wanted": list(range(ordinals))})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([0, 0, 1]), operations, queries), min_size=2,
+                max_size=6))
+def test_the_scorers_copy_of_the_lengths_follows_an_index_that_changes(wasm_scorers, rounds):
+    """The scorer keeps the length tables between queries and copies only the ordinals added
+    since the last query of the same table: writes (new ordinals), removals and renumbering
+    (a new table) between queries, and several indexes asking in turn, give the pure
+    scorer's doubles."""
+    indexes = [BM25Index(), BM25Index(k1=2.0, b=1.0)]
+    for index in indexes:
+        index.renumber_floor = 3
+    for which, ops, asked in rounds:
+        index = indexes[which]
+        for op, n, doc in ops:
+            if op == "add":
+                index.add(f"d{n}", *index_terms(*doc))
+            else:
+                index.remove(f"d{n}")
+        ordinals = len(index._id_at)
+        for text, k, _ in asked:
+            query = index._query(analyze(text))
+            pure = PURE_SCORER.top(query, ordinals, None, k)
+            pure_at = PURE_SCORER.at(query, ordinals, array("i", range(ordinals)))
+            for name, got in wasm_answers(wasm_scorers, query, ordinals, k).items():
+                assert sorted(zip(got["ordinals"], got["scores"], strict=True)) == \
+                    sorted(zip(pure.ordinals, pure.scores, strict=True)), name
+                assert got["at"] == pure_at, name

@@ -20,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from omoide.engine.bm25 import LAYOUT_VERSION
+
 from .conftest import engine_call, wait_ready
+from .test_storage_purge import block_heads, settled
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "indexeddb"
 
@@ -118,10 +121,15 @@ def test_an_old_database_migrates_and_recalls_the_same(launch, app_url, tmp_path
                                            "mode": mode, "k": 10, "count": False,
                                            "min_relevance": 0})
         assert [h["memory"]["id"] for h in got] == ids, key
-    # layout 4: the stored postings were taken (absorbed), not analyzed again
+    # layout 4: its stored postings are of postings layout 1 (lengths in every posting):
+    # read, refused (never absorbed as something they are not), analyzed again, and written
+    # back in this engine's layout, so the next start takes them (checked after the reload)
     blocks = stores.get("text_postings", {"rows": []})["rows"]
     if blocks:
-        assert engine_call(page, "storage_info")["text_blocks"]["absorbed"] == len(blocks)
+        status = settled(page)
+        assert (status["blocks"], status["absorbed"]) == (len(blocks), 0)
+        heads = block_heads(page)
+        assert len(heads) >= len(blocks) and {h["layout"] for h in heads} == {LAYOUT_VERSION}
     # the stopped re-vectorization resumes from its staged vectors
     staged = len(fixture["database"]["stores"]["staging"]["rows"])
     assert staged > 0
@@ -133,3 +141,6 @@ def test_an_old_database_migrates_and_recalls_the_same(launch, app_url, tmp_path
     got = engine_call(page, "recall", {"character": "ren", "query": "violin bow",
                                        "mode": "fulltext", "count": False})
     assert got[0]["memory"]["text"] == "ren bought a new violin bow"
+    if blocks:  # the blocks written back are taken as they are
+        status = settled(page)
+        assert (status["blocks"], status["absorbed"]) == (len(heads), len(heads))

@@ -293,14 +293,23 @@ class WasmStore {
 // ---- BM25 scorer ------------------------------------------------------------------------------
 
 // Postings come as the engine keeps them (py/omoide/engine/bm25.py): one Int32Array of
-// (ordinal, tf_text, |text|, tf_context, |context|) quintuples for all query terms, term t's
-// starting at offsets[t] (in int32 words, offsets[terms] = the end), with idfs[t], and the
-// BM25F constants (engine Query.constants(): k1, textBase, textSlope, contextWeight,
-// contextBase, contextSlope). One copy in, the top (ties at the k-th place included) out;
-// the loop over postings runs in kernel/bm25.c.
-const POSTING_STRIDE = 5;
+// (ordinal, tf_text, tf_context) triples for all query terms, term t's starting at
+// offsets[t] (in int32 words, offsets[terms] = the end), with idfs[t]; the documents' lengths
+// of text and context as two per-ordinal Int32Arrays (at least `ordinals` long) and `table`,
+// the number that names their contents (the same number: the same lengths at the same
+// ordinals, maybe more appended); and the BM25F constants (engine Query.constants(): k1,
+// textBase, textSlope, contextWeight, contextBase, contextSlope). The postings are copied in
+// for each query; the length tables stay in WebAssembly memory, so a query copies only the
+// ordinals added since the last one of the same table (all of them for another table, or
+// when the tables had to move). The top (ties at the k-th place included) comes out; the
+// loop over postings runs in kernel/bm25.c.
+const POSTING_STRIDE = 3;
 
 class WasmTextScorer {
+  #table = null; // the table whose lengths are in WebAssembly memory ...
+  #copied = 0; // ... for ordinals 0 .. #copied - 1 ...
+  #lengthsAt = -1; // ... at this address
+
   constructor(module) {
     this.instance = new WebAssembly.Instance(module, {});
     this.x = this.instance.exports;
@@ -309,34 +318,50 @@ class WasmTextScorer {
 
   get memoryBytes() { return this.memory.buffer.byteLength; }
 
-  #load(postings, offsets, idfs, constants, ordinals, subset, k) {
+  #load(postings, offsets, idfs, tables, constants, ordinals, subset, k) {
     const terms = idfs.length;
+    const [lengths, contextLengths, table] = tables;
     if (offsets.length !== terms + 1 || offsets[terms] !== postings.length ||
-        postings.length % POSTING_STRIDE !== 0 || constants.length !== 6) {
-      throw new RangeError("postings, offsets and idfs do not agree");
+        postings.length % POSTING_STRIDE !== 0 || constants.length !== 6 ||
+        lengths.length < ordinals || contextLengths.length < ordinals) {
+      throw new RangeError("postings, offsets, idfs and lengths do not agree");
     }
     const n = subset ? subset.length : 0;
     if (this.x.bm_prepare(terms, postings.length, ordinals, n, k) !== 0) {
       throw new RangeError("out of memory scoring BM25");
     }
     const buffer = this.memory.buffer;
+    const at = this.x.bm_lengths_ptr() >>> 0;
+    const from = table === this.#table && at === this.#lengthsAt && this.#copied <= ordinals
+      ? this.#copied : 0;
+    if (from < ordinals) {
+      const cap = this.x.bm_cap() >>> 0;
+      new Int32Array(buffer, at + from * 4, ordinals - from).set(lengths.subarray(from, ordinals));
+      new Int32Array(buffer, at + (cap + from) * 4, ordinals - from)
+        .set(contextLengths.subarray(from, ordinals));
+    }
+    this.#table = table;
+    this.#copied = Math.max(from, ordinals);
+    this.#lengthsAt = at;
     new Float64Array(buffer, this.x.bm_idf_ptr() >>> 0, terms).set(idfs);
     new Int32Array(buffer, this.x.bm_offsets_ptr() >>> 0, terms + 1).set(offsets);
     new Int32Array(buffer, this.x.bm_postings_ptr() >>> 0, postings.length).set(postings);
     if (subset) new Int32Array(buffer, this.x.bm_subset_ptr() >>> 0, n).set(subset);
   }
 
-  #inputs(postings, offsets, idfs, fn) {
+  #inputs(postings, offsets, idfs, lengths, contextLengths, fn) {
     return withInt32(postings, (p) => withInt32(offsets, (o) => withFloat64(idfs,
-      (f) => fn(p, o, f))));
+      (f) => withInt32(lengths, (l) => withInt32(contextLengths, (c) => fn(p, o, f, l, c))))));
   }
 
-  /** {ordinals: Int32Array, scores: Float64Array, total, totalSq}: see bm_top. subset: null
-   *  or the only ordinals to score; constants: the six BM25F constants, as numbers. */
-  top(postings, offsets, idfs, ordinals, subset, k, ...constants) {
-    return this.#inputs(postings, offsets, idfs, (p, o, f) => {
+  /** {ordinals: Int32Array, scores: Float64Array, total, totalSq}: see bm_top. lengths,
+   *  contextLengths, table: the documents' length tables and their name (above); subset:
+   *  null or the only ordinals to score; constants: the six BM25F constants, as numbers. */
+  top(postings, offsets, idfs, lengths, contextLengths, table, ordinals, subset, k,
+    ...constants) {
+    return this.#inputs(postings, offsets, idfs, lengths, contextLengths, (p, o, f, l, c) => {
       const run = (s) => {
-        this.#load(p, o, f, constants, ordinals, s, k);
+        this.#load(p, o, f, [l, c, table], constants, ordinals, s, k);
         const got = this.x.bm_top(f.length, ordinals, s ? s.length : -1, k, ...constants);
         if (got < 0) throw new Error("bm_top failed");
         const buffer = this.memory.buffer;
@@ -353,13 +378,15 @@ class WasmTextScorer {
   }
 
   /** Float64Array: the score of each ordinal of `wanted`, in its order (0: no match). */
-  at(postings, offsets, idfs, ordinals, wanted, ...constants) {
-    return this.#inputs(postings, offsets, idfs, (p, o, f) => withInt32(wanted, (w) => {
-      this.#load(p, o, f, constants, ordinals, w, 0);
-      const got = this.x.bm_at(f.length, ordinals, w.length, ...constants);
-      if (got < 0) throw new Error("bm_at failed");
-      return new Float64Array(this.memory.buffer, this.x.bm_out_score_ptr() >>> 0, got).slice();
-    }));
+  at(postings, offsets, idfs, lengths, contextLengths, table, ordinals, wanted, ...constants) {
+    return this.#inputs(postings, offsets, idfs, lengths, contextLengths,
+      (p, o, f, l, c) => withInt32(wanted, (w) => {
+        this.#load(p, o, f, [l, c, table], constants, ordinals, w, 0);
+        const got = this.x.bm_at(f.length, ordinals, w.length, ...constants);
+        if (got < 0) throw new Error("bm_at failed");
+        return new Float64Array(this.memory.buffer, this.x.bm_out_score_ptr() >>> 0, got)
+          .slice();
+      }));
   }
 }
 

@@ -3,7 +3,8 @@
 Pyodide runs Python loops several times slower than CPython, and a query's postings at
 100,000 memories are tens of thousands of postings: ``PureScorer`` spent ~25 ms there per
 recall. Here Python only joins the query terms' postings (``array.extend``: a copy, no loop
-over postings) and hands them, with each term's idf and the BM25F constants
+over postings) and hands them, with each term's idf, the index's length tables (the scorer
+keeps its copy and takes only the ordinals added since) and the BM25F constants
 (``Query.constants()``), to ``createTextScorer()`` of
 ``kernel/vectors.js``, which copies them into its own WebAssembly memory and runs the same
 formula (same evaluation order, so the same doubles as ``PureScorer``) in C.
@@ -19,12 +20,15 @@ from .rpc import handler
 from .wasm_kernel import js_vectors
 
 
-def _block(query: Query) -> tuple[array, array, array]:
+def _block(query: Query) -> tuple[array, array, array, array, array, int]:
+    """The scorer's inputs: the postings joined, each term's start, the idfs, and the length
+    tables with their name (the scorer keeps them: it copies only the ordinals added since)."""
     postings, offsets = array("i"), array("i", [0])
     for posting in query.postings:
         postings.extend(posting)
         offsets.append(len(postings))
-    return postings, offsets, array("d", query.idfs)
+    return (postings, offsets, array("d", query.idfs), query.lengths, query.context_lengths,
+            query.table)
 
 
 class WasmScorer:

@@ -17,15 +17,18 @@ talkative neighbours (its text is normalized by its own length).
 
 Layout (what a scorer reads, in any language): every document gets an *ordinal* when it is
 added (0, 1, 2, ... in order of addition; a changed text is a new document with a new
-ordinal). Each term's postings are ONE ``array('i')`` of ``(ordinal, tf_text, |text|,
-tf_context, |context|)`` quintuples (``STRIDE``) in ascending ordinal order: a document's
-lengths travel with its postings (they never change under one ordinal), so a scorer needs no
-per-document table. Removing a document sets both its tfs to 0 in each of its terms'
-postings (found by bisection: O(terms x log postings), no scan), and ``df`` per term stays
-exact; scorers skip a posting whose tfs are both 0. When the removed ordinals outnumber the
-live documents, the postings are renumbered once (amortized O(1) per write). Postings are
-built from the records (on write, or lazily after boot); nothing stores them, so a change
-of this layout needs no migration.
+ordinal). Each term's postings are ONE ``array('i')`` of ``(ordinal, tf_text, tf_context)``
+triples (``STRIDE``) in ascending ordinal order; a document's two lengths are in two
+per-ordinal tables (``array('i')``, append-only: a length never changes under one ordinal)
+that every query hands the scorer with its postings, and a number naming the tables' contents
+(``Query.table``: new for every index and every renumbering), so a scorer that keeps a copy
+of them copies only the ordinals added since. Removing a document sets both its tfs to 0 in
+each of its terms' postings (found by bisection: O(terms x log postings), no scan), and
+``df`` per term stays exact; scorers skip a posting whose tfs are both 0. When the removed
+ordinals outnumber the live documents, the postings are renumbered once (amortized O(1) per
+write). Postings are built from the records (on write, or lazily after boot); the browser
+keeps them per record pack as derived data, stamped with ``LAYOUT_VERSION``, so a change of
+this layout needs no migration (stored blocks of another layout are refused and rebuilt).
 
 Scoring is done by a ``PostingsScorer``: ``PureScorer`` below is the one formula in Python;
 the browser passes the WebAssembly kernel's (``omoide.browser.wasm_bm25``: the same formula in
@@ -40,6 +43,7 @@ broken by document id, here, for every scorer.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import operator
 import sys
@@ -52,10 +56,12 @@ from itertools import accumulate, chain, pairwise, repeat
 from operator import add, floordiv, mul, sub
 from typing import Protocol
 
-STRIDE = 5  # a posting is (ordinal, tf_text, |text|, tf_context, |context|)
+STRIDE = 3  # a posting is (ordinal, tf_text, tf_context)
 # The layout a ``PostingsBlock`` holds (STRIDE and what each int means): a block of another
-# layout is not absorbed (engine/postings_block.py checks it).
-LAYOUT_VERSION = 1
+# layout is not absorbed (engine/postings_block.py checks it). 1: quintuples that carried both
+# lengths in every posting (20 bytes a posting; 12 now, the lengths in per-ordinal tables).
+LAYOUT_VERSION = 2
+_tables = itertools.count(1)  # names of length tables' contents (``Query.table``)
 
 
 @dataclass(frozen=True)
@@ -72,11 +78,17 @@ class BM25Result:
 @dataclass(frozen=True)
 class Query:
     """What a scorer needs: per distinct query term with postings, its idf and postings (an
-    ``array('i')`` of quintuples; read-only), and the constants of the formula: a field's
-    normalizer is ``base + slope * length`` (``1 - b`` and ``b / average length``)."""
+    ``array('i')`` of triples; read-only), the per-ordinal lengths of the text and of the
+    context (read-only; ``table`` names their contents: the same number means the same
+    lengths at the same ordinals, possibly more ordinals appended), and the constants of the
+    formula: a field's normalizer is ``base + slope * length`` (``1 - b`` and
+    ``b / average length``)."""
 
     idfs: list[float]
     postings: list[array]
+    lengths: array
+    context_lengths: array
+    table: int
     k1: float
     text_base: float
     text_slope: float
@@ -118,16 +130,17 @@ class PureScorer:
     def _accumulate(query: Query, allowed: set[int] | None) -> dict[int, float]:
         k1, text_base, text_slope, weight, context_base, context_slope = query.constants()
         k1_plus_1 = k1 + 1.0
+        lengths, context_lengths = query.lengths, query.context_lengths
         scores: dict[int, float] = {}
         for idf, posting in zip(query.idfs, query.postings, strict=True):
             p = iter(posting)
-            for ordinal, tf, length, context_tf, context_length in zip(p, p, p, p, p,
-                                                                        strict=True):
+            for ordinal, tf, context_tf in zip(p, p, p, strict=True):
                 if allowed is not None and ordinal not in allowed:
                     continue
-                x = tf / (text_base + text_slope * length) if tf > 0 else 0.0
+                x = tf / (text_base + text_slope * lengths[ordinal]) if tf > 0 else 0.0
                 if context_tf > 0:
-                    x += weight * context_tf / (context_base + context_slope * context_length)
+                    x += weight * context_tf / (context_base
+                                                + context_slope * context_lengths[ordinal])
                 if x > 0.0:
                     scores[ordinal] = scores.get(ordinal, 0.0) + idf * x * k1_plus_1 / (x + k1)
         return scores
@@ -155,7 +168,7 @@ PURE_SCORER = PureScorer()
 class PostingsBlock:
     """The postings of some documents as one self-contained index (``BM25Index.block``):
     the documents have local ordinals 0..n-1 (``ids`` order); ``terms[t]``'s postings are
-    ``postings[term_ends[t-1]:term_ends[t]]`` (quintuples, as in ``BM25Index``, local
+    ``postings[term_ends[t-1]:term_ends[t]]`` (triples, as in ``BM25Index``, local
     ordinals); document ``d``'s distinct terms (indices into ``terms``) are
     ``doc_terms[doc_term_ends[d-1]:doc_term_ends[d]]``. What a store absorbs in array
     operations instead of analyzing each text again (persisted by the browser per record
@@ -189,11 +202,12 @@ class BM25Index:
         self._terms: list[str] = []  # term id -> term
         self._live_terms = 0  # terms with df > 0
         self._df = array("i")  # term id -> live documents holding it
-        self._postings: list[array] = []  # term id -> quintuples (see STRIDE)
+        self._postings: list[array] = []  # term id -> triples (see STRIDE)
         self._ordinal: dict[str, int] = {}  # live document id -> ordinal
         self._id_at: list[str | None] = []  # ordinal -> document id (None: removed)
         self._length = array("i")  # ordinal -> length of the text
         self._context_length = array("i")  # ordinal -> length of the context (0: none)
+        self._table = next(_tables)  # names the two length tables' contents (Query.table)
         self._doc_terms: dict[str, array] = {}  # live document id -> its distinct term ids
         # absorbed blocks' documents keep their term lists in the block (``_terms_of``):
         # (first ordinal, doc_term_ends, doc_terms, block term -> term id), by first ordinal
@@ -228,8 +242,7 @@ class BM25Index:
                 self._terms.append(term)
                 self._postings.append(array("i"))
                 self._df.append(0)
-            self._postings[term_id].extend(
-                (ordinal, text_tf[term], length, context_tf[term], context_length))
+            self._postings[term_id].extend((ordinal, text_tf[term], context_tf[term]))
             self._df[term_id] += 1
             self._live_terms += self._df[term_id] == 1
             ids.append(term_id)
@@ -256,7 +269,7 @@ class BM25Index:
                 continue
             with memoryview(posting) as view, view[::STRIDE] as ordinals:
                 at = bisect_left(ordinals, ordinal) * STRIDE
-            posting[at + 1] = posting[at + 3] = 0
+            posting[at + 1] = posting[at + 2] = 0
         self._id_at[ordinal] = None
         self._total_length -= self._length[ordinal]
         context_length = self._context_length[ordinal]
@@ -287,14 +300,14 @@ class BM25Index:
                 continue
             kept = array("i")
             p = iter(posting)
-            for ordinal, tf, length, context_tf, context_length in zip(p, p, p, p, p,
-                                                                        strict=True):
+            for ordinal, tf, context_tf in zip(p, p, p, strict=True):
                 if tf or context_tf:
-                    kept.extend((new_of[ordinal], tf, length, context_tf, context_length))
+                    kept.extend((new_of[ordinal], tf, context_tf))
             self._postings[term_id] = kept
         self._id_at = list(live)
         self._length = lengths
         self._context_length = context_lengths
+        self._table = next(_tables)  # the lengths moved: a scorer's copy is stale
 
     def block(self) -> PostingsBlock:
         """This index as a ``PostingsBlock`` (an index that only ever added documents: its
@@ -406,7 +419,8 @@ class BM25Index:
                 continue
             postings.append(self._postings[term_id])
             idfs.append(weighted)
-        return Query(idfs, postings, self.k1, 1.0 - self.b, self.b / average,
+        return Query(idfs, postings, self._length, self._context_length, self._table,
+                     self.k1, 1.0 - self.b, self.b / average,
                      self.context_weight, 1.0 - self.context_b, self.context_b / context_average)
 
     def search(
@@ -503,7 +517,7 @@ class BM25Index:
             posting = self._postings[term_id]
             with memoryview(posting) as view, view[::STRIDE] as ordinals:
                 at = bisect_left(ordinals, ordinal) * STRIDE
-            out[self._terms[term_id]] = (posting[at + 1], posting[at + 3])
+            out[self._terms[term_id]] = (posting[at + 1], posting[at + 2])
         return out
 
     def document_length(self, doc_id: str) -> tuple[int, int]:
@@ -513,7 +527,7 @@ class BM25Index:
 
 
 def _shifted(postings: array, base: int) -> array:
-    """A copy of ``postings`` with ``base`` added to every ordinal (each quintuple's first
+    """A copy of ``postings`` with ``base`` added to every ordinal (each triple's first
     int), in one big-integer addition over the bytes (C speed, no step per posting): every
     int is non-negative and every shifted ordinal stays below 2**31, so no addition carries
     out of its own 32 bits."""
