@@ -100,6 +100,8 @@ def test_a_line_is_parsed_only_when_a_field_is_read():
     assert type(hit.created_at) is float  # JavaScript wrote a whole number
     assert unread(store) == ["m0000", "m0001", "m0003", "m0004"]
     assert "_line" not in hit.to_dict()
+    # loaded, it keeps the id string the store's maps hold (not a second copy from the line)
+    assert next(k for k in store.records if k == "m0002") is hit.id
 
 
 def test_a_line_that_is_no_record_is_refused_where_it_is_read():

@@ -167,6 +167,9 @@ def test_absorbed_blocks_analyze_no_text_of_their_group(monkeypatch):
                                        postings_block.from_bytes(data, [key, 20 if key == 0
                                                                         else 25]))
     assert store.unindexed_count() == 5
+    # the index holds the records' own id strings, not the copies parsed from the blocks
+    own = {id(memory_id) for memory_id in store.records}
+    assert all(id(memory_id) in own for memory_id in store._text_index._ordinal)
     store.text_index  # noqa: B018
     assert analyzed == [f"note {i} about tea and 東京" for i in range(45, 50)]  # ungrouped only
     assert_as_full_build(store)

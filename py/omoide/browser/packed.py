@@ -118,6 +118,8 @@ def load(memory: PackedMemory, line: bytes) -> None:
     a whole-number float becomes a float again); a line that is no such record goes through
     the record validator, whose error, if any, is raised."""
     record = json.loads(line)
+    if record.get("id") == memory.id:  # keep the one id string the store's maps hold
+        record["id"] = memory.id
     try:
         record.pop("trashed_at", None)
         floats_again(record)
