@@ -102,6 +102,9 @@ def test_a_line_is_parsed_only_when_a_field_is_read():
     assert "_line" not in hit.to_dict()
     # loaded, it keeps the id string the store's maps hold (not a second copy from the line)
     assert next(k for k in store.records if k == "m0002") is hit.id
+    # the kernel's ids are the records' own strings, not the restore header's copies
+    own = {id(memory_id) for memory_id in store.records}
+    assert len(store.kernel.ids()) == 5 and all(id(i) in own for i in store.kernel.ids())
 
 
 def test_a_line_that_is_no_record_is_refused_where_it_is_read():

@@ -38,7 +38,7 @@ import json
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import filterfalse
+from itertools import filterfalse, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -279,6 +279,12 @@ def checked_memories(engine: MemoryEngine, rows: list[Any]
         yield Memory.from_record(record), at
 
 
+def _own_ids(ids: list[str], memories: dict[str, Memory]) -> list[str]:
+    """Each id as its memory's own string (an id without a memory as it is); C-level maps,
+    no Python step per row."""
+    return list(map(getattr, map(memories.get, ids), repeat("id"), ids))
+
+
 def finish(character: str, live: Any, trash: Any, placement_json: str = "") -> dict[str, Any]:
     """Fill the character's store around the kernel stores the worker filled, then repair.
     ``placement_json``: what the worker's placement of the vectors found, when ``begin`` was
@@ -294,7 +300,10 @@ def finish(character: str, live: Any, trash: Any, placement_json: str = "") -> d
     store = engine.new_store(character, stamp=header["stamp"], model_id=header["model_id"],
                              dimension=header["dimension"])
     engine.stores[character] = store
-    live_ids, trash_ids = header["live_ids"], header["trash_ids"]
+    # the memories' own id strings (the header's are second copies parsed from its JSON):
+    # one string per memory for the records, the kernels and the full-text index
+    live_ids, trash_ids = _own_ids(header["live_ids"], memories), _own_ids(
+        header["trash_ids"], memories)
     live_kernel = WasmKernel.adopt(live, live_ids, **KERNEL_OPTIONS)
     trash_kernel = WasmKernel.adopt(trash, trash_ids, **KERNEL_OPTIONS)
     # A quarantined record's vector row must not stay searchable without its memory.
