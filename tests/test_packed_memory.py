@@ -10,14 +10,16 @@ line."""
 from __future__ import annotations
 
 import json
+import re
 import zlib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omoide.browser import restore, session
-from omoide.browser.packed import PackedMemory, packed
+from omoide.browser.packed import RECORD_FIELDS, PackedMemory, packed
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 from tests.test_browser_restore import STAMP, FakeStore, stored, worker  # noqa: F401
@@ -29,6 +31,8 @@ from tests.test_restore_trusted_packs import (
     state,
 )
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def js_lines(records: list[dict]) -> str:
     """A pack's text as web/store/packs.js ``makePack`` writes checked records: the head
@@ -37,11 +41,22 @@ def js_lines(records: list[dict]) -> str:
     return "\n".join([head, *(js_json([r])[1:-1] for r in records)])
 
 
+def js_columns(records: list[dict]) -> str:
+    """A pack's text in columns (``COLUMNS`` of web/store/packs.js): the head line, then each
+    record's values in ``RECORD_FIELDS`` order, as ``JSON.stringify`` writes the array."""
+    assert all(set(r) == set(RECORD_FIELDS) for r in records)  # else packs.js writes lines
+    head = json.dumps([[r["id"] for r in records], [r.get("key") for r in records]])
+    return "\n".join([head, *(js_json([[r[f] for f in RECORD_FIELDS]])[1:-1]
+                              for r in records)])
+
+
 def lines_restore(records: list[dict], text: str | None = None, crc: int | None = None,
-                  **recalls) -> dict:
-    text = js_lines(records) if text is None else text
-    crc = zlib.crc32(js_lines(records).encode()) if crc is None else crc
-    return restore_pack(records, text, restore.PACK_LINES, crc, **recalls)
+                  columns: bool = False, **recalls) -> dict:
+    write = js_columns if columns else js_lines
+    text = write(records) if text is None else text
+    crc = zlib.crc32(write(records).encode()) if crc is None else crc
+    return restore_pack(records, text, restore.PACK_COLUMNS if columns else restore.PACK_LINES,
+                        crc, **recalls)
 
 
 def unread(store) -> list[str]:
@@ -49,10 +64,11 @@ def unread(store) -> list[str]:
                   if isinstance(m, PackedMemory) and not m.loaded)
 
 
+@pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])
 @settings(max_examples=60, deadline=None)
 @given(engine_records())
-def test_a_pack_of_lines_restores_what_the_validator_would(records):
-    answer = lines_restore(records)
+def test_a_pack_of_lines_restores_what_the_validator_would(columns, records):
+    answer = lines_restore(records, columns=columns)
     store = session.session().engine.stores["aoi"]
     live = [r["id"] for r in records if r["trashed_at"] is None]
     assert unread(store) == sorted(live)  # nothing parsed yet; the trashed made at once
@@ -67,12 +83,13 @@ def test_a_pack_of_lines_restores_what_the_validator_would(records):
     assert answer["loaded"] == validated["loaded"] == len(records)
 
 
+@pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])
 @settings(max_examples=30, deadline=None)
 @given(engine_records(), st.data())
-def test_counted_recalls_are_folded_in_from_a_pack_of_lines(records, data):
+def test_counted_recalls_are_folded_in_from_a_pack_of_lines(columns, records, data):
     recalls, lasts = draw_recall_counts(data, records)
     recalled = list(recalls)
-    lines_restore(records, recalls=recalls, lasts=lasts)
+    lines_restore(records, columns=columns, recalls=recalls, lasts=lasts)
     store = session.session().engine.stores["aoi"]
     assert not set(unread(store)) & set(recalled)  # their counts are folded in at once
     made_on_use = state()
@@ -129,6 +146,28 @@ def test_a_pack_of_lines_changed_on_disk_is_validated_line_by_line():
     assert "m0000" not in store.records and "m0000" not in store.kernel.ids()
     assert session.session().engine.quarantine["m0000"]["field"] == "importance"
     assert unread(store) == []
+
+
+def test_a_pack_in_columns_changed_on_disk_is_validated_line_by_line():
+    records = [r | {"conversation": None, "turn": None} for r in stored(6, frozenset({3}))]
+    lines = js_columns(records).split("\n")
+    lines[1] = lines[1].replace(", 0.5, ", ", 7.5, ", 1)  # m0000's importance
+    lines[5] = lines[5].rsplit(",", 1)[0] + "]"  # m0004: a value short, no record any more
+    answer = lines_restore(records, "\n".join(lines), columns=True)
+    assert (answer["trusted"], answer["quarantined"], answer["loaded"]) == (0, 2, 4)
+    engine = session.session().engine
+    assert engine.quarantine["m0000"]["field"] == "importance"
+    assert len(engine.quarantine) == 2  # m0004's line is no record: quarantined as it is
+    assert sorted(engine.stores["aoi"].records) == ["m0001", "m0002", "m0005"]
+
+
+def test_the_record_fields_of_a_pack_in_columns_are_the_writers():
+    """packs.js writes the values in its RECORD_FIELDS order and Python reads them in
+    ``packed.RECORD_FIELDS`` order: the two lists must be the same, in the same order."""
+    source = (ROOT / "web" / "store" / "packs.js").read_text()
+    listed = re.search(r"RECORD_FIELDS = \[(.*?)\];", source, re.S).group(1)
+    assert tuple(re.findall(r'"(\w+)"', listed)) == RECORD_FIELDS
+    assert set(RECORD_FIELDS) == set(Memory.__dataclass_fields__) | {"trashed_at"}
 
 
 def test_a_head_that_does_not_match_its_lines_means_every_line_is_validated():

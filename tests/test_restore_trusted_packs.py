@@ -162,7 +162,7 @@ def test_a_pack_changed_on_disk_is_validated_and_its_bad_row_quarantined():
     assert session.session().engine.quarantine["m0000"]["field"] == "importance"
 
 
-@pytest.mark.parametrize("pack_format", [0, restore.PACK_LINES + 1])
+@pytest.mark.parametrize("pack_format", [0, restore.PACK_COLUMNS + 1])
 def test_a_pack_of_another_format_is_validated(pack_format):
     records = stored(4)
     records[1]["importance"] = 3.0

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from omoide.browser.packed import line_record
 from omoide.engine.bm25 import LAYOUT_VERSION
 
 from .conftest import engine_call, wait_ready
@@ -70,14 +71,15 @@ RESTORE = """async (dump) => {
 def packed_records(stores: dict) -> list[dict]:
     """The records of the fixture's record packs (layout 3 on), oldest pack first, shaped like
     ``memories`` rows: a pack's text is one JSON list (formats 0 and 1) or a head line and a
-    line per record (format 2, web/store/packs.js), ``trashed_at`` folded into each record."""
+    line per record (formats 2 and 3, web/store/packs.js), ``trashed_at`` folded into each
+    record."""
     rows = []
     packs = sorted(stores.get("record_packs", {"rows": []})["rows"],
                    key=lambda p: (p["character"], p["pack"]))
     for pack in packs:
         text = pack["json"]
-        entries = ([json.loads(line) for line in text.split("\n")[1:]]
-                   if pack.get("format") == 2 else json.loads(text))
+        entries = ([line_record(line.encode()) for line in text.split("\n")[1:]]
+                   if pack.get("format") in (2, 3) else json.loads(text))
         for entry in entries:
             trashed_at = entry.pop("trashed_at", None)
             rows.append({"character": pack["character"], "id": entry["id"], "record": entry,

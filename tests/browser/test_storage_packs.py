@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from omoide.browser.packed import line_record
+
 from .conftest import engine_call, wait_ready
 from .faults import engine_worker
 from .test_storage_import import IMPORT, MAKE, open_app
@@ -33,9 +35,10 @@ def state(page) -> tuple:
 
 
 def records_of(pack: dict) -> list[dict]:
-    """A pack's records (a checked pack: a head line, then one JSON record per line)."""
-    if pack["format"] == 2:
-        return [json.loads(line) for line in pack["json"].split("\n")[1:]]
+    """A pack's records (a checked pack: a head line, then one line per record: a JSON record
+    in format 2, a JSON array of its values in format 3, read by Python's reader)."""
+    if pack["format"] in (2, 3):
+        return [line_record(line.encode()) for line in pack["json"].split("\n")[1:]]
     return json.loads(pack["json"])
 
 
@@ -103,7 +106,9 @@ TAMPER = """async () => {
   const packs = await new Promise((ok) => { const r = store.getAll();
     r.onsuccess = () => ok(r.result); });
   const pack = packs[0];
-  pack.json = pack.json.replace('"importance":0.5', '"importance":7.5');
+  // the first record's importance (format 3: its values in RECORD_FIELDS order)
+  pack.json = pack.format === 3 ? pack.json.replace(',"factual",null,0.5,', ',"factual",null,7.5,')
+    : pack.json.replace('"importance":0.5', '"importance":7.5');
   await new Promise((ok) => { store.put(pack).onsuccess = ok; });
   db.close();
   return pack.ids[0];
@@ -119,7 +124,8 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     page.evaluate(MAKE, [N, TRASHED, stamp, dim])
     assert page.evaluate(IMPORT)["imported"] == N
     [pack] = packs(page)
-    assert pack["format"] == 2 and isinstance(pack["crc"], int)
+    # format 3 (columns): the engine's records, every one with exactly RECORD_FIELDS
+    assert pack["format"] == 3 and isinstance(pack["crc"], int)
     head = json.loads(pack["json"].split("\n")[0])
     assert head == [pack["ids"], [r["key"] for r in records_of(pack)]]
     engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
@@ -129,7 +135,7 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     assert (load_of(page)["trusted"], load_of(page)["quarantined"]) == (511, 0)
     # rows the engine wrote are packed as checked too (JavaScript's CRC, Python's check)
     engine_worker(page).evaluate(COMPACT, "umi")
-    assert [p["format"] for p in packs(page)] == [2, 2]
+    assert [p["format"] for p in packs(page)] == [3, 3]
     assert reloaded(page) == before
     assert load_of(page)["trusted"] == N  # i0007 in both packs: the older copy skipped
     # a text changed on disk: the pack is validated, its bad record quarantined, kept on
@@ -144,7 +150,7 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     assert changed not in json.dumps(live) + json.dumps(trash)
     audit = engine_call(page, "audit", {"character": "umi"})
     assert changed in json.dumps(audit)
-    assert '"importance":7.5' in packs(page)[0]["json"]
+    assert ',"factual",null,7.5,' in packs(page)[0]["json"]
 
 
 # Flip one value of the segment holding ``id`` on disk: its checksum no longer holds, so boot

@@ -66,11 +66,11 @@ def test_a_character_changed_by_another_tab_during_boot_is_read_again(launch, ap
     # B writes straight to IndexedDB as a commit would (a record row + a generation bump)
     other.evaluate("""async () => {
       const store = await import("./store/db.js");
+      const { packRecords } = await import("./store/packs.js");
       const db = store.openDatabase();
       await db.open();
       const row = await db.record_packs.where("character").equals("umi").first();
-      const text = row.json.split("\\n");
-      const first = JSON.parse(text[1]);
+      const first = packRecords(row)[0];
       await db.transaction("rw", db.memories, db.generations, async () => {
         const g = await db.generations.get("umi");
         await db.memories.put({ character: "umi", id: first.id,

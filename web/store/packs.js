@@ -31,21 +31,36 @@ export const CHECKED = 1;
 // each line unparsed and Python makes the Memory on use, omoide/browser/packed.py). JSON
 // never writes a raw line break inside a text, so a line is exactly one record.
 export const LINES = 2;
+// COLUMNS: as LINES, but each line is a JSON array of the record's values in the order of
+// RECORD_FIELDS (``PACK_COLUMNS`` and ``RECORD_FIELDS`` of restore.py, the same list): the
+// field names are not repeated on every line (~180 bytes a record on disk and in the engine
+// worker's memory until the record is used). Written only when every record of the pack has
+// exactly these fields, none undefined; any other pack of checked records is written as LINES.
+export const COLUMNS = 3;
+export const RECORD_FIELDS = ["id", "character_id", "text", "kind", "type", "key",
+  "importance", "created_at", "updated_at", "last_recalled_at", "recall_count", "model",
+  "meta", "context", "conversation", "turn", "trashed_at"];
+const inColumns = (record) => Object.keys(record).length === RECORD_FIELDS.length
+  && RECORD_FIELDS.every((f) => record[f] !== undefined);
 const encoder = new TextEncoder();
 
 // The CRC of a pack's JSON text, as Python's ``zlib.crc32(json.encode())`` computes it.
 export const textChecksum = (text) => crc32(encoder.encode(text));
 
 // Is ``pack`` a checked pack whose text is as written? (Its records may skip the validator.)
-export const packTrusted = (pack) => (pack.format === CHECKED || pack.format === LINES)
-  && pack.crc === textChecksum(pack.json);
+export const packTrusted = (pack) => (pack.format === CHECKED || pack.format === LINES
+  || pack.format === COLUMNS) && pack.crc === textChecksum(pack.json);
 
 // The records of a pack's text (its head line left out), whatever its format.
 export function packRecords(pack) {
-  if (pack.format !== LINES) return JSON.parse(pack.json);
+  if (pack.format !== LINES && pack.format !== COLUMNS) return JSON.parse(pack.json);
   const lines = pack.json.split("\n");
   lines.shift();
-  return lines.map((line) => JSON.parse(line));
+  if (pack.format === LINES) return lines.map((line) => JSON.parse(line));
+  return lines.map((line) => {
+    const values = JSON.parse(line);
+    return Object.fromEntries(RECORD_FIELDS.map((f, i) => [f, values[i]]));
+  });
 }
 
 // Build a pack from stored rows ({id, record, trashed_at, slot, checked}).
@@ -66,9 +81,12 @@ export function makePack(character, pack, stamp, rows) {
       format: 0 };
   }
   const head = JSON.stringify([ids, records.map((r) => r.key ?? null)]);
-  const json = `${head}\n${records.map((r) => JSON.stringify(r)).join("\n")}`;
-  return { character, pack, stamp, ids, slots, trashed, json, format: LINES,
-    crc: textChecksum(json) };
+  const columns = records.every(inColumns);
+  const line = columns ? (r) => JSON.stringify(RECORD_FIELDS.map((f) => r[f]))
+    : (r) => JSON.stringify(r);
+  const json = `${head}\n${records.map(line).join("\n")}`;
+  return { character, pack, stamp, ids, slots, trashed, json,
+    format: columns ? COLUMNS : LINES, crc: textChecksum(json) };
 }
 
 // Stored rows of a pack, shaped like ``memories`` rows (for the rare write that needs one);

@@ -1,8 +1,10 @@
 """Memories of an intact checked record pack, made on use (``PackedMemory``).
 
-A checked pack of lines (``PACK_LINES``: web/store/packs.js writes one JSON record per line
-after a head line ``[ids, keys]``, all under one CRC-32) holds records the engine checked
-before it wrote them, and its CRC proves the text unchanged since. Restore therefore keeps
+A checked pack of lines (``PACK_COLUMNS``: web/store/packs.js writes one JSON array of a
+record's values per line, in ``RECORD_FIELDS`` order, after a head line ``[ids, keys]``, all
+under one CRC-32; ``PACK_LINES``, as before the columns: one JSON record per line) holds
+records the engine checked before it wrote them, and its CRC proves the text unchanged
+since. Restore therefore keeps
 each record's line as it is (its UTF-8 bytes) and makes a ``PackedMemory`` holding only its
 id, its key (what the store's indexes need at once) and the line: no ``json.loads`` of
 every record and no Memory built per row on the way to ready. The first read of any other
@@ -12,7 +14,7 @@ field parses the line into the instance (``load``), after which it is an ordinar
 governance, export and the BM25 pass after ready load what they touch.
 
 The line was checked before it was written, so it loads without the validator; a line that
-still does not fit a Memory (a later schema must bump ``PACK_LINES``) goes through the one
+still does not fit a Memory (a later schema must bump ``PACK_COLUMNS``) goes through the one
 record validator, and a line the validator refuses raises its error (naming the field)
 where the memory is first read: never a silently changed memory.
 """
@@ -24,6 +26,24 @@ from typing import Any
 
 from ..engine import validate
 from ..engine.memory import Memory
+
+# The record fields of a pack in columns (``PACK_COLUMNS``: each line is a JSON array of the
+# values in this order): ``RECORD_FIELDS`` of web/store/packs.js, the same list
+# (tests/test_packed_memory.py compares them). A later record schema bumps the format.
+RECORD_FIELDS = ("id", "character_id", "text", "kind", "type", "key", "importance",
+                 "created_at", "updated_at", "last_recalled_at", "recall_count", "model",
+                 "meta", "context", "conversation", "turn", "trashed_at")
+_FIELD_COUNT = len(RECORD_FIELDS)
+
+
+def line_record(line: bytes) -> Any:
+    """A stored line's JSON: a record object (``PACK_LINES``), or the record a line of
+    values makes (``PACK_COLUMNS``: an array of exactly ``RECORD_FIELDS``' length); anything
+    else as parsed (the validator refuses it). ValueError when the line is no JSON."""
+    value = json.loads(line)
+    if type(value) is list and len(value) == _FIELD_COUNT:
+        return dict(zip(RECORD_FIELDS, value, strict=True))
+    return value
 
 
 class _Unloaded:
@@ -117,15 +137,16 @@ def load(memory: PackedMemory, line: bytes) -> None:
     """Parse ``line`` into ``memory`` (the trusted conversion of ``restore.trusted_memories``:
     a whole-number float becomes a float again); a line that is no such record goes through
     the record validator, whose error, if any, is raised."""
-    record = json.loads(line)
-    if record.get("id") == memory.id:  # keep the one id string the store's maps hold
+    record = line_record(line)
+    if type(record) is dict and record.get("id") == memory.id:
+        # keep the one id string the store's maps hold
         record["id"] = memory.id
     try:
         record.pop("trashed_at", None)
         floats_again(record)
         Memory.__init__(memory, **record)
     except (AttributeError, KeyError, TypeError):  # not a record as the engine writes it
-        checked = validate.record(json.loads(line), stored=True)
+        checked = validate.record(line_record(line), stored=True)
         checked.pop("trashed_at", None)
         checked.pop("vector", None)
         Memory.__init__(memory, **checked)

@@ -50,7 +50,7 @@ from ..engine.memory import Memory, TrashEntry
 from ..engine.store import TextGroup
 from ..errors import OmoideError
 from .embedder import BrowserEmbedder, parse_stamp
-from .packed import floats_again, packed
+from .packed import floats_again, line_record, packed
 from .session import KERNEL_OPTIONS, flush, session
 from .wasm_kernel import WasmKernel
 
@@ -87,9 +87,13 @@ def begin(header_json: str) -> None:
 # The format of a record pack whose records the engine checked before writing them
 # (``CHECKED`` of web/store/packs.js; a later record schema bumps both): one JSON text of
 # every record (``PACK_FORMAT``: packs written before the lines), or a head line
-# ``[ids, keys]`` and one line per record (``PACK_LINES``: its records made on use).
+# ``[ids, keys]`` and one line per record (``PACK_LINES``: its records made on use), each a
+# record object, or (``PACK_COLUMNS``) an array of its values in ``packed.RECORD_FIELDS``
+# order (the field names are not repeated on every line: less to read, to check and to hold).
 PACK_FORMAT = 1
 PACK_LINES = 2
+PACK_COLUMNS = 3
+_OF_LINES = (PACK_LINES, PACK_COLUMNS)
 
 
 def add_records(character: str, records_json: Any, skip_json: str = "", pack_format: int = 0,
@@ -107,7 +111,7 @@ def add_records(character: str, records_json: Any, skip_json: str = "", pack_for
     actual = zlib.crc32(text) if pack >= 0 or pack_format else 0
     got: list[str] = []  # the ids this slice provides
     with acyclic_bulk():
-        if pack_format == PACK_LINES:
+        if pack_format in _OF_LINES:
             if actual == crc and add_packed(loading, text, skip_json, got):
                 loading.sources.append((pack, [actual, len(text)], got))
                 return len(memories) - before
@@ -192,9 +196,10 @@ def lines_of(text: bytes) -> list[Any]:
 
 
 def parsed(line: bytes) -> Any:
-    """A line's JSON; a line that is no JSON stays a text (which the validator refuses)."""
+    """A line's record (``packed.line_record``); a line that is no JSON stays a text (which
+    the validator refuses)."""
     try:
-        return json.loads(line)
+        return line_record(line)
     except ValueError:
         return line
 
