@@ -134,6 +134,30 @@ def wasm_scorers(tmp_path_factory):
     yield from node_kernel.serve(tmp_path_factory, "bm25f", NODE_SERVER)
 
 
+def apply(index: BM25Index, ops) -> None:
+    for op, n, doc in ops:
+        if op == "add":
+            index.add(f"d{n}", *index_terms(*doc))
+        else:
+            index.remove(f"d{n}")
+
+
+def wasm_answers(wasm_scorers, query, ordinals: int, k: int, subset: array | None = None
+                 ) -> dict:
+    """Both WebAssembly builds' answers to ``query``: top k (within ``subset`` when given)
+    and the scores of every ordinal."""
+    postings, offsets = [], [0]
+    for posting in query.postings:
+        postings += posting.tolist()
+        offsets.append(len(postings))
+    return wasm_scorers({
+        "postings": postings, "offsets": offsets, "idfs": query.idfs,
+        "lengths": query.lengths.tolist(), "contextLengths": query.context_lengths.tolist(),
+        "table": query.table, "ordinals": ordinals,
+        "subset": None if subset is None else subset.tolist(), "k": k,
+        "constants": list(query.constants()), "wanted": list(range(ordinals))})
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations, queries, CONSTANTS)
 def test_the_webassembly_scorer_gives_the_pure_scorers_doubles(wasm_scorers, ops, asked,
@@ -141,11 +165,7 @@ def test_the_webassembly_scorer_gives_the_pure_scorers_doubles(wasm_scorers, ops
     k1, b, weight, context_b = constants
     index = BM25Index(k1=k1, b=b, context_weight=weight, context_b=context_b)
     index.renumber_floor = 3
-    for op, n, doc in ops:
-        if op == "add":
-            index.add(f"d{n}", *index_terms(*doc))
-        else:
-            index.remove(f"d{n}")
+    apply(index, ops)
     ordinals = len(index._id_at)
     for text, k, allowed_numbers in asked:
         query = index._query(analyze(text))
@@ -154,33 +174,12 @@ def test_the_webassembly_scorer_gives_the_pure_scorers_doubles(wasm_scorers, ops
         wanted = array("i", range(ordinals))
         pure = PURE_SCORER.top(query, ordinals, subset, k)
         pure_at = PURE_SCORER.at(query, ordinals, wanted)
-        postings, offsets = [], [0]
-        for posting in query.postings:
-            postings += posting.tolist()
-            offsets.append(len(postings))
-        answers = wasm_scorers({
-            "postings": postings, "offsets": offsets, "idfs": query.idfs,
-            "lengths": query.lengths.tolist(), "contextLengths": query.context_lengths.tolist(),
-            "table": query.table, "ordinals": ordinals,
-            "subset": None if subset is None else subset.tolist(),
-            "k": k, "constants": list(query.constants()), "wanted": wanted.tolist()})
+        answers = wasm_answers(wasm_scorers, query, ordinals, k, subset)
         for name, got in answers.items():
             assert sorted(zip(got["ordinals"], got["scores"], strict=True)) == \
                 sorted(zip(pure.ordinals, pure.scores, strict=True)), name
             assert (got["total"], got["totalSq"]) == (pure.total, pure.total_sq), name
             assert got["at"] == pure_at, name
-
-
-def wasm_answers(wasm_scorers, query, ordinals: int, k: int) -> dict:
-    postings, offsets = [], [0]
-    for posting in query.postings:
-        postings += posting.tolist()
-        offsets.append(len(postings))
-    return wasm_scorers({
-        "postings": postings, "offsets": offsets, "idfs": query.idfs,
-        "lengths": query.lengths.tolist(), "contextLengths": query.context_lengths.tolist(),
-        "table": query.table, "ordinals": ordinals, "subset": None, "k": k,
-        "constants": list(query.constants()), "wanted": list(range(ordinals))})
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -196,11 +195,7 @@ def test_the_scorers_copy_of_the_lengths_follows_an_index_that_changes(wasm_scor
         index.renumber_floor = 3
     for which, ops, asked in rounds:
         index = indexes[which]
-        for op, n, doc in ops:
-            if op == "add":
-                index.add(f"d{n}", *index_terms(*doc))
-            else:
-                index.remove(f"d{n}")
+        apply(index, ops)
         ordinals = len(index._id_at)
         for text, k, _ in asked:
             query = index._query(analyze(text))
