@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from omoide.browser import restore, session
 from omoide.browser.packed import RECORD_FIELDS, PackedMemory, packed
+from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 from tests.test_browser_restore import STAMP, FakeStore, stored, worker  # noqa: F401
@@ -122,6 +123,28 @@ def test_a_line_is_parsed_only_when_a_field_is_read():
     # the kernel's ids are the records' own strings, not the restore header's copies
     own = {id(memory_id) for memory_id in store.records}
     assert len(store.kernel.ids()) == 5 and all(id(i) in own for i in store.kernel.ids())
+
+
+@pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])
+def test_the_full_text_pass_reads_texts_without_making_the_memories(columns):
+    records = [r | {"conversation": None, "turn": None,
+                    "context": "at the harbour" if i % 2 else None}
+               for i, r in enumerate(stored(6))]
+    lines_restore(records, columns=columns)
+    store = session.session().engine.stores["aoi"]
+    index = store.text_index  # completes the full-text index from the lines
+    assert unread(store) == [f"m000{i}" for i in range(6)]  # none made
+    for r in records:
+        want = (analyze(r["text"]), analyze(r["context"]) if r["context"] else [])
+        assert store.index_terms(store.records[r["id"]]) == want
+        assert index.document_length(r["id"]) == tuple(map(len, want))
+    assert unread(store) == [f"m000{i}" for i in range(6)]
+    # a line that would not make a Memory as it is makes it (and the validator speaks)
+    records[1]["mood"] = "calm"
+    lines_restore(records)
+    memory = session.session().engine.stores["aoi"].records["m0001"]
+    with pytest.raises(OmoideError):
+        memory.indexed_texts()
 
 
 def test_a_line_that_is_no_record_is_refused_where_it_is_read():

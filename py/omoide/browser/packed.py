@@ -22,6 +22,7 @@ where the memory is first read: never a silently changed memory.
 from __future__ import annotations
 
 import json
+from dataclasses import MISSING
 from typing import Any
 
 from ..engine import validate
@@ -34,6 +35,10 @@ RECORD_FIELDS = ("id", "character_id", "text", "kind", "type", "key", "importanc
                  "created_at", "updated_at", "last_recalled_at", "recall_count", "model",
                  "meta", "context", "conversation", "turn", "trashed_at")
 _FIELD_COUNT = len(RECORD_FIELDS)
+_FIELD_SET = frozenset(RECORD_FIELDS)
+# what a line needs to make a Memory without the validator (``load``)
+_REQUIRED = frozenset(name for name, f in Memory.__dataclass_fields__.items()
+                      if f.default is MISSING and f.default_factory is MISSING)
 
 
 def line_record(line: bytes) -> Any:
@@ -84,6 +89,21 @@ class PackedMemory(Memory):
         return all(getattr(self, f) == getattr(other, f) for f in Memory.__dataclass_fields__)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like Memory
+
+    def indexed_texts(self) -> tuple[str, str | None]:
+        """The text and context read from the line without making the memory: the full-text
+        pass after a restore reads every text, and a made memory holds every field as its
+        own object (much more than its line), so it stays unmade until something else reads
+        it. A line that would not make a Memory as it is (fields missing or unknown, a text
+        or context not a string) makes the memory: the validator names what is wrong."""
+        line = getattr(self, "_line", None)
+        if line is not None:
+            record = line_record(line)
+            if type(record) is dict and _REQUIRED <= record.keys() <= _FIELD_SET:
+                text, context = record["text"], record.get("context")
+                if type(text) is str and (context is None or type(context) is str):
+                    return text, context
+        return super().indexed_texts()
 
     @property
     def loaded(self) -> bool:

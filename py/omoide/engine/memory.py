@@ -63,6 +63,11 @@ class Memory:
         data["meta"] = _copied(self.meta)
         return data
 
+    def indexed_texts(self) -> tuple[str, str | None]:
+        """The text and the index context: what full-text search indexes (a memory made on
+        use reads them without making itself: ``browser/packed.py``)."""
+        return self.text, self.context
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Memory:
         return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})

@@ -279,8 +279,8 @@ class CharacterStore:
 
     def index_terms(self, memory: Memory) -> tuple[list[str], list[str]]:
         """What BM25F indexes: the terms of the text and of the context, two fields."""
-        return (self.analyzer(memory.text),
-                self.analyzer(memory.context) if memory.context else [])
+        text, context = memory.indexed_texts()
+        return self.analyzer(text), self.analyzer(context) if context else []
 
     # -- writes ---------------------------------------------------------------------------
 
