@@ -11,7 +11,8 @@ every record and no Memory built per row on the way to ready. The first read of 
 field parses the line into the instance (``load``), after which it is an ordinary
 ``Memory`` (the same fields, equal to the Memory the validator's answer makes:
 ``tests/test_packed_memory.py``), and the line is dropped. Recall hits, listing,
-governance, export and the BM25 pass after ready load what they touch.
+governance and export load what they touch; the BM25 pass after ready reads the text and
+context from the line and leaves the memory unmade (``indexed_texts``).
 
 The line was checked before it was written, so it loads without the validator; a line that
 still does not fit a Memory (a later schema must bump ``PACK_COLUMNS``) goes through the one
