@@ -149,6 +149,72 @@ def run_sessions(start, cuts, first, second, before, after) -> None:
     assert_as_full_build(store)
 
 
+def imported(engine: MemoryEngine, full: CharacterStore) -> CharacterStore:
+    """A store filled like the browser's import: fresh copies of ``full``'s records added
+    in bulk (``add_loaded``), every text waiting to be analyzed one by one."""
+    records = [dataclasses.replace(m) for m in full.records.values()]
+    store = engine.new_store("mika", stamp=full.stamp, model_id=full.model_id,
+                             dimension=full.dimension)
+    kernel = PureKernel(full.dimension)
+    kernel.add([m.id for m in records], [full.kernel.vector(m.id) for m in records])
+    store.adopt(kernel, PureKernel(full.dimension), records, [])
+    engine.stores["mika"] = store
+    return store
+
+
+def pack_cuts(ids: list[str], cuts: list[int]) -> list[tuple[int, list[int], list[str]]]:
+    """The import's "packs": ``ids`` cut at ``cuts``, the rest after the last cut left out
+    (the tail rows, not packed); each pack's source ``[key, size]``."""
+    packs, start = [], 0
+    for n, end in enumerate(sorted(set(c % (len(ids) + 1) for c in cuts))):
+        packs.append((n, [n, end - start], ids[start:end]))
+        start = end
+    return packs
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(texts, contexts), min_size=1, max_size=30),
+       st.lists(st.integers(0, 40), max_size=4), st.integers(0, 12), plans, plans)
+def test_an_imports_packs_make_blocks_that_its_restore_absorbs(start, cuts, analyzed_first,
+                                                               before, plan):
+    source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    source.remember_many("mika", [{"text": t, "context": c} for t, c in start])
+    full = source.stores["mika"]
+    ids = list(full.records)
+    packs = pack_cuts(ids, cuts)
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    store = imported(engine, full)
+    store.index_text(analyzed_first)  # the lazy pass began before the packs were known
+    # writes before the packs are grouped (another call came first): indexed at write
+    before = [p for p in before if p[0] not in ("absorb", "step")]
+    play(engine, store, before, {})
+    first = set(ids[:analyzed_first])
+    made = store.group_unindexed(packs)
+    assert store.group_unindexed(packs) == 0  # each pack grouped once
+    if not before:
+        # a pack with a memory analyzed already stays as it was; the others become groups
+        expect = [p for p in packs if p[2] and not first.intersection(p[2])]
+        assert made == len(expect)
+        assert store.unindexed_count() == len(ids) - len(first)
+    play(engine, store, [p for p in plan if p[0] != "absorb"], {})
+    assert_as_full_build(store)
+    assert len(store.built_blocks) == made
+    if before or plan:
+        return
+    assert sorted(b.key for b in store.built_blocks) == [key for key, _, _ in expect]
+    # no write since: the next start absorbs every block and analyzes no text of its packs
+    blocks = {b.key: b for b in store.built_blocks}
+    engine = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
+    restored = adopted(engine, full, cuts)
+    for key, b in blocks.items():
+        block = postings_block.from_bytes(postings_block.to_bytes(b.block, b.source), b.source)
+        assert restored.absorb_text_block(key, b.source, block)
+    left = sum(len(m) for k, _, m in packs if k not in blocks) + len(ids) - sum(
+        len(m) for _, _, m in packs)
+    assert restored.unindexed_count() == left
+    assert_as_full_build(restored)
+
+
 def test_absorbed_blocks_analyze_no_text_of_their_group(monkeypatch):
     source = MemoryEngine(HashingEmbedder(16), kernel=PureKernel)
     source.remember_many("mika", [f"note {i} about tea and 東京" for i in range(50)])

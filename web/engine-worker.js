@@ -132,8 +132,9 @@ const host = plainErrors({
     const started = performance.now();
     const changes = JSON.parse(changesJson);
     const queue = typeof queueJson === "string" ? JSON.parse(queueJson) : undefined;
-    const { inline, generations } = await store.persistMany(db, changes,
+    const { inline, generations, packs } = await store.persistMany(db, changes,
       new Float32Array(flat), queue, importBlocks, known);
+    importedPacks.push(...packs);
     for (const [character, g] of generations) known.set(character, g);
     for (const change of changes) {
       changedCharacters.add(change.character);
@@ -201,6 +202,18 @@ const host = plainErrors({
 // (``importBlocks``); both live for the duration of one import_data call.
 const importPacks = new Map(); // character -> {ids, dimension, flat}
 const importBlocks = new Map(); // character -> Float32Array
+// the record packs the import's commit wrote: its memories are grouped by them for the
+// full-text pass, which then makes one postings block per pack (text_blocks.group_written),
+// so the next start absorbs blocks instead of analyzing every text the import brought
+const importedPacks = [];
+
+function groupImported() {
+  try {
+    py.textBlocks.group_written(JSON.stringify(importedPacks));
+  } catch (err) { // committed already: without groups its texts are analyzed one by one
+    console.warn("imported packs not grouped for full text", err);
+  }
+}
 
 // Take each character's vectors out of an import file into one Float32Array: packed by the
 // page (its buffer transferred: ``import-vectors.js``) or, for a file sent as it is, here.
@@ -765,9 +778,11 @@ const jsVerbs = {
       let report;
       try {
         report = await callPython("import_data", packImport(params.data));
+        if (importedPacks.length) groupImported();
       } finally {
         importPacks.clear();
         importBlocks.clear();
+        importedPacks.length = 0;
       }
       scheduleTextIndexing(); // BM25 analysis of the imported texts, after the call
       for (const [id, name] of Object.entries(report.names ?? {})) {

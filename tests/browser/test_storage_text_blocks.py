@@ -1,9 +1,10 @@
-"""Full-text postings persisted per record pack (``text_postings``): after a restart the lazy
-pass writes one block per pack; the next restart absorbs it instead of analyzing the pack's
-texts, and full-text and hybrid recall answer exactly as the CPython engine does for the same
-memories, with writes on top of the packs (updates and trash as override rows). A purge
-rewrites the pack and deletes its block in the same transaction: no term of the purged text
-is left in IndexedDB (read raw); the next restart makes the block again without it."""
+"""Full-text postings persisted per record pack (``text_postings``): the import's lazy pass
+writes one block per pack it wrote (a restore's, one per pack it analyzed); the next restart
+absorbs it instead of analyzing the pack's texts, and full-text and hybrid recall answer
+exactly as the CPython engine does for the same memories, with writes on top of the packs
+(updates and trash as override rows). A purge rewrites the pack and deletes its block in the
+same transaction: no term of the purged text is left in IndexedDB (read raw); the next
+restart makes the block again without it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import random
 
 from .conftest import cpython_engine, engine_call, open_with_model, wait_ready
 from .test_bm25_postings import assert_recalls_match, text
-from .test_storage_purge import RAW, block_heads, settled
+from .test_storage_purge import block_heads, settled
 
 MODEL = "omoide/all-MiniLM-L6-v2"
 N = 700  # a pack of 512 (two full segments) + a tail of 188 rows
@@ -44,13 +45,18 @@ def test_a_restore_absorbs_its_packs_postings_and_answers_as_cpython(launch, app
     stamp = engine_call(page, "model_state")["stamp"]
     items = [[text(rng), text(rng) if i % 4 == 0 else None] for i in range(N)]
     assert page.evaluate(IMPORT, [items, stamp, 384]) == N
-    assert page.evaluate(RAW)["text_postings"] == []  # an import analyzes after the call
-
-    # restart 1: no block yet; the lazy pass analyzes the pack and writes its block
-    status = restart(page)
-    assert status["left"] == 0 and status["absorbed"] == 0
+    # the import analyzes after the call, its pack as one group: the pack's block is written
+    settled(page)
     [head] = block_heads(page)
     assert len(head["ids"]) == 512 and "t0003" in head["ids"]
+    imported = head
+
+    # restart 1: the import's block is absorbed; only the tail is analyzed
+    status = restart(page)
+    assert status["left"] == 0 and (status["blocks"], status["absorbed"]) == (1, 1)
+    assert block_heads(page) == [imported]
+    engine = cpython_engine(engine_call(page, "export_data", {"with_vectors": True}))
+    assert assert_recalls_match(page, engine, ("fulltext",)) > 50
 
     # writes over the pack: override rows (updates, trash)
     for i in range(3, 13):

@@ -11,8 +11,8 @@
 // - Every segment carries a CRC-32 of its ids and rows; a damaged one is never trusted.
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
-import { CHECKED, erasePacked, makePack, packOverrides, packsHolding, PACK_ROWS, storedRows,
-  textChecksum, winners, writePacks, unpack } from "./packs.js";
+import { CHECKED, erasePacked, makePack, packOverrides, packSize, packsHolding, PACK_ROWS,
+  storedRows, textChecksum, winners, writePacks, unpack } from "./packs.js";
 
 export { PACK_ROWS };
 
@@ -185,8 +185,9 @@ const dimensionOf = (db) => async (character) => (await db.stamps.get(character)
 
 // Apply the changes of one engine call (see omoide/engine/listener.py) in one transaction;
 // vectors come in one flat Float32Array, each change names its offset.
-// Returns, per character, how many vectors were written inline (compaction's trigger), and
-// the new generation of every character changed (bumped in the same transaction).
+// Returns, per character, how many vectors were written inline (compaction's trigger), the
+// new generation of every character changed (bumped in the same transaction), and the record
+// packs the imports wrote (``[character, pack, crc, size, ids]``: text_blocks.group_written).
 // ``queue`` (the backup mirror queue, optional) is written in the same transaction.
 // ``blocks`` (character -> Float32Array) holds the vectors of ``import`` changes (new
 // memories added in bulk, their vectors in block order).
@@ -196,6 +197,7 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
   known = null) {
   const inline = new Map();
   let bumped = new Map();
+  const packs = [];
   await db.transaction("rw", ALL_TABLES(db), async () => {
     // The generation bump and the queue run beside the changes (other tables); with
     // ``known`` and a fresh id, a remember's transaction reads nothing but its stamp (beside
@@ -216,8 +218,11 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
       if (change.op === "import") {
         const block = blocks.get(change.character);
         if (!block) throw new Error(`no vectors for the import of ${change.character}`);
-        const loose = await insertRows(db, change, block);
+        const { loose, written } = await insertRows(db, change, block);
         inline.set(change.character, (inline.get(change.character) ?? 0) + loose);
+        for (const p of written) {
+          if (p.crc !== undefined) packs.push([p.character, p.pack, p.crc, packSize(p), p.ids]);
+        }
         i += 1;
         continue;
       }
@@ -244,7 +249,7 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
     }
     [bumped] = await Promise.all([bumping, queueing]);
   });
-  return { inline, generations: bumped };
+  return { inline, generations: bumped, packs };
 }
 
 // Apply one engine change in one transaction.
@@ -325,7 +330,8 @@ async function putMemories(db, changes) {
 // Add memories new to the store with their vectors in one block (an import): the full
 // segments are written directly (no tail write, no compaction pass after), the rest of the
 // block goes to the tail. No old record is read: the ids are new (omoide.engine.exchange
-// refuses ids the engine holds). Returns how many vectors went to the tail.
+// refuses ids the engine holds). Returns how many vectors went to the tail (``loose``) and
+// the record packs written (``written``).
 async function insertRows(db, change, block) {
   const { character, stamp, model_id: modelId, dimension: d, memories, trashed_at: at } =
     change;
@@ -354,10 +360,10 @@ async function insertRows(db, change, block) {
       slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1, checked: CHECKED };
   }
   // the records of the full segments go to packs, the tail to rows
-  await Promise.all([db.segments.bulkPut(segments),
+  const [, written] = await Promise.all([db.segments.bulkPut(segments),
     writePacks(db, character, stamp, rows.slice(0, full)),
     db.memories.bulkPut(rows.slice(full))]);
-  return n - full;
+  return { loose: n - full, written };
 }
 
 // Pack inline vectors into new full segments (all of them when ``force``), then the rows

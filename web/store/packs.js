@@ -47,6 +47,12 @@ const encoder = new TextEncoder();
 // The CRC of a pack's JSON text, as Python's ``zlib.crc32(json.encode())`` computes it.
 export const textChecksum = (text) => crc32(encoder.encode(text));
 
+// The UTF-8 size of the text of a pack made by ``makePack`` in this worker (counted with its
+// CRC): with the CRC, the identity Python stamps a full-text block with (text_blocks.py).
+// Kept beside the pack, not in it: the stored row stays as it was.
+const packSizes = new WeakMap();
+export const packSize = (pack) => packSizes.get(pack);
+
 // Is ``pack`` a checked pack whose text is as written? (Its records may skip the validator.)
 export const packTrusted = (pack) => (pack.format === CHECKED || pack.format === LINES
   || pack.format === COLUMNS) && pack.crc === textChecksum(pack.json);
@@ -85,8 +91,11 @@ export function makePack(character, pack, stamp, rows) {
   const line = columns ? (r) => JSON.stringify(RECORD_FIELDS.map((f) => r[f]))
     : (r) => JSON.stringify(r);
   const json = `${head}\n${records.map(line).join("\n")}`;
-  return { character, pack, stamp, ids, slots, trashed, json,
-    format: columns ? COLUMNS : LINES, crc: textChecksum(json) };
+  const bytes = encoder.encode(json);
+  const made = { character, pack, stamp, ids, slots, trashed, json,
+    format: columns ? COLUMNS : LINES, crc: crc32(bytes) };
+  packSizes.set(made, bytes.length);
+  return made;
 }
 
 // Stored rows of a pack, shaped like ``memories`` rows (for the rare write that needs one);

@@ -9,11 +9,14 @@ the lazy pass analyzes them as before. A pack analyzed by the lazy pass (or by a
 completed the index) yields a block of its own, which the worker takes (``take``) and writes
 only while the pack's CRC is still the one it was made from (web/store/db.js
 ``writeTextBlocks``); every rewrite or deletion of a pack deletes its block in the same
-transaction (a purge leaves no term of the purged text on disk).
+transaction (a purge leaves no term of the purged text on disk). An import's memories are
+grouped the same way once its packs are written (``group_written``), so its first restart
+absorbs blocks too instead of analyzing every text it brought.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..engine import postings_block
@@ -35,6 +38,19 @@ def absorb(character: str, pack: int, data: Any) -> bool:
         return False
     with acyclic_bulk():  # ~100,000 small arrays and dict entries, no cycles
         return store.absorb_text_block(pack, group.source, block)
+
+
+def group_written(packs_json: str) -> int:
+    """Group the memories an import added by the record packs its commit wrote (a JSON list
+    of ``[character, pack, crc, size, ids]``: the pack's number, its text's CRC-32 and UTF-8
+    size, the ids it holds), so the lazy pass makes one block per pack (``take``); returns
+    how many groups were made (a pack whose memories are not all waiting makes none)."""
+    by_character: dict[str, list[tuple[int, list[int], list[str]]]] = {}
+    for character, pack, crc, size, ids in json.loads(packs_json):
+        by_character.setdefault(character, []).append((pack, [crc, size], ids))
+    stores = session().engine.stores
+    return sum(stores[c].group_unindexed(packs) for c, packs in by_character.items()
+               if c in stores)
 
 
 def take() -> list[list[Any]]:

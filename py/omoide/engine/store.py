@@ -175,6 +175,29 @@ class CharacterStore:
         index.absorb(block, drop=list(compress(block.ids, stale)))
         self._unindexed.extend(i for i in members if i not in index and i in records)
 
+    def group_unindexed(self, groups: Sequence[tuple[Hashable, Any, Sequence[str]]]) -> int:
+        """Make ``TextGroup``s, ``(key, source, ids)``, of memories ``add_loaded`` left to be
+        analyzed one by one, so that the lazy build makes a block of each (``built_blocks``):
+        the browser's import, whose record packs hold exactly the memories it added. A group
+        whose key waits already, or any of whose live memories is indexed or not waiting
+        (analyzed, written, replaced since), is not made: its memories stay as they were.
+        Returns how many groups were made."""
+        waiting = set(self._unindexed)
+        taken: set[str] = set()
+        made = 0
+        records, index = self.records, self._text_index
+        for key, source, ids in groups:
+            live = [i for i in ids if i in records]
+            if key in self._text_groups or not live or not all(
+                    i in waiting and i not in taken and i not in index for i in live):
+                continue
+            self._text_groups[key] = TextGroup(key, source, list(map(records.__getitem__, live)))
+            taken.update(live)
+            made += 1
+        if taken:
+            self._unindexed = [i for i in self._unindexed if i not in taken]
+        return made
+
     def text_group(self, key: Hashable) -> TextGroup | None:
         """The group ``key`` while it waits for its texts to be indexed."""
         return self._text_groups.get(key)
