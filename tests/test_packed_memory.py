@@ -10,6 +10,7 @@ line."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import zlib
 from pathlib import Path
@@ -22,7 +23,9 @@ from omoide.browser import restore, session
 from omoide.browser.packed import RECORD_FIELDS, PackedMemory, packed
 from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
+from omoide.engine.neighbourhood import positions
 from omoide.errors import OmoideError
+from omoide.governance.tiers import tier_of
 from tests.test_browser_restore import STAMP, FakeStore, stored, worker  # noqa: F401
 from tests.test_restore_trusted_packs import (
     draw_recall_counts,
@@ -96,6 +99,51 @@ def test_counted_recalls_are_folded_in_from_a_pack_of_lines(columns, records, da
     made_on_use = state()
     validated = restore_pack(records, js_json(records), 0, 0, recalls=recalls, lasts=lasts)
     assert made_on_use == state() and validated["quarantined"] == 0
+
+
+def store_indexes(store) -> tuple:
+    """What the store's indexes over every memory answer: kinds, days, newest first, tiers,
+    conversation positions."""
+    return (store.count_by_kind(), sorted(store.ids_created_between(-math.inf, math.inf)),
+            sorted(store.ids_created_between(0, 1.7e9)), store.newest_first(0, 50, None),
+            {t: sorted(ids) for t, ids in store.index("tier", tier_of).items()},
+            {p: sorted(ids) for p, ids in positions(store).items()})
+
+
+@pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])
+@settings(max_examples=40, deadline=None)
+@given(engine_records())
+def test_the_stores_indexes_read_fields_without_making_the_memories(columns, records):
+    # the memories tab's first page (newest first), a kind or tier filter, a recall about a
+    # time or a conversation build an index over every memory: at 100,000 memories, making
+    # each one (every field its own object) grew the browser's heap by ~40 MiB
+    lines_restore(records, columns=columns)
+    store = session.session().engine.stores["aoi"]
+    live = sorted(r["id"] for r in records if r["trashed_at"] is None)
+    got = store_indexes(store)
+    assert unread(store) == live  # none made
+    for memory_id in live:
+        for name in ("kind", "created_at", "meta", "conversation", "turn"):
+            assert store.records[memory_id].peek(name) == records_by_id(records)[memory_id][
+                name]
+    assert unread(store) == live
+    session.session().engine.quarantine.clear()
+    restore_pack(records, js_json(records), 0, 0)  # made by the validator
+    assert store_indexes(session.session().engine.stores["aoi"]) == got
+
+
+def records_by_id(records: list[dict]) -> dict[str, dict]:
+    return {r["id"]: r for r in records}
+
+
+def test_a_peeked_float_is_a_float_and_an_odd_line_makes_the_memory():
+    record = stored(1)[0]
+    del record["trashed_at"]
+    memory = packed(record["id"], record["key"], js_json([record])[1:-1].encode())
+    assert type(memory.peek("created_at")) is float and not memory.loaded
+    odd = packed(record["id"], None, js_json([record | {"mood": "calm"}])[1:-1].encode())
+    with pytest.raises(OmoideError):  # not a record as the engine writes it: the validator
+        odd.peek("kind")
 
 
 @pytest.mark.parametrize("field", ["context", "recall_count", "model", "turn", "meta"])

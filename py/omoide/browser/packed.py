@@ -37,6 +37,8 @@ RECORD_FIELDS = ("id", "character_id", "text", "kind", "type", "key", "importanc
                  "meta", "context", "conversation", "turn", "trashed_at")
 _FIELD_COUNT = len(RECORD_FIELDS)
 _FIELD_SET = frozenset(RECORD_FIELDS)
+# the fields ``load`` makes floats again (``floats_again``: JSON writes 3.0 as 3)
+_FLOAT_FIELDS = frozenset(("importance", "created_at", "updated_at", "last_recalled_at"))
 # what a line needs to make a Memory without the validator (``load``)
 _REQUIRED = frozenset(name for name, f in Memory.__dataclass_fields__.items()
                       if f.default is MISSING and f.default_factory is MISSING)
@@ -91,20 +93,41 @@ class PackedMemory(Memory):
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like Memory
 
+    def _unmade_record(self) -> dict[str, Any] | None:
+        """The record of the line while the memory is unmade, when it has the fields a
+        Memory is made of (the shape ``load`` makes one from without the validator)."""
+        line = getattr(self, "_line", None)
+        if line is None:
+            return None
+        record = line_record(line)
+        if type(record) is dict and _REQUIRED <= record.keys() <= _FIELD_SET:
+            return record
+        return None
+
     def indexed_texts(self) -> tuple[str, str | None]:
         """The text and context read from the line without making the memory: the full-text
         pass after a restore reads every text, and a made memory holds every field as its
         own object (much more than its line), so it stays unmade until something else reads
         it. A line that would not make a Memory as it is (fields missing or unknown, a text
         or context not a string) makes the memory: the validator names what is wrong."""
-        line = getattr(self, "_line", None)
-        if line is not None:
-            record = line_record(line)
-            if type(record) is dict and _REQUIRED <= record.keys() <= _FIELD_SET:
-                text, context = record["text"], record.get("context")
-                if type(text) is str and (context is None or type(context) is str):
-                    return text, context
+        record = self._unmade_record()
+        if record is not None:
+            text, context = record["text"], record.get("context")
+            if type(text) is str and (context is None or type(context) is str):
+                return text, context
         return super().indexed_texts()
+
+    def peek(self, name: str) -> Any:
+        """Field ``name`` read from the line without making the memory (``Memory.peek``),
+        as ``load`` would set it (a whole-number float a float again); a field the line
+        does not hold, or a line that would not make a Memory as it is, makes the memory."""
+        record = self._unmade_record()
+        if record is None or name not in record or name == "trashed_at":
+            return getattr(self, name)
+        value = record[name]
+        if type(value) is int and name in _FLOAT_FIELDS:
+            return float(value)
+        return value
 
     @property
     def loaded(self) -> bool:

@@ -63,6 +63,13 @@ class Memory:
         data["meta"] = _copied(self.meta)
         return data
 
+    def peek(self, name: str) -> Any:
+        """The value of field ``name``. A memory made on use (``browser/packed.py``) reads it
+        from its stored line without making itself: an index over every memory (kinds, days,
+        the newest-first order, tiers) reads one field of each, and a made memory holds every
+        field as its own object."""
+        return getattr(self, name)
+
     def indexed_texts(self) -> tuple[str, str | None]:
         """The text and the index context: what full-text search indexes (a memory made on
         use reads them without making itself: ``browser/packed.py``)."""

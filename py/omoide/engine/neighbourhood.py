@@ -48,9 +48,11 @@ _last_turns: weakref.WeakKeyDictionary[CharacterStore, dict[str, int]] = (
 
 
 def _position(memory: Memory) -> Hashable:
-    if memory.conversation is None or memory.turn is None:
+    conversation = memory.peek("conversation")  # an unmade memory stays unmade
+    turn = None if conversation is None else memory.peek("turn")
+    if turn is None:
         return None
-    return (memory.conversation, memory.turn)
+    return (conversation, turn)
 
 
 def positions(store: CharacterStore) -> dict[Hashable, set[str]]:

@@ -15,7 +15,7 @@ from omoide.engine.memory import Memory
 
 
 def order_key(memory: Memory) -> tuple[float, str]:
-    return (-memory.created_at, memory.id)
+    return (-memory.peek("created_at"), memory.id)  # an unmade memory stays unmade
 
 
 class NewestFirst:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import compress, repeat
-from operator import attrgetter, is_not
+from operator import attrgetter, is_not, methodcaller
 from typing import Any
 
 from omoide.engine.bm25 import BM25Index, PostingsBlock, PostingsScorer
@@ -24,14 +24,14 @@ from omoide.kernels.base import KernelFactory, VectorKernel
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
 _given = partial(is_not, None)
-_kind_of = attrgetter("kind")
+_kind_of = methodcaller("peek", "kind")  # an unmade memory stays unmade (``Memory.peek``)
 _NOT_A_MEMBER = object()  # what no record is
 DAY_SECONDS = 86_400
 
 
 def _day_of(memory: Memory) -> int:
     """The UTC day (days since the epoch) a memory happened on: the key of the day index."""
-    return int(memory.created_at // DAY_SECONDS)
+    return int(memory.peek("created_at") // DAY_SECONDS)
 
 
 def as_float_list(vector: Sequence[float]) -> list[float]:

@@ -112,7 +112,7 @@ class RebalanceReport:
 
 
 def tier_of(memory: Memory) -> str:
-    return HOT if memory.meta.get("tier") == HOT else COLD
+    return HOT if memory.peek("meta").get("tier") == HOT else COLD  # the memory stays unmade
 
 
 def initial_tier(kind: str, importance: float, policy: TierPolicy) -> str:
