@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omoide.browser import restore, session
+from omoide.browser import listing, restore, session
 from omoide.browser.packed import RECORD_FIELDS, PackedMemory, packed
 from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
@@ -122,14 +122,20 @@ def test_the_stores_indexes_read_fields_without_making_the_memories(columns, rec
     live = sorted(r["id"] for r in records if r["trashed_at"] is None)
     got = store_indexes(store)
     assert unread(store) == live  # none made
+    # the memories tab's text filter reads every text: only the page's rows are made
+    needle = records[0]["text"].split()[0]
+    page = listing.memories_page("aoi", text=needle, limit=2)
+    shown = [m["id"] for m in page["items"]]
+    assert unread(store) == sorted(set(live) - set(shown))
     for memory_id in live:
         for name in ("kind", "created_at", "meta", "conversation", "turn"):
             assert store.records[memory_id].peek(name) == records_by_id(records)[memory_id][
                 name]
-    assert unread(store) == live
+    assert unread(store) == sorted(set(live) - set(shown))
     session.session().engine.quarantine.clear()
     restore_pack(records, js_json(records), 0, 0)  # made by the validator
     assert store_indexes(session.session().engine.stores["aoi"]) == got
+    assert listing.memories_page("aoi", text=needle, limit=2) == page
 
 
 def records_by_id(records: list[dict]) -> dict[str, dict]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.memory import Memory
+from ..engine.recency import order_key
 from ..engine.store import CharacterStore
 from ..errors import OmoideError
 from ..governance.tiers import tier_of
@@ -31,12 +32,15 @@ def matcher(kind: str | None, tier: str | None, text: str | None):
             raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a text")
     needle = (text or "").strip().lower()
 
+    # fields peeked: a text filter reads every memory, and an unmade one stays unmade
+    # (``Memory.peek``: a made memory holds every field as its own object)
     def matches(m: Memory) -> bool:
-        if kind and m.kind != kind:
+        if kind and m.peek("kind") != kind:
             return False
         if tier and tier_of(m) != tier:
             return False
-        return not needle or needle in m.text.lower() or needle in (m.key or "").lower()
+        return (not needle or needle in m.indexed_texts()[0].lower()
+                or needle in (m.key or "").lower())
 
     return matches
 
@@ -57,7 +61,7 @@ def memories_page(character: str, offset: int = 0, limit: int = 50, kind: str | 
         return {"items": [], "offset": offset, "matched": 0, "total": 0}
     if text is not None and text.strip():  # a text search reads every text it filters
         found = [m for m in store.records.values() if matches(m)]
-        found.sort(key=lambda m: (-m.created_at, m.id))
+        found.sort(key=order_key)
         page, matched = found[offset:offset + limit], len(found)
     else:  # the store's indexes: a page costs its rows, not a sort of the store
         allowed = group(store, kind, tier)
