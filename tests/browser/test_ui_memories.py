@@ -155,10 +155,16 @@ def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
     kyoto.get_by_role("button", name="Edit").click()
     page.fill("#memory-list li.memory form textarea", "Sora visited Kyoto and Nara in spring")
     page.click("#memory-list li.memory form button[type=submit]")
-    try:
-        expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(1)
+    try:  # the update embeds the new text: on a loaded 2-core box that can pass 5 s
+        expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(
+            1, timeout=20_000)
     except AssertionError:
-        raise AssertionError(f"not edited: {page.text_content('#notice')!r}") from None
+        state = page.evaluate("""() => ({
+          rows: [...document.querySelectorAll('#memory-list li.memory')].map((li) =>
+            [li.dataset.id, li.textContent.slice(0, 60),
+             li.querySelector('textarea')?.value ?? null]),
+          busy: [...document.querySelectorAll('[aria-busy]')].map((e) => e.id || e.tagName)})""")
+        raise AssertionError(f"not edited: {page.text_content('#notice')!r} {state}") from None
     expect(page.locator("#memory-list li.memory form")).to_have_count(0)
     texts = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
     assert "Sora visited Kyoto and Nara in spring" in texts
