@@ -134,6 +134,27 @@ def test_fuzzed_imports_never_break_the_workspace(tmp_path_factory, doc):
     assert acknowledged <= exported_ids(data)
 
 
+def test_a_vector_float32_cannot_hold_is_refused_and_nothing_written(tmp_path):
+    # found by the fuzz above: 3.4028235677973366e38 is finite, so the import took it; as
+    # float32 it is infinite, and the next load dropped the acknowledged memory
+    db = tmp_path / "w.db"
+    assert cli(db, "--json", "remember", "alice", "Alice drinks green tea")[0] == 0
+    before = rows(db)
+    doc = copy.deepcopy(BASE)
+    character = next(c for c in doc["characters"] if c.get("vectors"))
+    memory_id = next(iter(character["vectors"]))
+    character["vectors"][memory_id][0] = 3.4028235677973366e38
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code, _, err = cli(db, "--json", "import", str(path))
+    assert code == 2 and "float32" in err and memory_id in err
+    assert rows(db) == before
+    character["vectors"][memory_id][0] = 3.4028234663852886e38  # the largest float32: kept
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert cli(db, "--json", "import", str(path))[0] == 0
+    assert memory_id in exported_ids(every_command_works(db))
+
+
 record_changes = st.dictionaries(
     st.sampled_from(["id", "character_id", "text", "kind", "type", "key", "importance",
                      "created_at", "updated_at", "last_recalled_at", "recall_count", "model",

@@ -46,6 +46,9 @@ BAD = [
     ("vector", {"vector": None}),
     ("vector", {"vector": [0.5, 0.5]}),
     ("vector", {"vector": [math.nan] * 64}),
+    # finite, but float32 storage makes it infinite: the memory was lost at the next load
+    ("vector", {"vector": [3.4028235677973366e38] + [0.125] * 63}),
+    ("vector", {"vector": [-1e39] + [0.125] * 63}),
     ("text", {"text": "x" * 50_000_000}),
     ("text", {"text": "   "}),
     ("kind", {"kind": "bogus"}),

@@ -47,6 +47,9 @@ MAX_META_BYTES = 64 * 1024
 MAX_META_DEPTH = 16
 MAX_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z
 MAX_TEXT_LENGTH = 8_000  # the engine's default limit
+# Vectors are stored as float32 (SQLite, IndexedDB, snapshots): a finite number beyond this
+# is infinite there, and the memory fails its next load (web/store/import-vectors.js agrees)
+FLOAT32_MAX = 3.4028234663852886e38
 MODES = ("hybrid", "vector", "fulltext")
 MAX_K = 1000
 RECORD_FIELDS = (*Memory.__dataclass_fields__, "trashed_at", "vector")
@@ -327,9 +330,9 @@ def _stamp_dimension(value: str) -> int | None:
 
 def vector(value: object, dimension: int | None = None, name: str = "vector", *,
            stored: bool = False) -> list[float]:
-    """A list of finite numbers (``dimension`` long when given), as floats. ``stored``: a
-    list decoded from float32 storage (floats by construction; only finiteness is checked,
-    with one sum: float32 values cannot overflow it)."""
+    """A list of finite numbers a float32 can hold (``dimension`` long when given), as
+    floats. ``stored``: a list decoded from float32 storage (floats by construction; only
+    finiteness is checked, with one sum: float32 values cannot overflow it)."""
     if not isinstance(value, list | tuple) or not value:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason="must be a non-empty list of numbers")
@@ -338,6 +341,9 @@ def vector(value: object, dimension: int | None = None, name: str = "vector", *,
     elif not _finite_numbers(value):
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason="must hold finite numbers only")
+    elif max(value) > FLOAT32_MAX or min(value) < -FLOAT32_MAX:  # two passes in C
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"must hold numbers within +-{FLOAT32_MAX:.7g} (float32)")
     if dimension is not None and len(value) != dimension:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason=f"has {len(value)} numbers, {dimension} expected")
