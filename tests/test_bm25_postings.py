@@ -84,11 +84,14 @@ class DictBM25:
                 if allowed is not None and doc_id not in allowed:
                     continue
                 length, context_length = self.doc_length[doc_id]
+                # the length norm as every scorer computes it, (1 - b) + (b / avg) * length:
+                # b * length / avg differs in the last bit, and with k1 = 0 (a score of
+                # idf * x / x) that bit decided a tie (found by this test)
                 x = 0.0
                 if tf:
-                    x += tf / (1.0 - b + b * length / avg_text)
+                    x += tf / (1.0 - b + b / avg_text * length)
                 if ctf:
-                    x += w * ctf / (1.0 - cb + cb * context_length / avg_context)
+                    x += w * ctf / (1.0 - cb + cb / avg_context * context_length)
                 if x > 0:
                     scores[doc_id] = scores.get(doc_id, 0.0) + idf * x * (k1 + 1.0) / (x + k1)
         return scores
