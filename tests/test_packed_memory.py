@@ -147,6 +147,14 @@ def test_a_peeked_float_is_a_float_and_an_odd_line_makes_the_memory():
     del record["trashed_at"]
     memory = packed(record["id"], record["key"], js_json([record])[1:-1].encode())
     assert type(memory.peek("created_at")) is float and not memory.loaded
+    # a line written before a field with a default: the default, as the made memory has it
+    older = {k: v for k, v in record.items()
+             if k not in ("conversation", "turn", "meta", "context", "recall_count")}
+    memory = packed(record["id"], record["key"], js_json([older])[1:-1].encode())
+    peeked = {f: memory.peek(f) for f in ("conversation", "turn", "meta", "context",
+                                          "recall_count", "kind")}
+    assert not memory.loaded
+    assert peeked == {f: getattr(memory, f) for f in peeked} and memory.loaded
     odd = packed(record["id"], None, js_json([record | {"mood": "calm"}])[1:-1].encode())
     with pytest.raises(OmoideError):  # not a record as the engine writes it: the validator
         odd.peek("kind")

@@ -119,11 +119,16 @@ class PackedMemory(Memory):
 
     def peek(self, name: str) -> Any:
         """Field ``name`` read from the line without making the memory (``Memory.peek``),
-        as ``load`` would set it (a whole-number float a float again); a field the line
-        does not hold, or a line that would not make a Memory as it is, makes the memory."""
+        as ``load`` would set it (a whole-number float a float again, a field the line does
+        not hold its default); a line that would not make a Memory as it is makes the memory
+        (and the validator speaks)."""
         record = self._unmade_record()
-        if record is None or name not in record or name == "trashed_at":
+        if record is None or name not in Memory.__dataclass_fields__:
             return getattr(self, name)
+        if name not in record:  # a line written before the field: ``load`` sets its default
+            default = Memory.__dataclass_fields__[name]
+            return default.default_factory() if default.default is MISSING \
+                else default.default  # type: ignore[misc]
         value = record[name]
         if type(value) is int and name in _FLOAT_FIELDS:
             return float(value)
