@@ -150,10 +150,17 @@ def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
     page.select_option("#filter-tier", "hot")
     expect(items).to_have_count(sum(tiers.values()))
     page.select_option("#filter-tier", "")
+    # the filters' reloads settled before the edit (this edit lost its text, rarely, in full
+    # suite runs: submitted unchanged, no update call; the cause is not found)
+    expect(items).to_have_count(3)
+    expect(page.locator("#memory-list")).not_to_have_attribute("aria-busy", "true")
 
     kyoto = page.locator("#memory-list li.memory", has_text="Kyoto")
     kyoto.get_by_role("button", name="Edit").click()
-    page.fill("#memory-list li.memory form textarea", "Sora visited Kyoto and Nara in spring")
+    textarea = page.locator("#memory-list li.memory form textarea")
+    expect(textarea).to_have_value("Sora visited Kyoto in spring")
+    textarea.fill("Sora visited Kyoto and Nara in spring")
+    expect(textarea).to_have_value("Sora visited Kyoto and Nara in spring")
     page.click("#memory-list li.memory form button[type=submit]")
     try:  # the update embeds the new text: on a loaded 2-core box that can pass 5 s
         expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(
