@@ -27,16 +27,31 @@ def backend(request, tmp_path):
 
 def test_create_then_get_round_trips_every_field(backend):
     record = make_record("alice", "Alice loves green tea 緑茶", kind="preference",
-                         key="drink", meta={"source": "chat"}, vector=[0.5, 0.25, -1.0])
+                         key="drink", meta={"source": "chat"}, vector=[0.0, 0.0, -1.0])
     created = backend.create(record)
     assert created["id"] == record["id"]
     got = backend.get(record["id"], with_vector=True)
     assert got["text"] == "Alice loves green tea 緑茶"
     assert got["kind"] == "preference" and got["key"] == "drink"
     assert got["meta"] == {"source": "chat"}
-    assert got["vector"] == [0.5, 0.25, -1.0]
+    assert got["vector"] == [0.0, 0.0, -1.0]  # at length 1 already: kept exactly
     assert got["trashed_at"] is None
     assert backend.get(record["id"])["vector"] is None  # vectors only on request
+
+
+def test_a_vector_of_another_length_is_stored_at_length_1(backend):
+    """Every kernel scores by dot product: a client's row of another length would skew every
+    score of its character once pulled into an engine (validate.unit_length)."""
+    record = make_record("alice", "Alice loves green tea", vector=[0.5, 0.25, -1.0])
+    backend.create(record)
+    got = backend.get(record["id"], with_vector=True)["vector"]
+    norm = (0.5**2 + 0.25**2 + 1.0) ** 0.5
+    assert got == pytest.approx([0.5 / norm, 0.25 / norm, -1.0 / norm], abs=1e-7)
+    with pytest.raises(OmoideError) as err:
+        backend.create(make_record("alice", "no direction", vector=[0.0, 0.0, 0.0]))
+    assert err.value.code in ("INVALID_RECORD", "BACKEND_HTTP")  # the server's 4xx
+    assert "vector: is all zeros" in str(err.value)
+    assert backend.health()["memories"] == 1
 
 
 def test_create_refuses_a_taken_id_and_keeps_the_first(backend):

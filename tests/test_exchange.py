@@ -257,3 +257,38 @@ def test_an_id_of_another_character_is_refused(tmp_path):
         assert "already belongs to 'diary'" in str(err.value)
     finally:
         ws.close()
+
+
+def test_an_imported_vector_of_another_length_scores_as_its_direction(tmp_path):
+    """A file's row of 1e30s was kept as it was: its dot products dwarfed every cosine, and the
+    standard scores of the character's other memories all became equal. The row is stored at
+    length 1 (validate.unit_length), so it scores as the memory with its direction."""
+    from omoide.engine import MemoryEngine
+
+    source = MemoryEngine(HashingEmbedder())
+    notes = ["I love spicy ramen", "My sister is called Yuki", "I walk every morning",
+             "Tea over coffee, always"]
+    for text in notes:
+        source.remember("alice", text)
+    data = exchange.export_data(source, with_vectors=True)
+    character = data["characters"][0]
+    twin = dict(next(m for m in character["memories"] if m["text"] == notes[0]))
+    twin["id"] = "01HUGE0000000000000000TWIN"
+    character["memories"].append(twin)
+    original = character["vectors"][next(m["id"] for m in character["memories"]
+                                         if m["text"] == notes[0])]
+    character["vectors"][twin["id"]] = [x * 1e30 for x in original]
+    target = MemoryEngine(HashingEmbedder())
+    assert exchange.import_data(target, data)["imported"] == len(notes) + 1
+    hits = target.recall("alice", "spicy ramen", mode="vector", touch=False, min_relevance=0)
+    assert all(-1.0 - 1e-6 <= h.vector_cosine <= 1.0 + 1e-6 for h in hits)
+    by_text = {}
+    for h in hits:
+        by_text.setdefault(h.memory.text, []).append(h.vector_cosine)
+    assert by_text[notes[0]] == pytest.approx([by_text[notes[0]][0]] * 2, abs=1e-6)
+    first = source.recall("alice", "spicy ramen", mode="vector", touch=False, min_relevance=0)
+    for h in first:  # every memory scores as it did before, the twin as its original
+        assert by_text[h.memory.text] == pytest.approx(
+            [h.vector_cosine] * len(by_text[h.memory.text]), abs=1e-6)
+    stored = exchange.export_data(target, with_vectors=True)["characters"][0]["vectors"]
+    assert sum(x * x for x in stored[twin["id"]]) == pytest.approx(1.0, abs=1e-6)

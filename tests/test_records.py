@@ -49,6 +49,7 @@ BAD = [
     # finite, but float32 storage makes it infinite: the memory was lost at the next load
     ("vector", {"vector": [3.4028235677973366e38] + [0.125] * 63}),
     ("vector", {"vector": [-1e39] + [0.125] * 63}),
+    ("vector", {"vector": [0.0] * 64}),  # no direction: no cosine with anything
     ("text", {"text": "x" * 50_000_000}),
     ("text", {"text": "   "}),
     ("kind", {"kind": "bogus"}),
@@ -76,6 +77,28 @@ def test_a_good_record_passes_with_defaults_filled_in():
     assert record["type"] == "factual" and record["recall_count"] == 0
     assert record["trashed_at"] is None and record["meta"] == {}
     assert json.dumps(record, allow_nan=False)
+
+
+@pytest.mark.parametrize("scale", [1e30, 3.0, 0.25, -2.0, 1e-30])
+def test_a_given_vector_of_another_length_is_stored_at_length_1(scale):
+    """Every kernel scores by dot product: one row of 1e30s made the standard scores of every
+    other memory of its character equal (found by probing an import). Its direction is kept."""
+    record = validate.record(GOOD | {"vector": [0.125 * scale] * 63 + [0.0]}, dimension=64)
+    norm = 0.125 * math.sqrt(63)
+    expected = [math.copysign(0.125 / norm, scale)] * 63 + [0.0]
+    assert record["vector"] == pytest.approx(expected, rel=1e-12)
+    assert math.hypot(*record["vector"]) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_a_vector_at_length_1_keeps_its_exact_numbers():
+    # a model's row stored as float32 is off length 1 by ~1e-7: left as it was written
+    near = [0.125] * 63 + [0.125 * (1 + 5e-4)]
+    assert validate.record(GOOD | {"vector": near})["vector"] == near
+    assert validate.unit_length([3, 4]) == [0.6, 0.8]  # ints become floats
+    # a row read back from storage is the engine's own: kept, whatever its length
+    stored = [0.5] * 64
+    assert validate.record(GOOD | {"vector": stored}, stored=True)["vector"] == stored
+    assert validate.vector(stored, stored=True) == stored
 
 
 @pytest.mark.parametrize(("field", "change"), BAD, ids=[f"{f}-{i}" for i, (f, _) in

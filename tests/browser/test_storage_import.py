@@ -22,7 +22,9 @@ MAKE = """([n, trashed, stamp, dim]) => {
     const m = { id, text: `imported note ${i} about the harbour`, kind: "fact", key: null,
       importance: 0.5, created_at: 1.7e9 + i, updated_at: 1.7e9 + i, meta: {} };
     if (i < n - trashed) memories.push(m); else trash.push({ ...m, trashed_at: 1.8e9 });
-    vectors[id] = Array.from({ length: dim }, rand);
+    const row = Array.from({ length: dim }, rand);
+    const norm = Math.sqrt(row.reduce((sum, x) => sum + x * x, 0));
+    vectors[id] = row.map((x) => x / norm); // a model's row: length 1, kept exactly
     f32[id] = Array.from(new Float32Array(vectors[id]));
   }
   window.__file = { format: "omoide-export", version: 2,

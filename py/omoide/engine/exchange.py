@@ -190,7 +190,7 @@ def _check_import(engine: MemoryEngine, data: Any,
                 in_pack = reuse and pack is not None and memory_id in pack_rows
                 if in_pack and pack.dimension != dimension:  # type: ignore[union-attr]
                     # the one validator words the error (only the length matters here)
-                    vector = [0.0] * pack.dimension  # type: ignore[union-attr]
+                    vector = [1.0] * pack.dimension  # type: ignore[union-attr]
                 try:
                     record = validate.record(
                         m, given={"character_id": character, "model": stamp,

@@ -18,7 +18,8 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 | ``recall_count`` | an integer >= 0 |
 | ``model`` | "" or a stamp ``model@dtype#dimension`` of at most 256 characters |
 | ``meta`` | a JSON object (string keys, finite numbers), at most 64 KiB as JSON, depth <= 16 |
-| ``vector`` | null or a list of finite numbers, as long as the stamp's dimension |
+| ``vector`` | null or a list of finite numbers, as long as the stamp's dimension; a given |
+|  | one is not all zeros and is scaled to length 1 (``unit_length``) |
 | ``context`` | null or a string within the text limit (blank means null) |
 | ``conversation`` | null or a non-blank string of at most 256 characters |
 | ``turn`` | null or an integer in [0, 2**53); only with a ``conversation`` |
@@ -50,6 +51,9 @@ MAX_TEXT_LENGTH = 8_000  # the engine's default limit
 # Vectors are stored as float32 (SQLite, IndexedDB, snapshots): a finite number beyond this
 # is infinite there, and the memory fails its next load (web/store/import-vectors.js agrees)
 FLOAT32_MAX = 3.4028234663852886e38
+# A given vector further than this from length 1 is scaled to length 1 (``unit_length``);
+# float32 storage of a unit vector is off by ~1e-7, so the engine's own rows stay as they are
+UNIT_TOLERANCE = 1e-3
 MODES = ("hybrid", "vector", "fulltext")
 MAX_K = 1000
 RECORD_FIELDS = (*Memory.__dataclass_fields__, "trashed_at", "vector")
@@ -331,8 +335,9 @@ def _stamp_dimension(value: str) -> int | None:
 def vector(value: object, dimension: int | None = None, name: str = "vector", *,
            stored: bool = False) -> list[float]:
     """A list of finite numbers a float32 can hold (``dimension`` long when given), as
-    floats. ``stored``: a list decoded from float32 storage (floats by construction; only
-    finiteness is checked, with one sum: float32 values cannot overflow it)."""
+    floats of length 1 (``unit_length``). ``stored``: a list decoded from float32 storage
+    (floats by construction; only finiteness is checked, with one sum: float32 values cannot
+    overflow it; kept as it was written)."""
     if not isinstance(value, list | tuple) or not value:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason="must be a non-empty list of numbers")
@@ -347,9 +352,25 @@ def vector(value: object, dimension: int | None = None, name: str = "vector", *,
     if dimension is not None and len(value) != dimension:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason=f"has {len(value)} numbers, {dimension} expected")
-    if stored and isinstance(value, list):
-        return value  # already floats: no copy
-    return [float(x) for x in value]
+    if stored:  # the engine's own row as it was written: kept as it is
+        return value if isinstance(value, list) else [float(x) for x in value]
+    return unit_length(value, name)
+
+
+def unit_length(value: list | tuple, name: str = "vector") -> list[float]:
+    """A given vector as floats of length 1 (its direction is all a cosine reads): every
+    kernel scores by dot product, so one row of another length skewed every score of its
+    character (a row of 1e30s made the standard scores of every other memory equal). A
+    vector within ``UNIT_TOLERANCE`` of length 1 (every model's output, stored as float32)
+    keeps its exact numbers; an all-zero one has no direction and is refused.
+    web/store/import-vectors.js applies the same rule to the rows it packs."""
+    norm = math.hypot(*value)  # in float64: squares of float32 numbers cannot overflow it
+    if norm == 0.0:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="is all zeros (a vector needs a direction)")
+    if abs(norm - 1.0) <= UNIT_TOLERANCE:
+        return [float(x) for x in value]
+    return [x / norm for x in value]
 
 
 # -- the record schema ------------------------------------------------------------------------
