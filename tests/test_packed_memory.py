@@ -20,7 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omoide.browser import listing, restore, session
-from omoide.browser.packed import RECORD_FIELDS, PackedMemory, packed
+from omoide.browser.packed import (
+    RECORD_FIELDS,
+    PackedMemory,
+    column_lines,
+    line_record,
+    packed,
+)
 from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
 from omoide.engine.neighbourhood import positions
@@ -54,6 +60,14 @@ def js_columns(records: list[dict]) -> str:
                               for r in records)])
 
 
+def py_columns(records: list[dict]) -> str:
+    """A pack's text in columns as an import writes it: the worker's head line, then the lines
+    Python handed over (``packed.column_lines``, stored as they are)."""
+    head = json.dumps([[r["id"] for r in records], [r.get("key") for r in records]])
+    memories = [{f: r[f] for f in RECORD_FIELDS[:-1]} for r in records]
+    return "\n".join([head, *column_lines(memories, [r["trashed_at"] for r in records])])
+
+
 def lines_restore(records: list[dict], text: str | None = None, crc: int | None = None,
                   columns: bool = False, **recalls) -> dict:
     write = js_columns if columns else js_lines
@@ -85,6 +99,38 @@ def test_a_pack_of_lines_restores_what_the_validator_would(columns, records):
     assert answer["trusted"] == len(records) and validated["trusted"] == 0
     assert answer["quarantined"] == validated["quarantined"] == 0
     assert answer["loaded"] == validated["loaded"] == len(records)
+
+
+@settings(max_examples=60, deadline=None)
+@given(engine_records())
+def test_the_lines_an_import_hands_over_restore_what_the_validator_would(records):
+    """An import's records reach IndexedDB as the lines Python wrote (``column_lines``), not
+    as JSON.stringify writes them (3.0 stays 3.0, non-ASCII is not escaped): the pack they
+    make restores unparsed, and once read it is the store the validator's answer makes."""
+    text = py_columns(records)
+    answer = lines_restore(records, text=text, crc=zlib.crc32(text.encode()), columns=True)
+    store = session.session().engine.stores["aoi"]
+    live = [r["id"] for r in records if r["trashed_at"] is None]
+    assert unread(store) == sorted(live)
+    made_on_use = state()
+    session.session().engine.quarantine.clear()
+    restore_pack(records, json.dumps(records), 0, 0)  # the same values, validated
+    assert made_on_use == state()
+    assert answer["trusted"] == len(records) and answer["quarantined"] == 0
+
+
+def test_a_line_holding_a_lone_surrogate_is_written_escaped():
+    # valid in a Python or JS string, not as UTF-8 text: escaped as JSON.stringify escapes it
+    record = {f: None for f in RECORD_FIELDS[:-1]} | {
+        "id": "m1", "character_id": "aoi", "text": "tea \udc80 緑茶\u2028", "kind": "fact",
+        "type": "factual", "importance": 0.5, "created_at": 3.0, "updated_at": 3.0,
+        "recall_count": 0, "model": STAMP, "meta": {}}
+    plain = record | {"id": "m2", "text": "plain 緑茶"}
+    lines = column_lines([record, plain], [None, 7.0])
+    assert "\\udc80" in lines[0] and "緑茶" in lines[1]  # only the line that needs it
+    for line, source, at in zip(lines, (record, plain), (None, 7.0), strict=True):
+        assert "\n" not in line
+        assert line_record(line.encode()) == source | {"trashed_at": at}
 
 
 @pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])

@@ -11,8 +11,9 @@
 // - Every segment carries a CRC-32 of its ids and rows; a damaged one is never trusted.
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
-import { CHECKED, erasePacked, makePack, packOverrides, packSize, packsHolding, PACK_ROWS,
-  storedRows, textChecksum, winners, writePacks, unpack } from "./packs.js";
+import { CHECKED, erasePacked, lineRecord, makeLinePack, makePack, packOverrides, packSize,
+  packsHolding, PACK_ROWS, storedRows, textChecksum, winners, writePacks, unpack }
+  from "./packs.js";
 
 export { PACK_ROWS };
 
@@ -333,35 +334,38 @@ async function putMemories(db, changes) {
 // refuses ids the engine holds). Returns how many vectors went to the tail (``loose``) and
 // the record packs written (``written``).
 async function insertRows(db, change, block) {
-  const { character, stamp, model_id: modelId, dimension: d, memories, trashed_at: at } =
-    change;
+  // the records arrive as their COLUMNS lines (omoide.browser.packed.column_lines)
+  const { character, stamp, model_id: modelId, dimension: d, ids, keys, lines,
+    trashed_at: at } = change;
   await ensureStamp(db, character, stamp, modelId, d);
   let { seg } = await allocateSlot(db, character, stamp);
-  const n = memories.length;
+  const n = ids.length;
+  if (keys.length !== n || lines.length !== n || at.length !== n) {
+    throw new Error(`import of ${character}: ids, keys, lines and times differ in number`);
+  }
   if (block.length !== n * d) throw new Error(`import of ${character}: ${block.length} ` +
     `floats for ${n} vectors of ${d}`);
   const full = n - (n % SEGMENT_ROWS);
   const segments = [];
   const rows = new Array(n);
   for (let start = 0; start < full; start += SEGMENT_ROWS, seg++) {
-    const ids = [];
     for (let row = 0; row < SEGMENT_ROWS; row++) {
-      const m = memories[start + row];
-      ids.push(m.id);
-      rows[start + row] = { id: m.id, record: m, trashed_at: at[start + row],
-        slot: { seg, row }, checked: CHECKED };
+      const i = start + row;
+      rows[i] = { id: ids[i], key: keys[i], line: lines[i], trashed_at: at[i],
+        slot: { seg, row } };
     }
     const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
-    segments.push(seal({ character, stamp, seg, ids, data }, d));
+    segments.push(seal({ character, stamp, seg, ids: ids.slice(start, start + SEGMENT_ROWS),
+      data }, d));
   }
   for (let i = full; i < n; i++) {
-    const m = memories[i];
-    rows[i] = { character, id: m.id, record: m, trashed_at: at[i], stamp, dimension: d,
-      slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1, checked: CHECKED };
+    rows[i] = { character, id: ids[i], record: lineRecord(lines[i]), trashed_at: at[i], stamp,
+      dimension: d, slot: null, vector: block.slice(i * d, (i + 1) * d), tail: 1,
+      checked: CHECKED };
   }
-  // the records of the full segments go to packs, the tail to rows
+  // the records of the full segments go to packs (their lines as they are), the tail to rows
   const [, written] = await Promise.all([db.segments.bulkPut(segments),
-    writePacks(db, character, stamp, rows.slice(0, full)),
+    writePacks(db, character, stamp, rows.slice(0, full), makeLinePack),
     db.memories.bulkPut(rows.slice(full))]);
   return { loose: n - full, written };
 }

@@ -98,6 +98,39 @@ export function makePack(character, pack, stamp, rows) {
   return made;
 }
 
+// Build a COLUMNS pack from rows whose records arrive as their lines ({id, key, line,
+// trashed_at, slot}: an import, whose checked records Python wrote as ``packed.column_lines``,
+// each a JSON array in RECORD_FIELDS order with ``trashed_at`` last): the lines are stored as
+// they are, no object made per record.
+export function makeLinePack(character, pack, stamp, rows) {
+  const ids = new Array(rows.length);
+  const keys = new Array(rows.length);
+  const lines = new Array(rows.length);
+  const slots = new Int32Array(rows.length * 2);
+  const trashed = [];
+  rows.forEach((r, i) => {
+    ids[i] = r.id;
+    keys[i] = r.key;
+    lines[i] = r.line;
+    slots[2 * i] = r.slot.seg;
+    slots[2 * i + 1] = r.slot.row;
+    if (r.trashed_at != null) trashed.push(r.id);
+  });
+  const json = `${JSON.stringify([ids, keys])}\n${lines.join("\n")}`;
+  const bytes = encoder.encode(json);
+  const made = { character, pack, stamp, ids, slots, trashed, json, format: COLUMNS,
+    crc: crc32(bytes) };
+  packSizes.set(made, bytes.length);
+  return made;
+}
+
+// The record of a COLUMNS line without its ``trashed_at`` (the last column), as a
+// ``memories`` row holds it.
+export function lineRecord(line) {
+  const values = JSON.parse(line);
+  return Object.fromEntries(RECORD_FIELDS.slice(0, -1).map((f, i) => [f, values[i]]));
+}
+
 // Stored rows of a pack, shaped like ``memories`` rows (for the rare write that needs one);
 // they stay ``checked`` only when the pack's CRC holds, so a rewrite never vouches for a text
 // changed on disk.
@@ -182,12 +215,13 @@ async function keepOnly(db, pack, keep) {
   await db.record_packs.put(makePack(pack.character, pack.pack, pack.stamp, rows));
 }
 
-// Write ``rows`` (stored rows whose vectors are in segments of ``stamp``) as new packs.
-export async function writePacks(db, character, stamp, rows) {
+// Write ``rows`` (stored rows whose vectors are in segments of ``stamp``) as new packs
+// (``make``: ``makeLinePack`` for rows that hold their records' lines).
+export async function writePacks(db, character, stamp, rows, make = makePack) {
   let number = await nextPack(db, character);
   const packs = [];
   for (let start = 0; start < rows.length; start += PACK_ROWS) {
-    packs.push(makePack(character, number++, stamp, rows.slice(start, start + PACK_ROWS)));
+    packs.push(make(character, number++, stamp, rows.slice(start, start + PACK_ROWS)));
   }
   // no block of an earlier pack of the same number can outlive it
   await db.text_postings.bulkDelete(packs.map((p) => [character, p.pack]));

@@ -24,6 +24,7 @@ from ..engine import exchange
 from ..engine.bulk import acyclic_bulk
 from ..engine.memory import Memory, TrashEntry
 from .host import host, to_js_ints, wait
+from .packed import column_lines
 from .rpc import handler
 from .session import session
 
@@ -76,10 +77,12 @@ def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:
     trashed = [TrashEntry(m, store.trash_kernel.vector(m.id), at)
                for m, at in zip(memories[len(live):], trashed_at[len(live):], strict=True)]
     store.add_loaded(memories[:len(live)], trashed)
+    # each record as the line its record pack stores (the worker writes the lines as they are)
     s.listener.add_bulk({
         "op": "import", "character": plan.id, "stamp": store.stamp,
-        "model_id": store.model_id, "dimension": d,
-        "memories": ordered, "trashed_at": trashed_at,
+        "model_id": store.model_id, "dimension": d, "ids": ids,
+        "keys": [r["key"] for r in ordered], "lines": column_lines(ordered, trashed_at),
+        "trashed_at": trashed_at,
     })
     # what ``mirror_ops`` makes of a new record with its vector: the whole record, later
     s.mirror.pending += [{"op": "upsert", "id": i} for i in ids]

@@ -44,6 +44,35 @@ _REQUIRED = frozenset(name for name, f in Memory.__dataclass_fields__.items()
                       if f.default is MISSING and f.default_factory is MISSING)
 
 
+_MEMORY_COLUMNS = RECORD_FIELDS[:-1]  # the Memory's fields: the last column is trashed_at
+_line_of = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_ascii_line_of = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def column_lines(records: list[dict[str, Any]], trashed_at: list[float | None]) -> list[str]:
+    """The ``PACK_COLUMNS`` line of each checked record (exactly a Memory's fields, as
+    ``validate.record`` answered them) and its ``trashed_at``: what web/store/packs.js stores
+    as the pack's text, so an import hands its records over as lines and the worker builds
+    no object per record to write them again. A text holding a lone surrogate (valid in a
+    Python or JS string, not as UTF-8) is written escaped (``\\udc80``), as JSON.stringify
+    writes it."""
+    lines = [_line_of([record[f] for f in _MEMORY_COLUMNS] + [at])
+             for record, at in zip(records, trashed_at, strict=True)]
+    try:
+        "\n".join(lines).encode()  # one check in C for the whole batch
+    except UnicodeEncodeError:
+        lines = [line if _utf8(line) else _ascii_line_of(json.loads(line)) for line in lines]
+    return lines
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def line_record(line: bytes) -> Any:
     """A stored line's JSON: a record object (``PACK_LINES``), or the record a line of
     values makes (``PACK_COLUMNS``: an array of exactly ``RECORD_FIELDS``' length); anything
