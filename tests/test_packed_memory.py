@@ -206,6 +206,32 @@ def test_a_peeked_float_is_a_float_and_an_odd_line_makes_the_memory():
         odd.peek("kind")
 
 
+@pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])
+@settings(max_examples=30, deadline=None)
+@given(engine_records())
+def test_fields_peeked_together_read_the_line_once(columns, records):
+    # the positions index (conversation, turn) parsed every line twice to build
+    import omoide.browser.packed as packed_module
+
+    lines_restore(records, columns=columns)
+    store = session.session().engine.stores["aoi"]
+    names = ("conversation", "turn", "created_at", "kind")
+    parses = []
+    real = packed_module.line_record
+    packed_module.line_record = lambda line: parses.append(line) or real(line)
+    try:
+        for memory_id in unread(store):
+            memory = store.records[memory_id]
+            before = len(parses)
+            together = memory.peek_many(names)
+            assert len(parses) == before + 1 and not memory.loaded
+            assert together == tuple(memory.peek(n) for n in names)
+            assert together == tuple(getattr(memory, n) for n in names)  # made: the same
+            assert memory.peek_many(names) == together
+    finally:
+        packed_module.line_record = real
+
+
 @pytest.mark.parametrize("field", ["context", "recall_count", "model", "turn", "meta"])
 def test_a_field_with_a_default_is_read_from_the_line_first_time(field):
     record = stored(1)[0] | {"context": "at the station", "recall_count": 7, "turn": 3,

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING
+from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any
 
 from ..engine import validate
@@ -37,6 +39,7 @@ RECORD_FIELDS = ("id", "character_id", "text", "kind", "type", "key", "importanc
                  "meta", "context", "conversation", "turn", "trashed_at")
 _FIELD_COUNT = len(RECORD_FIELDS)
 _FIELD_SET = frozenset(RECORD_FIELDS)
+_MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
 # the fields ``load`` makes floats again (``floats_again``: JSON writes 3.0 as 3)
 _FLOAT_FIELDS = frozenset(("importance", "created_at", "updated_at", "last_recalled_at"))
 # what a line needs to make a Memory without the validator (``load``)
@@ -44,9 +47,24 @@ _REQUIRED = frozenset(name for name, f in Memory.__dataclass_fields__.items()
                       if f.default is MISSING and f.default_factory is MISSING)
 
 
-_MEMORY_COLUMNS = RECORD_FIELDS[:-1]  # the Memory's fields: the last column is trashed_at
-_line_of = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_memory_columns = itemgetter(*RECORD_FIELDS[:-1])  # a Memory's fields; trashed_at comes last
 _ascii_line_of = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def _refuse(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# JSON.stringify's separators, non-ASCII as it is, no NaN; the C encoder called directly (an
+# import writes one line per record: ``JSONEncoder.encode`` adds two Python calls to each)
+_line_encoder = None if c_make_encoder is None else c_make_encoder(
+    None, _refuse, c_encode_basestring, None, ":", ",", False, False, False)
+
+
+def _line_of(values: list) -> str:
+    if _line_encoder is None:  # a Python without the _json accelerator
+        return json.dumps(values, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return "".join(_line_encoder(values, 0))
 
 
 def column_lines(records: list[dict[str, Any]], trashed_at: list[float | None]) -> list[str]:
@@ -56,7 +74,7 @@ def column_lines(records: list[dict[str, Any]], trashed_at: list[float | None]) 
     no object per record to write them again. A text holding a lone surrogate (valid in a
     Python or JS string, not as UTF-8) is written escaped (``\\udc80``), as JSON.stringify
     writes it."""
-    lines = [_line_of([record[f] for f in _MEMORY_COLUMNS] + [at])
+    lines = [_line_of([*_memory_columns(record), at])
              for record, at in zip(records, trashed_at, strict=True)]
     try:
         "\n".join(lines).encode()  # one check in C for the whole batch
@@ -154,18 +172,32 @@ class PackedMemory(Memory):
         record = self._unmade_record()
         if record is None or name not in Memory.__dataclass_fields__:
             return getattr(self, name)
-        if name not in record:  # a line written before the field: ``load`` sets its default
-            default = Memory.__dataclass_fields__[name]
-            return default.default_factory() if default.default is MISSING \
-                else default.default  # type: ignore[misc]
-        value = record[name]
-        if type(value) is int and name in _FLOAT_FIELDS:
-            return float(value)
-        return value
+        return _field(record, name)
+
+    def peek_many(self, names: tuple[str, ...]) -> tuple[Any, ...]:
+        """``peek`` of each of ``names`` from ONE parse of the line (an index keyed by two
+        fields parsed every line twice)."""
+        record = self._unmade_record()
+        if record is None or not _MEMORY_FIELDS.issuperset(names):
+            return super().peek_many(names)
+        return tuple(_field(record, name) for name in names)
 
     @property
     def loaded(self) -> bool:
         return getattr(self, "_line", None) is None
+
+
+def _field(record: dict[str, Any], name: str) -> Any:
+    """Field ``name`` of a line's record as ``load`` sets it: a whole-number float a float
+    again, a field the line does not hold (written before it) its default."""
+    if name not in record:
+        default = Memory.__dataclass_fields__[name]
+        return default.default_factory() if default.default is MISSING \
+            else default.default  # type: ignore[misc]
+    value = record[name]
+    if type(value) is int and name in _FLOAT_FIELDS:
+        return float(value)
+    return value
 
 
 for _name in Memory.__dataclass_fields__:

@@ -70,6 +70,10 @@ class Memory:
         field as its own object."""
         return getattr(self, name)
 
+    def peek_many(self, names: tuple[str, ...]) -> tuple[Any, ...]:
+        """``peek`` of each of ``names`` (a memory made on use parses its line once)."""
+        return tuple(getattr(self, name) for name in names)
+
     def indexed_texts(self) -> tuple[str, str | None]:
         """The text and the index context: what full-text search indexes (a memory made on
         use reads them without making itself: ``browser/packed.py``)."""

@@ -48,9 +48,9 @@ _last_turns: weakref.WeakKeyDictionary[CharacterStore, dict[str, int]] = (
 
 
 def _position(memory: Memory) -> Hashable:
-    conversation = memory.peek("conversation")  # an unmade memory stays unmade
-    turn = None if conversation is None else memory.peek("turn")
-    if turn is None:
+    # both fields from one read of the line: an unmade memory stays unmade
+    conversation, turn = memory.peek_many(("conversation", "turn"))
+    if conversation is None or turn is None:
         return None
     return (conversation, turn)
 
