@@ -171,18 +171,18 @@ def _check_import(engine: MemoryEngine, data: Any,
             rows = c.get(section, [])
             if not isinstance(rows, list):
                 raise _bad(f"{where}: {section} must be a list", section)
+            trash = section == "trash"
             for i, m in enumerate(rows):
                 at = f"{where} {section}[{i}]"
                 if not isinstance(m, dict):
                     raise _bad(f"{at} must be an object", section)
                 trashed_at = m.get("trashed_at")
-                if section == "trash" and trashed_at is None:
+                if trash and trashed_at is None:
                     raise _bad(f"{at}: trashed_at: missing", "trashed_at")
-                if section == "memories" and trashed_at is not None:
+                if not trash and trashed_at is not None:
                     raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
-                extra = m.keys() - IMPORT_FIELDS  # a set op in C; sorted only when any
-                if extra:
-                    unknown = sorted(str(k) for k in extra)
+                if not m.keys() <= IMPORT_FIELDS:  # in C, no set made; sorted only when any
+                    unknown = sorted(str(k) for k in m.keys() - IMPORT_FIELDS)
                     raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
                 memory_id = m.get("id")
                 vector = vectors.get(memory_id) if reuse and vectors is not None \
