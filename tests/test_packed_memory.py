@@ -44,20 +44,29 @@ from tests.test_restore_trusted_packs import (
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def js_lines(records: list[dict]) -> str:
+def js_head(records: list[dict], columns: bool = False) -> str:
+    """A pack's head line: ``[ids, keys]``, as packs were written before the head columns, or
+    (``columns``) ``[ids, keys, kinds, created_at]`` as web/store/packs.js writes it now
+    (JSON.stringify: a whole-number time written as an integer)."""
+    head = [[r["id"] for r in records], [r.get("key") for r in records]]
+    if columns:
+        head += [[r["kind"] for r in records], [r["created_at"] for r in records]]
+    return js_json(head)
+
+
+def js_lines(records: list[dict], head_columns: bool = False) -> str:
     """A pack's text as web/store/packs.js ``makePack`` writes checked records: the head
     line, then each record as ``JSON.stringify`` writes it."""
-    head = json.dumps([[r["id"] for r in records], [r.get("key") for r in records]])
-    return "\n".join([head, *(js_json([r])[1:-1] for r in records)])
+    return "\n".join([js_head(records, head_columns),
+                      *(js_json([r])[1:-1] for r in records)])
 
 
-def js_columns(records: list[dict]) -> str:
+def js_columns(records: list[dict], head_columns: bool = False) -> str:
     """A pack's text in columns (``COLUMNS`` of web/store/packs.js): the head line, then each
     record's values in ``RECORD_FIELDS`` order, as ``JSON.stringify`` writes the array."""
     assert all(set(r) == set(RECORD_FIELDS) for r in records)  # else packs.js writes lines
-    head = json.dumps([[r["id"] for r in records], [r.get("key") for r in records]])
-    return "\n".join([head, *(js_json([[r[f] for f in RECORD_FIELDS]])[1:-1]
-                              for r in records)])
+    return "\n".join([js_head(records, head_columns),
+                      *(js_json([[r[f] for f in RECORD_FIELDS]])[1:-1] for r in records)])
 
 
 def py_columns(records: list[dict]) -> str:
@@ -117,6 +126,82 @@ def test_the_lines_an_import_hands_over_restore_what_the_validator_would(records
     restore_pack(records, json.dumps(records), 0, 0)  # the same values, validated
     assert made_on_use == state()
     assert answer["trusted"] == len(records) and answer["quarantined"] == 0
+
+
+class CountedParses:
+    """Counts the lines parsed (``packed.line_record``) while in effect."""
+
+    def __init__(self, monkeypatch) -> None:
+        import omoide.browser.packed as packed_module
+
+        self.lines: list[bytes] = []
+        real = packed_module.line_record
+        monkeypatch.setattr(packed_module, "line_record",
+                            lambda line: self.lines.append(line) or real(line))
+
+
+@pytest.mark.parametrize("columns", [False, True], ids=["lines", "columns"])
+@settings(max_examples=40, deadline=None)
+@given(engine_records())
+def test_kinds_and_times_in_the_head_line_build_the_indexes_without_a_parse(columns, records):
+    # the memories tab's first page (newest first), the kind counts, a recall naming a time
+    # span: each read every memory's line once after a start (~2 s at 100,000 in the browser)
+    from _pytest.monkeypatch import MonkeyPatch
+
+    write = js_columns if columns else js_lines
+    text = write(records, head_columns=True)
+    lines_restore(records, text=text, crc=zlib.crc32(text.encode()), columns=columns)
+    store = session.session().engine.stores["aoi"]
+    live = sorted(r["id"] for r in records if r["trashed_at"] is None)
+    with MonkeyPatch.context() as patch:
+        parses = CountedParses(patch)
+        answers = (store.count_by_kind(), sorted(store.ids_created_between(0, 1.7e9)),
+                   store.newest_first(0, 50, None))
+        for memory_id in live:
+            memory = store.records[memory_id]
+            expected = records_by_id(records)[memory_id]
+            assert (memory.peek("kind"), memory.peek("created_at")) == (
+                expected["kind"], expected["created_at"])
+            assert type(memory.peek("created_at")) is float
+        assert parses.lines == [] and unread(store) == live
+    made_on_use = state()
+    session.session().engine.quarantine.clear()
+    restore_pack(records, js_json(records), 0, 0)  # the validator's store
+    store = session.session().engine.stores["aoi"]
+    assert answers == (store.count_by_kind(), sorted(store.ids_created_between(0, 1.7e9)),
+                       store.newest_first(0, 50, None))
+    assert made_on_use == state()
+
+
+@pytest.mark.parametrize("bad", [
+    lambda h: [*h[:2], h[2] + ["fact"], h[3]],  # one kind too many
+    lambda h: [*h[:2], ["gossip"] * len(h[2]), h[3]],  # not a kind
+    lambda h: [*h[:2], h[2], ["yesterday"] * len(h[3])],  # a time not a number
+    lambda h: [*h[:2], h[2], [-1] * len(h[3])],  # a time before 1970
+    lambda h: [*h[:2], h[2], [1e300] * len(h[3])],  # beyond the year 9999
+    lambda h: [*h[:2], [["fact"]] * len(h[2]), h[3]],  # a kind not even hashable
+], ids=["length", "kind", "type", "negative", "far", "unhashable"])
+def test_head_columns_that_do_not_pass_are_read_from_the_lines(bad, monkeypatch):
+    records = [r | {"conversation": None, "turn": None} for r in stored(3)]
+    head = json.loads(js_head(records, columns=True))
+    lines = js_columns(records).split("\n")[1:]
+    text = "\n".join([json.dumps(bad(head)), *lines])
+    answer = lines_restore(records, text=text, crc=zlib.crc32(text.encode()), columns=True)
+    assert answer["trusted"] == len(records) and answer["quarantined"] == 0
+    store = session.session().engine.stores["aoi"]
+    parses = CountedParses(monkeypatch)
+    for memory_id in unread(store):
+        expected = records_by_id(records)[memory_id]
+        assert store.records[memory_id].peek("kind") == expected["kind"]
+    assert len(parses.lines) == len(unread(store)) > 0  # read from each line
+
+
+def test_a_head_of_another_shape_means_every_line_is_validated():
+    records = [r | {"conversation": None, "turn": None} for r in stored(3)]
+    head = json.loads(js_head(records, columns=True))
+    text = "\n".join([json.dumps(head[:3]), *js_columns(records).split("\n")[1:]])
+    answer = lines_restore(records, text=text, crc=zlib.crc32(text.encode()), columns=True)
+    assert (answer["trusted"], answer["quarantined"], answer["loaded"]) == (0, 0, 3)
 
 
 def test_a_line_holding_a_lone_surrogate_is_written_escaped():

@@ -127,7 +127,9 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     # format 3 (columns): the engine's records, every one with exactly RECORD_FIELDS
     assert pack["format"] == 3 and isinstance(pack["crc"], int)
     head = json.loads(pack["json"].split("\n")[0])
-    assert head == [pack["ids"], [r["key"] for r in records_of(pack)]]
+    # ids, keys, and the kinds and times the indexes read without parsing a line
+    assert head == [pack["ids"], *([r[f] for r in records_of(pack)]
+                                   for f in ("key", "kind", "created_at"))]
     engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
     before = reloaded(page)
     # the import's pack is made without the validator (less i0007, overridden by its row);

@@ -335,13 +335,13 @@ async function putMemories(db, changes) {
 // the record packs written (``written``).
 async function insertRows(db, change, block) {
   // the records arrive as their COLUMNS lines (omoide.browser.packed.column_lines)
-  const { character, stamp, model_id: modelId, dimension: d, ids, keys, lines,
-    trashed_at: at } = change;
+  const { character, stamp, model_id: modelId, dimension: d, ids, keys, kinds,
+    created_at: times, lines, trashed_at: at } = change;
   await ensureStamp(db, character, stamp, modelId, d);
   let { seg } = await allocateSlot(db, character, stamp);
   const n = ids.length;
-  if (keys.length !== n || lines.length !== n || at.length !== n) {
-    throw new Error(`import of ${character}: ids, keys, lines and times differ in number`);
+  if ([keys, kinds, times, lines, at].some((column) => column.length !== n)) {
+    throw new Error(`import of ${character}: its columns differ in length`);
   }
   if (block.length !== n * d) throw new Error(`import of ${character}: ${block.length} ` +
     `floats for ${n} vectors of ${d}`);
@@ -351,8 +351,8 @@ async function insertRows(db, change, block) {
   for (let start = 0; start < full; start += SEGMENT_ROWS, seg++) {
     for (let row = 0; row < SEGMENT_ROWS; row++) {
       const i = start + row;
-      rows[i] = { id: ids[i], key: keys[i], line: lines[i], trashed_at: at[i],
-        slot: { seg, row } };
+      rows[i] = { id: ids[i], key: keys[i], kind: kinds[i], created_at: times[i],
+        line: lines[i], trashed_at: at[i], slot: { seg, row } };
     }
     const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
     segments.push(seal({ character, stamp, seg, ids: ids.slice(start, start + SEGMENT_ROWS),

@@ -27,7 +27,8 @@ export const PACK_ROWS = 4096;
 export const CHECKED = 1;
 // Pack formats: 0, one JSON text of records not all checked (a migration's); CHECKED, one
 // JSON text of checked records (packs written before LINES); LINES, checked records one JSON
-// text per line after a head line ``[ids, keys]`` (``PACK_LINES`` of restore.py: boot keeps
+// text per line after a head line ``[ids, keys, kinds, created_at]`` (``[ids, keys]`` before
+// the head columns; ``PACK_LINES`` of restore.py: boot keeps
 // each line unparsed and Python makes the Memory on use, omoide/browser/packed.py). JSON
 // never writes a raw line break inside a text, so a line is exactly one record.
 export const LINES = 2;
@@ -86,7 +87,8 @@ export function makePack(character, pack, stamp, rows) {
     return { character, pack, stamp, ids, slots, trashed, json: JSON.stringify(records),
       format: 0 };
   }
-  const head = JSON.stringify([ids, records.map((r) => r.key ?? null)]);
+  const head = JSON.stringify([ids, records.map((r) => r.key ?? null),
+    records.map((r) => r.kind ?? null), records.map((r) => r.created_at ?? null)]);
   const columns = records.every(inColumns);
   const line = columns ? (r) => JSON.stringify(RECORD_FIELDS.map((f) => r[f]))
     : (r) => JSON.stringify(r);
@@ -98,25 +100,29 @@ export function makePack(character, pack, stamp, rows) {
   return made;
 }
 
-// Build a COLUMNS pack from rows whose records arrive as their lines ({id, key, line,
-// trashed_at, slot}: an import, whose checked records Python wrote as ``packed.column_lines``,
+// Build a COLUMNS pack from rows whose records arrive as their lines ({id, key, kind,
+// created_at, line, trashed_at, slot}: an import, whose checked records Python wrote as ``packed.column_lines``,
 // each a JSON array in RECORD_FIELDS order with ``trashed_at`` last): the lines are stored as
 // they are, no object made per record.
 export function makeLinePack(character, pack, stamp, rows) {
   const ids = new Array(rows.length);
   const keys = new Array(rows.length);
+  const kinds = new Array(rows.length);
+  const times = new Array(rows.length);
   const lines = new Array(rows.length);
   const slots = new Int32Array(rows.length * 2);
   const trashed = [];
   rows.forEach((r, i) => {
     ids[i] = r.id;
     keys[i] = r.key;
+    kinds[i] = r.kind;
+    times[i] = r.created_at;
     lines[i] = r.line;
     slots[2 * i] = r.slot.seg;
     slots[2 * i + 1] = r.slot.row;
     if (r.trashed_at != null) trashed.push(r.id);
   });
-  const json = `${JSON.stringify([ids, keys])}\n${lines.join("\n")}`;
+  const json = `${JSON.stringify([ids, keys, kinds, times])}\n${lines.join("\n")}`;
   const bytes = encoder.encode(json);
   const made = { character, pack, stamp, ids, slots, trashed, json, format: COLUMNS,
     crc: crc32(bytes) };

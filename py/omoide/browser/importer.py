@@ -81,7 +81,9 @@ def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:
     s.listener.add_bulk({
         "op": "import", "character": plan.id, "stamp": store.stamp,
         "model_id": store.model_id, "dimension": d, "ids": ids,
-        "keys": [r["key"] for r in ordered], "lines": column_lines(ordered, trashed_at),
+        "keys": [r["key"] for r in ordered], "kinds": [r["kind"] for r in ordered],
+        "created_at": [r["created_at"] for r in ordered],
+        "lines": column_lines(ordered, trashed_at),
         "trashed_at": trashed_at,
     })
     # what ``mirror_ops`` makes of a new record with its vector: the whole record, later

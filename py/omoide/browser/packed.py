@@ -1,12 +1,15 @@
 """Memories of an intact checked record pack, made on use (``PackedMemory``).
 
 A checked pack of lines (``PACK_COLUMNS``: web/store/packs.js writes one JSON array of a
-record's values per line, in ``RECORD_FIELDS`` order, after a head line ``[ids, keys]``, all
-under one CRC-32; ``PACK_LINES``, as before the columns: one JSON record per line) holds
+record's values per line, in ``RECORD_FIELDS`` order, after a head line
+``[ids, keys, kinds, created_at]`` (``[ids, keys]`` before the head columns), all under one
+CRC-32; ``PACK_LINES``, as before the columns: one JSON record per line) holds
 records the engine checked before it wrote them, and its CRC proves the text unchanged
 since. Restore therefore keeps
 each record's line as it is (its UTF-8 bytes) and makes a ``PackedMemory`` holding only its
-id, its key (what the store's indexes need at once) and the line: no ``json.loads`` of
+id, its key (what the store's indexes need at once), its kind and time when the head holds
+them (``head_columns``: the kinds, days and newest-first indexes) and the line: no
+``json.loads`` of
 every record and no Memory built per row on the way to ready. The first read of any other
 field parses the line into the instance (``load``), after which it is an ordinary
 ``Memory`` (the same fields, equal to the Memory the validator's answer makes:
@@ -23,13 +26,14 @@ where the memory is first read: never a silently changed memory.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import MISSING
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from operator import itemgetter
 from typing import Any
 
 from ..engine import validate
-from ..engine.memory import Memory
+from ..engine.memory import KIND_TYPES, Memory
 
 # The record fields of a pack in columns (``PACK_COLUMNS``: each line is a JSON array of the
 # values in this order): ``RECORD_FIELDS`` of web/store/packs.js, the same list
@@ -40,6 +44,8 @@ RECORD_FIELDS = ("id", "character_id", "text", "kind", "type", "key", "importanc
 _FIELD_COUNT = len(RECORD_FIELDS)
 _FIELD_SET = frozenset(RECORD_FIELDS)
 _MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
+# the fields a pack's head line may hold for every record (``head_columns``)
+_HEAD_FIELDS = frozenset(("kind", "created_at"))
 # the fields ``load`` makes floats again (``floats_again``: JSON writes 3.0 as 3)
 _FLOAT_FIELDS = frozenset(("importance", "created_at", "updated_at", "last_recalled_at"))
 # what a line needs to make a Memory without the validator (``load``)
@@ -169,6 +175,8 @@ class PackedMemory(Memory):
         as ``load`` would set it (a whole-number float a float again, a field the line does
         not hold its default); a line that would not make a Memory as it is makes the memory
         (and the validator speaks)."""
+        if name in _HEAD_FIELDS and name in self.__dict__:  # from the pack's head, or made
+            return self.__dict__[name]
         record = self._unmade_record()
         if record is None or name not in Memory.__dataclass_fields__:
             return getattr(self, name)
@@ -214,6 +222,52 @@ def packed(memory_id: str, key: str | None, line: bytes) -> PackedMemory:
     memory.key = key
     memory._line = line
     return memory
+
+
+def packed_with_head(memory_id: str, key: str | None, line: bytes, kind: str,
+                     created_at: float) -> PackedMemory:
+    """A memory of a checked pack whose head line also holds each record's kind and time
+    (``head_columns``): set now, so the indexes over every memory (kinds, days, newest
+    first) read them without parsing the line. The instance's attribute storage already has
+    room for every field (``_size_attributes``): the float is the only new object."""
+    memory = _new(PackedMemory)
+    memory.id = memory_id
+    memory.key = key
+    memory.kind = kind
+    memory.created_at = created_at
+    memory._line = line
+    return memory
+
+
+# a kind as one shared string (the head's JSON makes a string per record)
+_KIND_OF = {kind: kind for kind in KIND_TYPES}
+
+
+def head_columns(head: list[Any], count: int) -> tuple[list[str], list[float]] | None:
+    """The kinds and times a pack's head line holds after its ids and keys
+    (``[ids, keys, kinds, created_at]``, web/store/packs.js), checked as the record validator
+    checks those fields, times as floats; None for a head without them (written before
+    them) or with any that does not pass (the lines are read instead)."""
+    if len(head) != 4:
+        return None
+    kinds, times = head[2], head[3]
+    if not (type(kinds) is list and type(times) is list and len(kinds) == len(times) == count):
+        return None
+    try:
+        kinds = list(map(_KIND_OF.__getitem__, kinds))
+    except (KeyError, TypeError):  # not a kind (TypeError: not hashable)
+        return None
+    if not set(map(type, times)) <= {int, float} or not _finite(times) or (
+            times and not (0 <= min(times) and max(times) <= validate.MAX_TIME)):
+        return None
+    return kinds, list(map(float, times))
+
+
+def _finite(numbers: list[int | float]) -> bool:
+    try:
+        return math.isfinite(math.fsum(numbers))
+    except (OverflowError, ValueError):
+        return False
 
 
 def _size_attributes() -> None:

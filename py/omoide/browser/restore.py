@@ -50,7 +50,7 @@ from ..engine.memory import Memory, TrashEntry
 from ..engine.store import TextGroup
 from ..errors import OmoideError
 from .embedder import BrowserEmbedder, parse_stamp
-from .packed import floats_again, line_record, packed
+from .packed import floats_again, head_columns, line_record, packed, packed_with_head
 from .session import KERNEL_OPTIONS, flush, session
 from .wasm_kernel import WasmKernel
 
@@ -87,7 +87,9 @@ def begin(header_json: str) -> None:
 # The format of a record pack whose records the engine checked before writing them
 # (``CHECKED`` of web/store/packs.js; a later record schema bumps both): one JSON text of
 # every record (``PACK_FORMAT``: packs written before the lines), or a head line
-# ``[ids, keys]`` and one line per record (``PACK_LINES``: its records made on use), each a
+# ``[ids, keys]`` (``[ids, keys, kinds, created_at]`` since the head columns:
+# ``packed.head_columns``) and one line per record (``PACK_LINES``: its records made on use),
+# each a
 # record object, or (``PACK_COLUMNS``) an array of its values in ``packed.RECORD_FIELDS``
 # order (the field names are not repeated on every line: less to read, to check and to hold).
 PACK_FORMAT = 1
@@ -149,29 +151,33 @@ def add_packed(loading: Loading, text: bytes, skip_json: str, got: list[str]) ->
     then validates every line)."""
     lines = text.split(b"\n")
     try:
-        ids, keys = json.loads(lines[0])
+        head = json.loads(lines[0])
+        ids, keys = head[:2] if type(head) is list and len(head) in (2, 4) else (None, None)
     except (ValueError, TypeError):
         return False
     del lines[0]
     if not (type(ids) is list and type(keys) is list and len(ids) == len(keys) == len(lines)):
         return False
+    columns = head_columns(head, len(ids))  # kinds and times, when the head holds them
     header = loading.header
     loading.rows += len(ids)
     skip = set(json.loads(skip_json)) if skip_json else set()
     now: list[Any] = []
+    kinds, times = columns if columns is not None else (repeat(None), repeat(None))
     if not (loading.now.isdisjoint(ids) and skip.isdisjoint(ids)):  # rare: a loop per row
-        kept: tuple[list[str], list[str | None], list[str]] = ([], [], [])
-        for memory_id, key, line in zip(ids, keys, lines, strict=True):
-            if memory_id in skip:
+        kept: tuple[list, ...] = ([], [], [], [], [])
+        for row in zip(ids, keys, lines, kinds, times, strict=False):  # kinds may repeat None
+            if row[0] in skip:
                 loading.rows -= 1
-            elif memory_id in loading.now:
-                now.append(parsed(line))
+            elif row[0] in loading.now:
+                now.append(parsed(row[2]))
             else:
-                kept[0].append(memory_id)
-                kept[1].append(key)
-                kept[2].append(line)
-        ids, keys, lines = kept
-    loading.memories.update(zip(ids, map(packed, ids, keys, lines), strict=True))
+                for column, value in zip(kept, row, strict=True):
+                    column.append(value)
+        ids, keys, lines, kinds, times = kept
+    made = map(packed, ids, keys, lines) if columns is None \
+        else map(packed_with_head, ids, keys, lines, kinds, times)
+    loading.memories.update(zip(ids, made, strict=True))
     loading.trusted += len(ids)
     got.extend(ids)
     if now:
