@@ -12,7 +12,9 @@ passing this test for each fixture.
   12c1299): layout 3 with packs of lines (format 2), as the app wrote them from then on.
 - v4 (v4.json): layout 4, the same plus the stored full-text postings (``text_postings``,
   postings layout 1); v4_columns.json (made at 9bcff41): layout 4 with record packs in
-  columns (format 3) and postings layout 2.
+  columns (format 3) and postings layout 2; v4_head.json (made at 80865a7): the same with
+  each pack's head line holding the records' kinds and times (``[ids, keys, kinds,
+  created_at]``), which a restore reads instead of the lines.
 Each fixture is made by the app of its time (``tests/fixtures/indexeddb/make_v2.py``)."""
 
 from __future__ import annotations
@@ -98,9 +100,14 @@ def block_layout(row: dict) -> int:
     return json.loads(data[16:16 + size])["layout"]
 
 
-@pytest.mark.parametrize("layout", ["v1", "v2", "v3", "v3_lines", "v4", "v4_columns"])
+@pytest.mark.parametrize("layout", ["v1", "v2", "v3", "v3_lines", "v4", "v4_columns",
+                                    "v4_head"])
 def test_an_old_database_migrates_and_recalls_the_same(launch, app_url, tmp_path, layout):
     fixture = json.loads((FIXTURES / f"{layout}.json").read_text())
+    heads = [len(json.loads(p["json"].split("\n")[0])) for p in fixture["database"]["stores"]
+             .get("record_packs", {"rows": []})["rows"] if p.get("format") in (2, 3)]
+    assert heads == ([4] if layout == "v4_head" else [2] if layout in ("v3_lines", "v4",
+                                                                       "v4_columns") else [])
     context = launch(tmp_path / "profile")
     page = context.new_page()
     page.goto(app_url + "build-info.json")  # the app's origin, no app code running
