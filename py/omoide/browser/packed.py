@@ -175,8 +175,11 @@ class PackedMemory(Memory):
         as ``load`` would set it (a whole-number float a float again, a field the line does
         not hold its default); a line that would not make a Memory as it is makes the memory
         (and the validator speaks)."""
-        if name in _HEAD_FIELDS and name in self.__dict__:  # from the pack's head, or made
-            return self.__dict__[name]
+        if name in _HEAD_FIELDS:  # set from the pack's head, or made
+            try:  # not ``self.__dict__``: that makes an instance its own dict (Python 3.13 on)
+                return _attribute(self, name)
+            except AttributeError:  # an unset field: ``_Unloaded``, no ``__getattr__`` here
+                pass
         record = self._unmade_record()
         if record is None or name not in Memory.__dataclass_fields__:
             return getattr(self, name)
@@ -213,6 +216,7 @@ for _name in Memory.__dataclass_fields__:
         setattr(PackedMemory, _name, _Unloaded())
 
 _new = object.__new__
+_attribute = object.__getattribute__
 
 
 def packed(memory_id: str, key: str | None, line: bytes) -> PackedMemory:
