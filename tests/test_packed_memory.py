@@ -173,6 +173,28 @@ def test_kinds_and_times_in_the_head_line_build_the_indexes_without_a_parse(colu
     assert made_on_use == state()
 
 
+def test_peeking_a_head_field_leaves_the_memory_as_small_as_it_was():
+    # reading ``__dict__`` gave each instance a dict of its own (Python 3.11 on; under
+    # Pyodide's 3.14 the first start after an import grew the heap 108 -> 130 MiB)
+    import gc
+    import tracemalloc
+
+    from omoide.browser.packed import packed_with_head
+
+    line = json.dumps(["x"] * len(RECORD_FIELDS)).encode()
+    memories = [packed_with_head(f"m{i}", None, line, "fact", float(i)) for i in range(2000)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for memory in memories:
+            assert memory.peek("kind") == "fact" and type(memory.peek("created_at")) is float
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 8 * 1024, held  # a dict per memory: ~125 KiB for 2,000
+    assert not any(m.loaded for m in memories)
+
+
 @pytest.mark.parametrize("bad", [
     lambda h: [*h[:2], h[2] + ["fact"], h[3]],  # one kind too many
     lambda h: [*h[:2], ["gossip"] * len(h[2]), h[3]],  # not a kind
