@@ -146,14 +146,12 @@ class CountedParses:
 def test_kinds_and_times_in_the_head_line_build_the_indexes_without_a_parse(columns, records):
     # the memories tab's first page (newest first), the kind counts, a recall naming a time
     # span: each read every memory's line once after a start (~2 s at 100,000 in the browser)
-    from _pytest.monkeypatch import MonkeyPatch
-
     write = js_columns if columns else js_lines
     text = write(records, head_columns=True)
     lines_restore(records, text=text, crc=zlib.crc32(text.encode()), columns=columns)
     store = session.session().engine.stores["aoi"]
     live = sorted(r["id"] for r in records if r["trashed_at"] is None)
-    with MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch:
         parses = CountedParses(patch)
         answers = (store.count_by_kind(), sorted(store.ids_created_between(0, 1.7e9)),
                    store.newest_first(0, 50, None))
@@ -318,25 +316,19 @@ def test_a_peeked_float_is_a_float_and_an_odd_line_makes_the_memory():
 @given(engine_records())
 def test_fields_peeked_together_read_the_line_once(columns, records):
     # the positions index (conversation, turn) parsed every line twice to build
-    import omoide.browser.packed as packed_module
-
     lines_restore(records, columns=columns)
     store = session.session().engine.stores["aoi"]
     names = ("conversation", "turn", "created_at", "kind")
-    parses = []
-    real = packed_module.line_record
-    packed_module.line_record = lambda line: parses.append(line) or real(line)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        parses = CountedParses(patch)
         for memory_id in unread(store):
             memory = store.records[memory_id]
-            before = len(parses)
+            before = len(parses.lines)
             together = memory.peek_many(names)
-            assert len(parses) == before + 1 and not memory.loaded
+            assert len(parses.lines) == before + 1 and not memory.loaded
             assert together == tuple(memory.peek(n) for n in names)
             assert together == tuple(getattr(memory, n) for n in names)  # made: the same
             assert memory.peek_many(names) == together
-    finally:
-        packed_module.line_record = real
 
 
 @pytest.mark.parametrize("field", ["context", "recall_count", "model", "turn", "meta"])

@@ -70,64 +70,54 @@ export function packRecords(pack) {
   });
 }
 
-// Build a pack from stored rows ({id, record, trashed_at, slot, checked}).
-export function makePack(character, pack, stamp, rows) {
+// What every pack keeps beside its text: each row's id, its vector's place (segment, row),
+// and the ids in the trash.
+function placed(rows) {
   const ids = new Array(rows.length);
   const slots = new Int32Array(rows.length * 2);
   const trashed = [];
-  const records = new Array(rows.length);
   rows.forEach((r, i) => {
     ids[i] = r.id;
     slots[2 * i] = r.slot.seg;
     slots[2 * i + 1] = r.slot.row;
     if (r.trashed_at != null) trashed.push(r.id);
-    records[i] = { ...r.record, trashed_at: r.trashed_at ?? null };
   });
-  if (!rows.every((r) => r.checked === CHECKED)) {
-    return { character, pack, stamp, ids, slots, trashed, json: JSON.stringify(records),
-      format: 0 };
-  }
-  const head = JSON.stringify([ids, records.map((r) => r.key ?? null),
-    records.map((r) => r.kind ?? null), records.map((r) => r.created_at ?? null)]);
-  const columns = records.every(inColumns);
-  const line = columns ? (r) => JSON.stringify(RECORD_FIELDS.map((f) => r[f]))
-    : (r) => JSON.stringify(r);
-  const json = `${head}\n${records.map(line).join("\n")}`;
+  return { ids, slots, trashed };
+}
+
+// A checked pack: its head line ``[ids, keys, kinds, created_at]``, then ``lines``, under one
+// CRC (its UTF-8 size kept beside it: ``packSize``).
+function checkedPack(character, pack, stamp, place, [keys, kinds, times], lines, format) {
+  const json = `${JSON.stringify([place.ids, keys, kinds, times])}\n${lines.join("\n")}`;
   const bytes = encoder.encode(json);
-  const made = { character, pack, stamp, ids, slots, trashed, json,
-    format: columns ? COLUMNS : LINES, crc: crc32(bytes) };
+  const made = { character, pack, stamp, ...place, json, format, crc: crc32(bytes) };
   packSizes.set(made, bytes.length);
   return made;
 }
 
+// Build a pack from stored rows ({id, record, trashed_at, slot, checked}).
+export function makePack(character, pack, stamp, rows) {
+  const place = placed(rows);
+  const records = rows.map((r) => ({ ...r.record, trashed_at: r.trashed_at ?? null }));
+  if (!rows.every((r) => r.checked === CHECKED)) {
+    return { character, pack, stamp, ...place, json: JSON.stringify(records), format: 0 };
+  }
+  const head = ["key", "kind", "created_at"].map((f) => records.map((r) => r[f] ?? null));
+  const columns = records.every(inColumns);
+  const line = columns ? (r) => JSON.stringify(RECORD_FIELDS.map((f) => r[f]))
+    : (r) => JSON.stringify(r);
+  return checkedPack(character, pack, stamp, place, head, records.map(line),
+    columns ? COLUMNS : LINES);
+}
+
 // Build a COLUMNS pack from rows whose records arrive as their lines ({id, key, kind,
-// created_at, line, trashed_at, slot}: an import, whose checked records Python wrote as ``packed.column_lines``,
-// each a JSON array in RECORD_FIELDS order with ``trashed_at`` last): the lines are stored as
-// they are, no object made per record.
+// created_at, line, trashed_at, slot}: an import, whose checked records Python wrote as
+// ``packed.column_lines``, each a JSON array in RECORD_FIELDS order with ``trashed_at``
+// last): the lines are stored as they are, no object made per record.
 export function makeLinePack(character, pack, stamp, rows) {
-  const ids = new Array(rows.length);
-  const keys = new Array(rows.length);
-  const kinds = new Array(rows.length);
-  const times = new Array(rows.length);
-  const lines = new Array(rows.length);
-  const slots = new Int32Array(rows.length * 2);
-  const trashed = [];
-  rows.forEach((r, i) => {
-    ids[i] = r.id;
-    keys[i] = r.key;
-    kinds[i] = r.kind;
-    times[i] = r.created_at;
-    lines[i] = r.line;
-    slots[2 * i] = r.slot.seg;
-    slots[2 * i + 1] = r.slot.row;
-    if (r.trashed_at != null) trashed.push(r.id);
-  });
-  const json = `${JSON.stringify([ids, keys, kinds, times])}\n${lines.join("\n")}`;
-  const bytes = encoder.encode(json);
-  const made = { character, pack, stamp, ids, slots, trashed, json, format: COLUMNS,
-    crc: crc32(bytes) };
-  packSizes.set(made, bytes.length);
-  return made;
+  const head = ["key", "kind", "created_at"].map((f) => rows.map((r) => r[f]));
+  return checkedPack(character, pack, stamp, placed(rows), head, rows.map((r) => r.line),
+    COLUMNS);
 }
 
 // The record of a COLUMNS line without its ``trashed_at`` (the last column), as a

@@ -87,11 +87,11 @@ def begin(header_json: str) -> None:
 # The format of a record pack whose records the engine checked before writing them
 # (``CHECKED`` of web/store/packs.js; a later record schema bumps both): one JSON text of
 # every record (``PACK_FORMAT``: packs written before the lines), or a head line
-# ``[ids, keys]`` (``[ids, keys, kinds, created_at]`` since the head columns:
+# ``[ids, keys, kinds, created_at]`` (``[ids, keys]`` before the head columns:
 # ``packed.head_columns``) and one line per record (``PACK_LINES``: its records made on use),
-# each a
-# record object, or (``PACK_COLUMNS``) an array of its values in ``packed.RECORD_FIELDS``
-# order (the field names are not repeated on every line: less to read, to check and to hold).
+# each a record object, or (``PACK_COLUMNS``) an array of its values in
+# ``packed.RECORD_FIELDS`` order (the field names are not repeated on every line: less to
+# read, to check and to hold).
 PACK_FORMAT = 1
 PACK_LINES = 2
 PACK_COLUMNS = 3
