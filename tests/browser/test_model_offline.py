@@ -7,6 +7,7 @@ never downloaded is refused with the real reason while the current model keeps w
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,7 +33,29 @@ def app_page(launch, tmp_path, port: int) -> Iterator[tuple[AppServer, Page]]:
 
 
 expect.set_options(timeout=30_000)
+
+
+def wait_until(check, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
 E5 = "omoide/multilingual-e5-small"
+# Installed in the embedding worker: every WebAssembly start waits for `release()`;
+# `held` says one is waiting.
+HOLD_WASM_START = """() => {
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  self.omoideHold = { held: false, release };
+  for (const name of ["instantiate", "instantiateStreaming"]) {
+    const original = WebAssembly[name].bind(WebAssembly);
+    WebAssembly[name] = async (...args) => {
+      self.omoideHold.held = true;
+      await gate;
+      return original(...args);
+    };
+  }
+}"""
 MINILM = "omoide/all-MiniLM-L6-v2"
 
 
@@ -86,11 +109,22 @@ def test_warm_up_can_be_cancelled_and_the_next_remember_loads_the_model(launch, 
         engine_call(page, "remember", {"character": "aki", "text": "Aki grows tomatoes."})
 
         # The warm-up starts during the boot (once Python is up), so it is cancelled from
-        # the boot screen, before or after ready.
-        page.reload()
+        # the boot screen, before or after ready. The model's set-up takes about a second:
+        # the embedding worker's WebAssembly start is held until the click has reached the
+        # worker, so the cancel cannot arrive after a finished set-up on a busy machine.
+        with page.expect_worker(lambda w: "embed-worker" in w.url) as created:
+            page.reload()
+        embedder = created.value
+        embedder.evaluate(HOLD_WASM_START)
         warm = page.locator("#model-warm")
         expect(warm).to_have_attribute("data-state", "loading")
-        page.click("#model-warm-cancel")
+        wait_until(lambda: embedder.evaluate("() => self.omoideHold.held"))
+        cancel = page.locator("#model-warm-cancel")
+        cancel.click()
+        expect(cancel).to_be_disabled()
+        # A round trip on the worker's channel: the cancel message, sent first, is handled.
+        assert page.evaluate("() => window.omoide.embedder.status()")["warming"] is True
+        embedder.evaluate("() => self.omoideHold.release()")
         expect(warm).to_have_attribute("data-state", "cancelled")
         wait_ready(page)
         status = page.evaluate("() => window.omoide.embedder.status()")
