@@ -36,10 +36,13 @@ expect.set_options(timeout=30_000)
 
 
 def wait_until(check, timeout_s: float = 30.0) -> None:
+    """Poll `check` (a worker has no `expect`) until it is true."""
     deadline = time.monotonic() + timeout_s
     while not check():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
 E5 = "omoide/multilingual-e5-small"
 # Installed in the embedding worker: every WebAssembly start waits for `release()`;
 # `held` says one is waiting.
