@@ -193,6 +193,60 @@ def test_peeking_a_head_field_leaves_the_memory_as_small_as_it_was():
     assert not any(m.loaded for m in memories)
 
 
+@pytest.mark.parametrize("form", ["lines", "columns", "head", "validated"])
+def test_a_record_stamped_before_a_re_vectorization_restores_with_the_stores_stamp(form):
+    # the worker's re-vectorization moved every record to the new segments with its old
+    # `model`: after a restart the audit listed every memory as off-stamp
+    old = "omoide/multilingual-e5-small@q8#4"
+    records = [r | {"model": old, "conversation": None, "turn": None}
+               for r in stored(6, trashed=frozenset({4}))]
+    columns = form != "lines"
+    text = (js_columns if columns else js_lines)(records, head_columns=form == "head")
+    crc = zlib.crc32(text.encode()) if form != "validated" else 0  # 0: not trusted
+    lines_restore(records, text=text, crc=crc, columns=columns)
+    store = session.session().engine.stores["aoi"]
+    assert store.stamp == STAMP
+    live = [store.records[r["id"]] for r in records if r["trashed_at"] is None]
+    peeked = [(m.peek("model"), m.peek_many(("model", "turn"))[0]) for m in live]
+    assert peeked == [(STAMP, STAMP)] * 5
+    assert unread(store) == ([] if form == "validated" else sorted(m.id for m in live))
+    assert {m.model for m in live} == {STAMP}  # made from their lines
+    assert store.trash["m0004"].memory.model == STAMP
+    # the audit's off-stamp test (governance/audit.py), over every memory
+    assert [m.id for m in store.records.values() if m.model != store.stamp] == []
+
+
+def test_a_stamp_set_on_an_unmade_memory_survives_its_load():
+    # swap_index (a re-vectorization) sets every memory's model in place; an unmade memory's
+    # load then wrote its line's old model back over it
+    record = stored(1)[0]
+    del record["trashed_at"]
+    memory = packed(record["id"], record["key"], js_json([record])[1:-1].encode())
+    memory.model = "omoide/multilingual-e5-small@q8#4"
+    assert memory.text == record["text"] and memory.loaded
+    assert memory.model == "omoide/multilingual-e5-small@q8#4"
+
+
+def test_setting_the_stamp_leaves_a_packed_memory_as_small_as_it_was():
+    import gc
+    import tracemalloc
+
+    from omoide.browser.packed import packed_with_head
+
+    line = json.dumps(["x"] * len(RECORD_FIELDS)).encode()
+    memories = [packed_with_head(f"m{i}", None, line, "fact", float(i)) for i in range(2000)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for memory in memories:
+            memory.model = STAMP
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 8 * 1024, held
+    assert not any(m.loaded for m in memories)
+
+
 @pytest.mark.parametrize("bad", [
     lambda h: [*h[:2], h[2] + ["fact"], h[3]],  # one kind too many
     lambda h: [*h[:2], ["gossip"] * len(h[2]), h[3]],  # not a kind

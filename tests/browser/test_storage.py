@@ -7,6 +7,7 @@ import pytest
 
 from .conftest import engine_call, wait_ready
 from .faults import fail_writes
+from .test_storage_purge import RAW
 
 MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
 E5 = {"model": "omoide/multilingual-e5-small", "dtype": "q8"}
@@ -227,6 +228,13 @@ def test_model_switch_blocks_recall_until_revectorized(launch, app_url, tmp_path
     assert engine_call(page, "model_state")["mismatched"] == []
     memories = engine_call(page, "memories", {"character": "gin"})
     assert len(memories) == 120
+    # every record names the new index, also read back from IndexedDB (each record moved
+    # to the new segments kept its old model: the audit called all 120 off-stamp)
+    assert {m["model"] for m in memories} == {state["stamp"]}
+    assert engine_call(page, "audit", {"character": "gin"})["model"]["off_stamp_records"] == []
+    raw = page.evaluate(RAW)
+    assert len(raw["record_packs"]) >= 1
+    assert not [row for row in raw["record_packs"] + raw["memories"] if MINILM["model"] in row]
 
 
 @pytest.mark.parametrize("bad", [

@@ -435,7 +435,7 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
     const moved = [];
     for (const [id, record] of byId) {
       if (!slots.has(id)) throw new Error(`swap misses the vector of ${id}`);
-      moved.push({ ...record, slot: slots.get(id) });
+      moved.push({ ...record, slot: slots.get(id), record: stamped(record.record, stamp) });
     }
     // every record now has its vector in a segment: all of them packed anew
     await db.record_packs.where("character").equals(character).delete();
@@ -448,6 +448,13 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
     await db.staging.where("[stamp+character]").equals([stamp, character]).delete();
     await db.stamps.put({ character, stamp, model_id, dimension });
   });
+}
+
+// A record's model names the index its vector is in (the engine's ``swap_index``); a stored
+// value that is no record object stays as it is, for the validator to name at the restore.
+function stamped(record, stamp) {
+  const object = record !== null && typeof record === "object" && !Array.isArray(record);
+  return object ? { ...record, model: stamp } : record;
 }
 
 // Every stored row of a character, the latest copy of each id (packs, then override rows).

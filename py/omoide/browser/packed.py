@@ -44,8 +44,9 @@ RECORD_FIELDS = ("id", "character_id", "text", "kind", "type", "key", "importanc
 _FIELD_COUNT = len(RECORD_FIELDS)
 _FIELD_SET = frozenset(RECORD_FIELDS)
 _MEMORY_FIELDS = frozenset(Memory.__dataclass_fields__)
-# the fields a pack's head line may hold for every record (``head_columns``)
-_HEAD_FIELDS = frozenset(("kind", "created_at"))
+# the fields a packed memory may hold before it is loaded: its kind and time from the pack's
+# head line (``head_columns``) and its model, the store's stamp (``restore.finish``)
+_SET_FIELDS = frozenset(("kind", "created_at", "model"))
 # the fields ``load`` makes floats again (``floats_again``: JSON writes 3.0 as 3)
 _FLOAT_FIELDS = frozenset(("importance", "created_at", "updated_at", "last_recalled_at"))
 # what a line needs to make a Memory without the validator (``load``)
@@ -175,7 +176,7 @@ class PackedMemory(Memory):
         as ``load`` would set it (a whole-number float a float again, a field the line does
         not hold its default); a line that would not make a Memory as it is makes the memory
         (and the validator speaks)."""
-        if name in _HEAD_FIELDS:  # set from the pack's head, or made
+        if name in _SET_FIELDS:  # set at restore, or made
             try:  # not ``self.__dict__``: that makes an instance its own dict (Python 3.13 on)
                 return _attribute(self, name)
             except AttributeError:  # an unset field: ``_Unloaded``, no ``__getattr__`` here
@@ -191,7 +192,15 @@ class PackedMemory(Memory):
         record = self._unmade_record()
         if record is None or not _MEMORY_FIELDS.issuperset(names):
             return super().peek_many(names)
-        return tuple(_field(record, name) for name in names)
+        return tuple(self._set_field(name, record) if name in _SET_FIELDS
+                     else _field(record, name) for name in names)
+
+    def _set_field(self, name: str, record: dict[str, Any]) -> Any:
+        """A field set at restore (``_SET_FIELDS``), else as the line's ``record`` holds it."""
+        try:
+            return _attribute(self, name)
+        except AttributeError:
+            return _field(record, name)
 
     @property
     def loaded(self) -> bool:
@@ -305,6 +314,10 @@ def load(memory: PackedMemory, line: bytes) -> None:
     """Parse ``line`` into ``memory`` (the trusted conversion of ``restore.trusted_memories``:
     a whole-number float becomes a float again); a line that is no such record goes through
     the record validator, whose error, if any, is raised."""
+    try:  # the store's stamp, set at restore: the line's may predate a re-vectorization
+        model = _attribute(memory, "model")
+    except AttributeError:
+        model = None
     record = line_record(line)
     if type(record) is dict and record.get("id") == memory.id:
         # keep the one id string the store's maps hold
@@ -318,6 +331,8 @@ def load(memory: PackedMemory, line: bytes) -> None:
         checked.pop("trashed_at", None)
         checked.pop("vector", None)
         Memory.__init__(memory, **checked)
+    if model is not None:
+        memory.model = model
     memory._line = None
 
 

@@ -311,6 +311,12 @@ def finish(character: str, live: Any, trash: Any, placement_json: str = "") -> d
     store = engine.new_store(character, stamp=header["stamp"], model_id=header["model_id"],
                              dimension=header["dimension"])
     engine.stores[character] = store
+    # A memory's model names the index its vector is in: this store's stamp. (The worker's
+    # re-vectorization wrote the old stamp into every record it moved until 2026-12, so a
+    # record's own may be stale; set here, ``packed.load`` keeps it.)
+    stamp = store.stamp
+    for memory in memories.values():
+        memory.model = stamp
     # the memories' own id strings (the header's are second copies parsed from its JSON):
     # one string per memory for the records, the kernels and the full-text index
     live_ids, trash_ids = _own_ids(header["live_ids"], memories), _own_ids(
