@@ -72,7 +72,8 @@ def test_mcp_server_and_cli_never_undo_each_other(tmp_path: Path) -> None:
         assert seen[violin] == "Alice plays the cello on Sundays"
         assert seen[cat] == "Alice's cat is called Mochi"
         stats = await tool("stats")
-        assert (stats["memories"], stats["trashed"]) == (2, 1)
+        # trashed: the tea, and the violin text the update replaced (its history)
+        assert (stats["memories"], stats["trashed"]) == (2, 2)
         # ... and the server's recall (it counted its hits) reverted nothing
         assert stored(db, tea)[0] is not None
         assert stored(db, violin)[1]["text"] == "Alice plays the cello on Sundays"

@@ -32,10 +32,12 @@ def test_reopen_gives_the_same_memories_trash_and_recall(tmp_path):
     ws.close()
 
     again = open_workspace(db, embedder=HashingEmbedder())
-    assert again.loaded == {"alice": 3, "bob": 1}
+    # alice: 2 live, the forgotten one and the version the edit replaced in the trash
+    assert again.loaded == {"alice": 4, "bob": 1}
     assert {c: texts(again.engine.recall(c, "tea", touch=False)) for c in ("alice", "bob")
             } == before
-    assert [e.memory.id for e in again.engine.trash("alice")] == [alice[1].id]
+    assert [e.memory.text for e in again.engine.trash("alice")] == [
+        "Alice hikes on Sundays", "Alice loves green tea"]
     assert again.engine.get("alice", alice[0].id).text == "Alice loves jasmine tea"
     again.engine.restore("alice", alice[1].id)
     again.engine.purge_trash("alice")

@@ -167,11 +167,12 @@ def test_a_stale_update_writes_only_its_own_fields(pair):
     db, a, b = pair
     tea = a.engine.remember("alice", "Alice loves green tea", meta={"src": "chat"})
     b.engine.update("alice", tea.id, text="Alice loves jasmine tea")
+    [green] = b.engine.trash("alice")  # the text b's edit replaced, kept as history
     saved = stale(a)
     a.engine.update("alice", tea.id, importance=0.8)  # a still holds the old text
     _, record = row(db, tea.id)
     assert (record["text"], record["importance"], record["meta"]) == (
-        "Alice loves jasmine tea", 0.8, {"src": "chat"})
+        "Alice loves jasmine tea", 0.8, {"src": "chat", "supersedes": [green.memory.id]})
     a.engine.refreshers.extend(saved)
     memory = a.engine.get("alice", tea.id)  # caught up: b's text, a's importance
     assert (memory.text, memory.importance) == ("Alice loves jasmine tea", 0.8)

@@ -59,21 +59,22 @@ def test_rows_override_packs_and_compaction_packs_them(launch, app_url, tmp_path
     assert page.evaluate(IMPORT)["imported"] == N
     [pack] = packs(page)
     assert len(pack["ids"]) == 512 and records_of(pack)[7]["id"] == "i0007"
-    # single writes on packed memories: one row each, the pack is not rewritten
+    # single writes on packed memories: one row each, the pack is not rewritten (the update
+    # also writes the text it replaced as a new memory, trashed: one more row)
     engine_call(page, "update", {"character": "umi", "id": "i0007", "text": "a new text"})
     engine_call(page, "forget", {"character": "umi", "id": "i0008"})
     engine_call(page, "forget", {"character": "umi", "id": "i0009"})
     engine_call(page, "restore", {"character": "umi", "id": "i0009"})
     assert packs(page) == [pack]
-    assert len(page.evaluate(RAW)["memories"]) == N - 512 + 3
+    assert len(page.evaluate(RAW)["memories"]) == N - 512 + 4
     before = state(page)
     assert reloaded(page) == before  # the rows win over their packed copies
-    # compaction: the tail (with i0007's new vector) into a segment, the rows into a second
-    # pack; the first pack is 3/512 stale, so it stays as it is
-    assert engine_worker(page).evaluate(COMPACT, "umi") == N - 512 + 1
+    # compaction: the tail (with i0007's new vector and its earlier text's) into a segment,
+    # the rows into a second pack; the first pack is 3/512 stale, so it stays as it is
+    assert engine_worker(page).evaluate(COMPACT, "umi") == N - 512 + 2
     after = packs(page)
     assert len(after) == 2 and after[0] == pack
-    assert len(after[1]["ids"]) == N - 512 + 3 and page.evaluate(RAW)["memories"] == []
+    assert len(after[1]["ids"]) == N - 512 + 4 and page.evaluate(RAW)["memories"] == []
     assert "a new text" in after[1]["json"]
     assert reloaded(page) == before
 
@@ -139,16 +140,17 @@ def test_a_checked_pack_skips_the_validator_unless_its_text_changed(launch, app_
     engine_worker(page).evaluate(COMPACT, "umi")
     assert [p["format"] for p in packs(page)] == [3, 3]
     assert reloaded(page) == before
-    assert load_of(page)["trusted"] == N  # i0007 in both packs: the older copy skipped
+    # i0007 in both packs: the older copy skipped; + the text the update replaced
+    assert load_of(page)["trusted"] == N + 1
     # a text changed on disk: the pack is validated, its bad record quarantined, kept on
     # disk as it is and listed by audit; every other record loads
     changed = page.evaluate(TAMPER)
     page.reload()
     wait_ready(page)
     load = load_of(page)
-    assert load["quarantined"] == 1 and load["trusted"] == N - 512 + 1
+    assert load["quarantined"] == 1 and load["trusted"] == N - 512 + 2
     live, trash = state(page)
-    assert len(live) + len(trash) == N - 1
+    assert len(live) + len(trash) == N - 1 + 1  # one quarantined; the update's history
     assert changed not in json.dumps(live) + json.dumps(trash)
     audit = engine_call(page, "audit", {"character": "umi"})
     assert changed in json.dumps(audit)

@@ -175,20 +175,32 @@ def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
     expect(page.locator("#memory-list li.memory form")).to_have_count(0)
     texts = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
     assert "Sora visited Kyoto and Nara in spring" in texts
+    # the edit kept the text it replaced, in the trash
+    [earlier] = engine_call(page, "trash", {"character": cid})
+    assert earlier["memory"]["text"] == "Sora visited Kyoto in spring"
 
     page.locator("#memory-list li.memory", has_text="birthday").get_by_role(
         "button", name="Forget").click()
     expect(items).to_have_count(2)
-    assert len(engine_call(page, "trash", {"character": cid})) == 1
+    assert len(engine_call(page, "trash", {"character": cid})) == 2
     tab(page, "maintenance")
     trash = page.locator("#trash-list li.memory")
+    expect(trash).to_have_count(2)
+    birthday = trash.filter(has_text="birthday")
+    expect(birthday.locator(".chip.history")).to_have_count(0)
+    birthday.get_by_role("button").click()
     expect(trash).to_have_count(1)
-    expect(trash).to_contain_text("birthday")
+    expect(trash).to_contain_text("Sora visited Kyoto in spring")
+    expect(trash.locator(".chip.history")).to_have_text("the text before an edit")
+    # restoring the earlier text undoes the edit: the edited text goes to the trash instead
     trash.get_by_role("button").click()
-    expect(trash).to_have_count(0)
-    assert engine_call(page, "trash", {"character": cid}) == []
+    expect(trash).to_have_count(1)
+    expect(trash).to_contain_text("Sora visited Kyoto and Nara in spring")
+    texts = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
+    assert "Sora visited Kyoto in spring" in texts and len(texts) == 3
     tab(page, "memories")
     expect(items).to_have_count(3)
+    expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(0)
 
 
 def test_paste_a_conversation_previews_before_saving(page: Page) -> None:

@@ -295,9 +295,14 @@ export function mountMaintenance(panel, ctx) {
         ctx.emit("changed", { character: ctx.character });
         ctx.refreshCharacters().catch(() => {});
       });
+      // history (an edit's earlier text, a memory another replaced): restoring it undoes that
+      const history = typeof memory.meta?.superseded_by === "string"
+        ? h("span", { class: "chip history" }, t(memory.meta.superseded_reason === "edited"
+          ? "trash.edited" : "trash.replaced")) : null;
       return h("li", { class: "memory", dataset: { id: memory.id } },
         h("p", { class: "text" }, memory.text),
         h("div", { class: "meta" }, h("span", { class: "chip" }, t(`kind.${memory.kind}`)),
+          history,
           h("span", { class: "muted" }, t("trash.when", { age: formatAge(at, ctx.lang) }))),
         h("div", { class: "actions" }, restore));
     }));

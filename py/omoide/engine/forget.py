@@ -3,7 +3,9 @@
 A forgotten memory leaves recall at once but keeps its vector in the trash, so ``restore``
 needs no embedder call. Governance (grace periods, revive on recall) builds on these.
 Restoring a keyed memory (say, history of a superseded one) replaces the live memory that
-holds its key now, which goes to the trash in its place: one key, one live memory.
+holds its key now, which goes to the trash in its place: one key, one live memory. Restoring
+history also retires the live memory that replaced it (``superseded_by``, when that one
+still lists it in ``supersedes``): an edit or a contradiction undone, whatever the keys.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from typing import TYPE_CHECKING
 
 from omoide.engine import validate
 from omoide.engine.memory import Memory, TrashEntry
-from omoide.engine.supersede import holders, linked, retire, unretired
+from omoide.engine.supersede import (
+    SUPERSEDED_BY,
+    SUPERSEDES,
+    holders,
+    linked,
+    retire,
+    unretired,
+)
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -32,12 +41,18 @@ def restore(engine: MemoryEngine, character: str, memory_id: str) -> Memory:
         raise OmoideError.of("UNKNOWN_MEMORY", memory_id=memory_id, character=character)
     engine.check_model(store)  # a trashed vector must match the live space it rejoins
     memory = store.restore(memory_id)
-    replaced = holders(store, memory.key, besides=memory_id)
-    fresh = linked(unretired(memory), replaced)
+    reasons = dict.fromkeys(holders(store, memory.key, besides=memory_id),
+                            f"restored {memory_id} (same key)")
+    successor = memory.meta.get(SUPERSEDED_BY)  # meta is the user's JSON: any type
+    if type(successor) is str and successor in store.records and successor not in reasons:
+        links = store.records[successor].meta.get(SUPERSEDES)
+        if type(links) is list and memory_id in links:
+            reasons[successor] = f"restored {memory_id} (the version it replaced)"
+    fresh = linked(unretired(memory), reasons)
     if fresh is not memory:
         store.put(fresh, None)
-    for other in replaced:
-        retire(store, other, memory_id, engine.now(), f"restored {memory_id} (same key)")
+    for other, reason in reasons.items():
+        retire(store, other, memory_id, engine.now(), reason)
     return fresh
 
 

@@ -1,5 +1,12 @@
 """``update``: change fields of a live memory; a new text is re-embedded and re-indexed.
-Giving it a key other live memories hold replaces them (``engine.supersede``)."""
+Giving it a key other live memories hold replaces them (``engine.supersede``).
+
+An edit never loses what it replaced: a new text or context keeps the version before it as
+a copy under a new id, retired to the trash as history of the memory (``superseded_by`` it,
+reason "edited"; the memory lists the copy in ``supersedes``). Restoring the copy brings the
+previous version back and retires the edited one in its place (``forget.restore``). The
+copy is written before the edit, so a failure in between leaves the text in two records,
+never in none."""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
 from omoide.engine.embedding import embed_memories
-from omoide.engine.memory import KIND_TYPES, Memory
+from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
 from omoide.engine.supersede import holders, linked, retire
 from omoide.errors import OmoideError
 
@@ -51,12 +58,17 @@ def update(
                               else validate.context(context, engine.max_text_length))
     new = dataclasses.replace(old, **changes)
     vector = None
+    previous = None
     if new.text != old.text or new.context != old.context:
         engine.check_model(store)
         vector = embed_memories(engine.embedder, [(new.text, new.context)])[0]
+        previous = dataclasses.replace(old, id=new_memory_id(changes["updated_at"]))
+        store.put(previous, store.kernel.vector(memory_id))
     replaced = holders(store, new.key, besides=memory_id) if new.key != old.key else []
-    new = linked(new, replaced)
+    new = linked(new, ([previous.id] if previous is not None else []) + replaced)
     store.put(new, vector)
+    if previous is not None:
+        retire(store, previous.id, memory_id, engine.now(), "edited")
     for other in replaced:
         retire(store, other, memory_id, engine.now(), f"same key {new.key}")
     return new
