@@ -118,3 +118,33 @@ def test_bad_character_is_refused():
 def test_empty_input_is_an_empty_report():
     report = ingest(make_engine(), "mika", [])
     assert report.items == [] and report.stored == []
+
+
+@pytest.mark.parametrize(("messages", "field"), [
+    ([1.5], "messages[0]"),
+    (["I love tea.", None], "messages[1]"),
+    ([{"role": 5, "content": "I love tea."}], "messages[0].role"),
+    ([{"role": "user", "content": {"text": "I love tea."}}], "messages[0].content"),
+    ([{"role": "user", "content": ["I love tea."]}], "messages[0].content"),
+    ([{"role": "user", "content": [{"type": "text", "text": 7}]}], "messages[0].content"),
+    ({"role": "user", "content": "I love tea."}, "messages"),
+    (42, "messages"),
+])
+def test_a_message_of_another_shape_is_refused_by_name_and_nothing_is_written(messages, field):
+    # a number among the messages was a crash (AttributeError: the page got "INTERNAL"), an
+    # object as content was stored as its repr in the user's name
+    e = make_engine()
+    e.remember("a", "already here")
+    with pytest.raises(OmoideError) as err:
+        ingest(e, "a", messages)
+    assert err.value.code == "INVALID_ARGUMENT" and err.value.fields["name"] == field
+    assert [m.text for m in e.memories("a")] == ["already here"]
+
+
+def test_content_parts_and_null_content_are_read():
+    e = make_engine()
+    report = ingest(e, "a", [{"role": "user", "content": [
+        {"type": "text", "text": "I always drink green tea in the morning."},
+        {"type": "image_url", "image_url": {"url": "data:,"}}]},
+        {"role": "assistant", "content": None}])
+    assert [i.action for i in report.items if i.source == 0] == ["stored"]

@@ -32,6 +32,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from omoide.engine.memory import KIND_TYPES
+from omoide.errors import OmoideError
 from omoide.governance.keys import (  # noqa: F401 - re-exported: the extractor's key API
     JA_GLOSSARY,
     MAX_SUBJECT,
@@ -77,6 +78,35 @@ class Unmatched:
 
 
 # -- message plumbing -----------------------------------------------------------------------
+
+
+def checked_messages(messages: object) -> list[Message]:
+    """The conversation ``ingest`` is given, as a list: one text, or texts and
+    ``{"role", "content"}`` objects (content: a text, OpenAI's list of parts, or null).
+    Anything else is refused naming the message (a number or an object as content was a
+    crash, or its repr stored as the user's words)."""
+    if isinstance(messages, str):
+        return [messages]
+    if isinstance(messages, Mapping) or not isinstance(messages, Iterable):
+        raise OmoideError.of("INVALID_ARGUMENT", name="messages",
+                             reason="must be a text or a list of messages")
+    out = list(messages)
+    for n, message in enumerate(out):
+        if isinstance(message, str):
+            continue
+        if not isinstance(message, Mapping):
+            raise OmoideError.of("INVALID_ARGUMENT", name=f"messages[{n}]",
+                                 reason="must be a text or an object with role and content")
+        if not isinstance(message.get("role", "user"), str):
+            raise OmoideError.of("INVALID_ARGUMENT", name=f"messages[{n}].role",
+                                 reason="must be a text")
+        content = message.get("content")
+        parts = content if isinstance(content, list) else None
+        if not (content is None or isinstance(content, str) or parts is not None and all(
+                isinstance(p, Mapping) and isinstance(p.get("text", ""), str) for p in parts)):
+            raise OmoideError.of("INVALID_ARGUMENT", name=f"messages[{n}].content",
+                                 reason="must be a text or a list of parts with text")
+    return out
 
 
 def message_text(message: Message) -> tuple[str, str]:

@@ -38,7 +38,14 @@ from omoide.governance.dedup import (
     merged,
     polarity_of,
 )
-from omoide.governance.extract import Candidate, Message, extract, has_japanese, message_text
+from omoide.governance.extract import (
+    Candidate,
+    Message,
+    checked_messages,
+    extract,
+    has_japanese,
+    message_text,
+)
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
 from omoide.governance.tiers import RebalanceReport, TierPolicy, initial_tier, rebalance
@@ -176,9 +183,7 @@ def ingest(
     character = validate.character_id(character)
     conversation = validate.conversation(conversation)  # refused before anything is done
     session_at = engine.now() if at is None else validate.timestamp(at)
-    if isinstance(messages, str):
-        messages = [messages]
-    messages = list(messages)
+    messages = checked_messages(messages)
     policy = tier_policy or TierPolicy()
     extra_meta = validate.meta(dict(meta) if meta is not None else None)
     report = IngestReport(character, dry_run, "pattern")
