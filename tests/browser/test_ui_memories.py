@@ -196,6 +196,7 @@ def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
     trash.get_by_role("button").click()
     expect(trash).to_have_count(1)
     expect(trash).to_contain_text("Sora visited Kyoto and Nara in spring")
+    expect(trash.locator(".chip.history")).to_have_text("replaced by another memory")
     texts = {m["text"] for m in engine_call(page, "memories", {"character": cid})}
     assert "Sora visited Kyoto in spring" in texts and len(texts) == 3
     tab(page, "memories")
