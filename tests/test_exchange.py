@@ -292,3 +292,80 @@ def test_an_imported_vector_of_another_length_scores_as_its_direction(tmp_path):
             [h.vector_cosine] * len(by_text[h.memory.text]), abs=1e-6)
     stored = exchange.export_data(target, with_vectors=True)["characters"][0]["vectors"]
     assert sum(x * x for x in stored[twin["id"]]) == pytest.approx(1.0, abs=1e-6)
+
+
+def _history_export(tmp_path: Path) -> Path:
+    """An export of one memory and the version before its edit (history in the trash)."""
+    db = tmp_path / "src.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        first = ws.engine.remember("rin", "Rin likes coffee", key="drink")
+        ws.engine.update("rin", first.id, text="Rin likes tea")
+    finally:
+        ws.close()
+    path = tmp_path / "e.json"
+    export(db, path, True)
+    return path
+
+
+def _interrupted_import(db: Path, path: Path, monkeypatch) -> None:
+    """An import stopped (Ctrl-C) right after a trashed record's first write: it is live."""
+    import io
+
+    from omoide.engine.store import CharacterStore
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(CharacterStore, "move_to_trash", stop)
+        code = main(["--db", str(db), "import", str(path)], embedder_factory=factory,
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 130
+
+
+def test_an_interrupted_import_run_again_puts_the_trash_back(tmp_path, monkeypatch):
+    """The history copy an interrupted import left live (beside the memory that replaced it,
+    same key) goes to the trash when the import runs again, as the file has it."""
+    path = _history_export(tmp_path)
+    db = tmp_path / "dst.db"
+    _interrupted_import(db, path, monkeypatch)
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        assert sorted(m.text for m in ws.engine.memories("rin")) == [
+            "Rin likes coffee", "Rin likes tea"]  # the fault: two live versions of "drink"
+    finally:
+        ws.close()
+    out = run(db, "import", str(path))
+    assert "1 moved to the trash that an interrupted import had left live" in out
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        assert [m.text for m in ws.engine.memories("rin")] == ["Rin likes tea"]
+        assert [e.memory.text for e in ws.engine.trash("rin")] == ["Rin likes coffee"]
+    finally:
+        ws.close()
+    assert export(db, tmp_path / "again.json", True) == path.read_bytes()
+    assert "interrupted" not in run(db, "import", str(path))  # a third run: nothing to do
+
+
+def test_a_record_changed_since_the_interrupted_import_is_left_as_it_is(tmp_path,
+                                                                        monkeypatch):
+    """Only a record still saying exactly what the file says is moved: the user's later
+    change of it (here a new importance) is not undone by a re-run."""
+    path = _history_export(tmp_path)
+    db = tmp_path / "dst.db"
+    _interrupted_import(db, path, monkeypatch)
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        left = next(m for m in ws.engine.memories("rin") if m.text == "Rin likes coffee")
+        ws.engine.update("rin", left.id, importance=0.9)
+    finally:
+        ws.close()
+    out = run(db, "import", str(path))
+    assert "interrupted" not in out and "2 already present" in out
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        assert sorted(m.text for m in ws.engine.memories("rin")) == [
+            "Rin likes coffee", "Rin likes tea"]
+    finally:
+        ws.close()

@@ -151,9 +151,9 @@ class Context:
 
 def read_input(path: str) -> str:
     """The text of ``path`` (``-``: standard input), as UTF-8."""
-    if path == "-":
-        return sys.stdin.read()
     try:
+        if path == "-":
+            return _stdin_text()
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise OmoideError.of("FILE_UNREADABLE", path=path, reason="no such file") from None
@@ -162,6 +162,13 @@ def read_input(path: str) -> str:
                              f"at byte {e.start})") from None
     except OSError as e:
         raise OmoideError.of("FILE_UNREADABLE", path=path, reason=e.strerror or str(e)) from None
+
+
+def _stdin_text() -> str:
+    """Standard input decoded strictly: Python's own stdin turns bytes that are not UTF-8
+    into lone surrogates (``surrogateescape``) instead of refusing them."""
+    raw = getattr(sys.stdin, "buffer", None)
+    return sys.stdin.read() if raw is None else raw.read().decode("utf-8")
 
 
 def write_output(ctx: Context, path: str, text: str) -> bool:

@@ -86,7 +86,9 @@ def import_(ctx: Context) -> int:
     if ctx.json:
         ctx.emit(report)
     else:
+        finished = (f", {report['finished']} moved to the trash that an interrupted import "
+                    f"had left live" if report.get("finished") else "")
         ctx.out(f"imported {report['imported']} memories ({report['trashed']} to the trash, "
-                f"{report['reembedded']} embedded again, {report['skipped']} already present) for "
-                f"{', '.join(report['characters']) or 'no characters'}")
+                f"{report['reembedded']} embedded again, {report['skipped']} already present"
+                f"{finished}) for {', '.join(report['characters']) or 'no characters'}")
     return 0

@@ -13,9 +13,11 @@ so export -> import -> export into a fresh workspace gives the same bytes.
 
 Import validates the whole file first (every record through the one record schema,
 ``validate.record``) and writes nothing when any part is bad (``MALFORMED_IMPORT`` naming the
-record and field). It skips ids the character already holds, refuses ids of another
-character, restores the trash with its ``trashed_at``, and reuses the export's vectors only
-when its stamp is the selected model's (otherwise the texts are embedded again). Display names
+record and field). It skips ids the character already holds (but finishes a trashed
+record an interrupted import left live and unchanged: it moves it to the trash), refuses ids
+of another character, restores the trash with its ``trashed_at``, and reuses the export's
+vectors only when its stamp is the selected model's (otherwise the texts are embedded
+again). Display names
 come back in the report (``names``); the caller stores them (IndexedDB or the SQLite
 ``characters`` table) for characters it did not know.
 """
@@ -33,6 +35,7 @@ from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
+    from omoide.engine.store import CharacterStore
 
 EXPORT_FORMAT = "omoide-export"
 EXPORT_VERSION = 2
@@ -94,6 +97,10 @@ class CharacterImport:
     # id -> row of the packed block, for records whose vector is reused from it (their
     # ``vector`` is None: the rows stay binary, the caller adds them in bulk)
     packed_rows: dict[str, int] = field(default_factory=dict)
+    # id -> trashed_at: records the file has in the trash that this store holds live and
+    # unchanged, as an import interrupted between the two writes of a trashed record left
+    # them (``import_data`` writes it live, then moves it); the re-run finishes the move
+    unfinished: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,6 +122,21 @@ def _owner(engine: MemoryEngine, memory_id: str) -> str | None:
         if memory_id in store.records or memory_id in store.trash:
             return store.character_id
     return None
+
+
+# what a recall changes on a live memory, and the stamp its store sets: not what it says
+_USE_FIELDS = frozenset({"recall_count", "last_recalled_at", "model"})
+
+
+def _left_live(store: CharacterStore, record: dict[str, Any]) -> bool:
+    """Whether the store holds ``record`` (a trashed one of the file) live, saying exactly
+    what the file says: the first write of an interrupted import, not a later change."""
+    memory = store.records.get(record["id"])
+    if memory is None:
+        return False
+    held = memory.to_dict()
+    wanted = Memory.from_dict(record).to_dict()
+    return all(held[k] == v for k, v in wanted.items() if k not in _USE_FIELDS)
 
 
 def check_import(engine: MemoryEngine, data: Any,
@@ -205,7 +227,10 @@ def _check_import(engine: MemoryEngine, data: Any,
                 ids_here.add(memory_id)
                 if store is not None and (memory_id in store.records
                                           or memory_id in store.trash):  # held: no copy
-                    plan.skipped += 1
+                    if trash and _left_live(store, record):
+                        plan.unfinished[memory_id] = trashed_at
+                    else:
+                        plan.skipped += 1
                     continue
                 owner = _owner(engine, memory_id)
                 if owner is not None:
@@ -260,6 +285,12 @@ def import_data(engine: MemoryEngine, data: Any,
         report["skipped"] += c.skipped
         if c.id not in engine.stores:
             engine.writable_store(c.id)  # listed from now on, memories or not
+        if c.unfinished:
+            store = engine.writable_store(c.id)
+            for memory_id, at in c.unfinished.items():
+                store.move_to_trash(memory_id, at)
+            report["trashed"] += len(c.unfinished)
+            report["finished"] = report.get("finished", 0) + len(c.unfinished)
         if not c.records:
             continue
         need = [r for r in c.records if r["vector"] is None]

@@ -23,6 +23,9 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 | ``context`` | null or a string within the text limit (blank means null) |
 | ``conversation`` | null or a non-blank string of at most 256 characters |
 | ``turn`` | null or an integer in [0, 2**53); only with a ``conversation`` |
+
+New strings (``text``, ``key``, ``context``, ``conversation``, ``meta``'s keys and values)
+hold no lone surrogate (``unicode_text``); a row read back from storage loads as it is.
 """
 
 from __future__ import annotations
@@ -120,12 +123,29 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def text(value: object, limit: int) -> str:
+# A lone surrogate (U+D800..U+DFFF) is half of a UTF-16 pair, not a character: UTF-8 cannot
+# encode it, so SQLite, a mirror or an export read by another program fails on it, after
+# other rows were written. JSON's "\ud800" escapes and undecodable bytes read with
+# ``surrogateescape`` make them. New text is refused; a row already stored (IndexedDB keeps
+# such strings) still loads (``stored``), so no memory a user holds is quarantined for it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_text(value: str, name: str) -> str:
+    """``value`` when it holds no lone surrogate; else INVALID_ARGUMENT naming ``name``."""
+    if not value.isascii() and _SURROGATE.search(value) is not None:
+        raise OmoideError.of(
+            "INVALID_ARGUMENT", name=name,
+            reason="holds a lone surrogate (U+D800-U+DFFF): not text that UTF-8 can store")
+    return value
+
+
+def text(value: object, limit: int, *, stored: bool = False) -> str:
     if not isinstance(value, str) or not value.strip():
         raise OmoideError.of("EMPTY_TEXT")
     if len(value) > limit:
         raise OmoideError.of("TEXT_TOO_LONG", length=len(value), limit=limit)
-    return value
+    return value if stored else unicode_text(value, "text")
 
 
 def kind(value: object) -> str:
@@ -234,37 +254,56 @@ def optional_timestamp(value: object, name: str) -> float | None:
 def _json_safe(value: object, depth: int) -> bool:
     if depth > MAX_META_DEPTH:
         return False
-    if value is None or isinstance(value, str | bool | int):
+    if value is None or isinstance(value, bool | int):
         return True
+    if isinstance(value, str):
+        return value.isascii() or _SURROGATE.search(value) is None
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
         return all(_json_safe(v, depth + 1) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_safe(v, depth + 1) for k, v in value.items())
+        return all(isinstance(k, str) and _json_safe(k, depth) and _json_safe(v, depth + 1)
+                   for k, v in value.items())
     return False
 
 
-def meta(value: object) -> dict:
+def _stored_json(value: object, depth: int) -> bool:
+    """``_json_safe`` for a stored row: lone surrogates pass (see ``_SURROGATE``)."""
+    if depth > MAX_META_DEPTH:
+        return False
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_stored_json(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _stored_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def meta(value: object, *, stored: bool = False) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
     if not value:
         return {}
-    if not _json_safe(value, 1):
+    if not (_stored_json if stored else _json_safe)(value, 1):
         raise OmoideError.of(
             "INVALID_ARGUMENT", name="meta",
-            reason=f"must be JSON data (string keys, finite numbers, depth <= {MAX_META_DEPTH})",
+            reason=f"must be JSON data (string keys, finite numbers, depth <= {MAX_META_DEPTH},"
+                   " no lone surrogates)",
         )
-    size = len(json.dumps(value, ensure_ascii=False).encode())
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if size > MAX_META_BYTES:
         raise OmoideError.of("INVALID_ARGUMENT", name="meta",
                              reason=f"{size} bytes as JSON, the limit is {MAX_META_BYTES}")
     return dict(value)
 
 
-def key(value: object) -> str | None:
+def key(value: object, *, stored: bool = False) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
@@ -272,20 +311,22 @@ def key(value: object) -> str | None:
     if len(value) > MAX_KEY:
         raise OmoideError.of("INVALID_ARGUMENT", name="key",
                              reason=f"{len(value)} characters, the limit is {MAX_KEY}")
-    return value
+    return value if stored else unicode_text(value, "key")
 
 
-def context(value: object, limit: int) -> str | None:
+def context(value: object, limit: int, *, stored: bool = False) -> str | None:
     """Optional index context: a string (empty means none) within the text limit."""
     if not isinstance(value, str):
         raise OmoideError.of("INVALID_ARGUMENT", name="context", reason="must be a string")
     if len(value) > limit:
         raise OmoideError.of("INVALID_ARGUMENT", name="context",
                              reason=f"longer than {limit} characters")
+    if not stored:
+        unicode_text(value, "context")
     return value if value.strip() else None
 
 
-def conversation(value: object) -> str | None:
+def conversation(value: object, *, stored: bool = False) -> str | None:
     """Optional conversation id: a non-blank string of at most ``MAX_CONVERSATION``."""
     if value is None:
         return None
@@ -295,7 +336,7 @@ def conversation(value: object) -> str | None:
     if len(value) > MAX_CONVERSATION:
         raise OmoideError.of("INVALID_ARGUMENT", name="conversation",
                              reason=f"{len(value)} characters, the limit is {MAX_CONVERSATION}")
-    return value
+    return value if stored else unicode_text(value, "conversation")
 
 
 def turn(value: object) -> int | None:
@@ -389,10 +430,10 @@ def _type(value: object) -> str:
     return value
 
 
-def _record_meta(value: object) -> dict:
+def _record_meta(value: object, stored: bool) -> dict:
     if value is None:
         raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
-    return meta(value)
+    return meta(value, stored=stored)
 
 
 def _model(value: object) -> str:
@@ -405,10 +446,10 @@ def _model(value: object) -> str:
 _FIELD_CHECKS: dict[str, Any] = {
     "id": lambda v, n, s: memory_id(v),
     "character_id": lambda v, n, s: character_id(v),
-    "text": lambda v, n, s: text(v, n),
+    "text": lambda v, n, s: text(v, n, stored=s),
     "kind": lambda v, n, s: kind(v),
     "type": lambda v, n, s: _type(v),
-    "key": lambda v, n, s: key(v),
+    "key": lambda v, n, s: key(v, stored=s),
     "importance": lambda v, n, s: unit_interval("importance", v),
     "created_at": lambda v, n, s: timestamp(v, "created_at"),
     "updated_at": lambda v, n, s: timestamp(v, "updated_at"),
@@ -416,10 +457,10 @@ _FIELD_CHECKS: dict[str, Any] = {
     "trashed_at": lambda v, n, s: optional_timestamp(v, "trashed_at"),
     "recall_count": lambda v, n, s: count("recall_count", v),
     "model": lambda v, n, s: _model(v),
-    "meta": lambda v, n, s: _record_meta(v),
+    "meta": lambda v, n, s: _record_meta(v, s),
     "vector": lambda v, n, s: None if v is None else vector(v, stored=s),
-    "context": lambda v, n, s: None if v is None else context(v, n),
-    "conversation": lambda v, n, s: conversation(v),
+    "context": lambda v, n, s: None if v is None else context(v, n, stored=s),
+    "conversation": lambda v, n, s: conversation(v, stored=s),
     "turn": lambda v, n, s: turn(v),
 }
 
@@ -495,12 +536,15 @@ def _plain_fields(full: dict[str, Any], limit: int, stored: bool) -> dict[str, A
     txt = full["text"]
     if type(txt) is not str or len(txt) > limit or not txt.strip():
         return None
+    if not stored and not txt.isascii() and _SURROGATE.search(txt) is not None:
+        return None
     kind_, type_ = full["kind"], full["type"]
     if type(kind_) is not str or kind_ not in _KINDS or type(type_) is not str \
             or type_ not in _TYPES:
         return None
     key_ = full["key"]
-    if key_ is not None and (type(key_) is not str or not key_.strip() or len(key_) > MAX_KEY):
+    if key_ is not None and (type(key_) is not str or not key_.strip() or len(key_) > MAX_KEY
+                             or not (stored or key_.isascii() or not _SURROGATE.search(key_))):
         return None
     imp, created, updated = full["importance"], full["created_at"], full["updated_at"]
     recalled, trashed = full["last_recalled_at"], full["trashed_at"]
@@ -519,11 +563,13 @@ def _plain_fields(full: dict[str, Any], limit: int, stored: bool) -> dict[str, A
     if type(meta_) is not dict or meta_:
         return None
     ctx = full["context"]
-    if ctx is not None and (type(ctx) is not str or len(ctx) > limit):
+    if ctx is not None and (type(ctx) is not str or len(ctx) > limit
+                            or not (stored or ctx.isascii() or not _SURROGATE.search(ctx))):
         return None
     conv, turn_ = full["conversation"], full["turn"]
     if conv is not None and (type(conv) is not str or not conv.strip()
-                             or len(conv) > MAX_CONVERSATION):
+                             or len(conv) > MAX_CONVERSATION
+                             or not (stored or conv.isascii() or not _SURROGATE.search(conv))):
         return None
     if turn_ is not None and (type(turn_) is not int or not 0 <= turn_ <= MAX_TURN):
         return None

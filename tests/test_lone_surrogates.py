@@ -1,0 +1,113 @@
+"""A lone surrogate (U+D800..U+DFFF, what JSON's "\\ud800" or undecodable bytes read with
+``surrogateescape`` make) is refused with an error naming the field before anything is
+written; before, the check passed it, SQLite failed on it mid-import and left half the file
+written. A row already stored keeps loading (``stored=True``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import sys
+
+import pytest
+
+from omoide.cli import main
+from omoide.engine import validate
+from omoide.errors import OmoideError
+from omoide.workspace import open_workspace
+from tests.test_engine_embedder import HashingEmbedder
+from tests.test_exchange import factory
+
+LONE = "\ud800"
+
+
+def record(**fields):
+    return {"id": "m1", "character_id": "rin", "text": "Rin likes tea"} | fields
+
+
+@pytest.mark.parametrize("fields, named", [
+    ({"text": f"tea {LONE}"}, "text"),
+    ({"key": f"drink{LONE}"}, "key"),
+    ({"context": f"said at breakfast {LONE}"}, "context"),
+    ({"conversation": f"chat-{LONE}"}, "conversation"),
+    ({"meta": {"note": f"x{LONE}"}}, "meta"),
+    ({"meta": {f"k{LONE}": 1}}, "meta"),
+    ({"meta": {"deep": [{"a": LONE}]}}, "meta"),
+])
+def test_a_new_record_with_a_lone_surrogate_is_refused_naming_the_field(fields, named):
+    with pytest.raises(OmoideError) as caught:
+        validate.record(record(**fields))
+    assert caught.value.code == "INVALID_RECORD"
+    assert caught.value.fields["field"] == named
+    checked = validate.record(record(**fields), stored=True)  # a stored row still loads
+    assert checked["id"] == "m1"
+
+
+def test_a_pair_that_makes_one_character_is_text():
+    assert validate.record(record(text="tea \ud83c\udf75".encode("utf-16", "surrogatepass")
+                                  .decode("utf-16")))["text"] == "tea 🍵"
+
+
+def test_remember_and_update_refuse_it_and_write_nothing(tmp_path):
+    ws = open_workspace(tmp_path / "w.db", embedder=HashingEmbedder())
+    try:
+        kept = ws.engine.remember("rin", "Rin likes tea")
+        for call in (lambda: ws.engine.remember("rin", f"Rin {LONE}"),
+                     lambda: ws.engine.remember("rin", "Rin likes jam", key=LONE),
+                     lambda: ws.engine.update("rin", kept.id, text=f"Rin {LONE}")):
+            with pytest.raises(OmoideError) as caught:
+                call()
+            assert caught.value.code in ("INVALID_ARGUMENT", "INVALID_RECORD")
+        assert [(m.id, m.text) for m in ws.engine.memories("rin")] == [(kept.id, kept.text)]
+        assert ws.engine.trash("rin") == []
+    finally:
+        ws.close()
+
+
+def _cli(db, *argv, stdin=None):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--db", str(db), *argv], embedder_factory=factory, stdout=out, stderr=err)
+    return code, err.getvalue()
+
+
+def _export_with_a_lone_surrogate(tmp_path):
+    db = tmp_path / "src.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        for text in ("one", "two", "three"):
+            ws.engine.remember("rin", f"Rin note {text}")
+    finally:
+        ws.close()
+    path = tmp_path / "e.json"
+    assert _cli(db, "export", str(path))[0] == 0
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["characters"][0]["memories"][2]["text"] = f"Rin note {LONE}"
+    return json.dumps(data)  # ASCII JSON: the surrogate as the escape "\ud800"
+
+
+def _rows(db):
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+
+def test_an_import_holding_one_writes_nothing_and_names_it(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(_export_with_a_lone_surrogate(tmp_path), encoding="utf-8")
+    db = tmp_path / "dst.db"
+    code, err = _cli(db, "import", str(path))
+    assert code == 2 and "memories[2]" in err and "text" in err and "surrogate" in err
+    assert not db.exists() or _rows(db) == 0
+
+
+def test_standard_input_that_is_not_utf8_is_refused(tmp_path, monkeypatch):
+    """stdin decodes with ``surrogateescape``: a damaged byte became a lone surrogate and
+    the import wrote the rows before it. Now it is refused as the same file by path is."""
+    text = _export_with_a_lone_surrogate(tmp_path).replace("\\ud800", "ok")
+    damaged = text.encode("utf-8").replace(b"Rin note ok", b"Rin note \xff", 1)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(damaged),
+                                                       errors="surrogateescape"))
+    db = tmp_path / "dst.db"
+    code, err = _cli(db, "import", "-")
+    assert code == 2 and "not UTF-8" in err
+    assert not db.exists() or _rows(db) == 0
