@@ -44,6 +44,24 @@ def test_a_strong_match_in_the_trash_is_revived():
     assert result.hits[0].memory.id == gone.id and e.trash("a") == []
 
 
+@pytest.mark.parametrize("bad", [{"k": 0}, {"mode": "sideways"}, {"threshold": 5},
+                                 {"min_relevance": 7}, {"kinds": ["nope"]},
+                                 {"fusion": "mean"}, {"rrf_k": 0},
+                                 {"mode": "fulltext", "threshold": float("nan")}])
+def test_a_refused_recall_revives_nothing(bad):
+    """The restore came before recall checked its arguments: ``recall --k 0`` answered
+    INVALID_ARGUMENT and had brought the memory back (written to the workspace)."""
+    from omoide.errors import OmoideError
+
+    e, _ = make()
+    gone = e.remember("a", "My sister's birthday is on March 3rd", kind="fact")
+    e.forget("a", gone.id)
+    with pytest.raises(OmoideError) as caught:
+        recall_reviving(e, "a", "My sister's birthday is on March 3rd", **bad)
+    assert caught.value.code == "INVALID_ARGUMENT"
+    assert [t.memory.id for t in e.trash("a")] == [gone.id] and e.memories("a") == []
+
+
 def test_weak_matches_or_disabled_revive_leave_the_trash_alone():
     e, _ = make()
     gone = e.remember("a", "My sister's birthday is on March 3rd", kind="fact")

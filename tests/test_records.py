@@ -41,6 +41,7 @@ BAD = [
     ("recall_count", {"recall_count": "lots"}),
     ("recall_count", {"recall_count": -1}),
     ("recall_count", {"recall_count": True}),
+    ("recall_count", {"recall_count": 10**30}),  # beyond 2**53: SQLite made it a float
     ("key", {"key": {"a": 1}}),
     ("key", {"key": "k" * 300}),
     ("vector", {"vector": None}),

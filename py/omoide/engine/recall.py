@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from omoide.embeddings.registry import default_fusion
 from omoide.engine import validate
@@ -67,7 +67,27 @@ SPREAD_FLOOR = 1.0  # adaptive fusion: every informative ranker keeps at least t
 TIME_BOOST = 1.0  # hybrid: fused bonus (in standard deviations) of a memory in the query's span
 
 
-def recall(
+@dataclasses.dataclass(frozen=True)
+class RecallArguments:
+    """A recall's arguments, each checked (``checked_arguments``)."""
+
+    character: str
+    query: str
+    k: int
+    mode: str
+    floor: float | None
+    rrf_k: float
+    kinds: frozenset[str] | None
+    fusion: str
+    touch: bool
+    cut: float | None
+    reference: float
+    now: float | datetime | None
+    use_time: bool
+    use_neighbours: bool
+
+
+def checked_arguments(
     engine: MemoryEngine,
     character: str,
     query: str,
@@ -83,14 +103,13 @@ def recall(
     now: float | datetime | None = None,
     use_time: bool = True,
     use_neighbours: bool = True,
-) -> list[Hit]:
+) -> RecallArguments:
+    """Every argument of ``recall`` checked, nothing read or written: a caller that changes
+    something before its recall (``governance.trash.recall_reviving``) checks them first,
+    so a refused recall changes nothing."""
     character = validate.character_id(character)
     query = validate.text(query, engine.max_text_length)
-    k = validate.k(k)
     mode = validate.mode(mode)
-    floor = validate.threshold(threshold, mode)
-    rrf_k = validate.positive("rrf_k", rrf_k)
-    kind_filter = validate.kinds(kinds)
     cut = None if min_relevance is None else validate.unit_interval("min_relevance",
                                                                      min_relevance)
     reference = engine.now() if now is None else validate.timestamp(now, "now")
@@ -98,6 +117,19 @@ def recall(
         fusion = default_fusion(engine.embedder.model_id)
     if fusion not in FUSIONS:
         raise OmoideError.of("INVALID_ARGUMENT", name="fusion", reason=f"not in {FUSIONS}")
+    return RecallArguments(
+        character, query, validate.k(k), mode, validate.threshold(threshold, mode),
+        validate.positive("rrf_k", rrf_k), validate.kinds(kinds), fusion, bool(touch), cut,
+        reference, now, bool(use_time), bool(use_neighbours))
+
+
+def recall(engine: MemoryEngine, character: str, query: str, **arguments: Any) -> list[Hit]:
+    """The hits of ``query`` among ``character``'s memories (arguments: see
+    ``checked_arguments``)."""
+    a = checked_arguments(engine, character, query, **arguments)
+    character, query, k, mode, floor, rrf_k = (a.character, a.query, a.k, a.mode, a.floor,
+                                               a.rrf_k)
+    kind_filter, fusion, cut, reference, now = a.kinds, a.fusion, a.cut, a.reference, a.now
     store = engine.stores.get(character)
     if store is None:
         return []
@@ -107,7 +139,7 @@ def recall(
     if kind_filter is not None:
         allowed = store.ids_of_kinds(kind_filter)
     frame = None
-    if use_time:
+    if a.use_time:
         frame = parse_timeframe(query, now if isinstance(now, datetime) else reference)
     if mode == "vector":
         hits = _vector_hits(engine, store, query, k, floor, allowed, frame)
@@ -115,12 +147,12 @@ def recall(
         hits = _fulltext_hits(store, query, k, floor, allowed, frame)
     else:
         hits = _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
-                            use_neighbours)
+                            a.use_neighbours)
     if cut is None and len(store.records) >= DEFAULT_CUT_POPULATION:
         cut = DEFAULT_MIN_RELEVANCE
     if cut is not None and not any(h.relevance >= cut for h in hits):
         hits = []  # no good match: nothing the query names stands out among the memories
-    return _touched(engine, store, hits) if touch else hits
+    return _touched(engine, store, hits) if a.touch else hits
 
 
 def _in_frame(store: CharacterStore, frame: TimeFrame | None,

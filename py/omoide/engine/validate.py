@@ -15,7 +15,7 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 | ``importance`` | a finite number in [0, 1] |
 | ``created_at``, ``updated_at`` | seconds since the epoch, finite, in [0, 253402300799] |
 | ``last_recalled_at``, ``trashed_at`` | null or such a time |
-| ``recall_count`` | an integer >= 0 |
+| ``recall_count`` | an integer in [0, 2**53) |
 | ``model`` | "" or a stamp ``model@dtype#dimension`` of at most 256 characters |
 | ``meta`` | a JSON object (string keys, finite numbers), at most 64 KiB as JSON, depth <= 16 |
 | ``vector`` | null or a list of finite numbers, as long as the stamp's dimension; a given |
@@ -46,6 +46,7 @@ MAX_CHARACTER_NAME = 80  # the web app's limit (web/store/characters.js)
 MAX_KEY = 256
 MAX_CONVERSATION = 256
 MAX_TURN = 2**53 - 1  # a JSON number any reader keeps exact
+MAX_COUNT = 2**53 - 1  # recall counts: the same bound
 MAX_STAMP = 256
 MAX_META_BYTES = 64 * 1024
 MAX_META_DEPTH = 16
@@ -192,9 +193,11 @@ def unit_interval(name: str, value: object) -> float:
 
 
 def count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    """An integer in [0, 2**53): JSON readers and SQLite's increment keep it exact (a count
+    beyond it came back from SQLite as a float, and the memory failed its next load)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
-                             reason=f"{_short(value)} is not an integer >= 0")
+                             reason=f"{_short(value)} is not an integer in [0, 2**53)")
     return value
 
 
@@ -226,9 +229,11 @@ def threshold(value: object, search_mode: str) -> float | None:
     if value is None:
         return None
     if search_mode == "fulltext":
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value) or value < 0):
             raise OmoideError.of(
-                "INVALID_ARGUMENT", name="threshold", reason=f"{value!r}: fulltext needs BM25 >= 0"
+                "INVALID_ARGUMENT", name="threshold",
+                reason=f"{value!r}: fulltext needs a finite BM25 score >= 0"
             )
         return float(value)
     return unit_interval("threshold", value)
@@ -556,7 +561,7 @@ def _plain_fields(full: dict[str, Any], limit: int, stored: bool) -> dict[str, A
                                                            and not _time(trashed)):
         return None
     count_, model, meta_ = full["recall_count"], full["model"], full["meta"]
-    if type(count_) is not int or count_ < 0:
+    if type(count_) is not int or not 0 <= count_ <= MAX_COUNT:
         return None
     if type(model) is not str or len(model) > MAX_STAMP or _stamp_dimension(model) == 0:
         return None

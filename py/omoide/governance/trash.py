@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_query
 from omoide.engine.memory import Hit
+from omoide.engine.recall import checked_arguments
 from omoide.engine.supersede import is_superseded
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def recall_reviving(
     **recall_args: Any,
 ) -> RecallResult:
     """``engine.recall`` that may first bring one trashed memory back (see module doc)."""
-    character = validate.character_id(character)
+    # every argument checked before the restore: a refused recall changes nothing
+    character = checked_arguments(engine, character, query, **recall_args).character
     store = engine.stores.get(character)
     result = RecallResult([])
     if revive and store is not None and store.trash:
