@@ -77,6 +77,32 @@ def test_errors_never_carry_the_key():
         server.server_close()
 
 
+def test_the_llm_and_the_remote_embedder_never_put_the_key_in_an_error():
+    """Their refused replies went into REMOTE_ERROR as they came: an echoing endpoint put
+    the key in the error, the ingest report's ``degraded`` line and the governance log. The
+    key is masked in the whole body before the cut (a key across the cut leaves no prefix)."""
+    from omoide.embeddings.auto import RemoteConfig
+    from omoide.embeddings.remote import RemoteEmbedder
+    from omoide.governance.llm import ChatClient
+    from omoide.transport import Reply
+
+    for pad in (0, 150, 190, 199):
+        def echo(method, url, headers, body, timeout, pad=pad):
+            return Reply(400, ("x" * pad + f" {headers}").encode())
+
+        for call in (lambda: ChatClient(URL, "m", api_key=KEY, transport=echo).complete(
+                         [{"role": "user", "content": "hi"}]),
+                     lambda: RemoteEmbedder(URL, "m", api_key=KEY, transport=echo,
+                                            max_retries=0).embed_passages(["hi"])):
+            with pytest.raises(OmoideError) as err:
+                call()
+            shown = str(err.value) + json.dumps(err.value.to_dict(), ensure_ascii=False)
+            assert err.value.code == "REMOTE_ERROR" and KEY[:6] not in shown
+            assert pad or "••••" in shown  # the mask shows where the key was
+    config = RemoteConfig(URL, "m", api_key=KEY)
+    assert KEY not in repr(config) and KEY not in str(config)
+
+
 def test_keys_from_a_file_or_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("OMOIDE_TEST_KEY", "from-env")
     assert resolve_key(None, None, "OMOIDE_TEST_KEY") == "from-env"

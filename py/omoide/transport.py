@@ -28,6 +28,18 @@ class Reply(NamedTuple):
 
 Transport = Callable[[str, str, dict[str, str], bytes | None, float], Reply]
 
+SECRET_MASK = "••••"
+
+
+def reply_detail(body: bytes, secret: str | None, limit: int) -> str:
+    """The start of a refused reply, for an error message. A server that echoes the request
+    (its headers) would put the API key there: it is masked in the whole body BEFORE the
+    cut, so no prefix of it survives either."""
+    text = body.decode("utf-8", "replace")
+    if secret:
+        text = text.replace(secret, SECRET_MASK)
+    return text.strip()[:limit]
+
 
 def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,
                      timeout: float) -> Reply:

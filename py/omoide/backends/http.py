@@ -28,7 +28,7 @@ from typing import Any
 
 from omoide.backends.base import DEFAULT_PAGE
 from omoide.errors import OmoideError
-from omoide.transport import Transport, urllib_transport
+from omoide.transport import Transport, reply_detail, urllib_transport
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,10 @@ class HttpBackend:
             raise OmoideError.of("BACKEND_UNREACHABLE", url=url, reason=str(err)) from None
         if status == 404:
             return status, None
-        text = raw.decode("utf-8", "replace")
         if not 200 <= status < 300:
-            if self.config.api_key:  # a server that echoes the request must not leak the key
-                text = text.replace(self.config.api_key, "••••")
-            raise OmoideError.of("BACKEND_HTTP", url=url, status=status, body=text[:500])
+            raise OmoideError.of("BACKEND_HTTP", url=url, status=status,
+                                 body=reply_detail(raw, self.config.api_key, 500))
+        text = raw.decode("utf-8", "replace")
         try:
             return status, json.loads(text) if text.strip() else None
         except ValueError:

@@ -23,7 +23,7 @@ from .registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID, check_dtype, get_model
 class RemoteConfig:
     base_url: str
     model: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never in a repr or a log
     dimension: int = 384
     timeout: float = 30.0
 

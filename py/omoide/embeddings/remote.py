@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import OmoideError
-from ..transport import Transport, urllib_transport
+from ..transport import Transport, reply_detail, urllib_transport
 from .base import check_texts
 from .registry import vector_stamp
 
@@ -129,9 +129,9 @@ class RemoteEmbedder:
                     url=self.url,
                     retry_after="?" if wait is None else f"{wait:g}",
                 )
-            detail = raw[:500].decode("utf-8", "replace").strip()
             raise OmoideError.of(
-                "REMOTE_ERROR", url=self.url, status=status, body=detail[:200] or "(empty)"
+                "REMOTE_ERROR", url=self.url, status=status,
+                body=reply_detail(raw, self._api_key, 200) or "(empty)"
             )
         try:
             payload = json.loads(raw.decode("utf-8"))

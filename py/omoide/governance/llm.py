@@ -24,7 +24,7 @@ from typing import Any
 
 from omoide.errors import OmoideError
 from omoide.governance.extract import Message, clamp_content, make_key, message_text
-from omoide.transport import Transport, urllib_transport
+from omoide.transport import Transport, reply_detail, urllib_transport
 
 JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
 
@@ -78,7 +78,7 @@ class ChatClient:
         if status in (401, 403):
             raise OmoideError.of("LLM_AUTH", url=self.url, status=status)
         if status != 200:
-            detail = body[:200].decode("utf-8", "replace").strip() or "(empty)"
+            detail = reply_detail(body, self._api_key, 200) or "(empty)"
             raise OmoideError.of("REMOTE_ERROR", url=self.url, status=status, body=detail)
         try:
             answer = json.loads(body.decode("utf-8"))
