@@ -470,3 +470,28 @@ def test_subprocess_with_the_real_model(tmp_path):
                           "x"], capture_output=True, text=True, check=False,
                          env=os.environ | {"PYTHONPATH": str(ROOT / "py")})
     assert bad.returncode == 2 and bad.stderr.strip() == "error: No character with id 'nobody'."
+
+
+def test_a_workspace_path_that_is_not_a_database_is_one_clear_error(cli, tmp_path):
+    """A text file, a folder or an unreachable path as --db: an ``error:`` line and exit 2
+    (it was a sqlite3 traceback and exit 1), nothing created or changed."""
+    garbage = tmp_path / "garbage.db"
+    garbage.write_text("not a database\n" * 100)
+    folder = tmp_path / "folder.db"
+    folder.mkdir()
+    for db in (garbage, folder):
+        for argv in (("stats",), ("remember", "alice", "hello"), ("export", "-")):
+            err = cli.fails(*argv, db=db)
+            assert str(db) in err and "not a usable SQLite workspace" in err
+    assert garbage.read_text() == "not a database\n" * 100
+
+
+def test_json_nested_past_the_parsers_depth_is_malformed_input(cli, tmp_path):
+    """``json.loads`` raises RecursionError (not a JSONDecodeError) on deep nesting: every
+    reader of outside JSON said "Traceback" instead of "not JSON"."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for argv in (("import", str(deep)), ("ingest", "alice", str(deep)),
+                 ("import-tavern", str(deep))):
+        assert "nested too deeply" in cli.fails(*argv)
+    assert not cli.db.exists() or cli.json("stats")["memories"] == 0

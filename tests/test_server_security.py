@@ -387,3 +387,25 @@ def test_a_server_bug_is_a_bare_500_and_logged_not_shown(tmp_path, caplog):
         assert error == {"code": "INTERNAL", "message": "internal server error"}
         assert send(request_bytes("GET", "/memories"))[0] == 200  # and it goes on serving
     assert "internal detail" in caplog.text  # for the operator, in the server's log
+
+
+@pytest.mark.parametrize("header, name", [
+    ("127.0.0.1:8750", "127.0.0.1"), ("[::1]:8750", "::1"), ("[::1]", "::1"),
+    ("LOCALHOST", "localhost"), ("[::1]evil.example", ""), ("[::1]:80evil", ""),
+    ("[::1", ""), ("[::1]:", ""),
+])
+def test_the_host_header_name(header, name):
+    """An IPv6 literal is followed by nothing or ``:port``: ``[::1]evil.example`` was read
+    as ``::1`` and let through the Host check."""
+    from omoide.server.policy import host_name
+
+    assert host_name(header) == name
+
+
+def test_a_page_offset_beyond_sqlite_integers_is_refused():
+    from omoide.backends.base import page_args
+
+    assert page_args(10, 2**53 - 1) == (10, 2**53 - 1)
+    with pytest.raises(OmoideError) as caught:
+        page_args(10, 10**20)  # was an OverflowError: HTTP 500 INTERNAL
+    assert caught.value.code == "INVALID_ARGUMENT"

@@ -29,7 +29,7 @@ from omoide.backends.follower import Follower
 from omoide.backends.listener import BackendListener
 from omoide.backends.manager import BackendManager, JsonFileQueueStore
 from omoide.backends.mirror import ManagerMirror
-from omoide.backends.sqlite import SQLiteBackend
+from omoide.backends.sqlite import SQLiteBackend, unreadable
 from omoide.embeddings.registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID, parse_stamp
 from omoide.engine import MemoryEngine
 from omoide.engine.embedding import Embedder
@@ -54,6 +54,13 @@ def stored_model(path: str | Path) -> tuple[str, str] | None:
     path = Path(path)
     if not path.is_file():
         return None
+    try:
+        return _stored_model(path)
+    except (sqlite3.DatabaseError, OSError) as err:  # not a database, no access
+        raise unreadable(path, err) from None
+
+
+def _stored_model(path: Path) -> tuple[str, str] | None:
     db = sqlite3.connect(path)
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}

@@ -29,6 +29,7 @@ RECORD_FIELDS = validate.RECORD_FIELDS
 IMMUTABLE_FIELDS = ("id", "character_id")
 DEFAULT_PAGE = 100
 MAX_PAGE = 10_000
+MAX_OFFSET = 2**53 - 1  # SQLite's OFFSET takes a 64-bit integer; larger was an internal error
 
 
 class MemoryBackend(Protocol):
@@ -96,7 +97,7 @@ def page_args(limit: Any, offset: Any) -> tuple[int, int]:
     except (TypeError, ValueError):
         raise OmoideError.of("INVALID_ARGUMENT", name="limit/offset",
                              reason="must be integers") from None
-    if not 0 <= limit <= MAX_PAGE or offset < 0:
+    if not 0 <= limit <= MAX_PAGE or not 0 <= offset <= MAX_OFFSET:
         raise OmoideError.of("INVALID_ARGUMENT", name="limit/offset",
-                             reason=f"limit 0..{MAX_PAGE}, offset >= 0")
+                             reason=f"limit 0..{MAX_PAGE}, offset 0..2**53-1")
     return limit, offset

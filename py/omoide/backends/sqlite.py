@@ -118,6 +118,13 @@ def unpack(blob: bytes | None) -> list[float] | None:
     return data.tolist()
 
 
+def unreadable(path: Path, err: BaseException) -> OmoideError:
+    """A workspace file SQLite cannot open or read, as one clear error naming it."""
+    reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+    return OmoideError.of("FILE_UNREADABLE", path=str(path),
+                          reason=f"not a usable SQLite workspace ({reason})")
+
+
 def create_private(path: Path) -> None:
     """A new database file is created 0600 (memories are private); SQLite gives its -wal and
     -shm files the mode of the database file. An existing file keeps the mode it has."""
@@ -142,6 +149,12 @@ class SQLiteBackend:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def initialize(self) -> None:
+        try:
+            self._open()
+        except (sqlite3.DatabaseError, OSError) as err:  # not a database, a folder, no access
+            raise unreadable(self.path, err) from None
+
+    def _open(self) -> None:
         with self._lock:
             if self._db is not None:
                 return

@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import Any
 
+from omoide import json_input
 from omoide.cli.context import Context, read_input, write_output
 from omoide.cli.progress import ProgressEmbedder, WriteCounter
 from omoide.engine import exchange
@@ -56,7 +57,7 @@ def export(ctx: Context) -> int:
 
 def parse_export(text: str, path: str) -> Any:
     try:
-        return json.loads(text)
+        return json_input.loads(text)
     except json.JSONDecodeError as e:
         raise OmoideError.of("MALFORMED_IMPORT", reason=f"{path} is not JSON (line {e.lineno} "
                              f"column {e.colno}: {e.msg})") from None

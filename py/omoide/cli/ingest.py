@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from omoide import json_input
 from omoide.cli.context import Context, read_input
 from omoide.cli.progress import ProgressEmbedder
 from omoide.errors import OmoideError
@@ -65,7 +66,7 @@ def parse_conversation(text: str, path: str) -> list[dict[str, str]]:
         raise bad("it is empty")
     if stripped[0] in "[{":
         try:
-            data: Any = json.loads(stripped)
+            data: Any = json_input.loads(stripped)
         except json.JSONDecodeError as e:
             raise bad(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
         if isinstance(data, dict):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from omoide import json_input
 from omoide.errors import OmoideError
 from omoide.interop import png
 
@@ -113,7 +114,7 @@ def _parse(data: bytes, path: str) -> ImportPlan:
                                    and all(_json_object_line(x) for _, x in lines[:2])):
         return st_chat(lines, bad)
     try:
-        value = json.loads(stripped)
+        value = json_input.loads(stripped)
     except json.JSONDecodeError as e:
         raise bad("file", f"not JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
     return from_json(value, bad)
@@ -121,7 +122,7 @@ def _parse(data: bytes, path: str) -> ImportPlan:
 
 def _json_object_line(line: str) -> bool:
     try:
-        return isinstance(json.loads(line), dict)
+        return isinstance(json_input.loads(line), dict)
     except json.JSONDecodeError:
         return False
 
@@ -160,7 +161,7 @@ def card_from_png(data: bytes, bad: Bad) -> ImportPlan:
     if raw is None:
         raise bad("PNG card", "it has no 'chara' or 'ccv3' text chunk (a plain image?)")
     try:
-        value = json.loads(base64.b64decode(raw, validate=True).decode("utf-8"))
+        value = json_input.loads(base64.b64decode(raw, validate=True).decode("utf-8"))
     except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise bad("PNG card", f"the card chunk is not base64 JSON ({e})") from None
     return from_json(value, bad)

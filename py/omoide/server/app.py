@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from omoide import json_input
 from omoide.backends.sqlite import SQLiteBackend
 from omoide.engine import validate
 from omoide.errors import OmoideError
@@ -190,7 +191,8 @@ class RestApp:
             raise HttpError(408, f"the body did not arrive within {self.policy.body_timeout} s",
                             close=True) from None
         try:
-            return json.loads(b"".join(chunks).decode("utf-8"), parse_constant=no_constants)
+            return json_input.loads(b"".join(chunks).decode("utf-8"),
+                                    parse_constant=no_constants)
         except (ValueError, UnicodeDecodeError):
             raise HttpError(400, "the body is not JSON (UTF-8, no NaN/Infinity)") from None
 

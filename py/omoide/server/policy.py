@@ -52,8 +52,10 @@ def origin_of(value: str) -> str:
 def host_name(header: str) -> str:
     """The name part of a ``Host`` header: ``[::1]:8750`` -> ``::1``, ``a.b:80`` -> ``a.b``."""
     header = header.strip().lower()
-    if header.startswith("["):
-        return header[1:header.find("]")] if "]" in header else ""
+    if header.startswith("["):  # an IPv6 literal: only ``:port`` may follow its bracket
+        name, bracket, rest = header[1:].partition("]")
+        port_only = rest == "" or (rest[:1] == ":" and rest[1:].isdigit())
+        return name if bracket and port_only else ""
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
