@@ -5,6 +5,7 @@ history is restorable and never ranked by recall."""
 import itertools
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -256,3 +257,82 @@ def test_mcp_remember_with_the_same_key_replaces(tmp_path):
     finally:
         workspace.close()
     assert json.dumps(audit, ensure_ascii=False)
+
+
+# -- what a similarity or a subject may take the place of (QA findings, session 16) -------
+
+DIARY = ("Ken told me he is moving to Sapporo next spring. I love spicy ramen. "
+         "Mari lent me her camera for the trip.")
+
+
+def test_a_preference_never_supersedes_a_diary_note_that_mentions_its_subject():
+    """A note of several sentences says other things too: "same subject" took it out of the
+    live set for a one-line negation (and a repeat was folded into it, its text kept
+    nowhere)."""
+    for said in ("I don't like spicy ramen anymore.", "I really love spicy ramen"):
+        e = make_engine()
+        diary = e.remember("a", DIARY, kind="diary")
+        [item] = ingest(e, "a", [said], dedup_threshold=0.05).items
+        assert item.action == "stored", item
+        assert {m.text for m in e.memories("a")} == {DIARY, said}
+        assert e.get("a", diary.id).key is None
+
+
+def test_a_key_and_no_key_never_merge_on_similarity():
+    """dedup's rule (a keyed "I love Java" and a keyless "I love JavaScript" are apart
+    whatever their cosine): ``keys_compatible(None, key)`` was True, so a keyless candidate
+    merged into a keyed memory and its text was kept nowhere."""
+    from omoide.governance.dedup import DedupIndex, keys_compatible
+
+    assert keys_compatible(None, None) and keys_compatible("k", "k")
+    assert not keys_compatible(None, "k") and not keys_compatible("k", None)
+    e = make_engine()
+    keyed = e.remember("a", "I love JavaScript", key="preference:javascript",
+                       kind="preference")
+    index = DedupIndex(e.stores["a"], threshold=0.05)
+    vector = e.stores["a"].kernel.vector(keyed.id)
+    assert index.match("preference", None, vector, "like") is None
+
+
+def test_cold_maintenance_never_folds_a_keyed_memory_into_a_keyless_one():
+    from omoide.governance import tiers
+
+    e = make_engine()
+    java = e.remember("a", "I love Java", key="preference:java", kind="preference")
+    e.remember("a", "I love Java!", kind="preference")  # keyless, near-identical
+    tiers.maintain_cold(e, "a", force=True, dedup_threshold=0.05)
+    assert java.id in {m.id for m in e.memories("a")}
+    assert [m.text for m in e.find_by_key("a", "preference:java")] == ["I love Java"]
+
+
+@pytest.mark.parametrize("new, old, grows", [
+    ("I like tea with milk", "I like tea", True),
+    ("I like teaching", "I like tea", False),
+    ("I love JavaScript", "I love Java", False),
+    ("We went to the parking lot", "We went to the park", False),
+    ("Oh, I like TEA a lot!", "i like tea", True),
+    ("I like tea", "I like tea", False),
+    ("お茶が好きです。毎日飲みます", "お茶が好きです", True),
+])
+def test_a_strict_superset_holds_the_old_words_whole(new, old, grows):
+    """It compared characters: "I like teaching" 'grew' "I like tea" and replaced it."""
+    from omoide.governance.dedup import is_strict_superset
+
+    assert is_strict_superset(new, old) is grows
+
+
+def test_fields_governance_keeps_in_meta_may_hold_anything_the_user_wrote():
+    """The audit and a merge read ``superseded_by``, ``history``, ``merges`` as their own:
+    a user's meta of another shape crashed them (TypeError, ValueError)."""
+    from omoide.governance.audit import audit
+
+    e = make_engine()
+    odd = e.remember("a", "I love spicy ramen", key="preference:spicy_ramen",
+                     meta={"merges": "many", "history": 3})
+    gone = e.remember("a", "A note", meta={"superseded_by": ["x"], "superseded_reason": 5})
+    e.forget("a", gone.id)
+    report = audit(e, "a")
+    assert report.superseded == [] or all(s["old"]["id"] != gone.id
+                                          for s in report.superseded)
+    [item] = ingest(e, "a", ["I really love spicy ramen"]).items
+    assert item.action == "merged" and e.get("a", odd.id).meta["merges"] == 1

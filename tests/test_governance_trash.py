@@ -118,3 +118,17 @@ def test_a_recall_without_a_revivable_match_scans_the_live_kernel_once():
     scans.clear()
     result = recall_reviving(e, "a", "My sister's birthday is on March 3rd", mode="vector")
     assert result.revived == [gone.id] and len(scans) == 2  # the revive check, then the recall
+
+
+def test_a_recall_never_revives_a_memory_whose_key_another_holds_now():
+    """Forget the green tea, remember black coffee under the same key, then ask with the
+    green tea's words: the revive restored it and retired the coffee (one key, one live
+    memory) on a read."""
+    e, _ = make()
+    tea = e.remember("a", "My favourite drink is green tea", key="favorite_drink")
+    e.forget("a", tea.id)
+    coffee = e.remember("a", "My favourite drink is black coffee", key="favorite_drink")
+    result = recall_reviving(e, "a", "My favourite drink is green tea")
+    assert result.revived == []
+    assert [m.id for m in e.memories("a")] == [coffee.id]
+    assert [t.memory.id for t in e.trash("a")] == [tea.id]

@@ -154,3 +154,46 @@ def test_every_text_a_memory_ever_held_stays_live_or_in_the_trash(texts):
         kept = set(live_texts(e)) | {m.text for m in trashed(e).values()}
         assert held <= kept
     assert len(e.memories("a")) == 1
+
+
+def test_restoring_each_older_version_in_turn_leaves_one_live_version():
+    """v1 -> v2 -> v3, restore v1, then v2: the restore of v2 found its successor (the
+    memory, now history of v1) in the trash and retired nothing: v1 and v2 both live."""
+    e = make_engine()
+    m = e.remember("a", "v1 I live in Osaka")
+    e.update("a", m.id, text="v2 I live in Kyoto")
+    e.update("a", m.id, text="v3 I live in Nara")
+    copies = {t.memory.text: t.memory.id for t in e.trash("a")}
+    e.restore("a", copies["v1 I live in Osaka"])
+    assert live_texts(e) == ["v1 I live in Osaka"]
+    e.restore("a", copies["v2 I live in Kyoto"])
+    assert live_texts(e) == ["v2 I live in Kyoto"]
+    e.restore("a", m.id)  # and back to the edited memory itself
+    assert live_texts(e) == ["v3 I live in Nara"]
+    assert sorted(t.memory.text for t in e.trash("a")) == [
+        "v1 I live in Osaka", "v2 I live in Kyoto"]
+
+
+def test_a_new_meta_keeps_the_link_to_the_version_before_an_edit():
+    """``update(meta=...)`` replaced the whole meta, ``supersedes`` with it: restoring the
+    version before the edit then left both live."""
+    e = make_engine()
+    m = e.remember("a", "Aki's cat is Tama")
+    e.update("a", m.id, text="Aki's cat is Mochi")
+    e.update("a", m.id, meta={"note": "checked"})
+    assert e.get("a", m.id).meta["note"] == "checked"
+    [copy] = e.trash("a")
+    e.restore("a", copy.memory.id)
+    assert live_texts(e) == ["Aki's cat is Tama"]
+
+
+def test_a_line_of_versions_the_user_broke_retires_nothing():
+    """Links are user JSON too: a successor that no longer lists the restored version (or
+    a cycle) ends the walk; nothing is retired on a guess."""
+    e = make_engine()
+    m = e.remember("a", "v1")
+    e.update("a", m.id, text="v2")
+    [copy] = e.trash("a")
+    e.update("a", m.id, meta={"supersedes": []})  # the user's own list wins
+    e.restore("a", copy.memory.id)
+    assert sorted(live_texts(e)) == ["v1", "v2"]

@@ -6,6 +6,9 @@ Restoring a keyed memory (say, history of a superseded one) replaces the live me
 holds its key now, which goes to the trash in its place: one key, one live memory. Restoring
 history also retires the live memory that replaced it (``superseded_by``, when that one
 still lists it in ``supersedes``): an edit or a contradiction undone, whatever the keys.
+When that one is itself history now (an older version was restored in between), the line
+is followed through the trash to its live version, each step checked the same way: one
+version of a memory is live, whichever of its versions is restored.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 from omoide.engine import validate
 from omoide.engine.memory import Memory, TrashEntry
 from omoide.engine.supersede import (
+    MAX_LINKS,
     SUPERSEDED_BY,
     SUPERSEDES,
     holders,
@@ -26,6 +30,7 @@ from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
+    from omoide.engine.store import CharacterStore
 
 
 def forget(engine: MemoryEngine, character: str, memory_id: str) -> TrashEntry:
@@ -43,17 +48,41 @@ def restore(engine: MemoryEngine, character: str, memory_id: str) -> Memory:
     memory = store.restore(memory_id)
     reasons = dict.fromkeys(holders(store, memory.key, besides=memory_id),
                             f"restored {memory_id} (same key)")
-    successor = memory.meta.get(SUPERSEDED_BY)  # meta is the user's JSON: any type
-    if type(successor) is str and successor in store.records and successor not in reasons:
-        links = store.records[successor].meta.get(SUPERSEDES)
-        if type(links) is list and memory_id in links:
-            reasons[successor] = f"restored {memory_id} (the version it replaced)"
+    successor, steps = _live_successor(store, memory)
+    if successor is not None and successor not in reasons:
+        reasons[successor] = (f"restored {memory_id} (the version it replaced)" if steps == 1
+                              else f"restored {memory_id} (an earlier version of it)")
     fresh = linked(unretired(memory), reasons)
     if fresh is not memory:
         store.put(fresh, None)
     for other, reason in reasons.items():
         retire(store, other, memory_id, engine.now(), reason)
     return fresh
+
+
+def _live_successor(store: CharacterStore, memory: Memory) -> tuple[str | None, int]:
+    """The live version that replaced ``memory``, and how many links led there: its
+    ``superseded_by``, followed through the trash while each version still lists the one
+    before it in ``supersedes`` (meta is the user's JSON too: any other shape, a cycle or
+    a missing record ends the line, and nothing is retired)."""
+    previous, successor = memory.id, memory.meta.get(SUPERSEDED_BY)
+    seen = {memory.id}
+    for steps in range(1, MAX_LINKS + 1):
+        if type(successor) is not str or successor in seen:
+            return None, 0
+        seen.add(successor)
+        live = store.records.get(successor)
+        entry = store.trash.get(successor) if live is None else None
+        version = live if live is not None else (entry.memory if entry else None)
+        if version is None:
+            return None, 0
+        links = version.meta.get(SUPERSEDES)
+        if type(links) is not list or previous not in links:
+            return None, 0
+        if live is not None:
+            return successor, steps
+        previous, successor = successor, version.meta.get(SUPERSEDED_BY)
+    return None, 0
 
 
 def trash(engine: MemoryEngine, character: str) -> list[TrashEntry]:

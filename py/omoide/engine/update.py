@@ -16,13 +16,22 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
-from omoide.engine.supersede import holders, linked, retire
+from omoide.engine.supersede import SUPERSEDES, holders, linked, retire
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
 _UNSET: Any = object()
+
+
+def kept_links(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A new ``meta`` keeps the old one's ``supersedes`` unless it sets its own: the list is
+    how a restored version finds the memory that replaced it (replacing the meta dropped it,
+    and restoring the version before an edit left both live)."""
+    if SUPERSEDES in new or SUPERSEDES not in old:
+        return new
+    return {**new, SUPERSEDES: old[SUPERSEDES]}
 
 
 def update(
@@ -52,7 +61,7 @@ def update(
     if key is not _UNSET:
         changes["key"] = validate.key(key)
     if meta is not None:
-        changes["meta"] = validate.meta(meta)
+        changes["meta"] = kept_links(old.meta, validate.meta(meta))
     if context is not _UNSET:
         changes["context"] = (None if context is None
                               else validate.context(context, engine.max_text_length))

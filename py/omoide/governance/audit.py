@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine.supersede import SUPERSEDED_BY
+from omoide.governance import meta_fields
 from omoide.governance.dedup import DEFAULT_THRESHOLD, duplicate_pairs, polarity_of
 from omoide.governance.log import AuditLog
 from omoide.governance.summarize import candidates as summary_candidates
@@ -185,7 +186,7 @@ def audit(
     superseded = []
     for entry in sorted(store.trash.values(), key=lambda t: (-t.trashed_at, t.memory.id)):
         old = entry.memory
-        new_id = old.meta.get(SUPERSEDED_BY)
+        new_id = meta_fields.text_field(old.meta, SUPERSEDED_BY)
         if new_id is None:
             continue
         new = store.records.get(new_id)
@@ -198,15 +199,15 @@ def audit(
                     "key": current.key if current else None,
                     "polarity": polarity_of(current) if current else None,
                     "live": new is not None},
-            "reason": old.meta.get("superseded_reason"),
+            "reason": meta_fields.text_field(old.meta, "superseded_reason"),
             "contradiction": current is not None and polarity_of(current) != polarity_of(old),
         })
         if len(superseded) >= max_listed:
             break
     contradictions = [
         {"id": m.id, "key": m.key, "polarity": m.meta.get("polarity"),
-         "history": list(m.meta["history"])}
-        for m in memories if m.meta.get("history")
+         "history": meta_fields.entries(m.meta, "history")}
+        for m in memories if meta_fields.entries(m.meta, "history")
     ]
     off_stamp = [m.id for m in memories if m.model != store.stamp]
     model = {

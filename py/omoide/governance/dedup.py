@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.engine.memory import Memory
+from omoide.engine.sentences import split_sentences
 from omoide.engine.store import CharacterStore, as_float_list
+from omoide.governance import meta_fields
 from omoide.governance.extract import Candidate, extract
 from omoide.governance.polarity import stance
 
@@ -69,11 +71,25 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
+# a word of a spaced script, or one character of a script written without spaces (CJK)
+_UNIT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+|_")
+
+
+def _units(text: str) -> list[str]:
+    return _UNIT.findall(_plain(text))
+
+
 def is_strict_superset(new: str, old: str) -> bool:
     """Whether ``new`` says everything ``old`` says and more (ignoring case and
-    punctuation): the only merge that may replace a memory's text."""
-    a, b = _plain(new), _plain(old)
-    return bool(b) and len(a) > len(b) and b in a
+    punctuation): ``old``'s words appear in ``new`` in one run, whole, and ``new`` has more
+    ("I like tea" -> "I like tea with milk"; never "I like teaching": a word is not a
+    prefix of another). The only merge that may replace a memory's text."""
+    a, b = _units(new), _units(old)
+    if not b or len(a) <= len(b):
+        return False
+    first = b[0]
+    return any(a[i:i + len(b)] == b for i, unit in enumerate(a[:len(a) - len(b) + 1])
+               if unit == first)
 
 
 def merged(memory: Memory, candidate: Candidate, now: float) -> Memory:
@@ -81,7 +97,7 @@ def merged(memory: Memory, candidate: Candidate, now: float) -> Memory:
     strict superset: then the caller supersedes the old record with this one), max
     importance, one more merge."""
     meta: dict[str, Any] = dict(memory.meta)
-    meta["merges"] = int(meta.get("merges", 0)) + 1
+    meta["merges"] = meta_fields.count(meta, "merges") + 1
     meta["polarity"] = candidate_polarity(candidate)
     meta["lang"], meta["via"] = candidate.lang, candidate.via
     for name, item in candidate.meta.items():
@@ -99,7 +115,18 @@ def merged(memory: Memory, candidate: Candidate, now: float) -> Memory:
 
 
 def keys_compatible(a: str | None, b: str | None) -> bool:
-    return a is None or b is None or a == b
+    """Whether two memories may merge on similarity: the same key, or neither has one. A
+    key and no key never do (the keyless one may hold a subject through its text: that is
+    the "same subject" rule, which asks for more than a cosine)."""
+    return a == b
+
+
+def says_one_thing(memory: Memory) -> bool:
+    """A memory of one sentence: what a "same subject" supersede or merge may take the
+    place of. A diary note of several sentences that mentions the subject in one of them
+    also says other things, which a supersede would take out of the live set (and a merge
+    would fold the candidate's text into)."""
+    return len(split_sentences(memory.text)) <= 1
 
 
 def subject_keys(memory: Memory) -> frozenset[str]:
@@ -173,9 +200,10 @@ class DedupIndex:
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None) -> Match | None:
         """The live memory the candidate is about: same key (any kind, any polarity: the
-        caller merges or supersedes), else a keyless neighbour whose text has that key
-        ("same subject"), else a near-identical memory of the same kind, compatible keys and
-        the same polarity (``polarity`` None: no polarity guard)."""
+        caller merges or supersedes), else a keyless neighbour of one sentence whose text
+        has that key as its only subject ("same subject"), else a near-identical memory of
+        the same kind, the same key or none on both sides, and the same polarity
+        (``polarity`` None: no polarity guard)."""
         row = as_float_list(vector)
         if key is not None:
             ids = [i for i, (m, _) in self.planned.items()
@@ -189,7 +217,8 @@ class DedupIndex:
         neighbours = self._neighbours(row, kind, key)
         if key is not None:
             same_subject = [(m, cos) for m, cos in neighbours
-                            if m.key is None and key in self._subjects_of(m)]
+                            if m.key is None and self._subjects_of(m) == {key}
+                            and says_one_thing(m)]
             if same_subject:
                 memory, cos = max(same_subject, key=lambda pair: pair[1])
                 return Match(memory.id, "same subject", round(cos, 4))

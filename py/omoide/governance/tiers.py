@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine.memory import Memory
 from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
+from omoide.governance import meta_fields
 from omoide.governance.dedup import DEFAULT_THRESHOLD, MAX_HISTORY, duplicate_pairs
 from omoide.governance.log import AuditLog
 
@@ -375,19 +376,26 @@ def maintain_cold(
     return report
 
 
+def _until(entry: Any) -> float:
+    """When a history entry ended (0 for an entry the user wrote in another shape)."""
+    until = entry.get("until") if isinstance(entry, dict) else None
+    return float(until) if type(until) in (int, float) else 0.0
+
+
 def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now: float,
           *, contradiction: bool, reason: str) -> None:
     """Survivor first (record-only write), then the other record to the trash as its
     history (``engine.supersede``: restorable, listed by the audit)."""
     meta: dict[str, Any] = dict(kept.meta)
-    meta["merges"] = int(meta.get("merges", 0)) + 1 + int(gone.meta.get("merges", 0))
+    meta["merges"] = (meta_fields.count(meta, "merges") + 1
+                      + meta_fields.count(gone.meta, "merges"))
     if contradiction:
-        history = list(meta.get("history", []))
+        history = meta_fields.entries(meta, "history")
         history.append({"polarity": gone.meta.get("polarity"), "text": gone.text,
                         "since": gone.updated_at, "until": kept.updated_at})
-        history.sort(key=lambda h: h.get("until") or 0.0)
+        history.sort(key=_until)
         meta["history"] = history[-MAX_HISTORY:]
-    folded = list(meta.get("folded", []))
+    folded = meta_fields.entries(meta, "folded")
     folded.append({"id": gone.id, "text": gone.text, "at": now})
     meta["folded"] = folded[-MAX_HISTORY:]
     last = [t for t in (kept.last_recalled_at, gone.last_recalled_at) if t is not None]

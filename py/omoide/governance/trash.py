@@ -5,7 +5,8 @@
 - ``recall_reviving``: a recall whose best match is a TRASHED memory with cosine at or above
   ``revive_threshold`` (default 0.95), better than every live match, restores it first and
   says so: the user clearly still needs it. A superseded memory (history of the one that
-  replaced it, ``meta["superseded_by"]``) is never revived: it was replaced, not forgotten.
+  replaced it, ``meta["superseded_by"]``) is never revived: it was replaced, not forgotten;
+  nor is one whose key a live memory holds now (its restore would retire that one).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
 from omoide.engine.embedding import embed_query
-from omoide.engine.memory import Hit
+from omoide.engine.memory import Hit, Memory
 from omoide.engine.recall import checked_arguments
-from omoide.engine.supersede import is_superseded
+from omoide.engine.supersede import holders, is_superseded
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
+    from omoide.engine.store import CharacterStore
 
 DAY = 86_400.0
 REVIVE_CANDIDATES = 16  # trashed rows looked at: superseded history is skipped
@@ -38,6 +40,13 @@ class RecallResult:
     hits: list[Hit]
     revived: list[str] = field(default_factory=list)
     revived_cosine: float | None = None
+
+
+def revivable(store: CharacterStore, memory: Memory) -> bool:
+    """A trashed memory a recall may bring back: forgotten, not superseded, and its key held
+    by no live memory (a restore would retire that holder: one key, one live memory; a read
+    never replaces the current fact with one the user deleted)."""
+    return not is_superseded(memory) and not holders(store, memory.key)
 
 
 def recall_reviving(
@@ -61,7 +70,7 @@ def recall_reviving(
         trashed = store.trash_kernel.top_k(q, min(len(store.trash), REVIVE_CANDIDATES))
         ranked = zip(trashed.ids, trashed.scores, strict=True)
         best_id, best = next(((i, float(s)) for i, s in ranked
-                              if not is_superseded(store.trash[i].memory)), (None, -2.0))
+                              if revivable(store, store.trash[i].memory)), (None, -2.0))
         # the live kernel is scanned only for a trashed match good enough to revive (most
         # recalls stop here); both are float32 kernels: a tie is not "better than live"
         if best >= revive_threshold and (
