@@ -369,3 +369,30 @@ def test_a_record_changed_since_the_interrupted_import_is_left_as_it_is(tmp_path
             "Rin likes coffee", "Rin likes tea"]
     finally:
         ws.close()
+
+
+def test_a_character_named_twice_is_exported_once(tmp_path):
+    """``export --character rin --character rin`` wrote rin twice: a file import refused."""
+    db = tmp_path / "w.db"
+    run(db, "remember", "rin", "Rin likes tea")
+    path = tmp_path / "e.json"
+    run(db, "export", str(path), "--character", "rin", "--character", "rin")
+    assert [c["id"] for c in json.loads(path.read_text())["characters"]] == ["rin"]
+    run(tmp_path / "other.db", "import", str(path))
+
+
+def test_an_export_never_writes_over_the_workspace(tmp_path):
+    """``--db mem.db export mem.db`` replaced the database with the JSON (the model setting
+    and any quarantined rows gone)."""
+    import io
+
+    db = tmp_path / "mem.db"
+    run(db, "remember", "rin", "Rin likes tea")
+    before = db.read_bytes()[:16]
+    for target in (db, tmp_path / "mem.db-wal"):
+        err = io.StringIO()
+        code = main(["--db", str(db), "export", str(target)], embedder_factory=factory,
+                    stdout=io.StringIO(), stderr=err)
+        assert code == 2 and "the workspace itself" in err.getvalue()
+    assert db.read_bytes()[:16] == before == b"SQLite format 3\x00"
+    assert "Rin likes tea" in run(db, "export", "-")

@@ -269,6 +269,10 @@ def test_cli_import_and_export(cli, tmp_path):
     assert cli.json("import-tavern", str(lore), "--character", "copy")["facts"] == 8
     assert len(rows(cli.db)) == 16
     assert json.loads(cli.ok("export-worldinfo", "copy", "-"))["entries"]["0"]["content"]
+    # the card's display name is kept, as the web app keeps it (it was dropped)
+    [seraphina] = [c for c in json.loads(cli.ok("export", "-"))["characters"]
+                   if c["id"] == "seraphina"]
+    assert seraphina["name"] == "Seraphina"
 
 
 def test_cli_refuses_malformed_files_and_writes_nothing(cli, tmp_path):

@@ -178,6 +178,11 @@ def write_output(ctx: Context, path: str, text: str) -> bool:
         ctx.out(text)
         return False
     target = Path(path)
+    workspace = ctx.path.resolve()
+    if target.resolve() in (workspace, *(workspace.with_name(workspace.name + suffix)
+                                         for suffix in ("-wal", "-shm", "-journal"))):
+        raise OmoideError.of("FILE_UNWRITABLE", path=path,
+                             reason="it is the workspace itself (--db); name another file")
     tmp = target.with_name(target.name + ".tmp")
     try:
         tmp.write_text(text + "\n", encoding="utf-8")

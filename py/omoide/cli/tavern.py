@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from omoide.cli.context import Context, write_output
+from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.interop import apply_plan, export_world_info, parse_file
 from omoide.interop.importer import target_character
@@ -46,11 +47,25 @@ def read_bytes(path: str) -> bytes:
         raise OmoideError.of("FILE_UNREADABLE", path=path, reason=e.strerror or str(e)) from None
 
 
+def keep_card_name(ctx: Context, character: str, name: object) -> None:
+    """The card's display name for a character that has none yet (as the web app keeps
+    it); a name the one validator refuses (too long, control characters) is left out."""
+    if not isinstance(name, str) or not name.strip():
+        return
+    try:
+        shown = validate.character_name(name.strip())
+    except OmoideError:
+        return
+    ctx.workspace.backend.add_character_names({character: shown})
+
+
 def import_tavern(ctx: Context) -> int:
     a = ctx.args
     plan = parse_file(read_bytes(a.file), a.file)
     target_character(plan, a.character)  # before the workspace is opened (or created)
     report = apply_plan(ctx.workspace.governor, plan, character=a.character, dry_run=a.dry_run)
+    if not a.dry_run:
+        keep_card_name(ctx, report["character"], report.get("name"))
     if ctx.json:
         ctx.emit(report)
         return 0

@@ -52,7 +52,7 @@ def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
     names = dict(names or {})
     if characters:
         chosen = []
-        for character in characters:
+        for character in dict.fromkeys(characters):  # a name given twice is listed once
             if character not in names:
                 engine.existing_store(character)  # UNKNOWN_CHARACTER
             chosen.append(character)
