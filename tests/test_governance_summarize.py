@@ -213,3 +213,12 @@ def test_a_failure_while_trashing_keeps_the_remaining_sources_live(engine):
     assert first.summary_id and len(first.trashed) == 1 and "quota" in first.error
     for memory_id in first.source_ids[1:]:
         assert engine.get("a", memory_id)  # still live, nothing lost
+
+
+@pytest.mark.parametrize("days", [float("nan"), float("inf"), -1.0])
+def test_a_cut_off_that_is_not_a_finite_age_is_refused(days):
+    """NaN passed ``older_than_days < 0`` and the summary answered OK with nothing to do."""
+    e = engine()
+    with pytest.raises(OmoideError) as caught:
+        summarize(e, "a", older_than_days=days, dry_run=False)
+    assert caught.value.code == "INVALID_ARGUMENT" and "older_than_days" in str(caught.value)

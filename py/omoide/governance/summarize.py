@@ -221,10 +221,11 @@ def summarize(
 ) -> SummaryReport:
     if group_by not in ("day", "session"):
         raise OmoideError.of("INVALID_ARGUMENT", name="group_by", reason="'day' or 'session'")
-    if older_than_days < 0 or token_budget < 20 or min_group < 2 or not 0 < ratio < 1:
+    if (not 0 <= older_than_days < math.inf or token_budget < 20 or min_group < 2
+            or not 0 < ratio < 1):  # NaN fails every comparison: refused, not read as "none"
         raise OmoideError.of("INVALID_ARGUMENT", name="summarize",
-                             reason="older_than_days >= 0, token_budget >= 20, min_group >= 2, "
-                                    "0 < ratio < 1")
+                             reason="0 <= older_than_days (finite), token_budget >= 20, "
+                                    "min_group >= 2, 0 < ratio < 1")
     report = SummaryReport(character, dry_run, older_than_days)
     groups: dict[str, list[Memory]] = {}
     for memory in candidates(engine, character, older_than_days=older_than_days,
