@@ -216,9 +216,9 @@ def test_a_failure_while_trashing_keeps_the_remaining_sources_live(engine):
 
 
 @pytest.mark.parametrize("days", [float("nan"), float("inf"), -1.0])
-def test_a_cut_off_that_is_not_a_finite_age_is_refused(days):
+def test_a_cut_off_that_is_not_a_finite_age_is_refused(engine, days):
     """NaN passed ``older_than_days < 0`` and the summary answered OK with nothing to do."""
-    e = engine()
+    e = engine
     with pytest.raises(OmoideError) as caught:
         summarize(e, "a", older_than_days=days, dry_run=False)
     assert caught.value.code == "INVALID_ARGUMENT" and "older_than_days" in str(caught.value)
