@@ -287,3 +287,24 @@ def test_cli_refuses_malformed_files_and_writes_nothing(cli, tmp_path):
     assert not cli.db.exists()
     assert "no such file" in cli.fails("import-tavern", str(tmp_path / "nope.json"))
     assert "No character" in cli.fails("export-worldinfo", "nobody", "-")
+
+
+def test_lorebook_entries_with_the_same_trigger_words_are_each_kept(gov):
+    """Both entries keyed ["Alice"] got the key ``lore:alice``: the second replaced the
+    first (the report said 4 stored, 3 were live), and a second import swapped them."""
+    lore = {"entries": {
+        "0": {"uid": 0, "key": ["Alice"], "content": "Alice is a knight of the north.",
+              "comment": "Alice bio"},
+        "1": {"uid": 1, "key": ["Alice"], "content": "Alice is afraid of spiders.",
+              "comment": "Alice fear"},
+        "2": {"uid": 2, "key": ["moon"], "content": "The kingdom has two moons."},
+    }}
+    data = json.dumps(lore).encode()
+    for _ in range(2):  # importing twice adds nothing and changes nothing
+        import_file(gov, data, "lore.json", character="alice")
+        assert texts(gov, "alice") == ["Alice is a knight of the north.",
+                                       "Alice is afraid of spiders.",
+                                       "The kingdom has two moons."]
+        assert gov.engine.trash("alice") == []
+    keys = sorted(m.key for m in gov.engine.memories("alice"))
+    assert keys == ["lore:alice", "lore:alice#2", "lore:moon"]

@@ -67,6 +67,23 @@ def target_character(plan: ImportPlan, character: str | None) -> str:
     return validate.character_id(chosen)
 
 
+def distinct_keys(facts: list[Any]) -> list[str | None]:
+    """Each fact's key, the second and later facts of the file under one key numbered
+    (``lore:alice``, ``lore:alice#2``): two lorebook entries with the same trigger words
+    are two facts, and one key holds one live memory, so the second replaced the first (and
+    a second import of the file swapped them back). Numbered in file order, so the same
+    file gives the same keys."""
+    counts: dict[str, int] = {}
+    keys: list[str | None] = []
+    for fact in facts:
+        if fact.key is None:
+            keys.append(None)
+            continue
+        n = counts[fact.key] = counts.get(fact.key, 0) + 1
+        keys.append(fact.key if n == 1 else f"{fact.key}#{n}")
+    return keys
+
+
 def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = None,
                dry_run: bool = False) -> dict[str, Any]:
     engine = governor.engine
@@ -76,11 +93,11 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         engine.check_model(store)  # refused before anything is embedded or written
     held = {m.text for m in engine.memories(target)} if store is not None else set()
     fresh, seen = [], set(held)
-    for fact in plan.facts:
+    for fact, key in zip(plan.facts, distinct_keys(plan.facts), strict=True):
         try:
             memory = build_memory(engine, target, fact.text, kind=fact.kind,
                                   importance=fact.importance, at=fact.at, meta=fact.meta,
-                                  key=fact.key)
+                                  key=key)
         except OmoideError as e:
             raise OmoideError.of("MALFORMED_CHAT_DATA", path=plan.path or plan.format,
                                  what=fact.where, reason=str(e).rstrip(".")) from None
