@@ -351,7 +351,8 @@ def test_an_interrupted_import_run_again_puts_the_trash_back(tmp_path, monkeypat
 def test_a_record_changed_since_the_interrupted_import_is_left_as_it_is(tmp_path,
                                                                         monkeypatch):
     """Only a record still saying exactly what the file says is moved: the user's later
-    change of it (here a new importance) is not undone by a re-run."""
+    change of it (here a new importance) is not undone by a re-run. It holds the file's
+    key, so the key is settled: the holder changed last stays, the other is its history."""
     path = _history_export(tmp_path)
     db = tmp_path / "dst.db"
     _interrupted_import(db, path, monkeypatch)
@@ -365,8 +366,9 @@ def test_a_record_changed_since_the_interrupted_import_is_left_as_it_is(tmp_path
     assert "interrupted" not in out and "2 already present" in out
     ws = open_workspace(db, embedder=HashingEmbedder())
     try:
-        assert sorted(m.text for m in ws.engine.memories("rin")) == [
-            "Rin likes coffee", "Rin likes tea"]
+        assert [(m.text, m.importance) for m in ws.engine.memories("rin")] == [
+            ("Rin likes coffee", 0.9)]
+        assert [e.memory.text for e in ws.engine.trash("rin")] == ["Rin likes tea"]
     finally:
         ws.close()
 
@@ -396,3 +398,36 @@ def test_an_export_never_writes_over_the_workspace(tmp_path):
         assert code == 2 and "the workspace itself" in err.getvalue()
     assert db.read_bytes()[:16] == before == b"SQLite format 3\x00"
     assert "Rin likes tea" in run(db, "export", "-")
+
+
+def test_an_import_leaves_one_live_memory_per_key(tmp_path):
+    """A file holding a key the workspace holds too (a backup of another device) added a
+    second live holder: recall ranked both, the next keyed write retired both. The newest
+    stays; the other becomes its history, restorable."""
+    import io
+
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    run(dst, "remember", "rin", "Rin's favourite drink is black coffee",
+        "--key", "favorite_drink")
+    run(src, "remember", "rin", "Rin's favourite drink is green tea",
+        "--key", "favorite_drink")  # written after: the newer one
+    path = tmp_path / "e.json"
+    export(src, path, True)
+    out = run(dst, "import", str(path))
+    assert "1 older holders of a key kept as history" in out
+    ws = open_workspace(dst, embedder=HashingEmbedder())
+    try:
+        [live] = ws.engine.find_by_key("rin", "favorite_drink")
+        assert live.text == "Rin's favourite drink is green tea"
+        [old] = ws.engine.trash("rin")
+        assert old.memory.text == "Rin's favourite drink is black coffee"
+        assert old.memory.meta["superseded_by"] == live.id
+        assert live.meta["supersedes"] == [old.memory.id]
+        ws.engine.restore("rin", old.memory.id)  # restorable: it takes the key back
+        assert [m.text for m in ws.engine.find_by_key("rin", "favorite_drink")] == [
+            "Rin's favourite drink is black coffee"]
+    finally:
+        ws.close()
+    err = io.StringIO()
+    assert main(["--db", str(dst), "import", str(path)], embedder_factory=factory,
+                stdout=io.StringIO(), stderr=err) == 0, err.getvalue()

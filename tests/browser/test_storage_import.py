@@ -102,3 +102,32 @@ def test_a_refused_commit_keeps_nothing_of_the_chunk(launch, app_url, tmp_path):
     page.reload()
     wait_ready(page)
     assert len(engine_call(page, "memories", {"character": "umi"})) == 290
+
+
+KEYED = """() => {
+  const [first, last] = [window.__file.characters[0].memories[1],
+                         window.__file.characters[0].memories[480]];
+  first.key = "favorite_place"; last.key = "favorite_place";  // the later one is newer
+  return [first.id, last.id];
+}"""
+
+
+def test_an_import_holding_one_key_twice_keeps_the_newest_live_after_a_reload(
+        launch, app_url, tmp_path):
+    """One key, one live memory after an import, also for rows that go straight into full
+    segments: the older holder is retired in the same commit as the import and stays
+    history (in the trash, restorable) after a reload."""
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
+    older, newer = page.evaluate(KEYED)
+    report = page.evaluate(IMPORT)
+    assert (report["imported"], report["superseded"]) == (N, 1)
+    for _ in range(2):
+        live = engine_call(page, "memories", {"character": "umi"})
+        assert [m["id"] for m in live if m["key"] == "favorite_place"] == [newer]
+        trash = {e["memory"]["id"]: e["memory"]
+                 for e in engine_call(page, "trash", {"character": "umi"})}
+        assert len(trash) == TRASHED + 1
+        assert trash[older]["meta"]["superseded_by"] == newer
+        page.reload()
+        wait_ready(page)

@@ -51,6 +51,7 @@ def _import_data(data: Any, packed: dict[str, Any] | None) -> dict[str, Any]:
             imported, trashed = add_packed(c)
             report["imported"] += imported
             report["trashed"] += trashed
+    report["superseded"] += exchange.settle_imported(engine, plan)  # the packed rows' keys
     return report
 
 

@@ -89,6 +89,9 @@ def import_(ctx: Context) -> int:
     else:
         finished = (f", {report['finished']} moved to the trash that an interrupted import "
                     f"had left live" if report.get("finished") else "")
+        if report.get("superseded"):
+            finished += (f", {report['superseded']} older holders of a key kept as history "
+                         f"in the trash")
         ctx.out(f"imported {report['imported']} memories ({report['trashed']} to the trash, "
                 f"{report['reembedded']} embedded again, {report['skipped']} already present"
                 f"{finished}) for {', '.join(report['characters']) or 'no characters'}")

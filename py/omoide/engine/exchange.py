@@ -31,6 +31,7 @@ from omoide.engine import validate
 from omoide.engine.bulk import acyclic_bulk
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory
+from omoide.engine.supersede import settle_keys
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -101,6 +102,9 @@ class CharacterImport:
     # unchanged, as an import interrupted between the two writes of a trashed record left
     # them (``import_data`` writes it live, then moves it); the re-run finishes the move
     unfinished: dict[str, float] = field(default_factory=dict)
+    # the keys of the file's live records (held ones too): one live memory each after the
+    # import (``settle_imported``)
+    keys: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -221,6 +225,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                 except OmoideError as e:
                     raise _bad(f"{at}: {str(e).rstrip('.')}", e.fields.get("field")) from None
                 memory_id = record["id"]
+                if not trash and record["key"] is not None:
+                    plan.keys.add(record["key"])
                 if memory_id in seen_ids:
                     raise _bad(f"{at}: memory id {memory_id!r} appears twice", "id")
                 seen_ids.add(memory_id)
@@ -307,4 +313,18 @@ def import_data(engine: MemoryEngine, data: Any,
                 report["trashed"] += 1
         report["imported"] += len(c.records)
         report["reembedded"] += len(need)
+    report["superseded"] = settle_imported(engine, plan)
     return report
+
+
+def settle_imported(engine: MemoryEngine, plan: ImportPlan) -> int:
+    """One live memory per key after an import: where the file and the workspace (or two
+    records of the file) hold one key live, the newest stays and the others become its
+    history (``supersede.settle_keys``: in the trash, restorable). Returns how many."""
+    retired = 0
+    for c in plan.characters:
+        store = engine.stores.get(c.id)
+        if store is not None and c.keys:
+            retired += len(settle_keys(store, sorted(c.keys), engine.now(),
+                                       "same key (imported)"))
+    return retired

@@ -66,3 +66,25 @@ def unretired(memory: Memory) -> Memory:
 
 def is_superseded(memory: Memory) -> bool:
     return SUPERSEDED_BY in memory.meta
+
+
+def settle_keys(store: CharacterStore, keys: Iterable[str | None], at: float,
+                reason: str) -> list[str]:
+    """Make each of ``keys`` held by one live memory again after a write that does not go
+    through ``remember`` (an import adds records as they are): the newest holder (last
+    ``updated_at``, then id) stays, it lists the others in ``supersedes``, and they go to
+    the trash as its history. Returns the ids retired. Idempotent: a key already held once
+    costs one index lookup."""
+    retired: list[str] = []
+    for key in dict.fromkeys(k for k in keys if k is not None):
+        ids = holders(store, key)
+        if len(ids) < 2:
+            continue
+        newest = max(ids, key=lambda i: (store.records[i].updated_at, i))
+        older = [i for i in ids if i != newest]
+        kept = linked(store.records[newest], older)
+        store.put(kept, None)
+        for old_id in older:
+            retire(store, old_id, newest, at, reason)
+        retired += older
+    return retired
