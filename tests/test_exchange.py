@@ -431,3 +431,40 @@ def test_an_import_leaves_one_live_memory_per_key(tmp_path):
     err = io.StringIO()
     assert main(["--db", str(dst), "import", str(path)], embedder_factory=factory,
                 stdout=io.StringIO(), stderr=err) == 0, err.getvalue()
+
+
+def test_a_newer_version_in_the_file_replaces_the_held_one_which_becomes_history(tmp_path):
+    """An edit made on another device: the file's version of a held id is later and says
+    something else. It was skipped as "already present" and the edit existed nowhere here;
+    now it replaces the held version, which is kept as history (restorable), as an edit
+    keeps it. An older or identical version in a file is still skipped."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    ws = open_workspace(a, embedder=HashingEmbedder())
+    try:
+        first = ws.engine.remember("rin", "Rin likes coffee", key="drink")
+    finally:
+        ws.close()
+    old_file = tmp_path / "old.json"
+    export(a, old_file, True)
+    run(b, "import", str(old_file))
+    ws = open_workspace(a, embedder=HashingEmbedder())
+    try:
+        ws.engine.update("rin", first.id, text="Rin likes tea now", importance=0.9)
+    finally:
+        ws.close()
+    new_file = tmp_path / "new.json"
+    export(a, new_file, True)
+    out = run(b, "import", str(new_file))
+    assert "1 replaced by the file's newer version" in out
+    ws = open_workspace(b, embedder=HashingEmbedder())
+    try:
+        [live] = ws.engine.memories("rin")
+        assert (live.id, live.text, live.importance) == (first.id, "Rin likes tea now", 0.9)
+        texts = sorted(e.memory.text for e in ws.engine.trash("rin"))
+        assert texts == ["Rin likes coffee", "Rin likes coffee"]  # a's history and b's copy
+        hits = ws.engine.recall("rin", "Rin likes tea now", mode="vector", k=1, touch=False)
+        assert hits[0].memory.id == first.id and hits[0].vector_cosine > 0.99
+    finally:
+        ws.close()
+    assert "replaced" not in run(b, "import", str(new_file))  # the same file again: nothing
+    assert "replaced" not in run(b, "import", str(old_file))  # an older file: nothing

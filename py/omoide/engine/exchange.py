@@ -24,14 +24,15 @@ come back in the report (``names``); the caller stores them (IndexedDB or the SQ
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
 from omoide.engine.bulk import acyclic_bulk
 from omoide.engine.embedding import embed_memories
-from omoide.engine.memory import Memory
-from omoide.engine.supersede import settle_keys
+from omoide.engine.memory import Memory, new_memory_id
+from omoide.engine.supersede import linked, retire, settle_keys
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -105,6 +106,9 @@ class CharacterImport:
     # the keys of the file's live records (held ones too): one live memory each after the
     # import (``settle_imported``)
     keys: set[str] = field(default_factory=set)
+    # live records the store holds live in an older, different version (the file's
+    # ``updated_at`` is later): the file's version replaces it, the store's becomes history
+    newer: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -132,15 +136,26 @@ def _owner(engine: MemoryEngine, memory_id: str) -> str | None:
 _USE_FIELDS = frozenset({"recall_count", "last_recalled_at", "model"})
 
 
+def _says_the_same(memory: Memory, record: dict[str, Any]) -> bool:
+    held = memory.to_dict()
+    wanted = Memory.from_dict(record).to_dict()
+    return all(held[k] == v for k, v in wanted.items() if k not in _USE_FIELDS)
+
+
 def _left_live(store: CharacterStore, record: dict[str, Any]) -> bool:
     """Whether the store holds ``record`` (a trashed one of the file) live, saying exactly
     what the file says: the first write of an interrupted import, not a later change."""
     memory = store.records.get(record["id"])
-    if memory is None:
-        return False
-    held = memory.to_dict()
-    wanted = Memory.from_dict(record).to_dict()
-    return all(held[k] == v for k, v in wanted.items() if k not in _USE_FIELDS)
+    return memory is not None and _says_the_same(memory, record)
+
+
+def _is_newer(store: CharacterStore, record: dict[str, Any]) -> bool:
+    """Whether ``record`` (a live one of the file) is a later version of a memory the store
+    holds live: changed after it (``updated_at``) and saying something else (an edit made
+    on another device since the last sync)."""
+    memory = store.records.get(record["id"])
+    return (memory is not None and record["updated_at"] > memory.updated_at
+            and not _says_the_same(memory, record))
 
 
 def check_import(engine: MemoryEngine, data: Any,
@@ -235,6 +250,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                                           or memory_id in store.trash):  # held: no copy
                     if trash and _left_live(store, record):
                         plan.unfinished[memory_id] = trashed_at
+                    elif not trash and _is_newer(store, record):
+                        plan.newer.append(record)  # its vector: the file's, or embedded
                     else:
                         plan.skipped += 1
                     continue
@@ -297,14 +314,19 @@ def import_data(engine: MemoryEngine, data: Any,
                 store.move_to_trash(memory_id, at)
             report["trashed"] += len(c.unfinished)
             report["finished"] = report.get("finished", 0) + len(c.unfinished)
-        if not c.records:
+        if not c.records and not c.newer:
             continue
-        need = [r for r in c.records if r["vector"] is None]
+        store = engine.writable_store(c.id)
+        need = [r for r in c.records if r["vector"] is None] + [
+            r for r in c.newer if r["vector"] is None and _new_text(store, r)]
         embedded = dict(zip([r["id"] for r in need],
                             embed_memories(engine.embedder,
                                            [(r["text"], r.get("context")) for r in need]),
                             strict=True)) if need else {}
-        store = engine.writable_store(c.id)
+        for r in c.newer:
+            _replace_with_newer(engine, store, r,
+                                r["vector"] if r["vector"] is not None else embedded.get(r["id"]))
+        report["updated"] = report.get("updated", 0) + len(c.newer)
         for r in c.records:
             memory = Memory.from_dict(r)
             store.put(memory, r["vector"] if r["vector"] is not None else embedded[r["id"]])
@@ -315,6 +337,25 @@ def import_data(engine: MemoryEngine, data: Any,
         report["reembedded"] += len(need)
     report["superseded"] = settle_imported(engine, plan)
     return report
+
+
+def _new_text(store: CharacterStore, record: dict[str, Any]) -> bool:
+    old = store.records[record["id"]]
+    return old.text != record["text"] or old.context != record.get("context")
+
+
+def _replace_with_newer(engine: MemoryEngine, store: CharacterStore,
+                        record: dict[str, Any], vector: list[float] | None) -> None:
+    """The file's later version of a held memory replaces it, as an edit does
+    (``engine.update``): the held version is first written as a copy under a new id, then
+    the memory takes the file's version (``vector`` None: text and context unchanged, the
+    stored vector stays), and the copy goes to the trash as its history, restorable."""
+    old = store.records[record["id"]]
+    at = engine.now()
+    copy = dataclasses.replace(old, id=new_memory_id(at))
+    store.put(copy, store.kernel.vector(old.id))
+    store.put(linked(Memory.from_dict(record), [copy.id]), vector)
+    retire(store, copy.id, old.id, at, "replaced by a newer version (import)")
 
 
 def settle_imported(engine: MemoryEngine, plan: ImportPlan) -> int:
