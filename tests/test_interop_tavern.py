@@ -128,8 +128,7 @@ def test_world_info_export_reimports(gov):
         o = original[text]
         assert (m.kind, m.key, m.importance, m.created_at) == (o.kind, o.key, o.importance,
                                                                o.created_at)
-        assert m.meta.get("keys") == (o.meta.get("keys") or exported["entries"][next(
-            k for k, e in exported["entries"].items() if e["content"] == text)]["key"])
+        assert m.meta == o.meta  # the entry's generated keys and title are not added
     # into the same character: nothing new
     assert import_file(gov, data, "lore.json", character="seraphina")["facts"] == 0
 
@@ -308,3 +307,28 @@ def test_lorebook_entries_with_the_same_trigger_words_are_each_kept(gov):
         assert gov.engine.trash("alice") == []
     keys = sorted(m.key for m in gov.engine.memories("alice"))
     assert keys == ["lore:alice", "lore:alice#2", "lore:moon"]
+
+
+def test_world_info_round_trip_keeps_every_field_and_adds_nothing(gov):
+    """The export kept kind, importance, key, date and meta only: the index context and the
+    conversation place came back None, and every memory's meta gained the entry's keys and
+    title. Now a round trip gives the memory back as it was; an entry edited in SillyTavern
+    (its title here) still brings its edit."""
+    e = gov.engine
+    e.remember("rin", "Rin moved to Osaka in May", context="asked about the move",
+               conversation="chat-1", turn=4, importance=0.7, meta={"mood": "happy"})
+    e.remember("rin", "Rin prefers green tea", key="preference:green_tea", kind="preference")
+    data = export_world_info(e, "rin")
+    data["entries"]["1"]["comment"] = "Rin's drink"  # the user's edit in SillyTavern
+    other = Governor(MemoryEngine(HashingEmbedder(), clock=lambda: 1_800_000_000.0))
+    import_file(other, json.dumps(data).encode(), "wi.json", character="rin")
+    fields = ("text", "kind", "importance", "key", "created_at", "context", "conversation",
+              "turn", "meta")
+    before = {m.text: m for m in e.memories("rin")}
+    after = {m.text: m for m in other.engine.memories("rin")}
+    assert sorted(before) == sorted(after)
+    moved = "Rin moved to Osaka in May"
+    assert [getattr(after[moved], f) for f in fields] == [
+        getattr(before[moved], f) for f in fields]
+    tea = after["Rin prefers green tea"]
+    assert tea.key == "preference:green_tea" and tea.meta == {"comment": "Rin's drink"}

@@ -97,7 +97,8 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         try:
             memory = build_memory(engine, target, fact.text, kind=fact.kind,
                                   importance=fact.importance, at=fact.at, meta=fact.meta,
-                                  key=key)
+                                  key=key, context=fact.context,
+                                  conversation=fact.conversation, turn=fact.turn)
         except OmoideError as e:
             raise OmoideError.of("MALFORMED_CHAT_DATA", path=plan.path or plan.format,
                                  what=fact.where, reason=str(e).rstrip(".")) from None
@@ -106,7 +107,10 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         seen.add(memory.text)
         fresh.append({"text": memory.text, "kind": memory.kind, "key": memory.key,
                       "importance": memory.importance, "meta": memory.meta,
-                      **({"at": fact.at} if fact.at is not None else {})})
+                      **({"at": fact.at} if fact.at is not None else {}),
+                      **{name: value for name, value in (
+                          ("context", memory.context), ("conversation", memory.conversation),
+                          ("turn", memory.turn)) if value is not None}})
     report: dict[str, Any] = {
         "format": plan.format, "character": target, "name": plan.name, "dry_run": dry_run,
         "facts": len(fresh), "facts_skipped": len(plan.facts) - len(fresh),

@@ -47,6 +47,10 @@ class Fact:
     importance: float = 0.5
     at: float | None = None
     where: str = ""  # for error messages: "entry 3", "description"
+    # an entry Omoide exported: the memory's index context and place in a conversation
+    context: str | None = None
+    conversation: str | None = None
+    turn: int | None = None
 
 
 @dataclass
@@ -268,10 +272,31 @@ def lorebook(entries: Any, fmt: str, bad: Bad) -> ImportPlan:
             fact.importance = saved.get("importance", fact.importance)
             fact.at = saved.get("created_at")
             fact.key = saved.get("key", fact.key)
+            fact.context = saved.get("context")
+            fact.conversation = saved.get("conversation")
+            fact.turn = saved.get("turn")
             if isinstance(saved.get("meta"), dict):
-                fact.meta = saved["meta"] | {k: v for k, v in meta.items() if k != "source"}
+                fact.meta = saved["meta"] | edited_entry_fields(saved, meta, fact.text)
         plan.facts.append(fact)
     return plan
+
+
+def edited_entry_fields(saved: dict[str, Any], derived: dict[str, Any],
+                        text: str) -> dict[str, Any]:
+    """What the entry says beyond the memory it was exported from: the entry fields
+    (``derived``: keys, comment, flags) that differ from what the export wrote for the
+    saved memory, i.e. the user's edits in SillyTavern. A round trip adds nothing to
+    ``meta``."""
+    from omoide.interop.worldinfo import comment_for, keys_for
+
+    meta, kind, key = saved["meta"], saved.get("kind", "fact"), saved.get("key")
+    written = {"keys": keys_for(meta, key if isinstance(key, str) else None, text),
+               "comment": comment_for(meta, str(kind), text),
+               "secondary_keys": list(meta.get("secondary_keys") or []),
+               "constant": meta.get("tier") == "hot" or bool(meta.get("constant")),
+               "disabled": bool(meta.get("disabled"))}
+    return {name: value for name, value in derived.items()
+            if name != "source" and (name in meta or value != written.get(name))}
 
 
 def lore_key(keys: list[str], comment: str) -> str | None:
