@@ -468,3 +468,28 @@ def test_a_newer_version_in_the_file_replaces_the_held_one_which_becomes_history
         ws.close()
     assert "replaced" not in run(b, "import", str(new_file))  # the same file again: nothing
     assert "replaced" not in run(b, "import", str(old_file))  # an older file: nothing
+
+
+def test_bookkeeping_alone_is_not_a_newer_version(tmp_path):
+    """Recall counts, the stamp and the tier governance files a memory in change without
+    an edit: a file that differs only there (and in ``updated_at``) replaces nothing."""
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        kept = ws.engine.remember("rin", "Rin likes tea", meta={"tier": "hot"})
+    finally:
+        ws.close()
+    path = tmp_path / "e.json"
+    export(db, path, False)
+    data = json.loads(path.read_text())
+    [m] = data["characters"][0]["memories"]
+    m.update(updated_at=m["updated_at"] + 60, recall_count=7,
+             last_recalled_at=m["updated_at"] + 60, meta={"tier": "cold"})
+    path.write_text(json.dumps(data))
+    assert "replaced" not in run(db, "import", str(path))
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        assert [x.id for x in ws.engine.memories("rin")] == [kept.id]
+        assert ws.engine.trash("rin") == []
+    finally:
+        ws.close()

@@ -149,13 +149,26 @@ def _left_live(store: CharacterStore, record: dict[str, Any]) -> bool:
     return memory is not None and _says_the_same(memory, record)
 
 
+# what a memory says, for ``_is_newer``: not when it changed, how often it was recalled,
+# its stamp or the tier governance files it in (bookkeeping, not an edit)
+_SAID_FIELDS = ("text", "context", "kind", "key", "importance", "created_at", "conversation",
+                "turn")
+
+
 def _is_newer(store: CharacterStore, record: dict[str, Any]) -> bool:
     """Whether ``record`` (a live one of the file) is a later version of a memory the store
     holds live: changed after it (``updated_at``) and saying something else (an edit made
     on another device since the last sync)."""
     memory = store.records.get(record["id"])
-    return (memory is not None and record["updated_at"] > memory.updated_at
-            and not _says_the_same(memory, record))
+    if memory is None or record["updated_at"] <= memory.updated_at:
+        return False
+    held, wanted = memory.to_dict(), Memory.from_dict(record).to_dict()
+    return (any(held[k] != wanted[k] for k in _SAID_FIELDS)
+            or _without_tier(held["meta"]) != _without_tier(wanted["meta"]))
+
+
+def _without_tier(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if k != "tier"}
 
 
 def check_import(engine: MemoryEngine, data: Any,
