@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from omoide.cli import main
 from omoide.engine import exchange
 from omoide.engine.memory import KINDS
-from omoide.workspace import open_workspace
+from omoide.workspace import Workspace, open_workspace
 from tests.test_cli import factory as cli_factory
 from tests.test_engine_embedder import HashingEmbedder
 
@@ -38,6 +40,15 @@ def run(db: Path, *argv: str) -> str:
     code = main(["--db", str(db), *argv], embedder_factory=factory, stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     return out.getvalue()
+
+
+@contextmanager
+def opened(db: Path) -> Iterator[Workspace]:
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        yield ws
+    finally:
+        ws.close()
 
 
 def export(db: Path, path: Path, vectors: bool) -> bytes:
@@ -68,8 +79,7 @@ memory = st.fixed_dictionaries({
 
 
 def build_store(db: Path, memories: list[dict], named: dict[str, str]) -> None:
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         for m in memories:
             kept = ws.engine.remember(m["character"], m["text"], kind=m["kind"],
                                       importance=m["importance"], key=m["key"],
@@ -79,8 +89,6 @@ def build_store(db: Path, memories: list[dict], named: dict[str, str]) -> None:
             if m["trash"]:
                 ws.engine.forget(m["character"], kept.id)
         ws.backend.add_character_names(named)
-    finally:
-        ws.close()
 
 
 @settings(max_examples=20, deadline=None,
@@ -124,15 +132,12 @@ def test_superseded_history_round_trips(tmp_path):
     """Same key: the old version is history (trash with its supersede marks), and an
     export -> import -> export keeps it byte for byte."""
     db = tmp_path / "w0.db"
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         old = ws.engine.remember("rin", "Rin's favourite drink is coffee", key="favorite_drink")
         new = ws.engine.remember("rin", "Rin's favourite drink is green tea",
                                  key="favorite_drink")
         assert [m.id for m in ws.engine.memories("rin")] == [new.id]
         assert [e.memory.id for e in ws.engine.trash("rin")] == [old.id]
-    finally:
-        ws.close()
     for vectors in (False, True):
         first = export(db, tmp_path / "e0.json", vectors)
         other = tmp_path / f"w1-{vectors}.db"
@@ -249,14 +254,11 @@ def test_an_id_of_another_character_is_refused(tmp_path):
     run(db, "import", str(FIXTURE))
     data = json.loads(FIXTURE.read_text(encoding="utf-8"))
     data["characters"][0]["id"] = "someone-else"
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         with pytest.raises(Exception) as err:
             exchange.check_import(ws.engine, data)
         assert getattr(err.value, "code", None) == "MALFORMED_IMPORT"
         assert "already belongs to 'diary'" in str(err.value)
-    finally:
-        ws.close()
 
 
 def test_an_imported_vector_of_another_length_scores_as_its_direction(tmp_path):
@@ -297,12 +299,9 @@ def test_an_imported_vector_of_another_length_scores_as_its_direction(tmp_path):
 def _history_export(tmp_path: Path) -> Path:
     """An export of one memory and the version before its edit (history in the trash)."""
     db = tmp_path / "src.db"
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         first = ws.engine.remember("rin", "Rin likes coffee", key="drink")
         ws.engine.update("rin", first.id, text="Rin likes tea")
-    finally:
-        ws.close()
     path = tmp_path / "e.json"
     export(db, path, True)
     return path
@@ -330,20 +329,14 @@ def test_an_interrupted_import_run_again_puts_the_trash_back(tmp_path, monkeypat
     path = _history_export(tmp_path)
     db = tmp_path / "dst.db"
     _interrupted_import(db, path, monkeypatch)
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         assert sorted(m.text for m in ws.engine.memories("rin")) == [
             "Rin likes coffee", "Rin likes tea"]  # the fault: two live versions of "drink"
-    finally:
-        ws.close()
     out = run(db, "import", str(path))
     assert "1 moved to the trash that an interrupted import had left live" in out
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         assert [m.text for m in ws.engine.memories("rin")] == ["Rin likes tea"]
         assert [e.memory.text for e in ws.engine.trash("rin")] == ["Rin likes coffee"]
-    finally:
-        ws.close()
     assert export(db, tmp_path / "again.json", True) == path.read_bytes()
     assert "interrupted" not in run(db, "import", str(path))  # a third run: nothing to do
 
@@ -356,21 +349,15 @@ def test_a_record_changed_since_the_interrupted_import_is_left_as_it_is(tmp_path
     path = _history_export(tmp_path)
     db = tmp_path / "dst.db"
     _interrupted_import(db, path, monkeypatch)
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         left = next(m for m in ws.engine.memories("rin") if m.text == "Rin likes coffee")
         ws.engine.update("rin", left.id, importance=0.9)
-    finally:
-        ws.close()
     out = run(db, "import", str(path))
     assert "interrupted" not in out and "2 already present" in out
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         assert [(m.text, m.importance) for m in ws.engine.memories("rin")] == [
             ("Rin likes coffee", 0.9)]
         assert [e.memory.text for e in ws.engine.trash("rin")] == ["Rin likes tea"]
-    finally:
-        ws.close()
 
 
 def test_a_character_named_twice_is_exported_once(tmp_path):
@@ -415,8 +402,7 @@ def test_an_import_leaves_one_live_memory_per_key(tmp_path):
     export(src, path, True)
     out = run(dst, "import", str(path))
     assert "1 older holders of a key kept as history" in out
-    ws = open_workspace(dst, embedder=HashingEmbedder())
-    try:
+    with opened(dst) as ws:
         [live] = ws.engine.find_by_key("rin", "favorite_drink")
         assert live.text == "Rin's favourite drink is green tea"
         [old] = ws.engine.trash("rin")
@@ -426,8 +412,6 @@ def test_an_import_leaves_one_live_memory_per_key(tmp_path):
         ws.engine.restore("rin", old.memory.id)  # restorable: it takes the key back
         assert [m.text for m in ws.engine.find_by_key("rin", "favorite_drink")] == [
             "Rin's favourite drink is black coffee"]
-    finally:
-        ws.close()
     err = io.StringIO()
     assert main(["--db", str(dst), "import", str(path)], embedder_factory=factory,
                 stdout=io.StringIO(), stderr=err) == 0, err.getvalue()
@@ -439,33 +423,24 @@ def test_a_newer_version_in_the_file_replaces_the_held_one_which_becomes_history
     now it replaces the held version, which is kept as history (restorable), as an edit
     keeps it. An older or identical version in a file is still skipped."""
     a, b = tmp_path / "a.db", tmp_path / "b.db"
-    ws = open_workspace(a, embedder=HashingEmbedder())
-    try:
+    with opened(a) as ws:
         first = ws.engine.remember("rin", "Rin likes coffee", key="drink")
-    finally:
-        ws.close()
     old_file = tmp_path / "old.json"
     export(a, old_file, True)
     run(b, "import", str(old_file))
-    ws = open_workspace(a, embedder=HashingEmbedder())
-    try:
+    with opened(a) as ws:
         ws.engine.update("rin", first.id, text="Rin likes tea now", importance=0.9)
-    finally:
-        ws.close()
     new_file = tmp_path / "new.json"
     export(a, new_file, True)
     out = run(b, "import", str(new_file))
     assert "1 replaced by the file's newer version" in out
-    ws = open_workspace(b, embedder=HashingEmbedder())
-    try:
+    with opened(b) as ws:
         [live] = ws.engine.memories("rin")
         assert (live.id, live.text, live.importance) == (first.id, "Rin likes tea now", 0.9)
         texts = sorted(e.memory.text for e in ws.engine.trash("rin"))
         assert texts == ["Rin likes coffee", "Rin likes coffee"]  # a's history and b's copy
         hits = ws.engine.recall("rin", "Rin likes tea now", mode="vector", k=1, touch=False)
         assert hits[0].memory.id == first.id and hits[0].vector_cosine > 0.99
-    finally:
-        ws.close()
     assert "replaced" not in run(b, "import", str(new_file))  # the same file again: nothing
     assert "replaced" not in run(b, "import", str(old_file))  # an older file: nothing
 
@@ -474,11 +449,8 @@ def test_bookkeeping_alone_is_not_a_newer_version(tmp_path):
     """Recall counts, the stamp and the tier governance files a memory in change without
     an edit: a file that differs only there (and in ``updated_at``) replaces nothing."""
     db = tmp_path / "w.db"
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         kept = ws.engine.remember("rin", "Rin likes tea", meta={"tier": "hot"})
-    finally:
-        ws.close()
     path = tmp_path / "e.json"
     export(db, path, False)
     data = json.loads(path.read_text())
@@ -487,9 +459,6 @@ def test_bookkeeping_alone_is_not_a_newer_version(tmp_path):
              last_recalled_at=m["updated_at"] + 60, meta={"tier": "cold"})
     path.write_text(json.dumps(data))
     assert "replaced" not in run(db, "import", str(path))
-    ws = open_workspace(db, embedder=HashingEmbedder())
-    try:
+    with opened(db) as ws:
         assert [x.id for x in ws.engine.memories("rin")] == [kept.id]
         assert ws.engine.trash("rin") == []
-    finally:
-        ws.close()
