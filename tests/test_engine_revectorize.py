@@ -205,3 +205,34 @@ def test_upcoming_names_exactly_what_the_next_batch_embeds(engine):
             break
     assert "talking about weekends" in {t for batch in recorder.passages for t in batch}
     assert engine.embedder is recorder and engine.mismatched_characters() == []
+
+
+def test_a_memory_purged_between_batches_is_dropped_and_the_job_resumes(engine):
+    """The leftover work list named a purged memory: every later step raised KeyError and
+    the job could not finish (the browser runs one batch per call)."""
+    with pytest.raises(OmoideError):
+        engine.revectorize(None, NEW, batch_size=3, cancel=iter([False, True]).__next__)
+    job = engine.revectorize_jobs[NEW.stamp]
+    char, doomed, _ = job.queue[job.cursor]  # the next batch's first memory
+    if doomed in engine.stores[char].records:
+        engine.forget(char, doomed)
+    engine.purge_trash(char)
+    engine.revectorize(None, NEW, batch_size=3)
+    assert engine.embedder is NEW
+    assert doomed not in {m.id for c in ("alice", "bob") for m in engine.memories(c)}
+
+
+def test_a_new_context_alone_is_embedded_again(engine):
+    """Staged vectors were keyed by the text only: an ``update(context=...)`` between the
+    staging and the swap left the vector of the old context."""
+    from omoide.engine.embedding import embed_memories
+
+    memory = engine.memories("alice")[0]
+    with pytest.raises(OmoideError):
+        engine.revectorize(None, NEW, batch_size=14, cancel=iter([False, True]).__next__)
+    assert memory.id in engine.revectorize_jobs[NEW.stamp].staged["alice"]
+    engine.update("alice", memory.id, context="said while planning the Kyoto trip")
+    engine.revectorize(None, NEW, batch_size=20)
+    [want] = embed_memories(NEW, [(memory.text, "said while planning the Kyoto trip")])
+    got = engine.stores["alice"].kernel.vector(memory.id)
+    assert sum(a * b for a, b in zip(want, got, strict=True)) > 0.999

@@ -462,3 +462,26 @@ def test_bookkeeping_alone_is_not_a_newer_version(tmp_path):
     with opened(db) as ws:
         assert [x.id for x in ws.engine.memories("rin")] == [kept.id]
         assert ws.engine.trash("rin") == []
+
+
+def test_a_character_on_another_model_refuses_the_whole_import_first(tmp_path):
+    """The model check ran only for characters with new records: one whose records were all
+    held (a later version, or trash an interrupted import left live) passed the check, and
+    the import wrote the characters before it, then failed on it (found in the browser)."""
+    from omoide.engine import MemoryEngine
+    from omoide.errors import OmoideError
+
+    e = MemoryEngine(HashingEmbedder())
+    held = e.remember("bob", "Bob likes green tea")
+    data = exchange.export_data(e, ["bob"])
+    [bob] = data["characters"]
+    bob["memories"][0] |= {"text": "Bob likes black tea", "updated_at": held.updated_at + 9}
+    data["characters"].insert(0, {"id": "alice", "memories": [
+        {"id": "alice1", "text": "Alice loves the sea", "created_at": 1.7e9,
+         "updated_at": 1.7e9}]})
+    e.select_embedder(HashingEmbedder(seed=3))  # bob's index is another model's now
+    with pytest.raises(OmoideError) as caught:
+        exchange.import_data(e, data)
+    assert caught.value.code == "MODEL_MISMATCH"
+    assert "alice" not in e.stores or e.stores["alice"].is_empty()
+    assert [m.text for m in e.memories("bob")] == ["Bob likes green tea"]

@@ -291,8 +291,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                     validate.vector(vector, name=f"vectors[{memory_id!r}]")
                 except OmoideError as e:
                     raise _bad(f"{where}: {str(e).rstrip('.')}", "vectors") from None
-        if plan.records and store is not None:
-            engine.check_model(store)
+        if (plan.records or plan.newer or plan.unfinished) and store is not None:
+            engine.check_model(store)  # every write of the file is refused up front
         plans.append(plan)
     return ImportPlan(plans)
 

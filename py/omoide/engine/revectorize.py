@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from omoide.engine import validate
 from omoide.engine.embedding import Embedder, embed_memories
+from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -59,21 +60,35 @@ class RevectorizeReport:
     still_mismatched: list[str]  # characters left on another model
 
 
-def _texts(store: CharacterStore) -> dict[str, str]:
-    texts = {i: m.text for i, m in store.records.items()}
-    texts.update({i: e.memory.text for i, e in store.trash.items()})
-    return texts
+def source(text: str, context: str | None) -> str:
+    """What a staged vector was embedded from, as its staging key: the text, and the index
+    context when there is one (the vector is their blend: a new context alone needs a new
+    vector too)."""
+    return text if not context else f"{text}\x1f{context}"
+
+
+def _memories(store: CharacterStore) -> dict[str, Memory]:
+    memories = dict(store.records)
+    memories.update({i: e.memory for i, e in store.trash.items()})
+    return memories
 
 
 def _pending(job: RevectorizeJob, stores: list[CharacterStore]) -> list[tuple[str, str, str]]:
-    """(character, memory id, text) still to embed, in a stable order."""
+    """(character, memory id, text) still to embed, in a stable order: not staged, or
+    staged from another text or context."""
     pending = []
     for store in stores:
         staged = job.staged.get(store.character_id, {})
-        for memory_id, text in sorted(_texts(store).items()):
-            if memory_id not in staged or staged[memory_id][0] != text:
-                pending.append((store.character_id, memory_id, text))
+        for memory_id, memory in sorted(_memories(store).items()):
+            if (memory_id not in staged
+                    or staged[memory_id][0] != source(memory.text, memory.context)):
+                pending.append((store.character_id, memory_id, memory.text))
     return pending
+
+
+def _held(engine: MemoryEngine, character: str, memory_id: str) -> bool:
+    store = engine.stores.get(character)
+    return store is not None and (memory_id in store.records or memory_id in store.trash)
 
 
 def _context(engine: MemoryEngine, character: str, memory_id: str) -> str | None:
@@ -138,17 +153,20 @@ def revectorize(
         while job.cursor < len(job.queue):
             if cancel is not None and cancel():
                 raise OmoideError.of("CANCELLED", operation="Re-vectorization")
-            batch = job.queue[job.cursor : job.cursor + batch_size]
-            vectors = embed_memories(new_embedder, [(text, _context(engine, char, memory_id))
-                                                    for char, memory_id, text in batch])
-            for (char, memory_id, text), vector in zip(batch, vectors, strict=True):
+            taken = job.queue[job.cursor : job.cursor + batch_size]
+            # a memory purged since the list was made is dropped (the pass after catches up)
+            batch = [(char, memory_id, text, _context(engine, char, memory_id))
+                     for char, memory_id, text in taken if _held(engine, char, memory_id)]
+            vectors = embed_memories(new_embedder, [(text, context)
+                                                    for _, _, text, context in batch])
+            for (char, memory_id, text, context), vector in zip(batch, vectors, strict=True):
                 row = vector.tolist() if hasattr(vector, "tolist") else list(vector)
-                job.staged.setdefault(char, {})[memory_id] = (text, row)
+                job.staged.setdefault(char, {})[memory_id] = (source(text, context), row)
                 if job.fresh is not None:
                     job.fresh.append((char, memory_id))
-            job.cursor += len(batch)
+            job.cursor += len(taken)
             embedded += len(batch)
-            done = min(total, done + len(batch))
+            done = min(total, done + len(taken))
             if progress:
                 progress(done, total)
     _swap(engine, job, stores)
