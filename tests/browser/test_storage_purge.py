@@ -128,3 +128,36 @@ def test_a_purge_erases_text_and_vector_bytes(launch, app_url, tmp_path):
     assert hits[0]["memory"]["id"] == "p0200"
     probe = engine_call(page, "export_data", {"characters": ["piko"], "with_vectors": True})
     assert len(probe["characters"][0]["vectors"]) == N - 142
+
+
+def test_emptying_the_trash_after_an_edit_erases_the_text_before_it(launch, app_url,
+                                                                     tmp_path):
+    """An edit keeps the text before it as a trashed copy (another id); emptying the trash
+    must erase that text from disk. The edited memory's own line in its record pack (and the
+    pack's postings, which hold the old terms) outlived the purge: only the vector went."""
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    stamp = engine_call(page, "model_state")["stamp"]
+    assert page.evaluate(IMPORT, [N, stamp, int(stamp.rsplit("#", 1)[1])]) == N
+    page.reload()
+    wait_ready(page)
+    settled(page)  # p0010's pack has stored postings
+    secret = "secret number 10 of piko"
+    assert any(secret in row for row in page.evaluate(RAW)["record_packs"])
+    engine_call(page, "update", {"character": "piko", "id": "p0010",
+                                 "text": "a harmless replacement sentence"})
+    [copy] = engine_call(page, "trash", {"character": "piko"})
+    assert copy["memory"]["text"] == secret
+    assert engine_call(page, "purge_trash", {"character": "piko"}) == [copy["memory"]["id"]]
+    assert secret not in everything(page)
+    for head in block_heads(page):
+        assert "p0010" not in head["ids"] or "10" not in head["terms"]
+    page.reload()  # the edited memory and its pack's neighbours still load and recall
+    wait_ready(page)
+    assert engine_call(page, "get", {"character": "piko", "id": "p0010"})["text"] == (
+        "a harmless replacement sentence")
+    hits = engine_call(page, "recall", {"character": "piko", "query": "secret number 11 of piko",
+                                        "mode": "fulltext", "k": 1, "count": False})
+    assert hits[0]["memory"]["id"] == "p0011"
+    assert len(engine_call(page, "memories", {"character": "piko"})) == N

@@ -306,6 +306,7 @@ async function putMemories(db, changes) {
   const olds = fresh ? []
     : await storedRows(db, changes.map((c) => [c.character, c.memory.id]), dimensionOf(db));
   const rows = new Map(); // the last change of an id wins
+  const rewritten = new Map(); // character -> ids whose old text may sit in a record pack
   for (let n = 0; n < changes.length; n++) {
     const { character, memory, stamp, dimension } = changes[n];
     const prior = rows.get(`${character}\n${memory.id}`);
@@ -316,6 +317,9 @@ async function putMemories(db, changes) {
       if (slot) await clearSlot(db, old, dimension);
       slot = null;
       vector = new Float32Array(changes[n].vector);
+      // a new vector: a new text or context (an edit keeps the old one as a trashed copy
+      // under another id). The old line would outlive that copy's purge in its record pack.
+      if (old) rewritten.set(character, [...(rewritten.get(character) ?? []), memory.id]);
     } else if (!slot && !vector) {
       throw new Error(`memory ${memory.id} has no stored vector`);
     }
@@ -326,6 +330,7 @@ async function putMemories(db, changes) {
     rows.set(`${character}\n${memory.id}`, row);
   }
   await Promise.all([db.memories.bulkPut([...rows.values()]), checking]);
+  for (const [character, ids] of rewritten) await erasePacked(db, character, ids);
 }
 
 // Add memories new to the store with their vectors in one block (an import): the full
