@@ -267,3 +267,37 @@ def test_ops_queued_for_a_server_no_longer_configured_follow_the_new_one(tmp_pat
     assert [op["target"] for op in after.queue] == ["new-server"]
     assert after.pump() == 1
     assert new_server.inner.get(record["id"])["text"] == "Alice likes tea"
+
+
+def test_two_processes_on_one_queue_file_lose_none_of_each_others_ops(tmp_path):
+    """Each process kept its own copy of the queue and saved it whole: the CLI's save
+    dropped an MCP server's queued ops (a memory never reached the backup, a purged one
+    stayed live there), and an op one process had sent was replayed by the other after
+    later ones. Two managers over one file stand for the two processes (a flock is held per
+    open file, so they exclude each other as processes do)."""
+    primary = SQLiteBackend(tmp_path / "primary.db")
+    queue_file = tmp_path / "queue.json"
+    fallback = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key="k", timeout=2),
+                           name="home-server")
+    kept, doomed = make_record("alice", "Alice likes coffee"), make_record("alice", "a note")
+    for record in (kept, doomed):
+        primary.create(record)
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        fallback.create(kept)
+        fallback.create(doomed)
+    a = BackendManager(primary, [fallback], queue_store=JsonFileQueueStore(queue_file))
+    b = BackendManager(primary, [fallback], queue_store=JsonFileQueueStore(queue_file))
+    a.update(kept["id"], {"importance": 0.9})  # server down: both stay queued
+    b.delete(doomed["id"])
+    a.update(kept["id"], {"text": "Alice likes tea"})
+    assert [op["op"] for op in JsonFileQueueStore(queue_file).load()] == [
+        "update", "delete", "update"]  # b's delete kept between a's two updates
+    with b.queue_store.pumping() as held:  # b is sending: a does not send beside it
+        assert held and a.pump() == 0
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        assert b.pump() == 3
+        assert b.pump() == 0 and a.pump() == 0  # nothing sent twice
+        assert fallback.get(doomed["id"]) is None
+        mirrored = fallback.get(kept["id"])
+        assert (mirrored["text"], mirrored["importance"]) == ("Alice likes tea", 0.9)
+    assert JsonFileQueueStore(queue_file).load() == []

@@ -27,14 +27,21 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+try:
+    import fcntl
+except ImportError:  # Windows, Pyodide
+    fcntl = None  # type: ignore[assignment]
 
 from omoide.backends.base import DEFAULT_PAGE, MemoryBackend
 from omoide.backends.sync import upsert
 from omoide.errors import OmoideError
 
+T = TypeVar("T")
 RETRY_BASE_S = 1.0
 RETRY_MAX_S = 300.0
 
@@ -59,19 +66,59 @@ class MemoryQueueStore:
 
 
 class JsonFileQueueStore:
-    """The queue as a JSON file, replaced atomically (write temp + fsync + rename)."""
+    """The queue as a JSON file, replaced atomically (write temp + fsync + rename).
+
+    Several processes may share one (the CLI beside an MCP server on one workspace), so it
+    is ``shared``: the manager re-reads it under ``locked()`` (an exclusive ``flock`` on a
+    sidecar file) before every change and writes it before the lock is released, and only
+    the process holding ``pumping()`` sends ops. Each process once kept its own copy and
+    saved it whole: one process's save dropped the other's ops, and an op another had sent
+    was replayed after later ones (an old update over a newer edit on the backup)."""
+
+    shared = True
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._thread_lock = threading.RLock()
 
     def load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
         return json.loads(self.path.read_text("utf-8"))
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with self._thread_lock, self._flock(".lock", blocking=True):
+            yield
+
+    @contextmanager
+    def pumping(self) -> Iterator[bool]:
+        """True while this process is the one that sends (others skip their pump)."""
+        with self._flock(".pump.lock", blocking=False) as held:
+            yield held
+
+    @contextmanager
+    def _flock(self, suffix: str, *, blocking: bool) -> Iterator[bool]:
+        if fcntl is None:  # no inter-process lock here (Windows): one process per queue
+            yield True
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.with_name(self.path.name + suffix), os.O_RDWR | os.O_CREAT,
+                     0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # releases the lock
+
     def save(self, ops: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        # a temporary name of this process and thread: two writers never share one
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the db
         if hasattr(os, "fchmod"):
             os.fchmod(fd, 0o600)  # a leftover temp file of another mode
@@ -117,10 +164,14 @@ class BackendManager:
         self.pump_interval = pump_interval
         self._lock = threading.RLock()  # the queue and the states
         self._pump_lock = threading.Lock()  # one pump at a time (thread, close, browser timer)
-        self._sending: set[int] = set()  # ids of the ops being sent right now
+        self._sending: set[int] = set()  # ids of the ops being sent right now (one process)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.last_pump_error: str | None = None
+        if self.queue and getattr(self.queue_store, "shared", False):
+            now = clock()  # the file is what a shared pump reads: the retry at once goes there
+            self._edit(lambda queue: [op.update(due=min(op["due"], now)) for op in queue])
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -150,10 +201,14 @@ class BackendManager:
     def _run(self) -> None:
         next_health = 0.0
         while not self._stop.is_set():
-            if time.monotonic() >= next_health:
-                self.check_health()
-                next_health = time.monotonic() + self.health_interval
-            self.pump()
+            try:
+                if time.monotonic() >= next_health:
+                    self.check_health()
+                    next_health = time.monotonic() + self.health_interval
+                self.pump()
+            except Exception as err:  # noqa: BLE001 - the queue file unwritable a moment:
+                # the next round retries (the queue is never dropped); the thread lives on
+                self.last_pump_error = str(err)
             self._wake.wait(self.pump_interval)
             self._wake.clear()
 
@@ -222,15 +277,28 @@ class BackendManager:
 
     # -- mirroring ---------------------------------------------------------------------------
 
+    def _edit(self, change: Callable[[list[dict[str, Any]]], T]) -> T:
+        """Apply ``change`` to the queue and save it. A queue store other processes share
+        (``shared``) is re-read under its lock first, so no process's ops are lost."""
+        shared = getattr(self.queue_store, "shared", False)
+        with self._lock, (self.queue_store.locked() if shared else nullcontext()):
+            if shared:
+                self.queue = self.adopt(self.queue_store.load())
+            result = change(self.queue)
+            self.queue_store.save(self.queue)
+        return result
+
     def _enqueue(self, op: dict[str, Any]) -> None:
         if not self.fallbacks:
             return
         now = self.clock()
-        with self._lock:
+
+        def append(queue: list[dict[str, Any]]) -> None:
             for backend in self.fallbacks:
-                self.queue.append(op | {"target": backend.name, "attempts": 0, "due": now,
-                                        "queued_at": now, "last_error": None})
-            self.queue_store.save(self.queue)
+                queue.append(op | {"target": backend.name, "attempts": 0, "due": now,
+                                   "queued_at": now, "last_error": None})
+
+        self._edit(append)
         self._wake.set()
 
     def mirror(self, op: dict[str, Any]) -> None:
@@ -240,22 +308,24 @@ class BackendManager:
         latest state), and an update after a pending update (their fields are merged)."""
         if not self.fallbacks:
             return
-        with self._lock:
-            merged = [self._coalesce(op, b.name) for b in self.fallbacks]
-            if all(merged):
-                self.queue_store.save(self.queue)
-                return
-        for backend, done in zip(self.fallbacks, merged, strict=True):
-            if not done:
-                self._enqueue_for(op, backend.name)
+        now = self.clock()
+
+        def add(queue: list[dict[str, Any]]) -> None:
+            for backend in self.fallbacks:
+                if not self._coalesce(queue, op, backend.name):
+                    queue.append(op | {"target": backend.name, "attempts": 0, "due": now,
+                                       "queued_at": now, "last_error": None})
+
+        self._edit(add)
         self._wake.set()
 
-    def _coalesce(self, op: dict[str, Any], target: str) -> bool:
+    def _coalesce(self, queue: list[dict[str, Any]], op: dict[str, Any], target: str) -> bool:
         if op["op"] not in ("upsert", "update"):
             return False
-        last = next((q for q in reversed(self.queue)
+        last = next((q for q in reversed(queue)
                      if q["target"] == target and q["id"] == op["id"]), None)
-        if last is None or last["op"] == "delete" or id(last) in self._sending:
+        if (last is None or last["op"] == "delete" or id(last) in self._sending
+                or last.get("sending")):  # in flight (here or in another process)
             return False
         if last["op"] == "upsert":
             return True
@@ -264,18 +334,13 @@ class BackendManager:
             return True
         return False
 
-    def _enqueue_for(self, op: dict[str, Any], target: str) -> None:
-        now = self.clock()
-        with self._lock:
-            self.queue.append(op | {"target": target, "attempts": 0, "due": now,
-                                    "queued_at": now, "last_error": None})
-            self.queue_store.save(self.queue)
-
     def pump(self) -> int:
         """Apply every due mirror op in queue order; failed ops stay with a later due time.
         Ops of one target stay ordered: after a failure, that target's later ops wait.
         The network is used outside the queue lock, so engine writes never wait on a slow
         fallback; ops in flight are not merged into (``_coalesce``)."""
+        if getattr(self.queue_store, "shared", False):
+            return self._pump_shared()
         with self._pump_lock:
             with self._lock:
                 batch = self._due()
@@ -298,9 +363,41 @@ class BackendManager:
                     self.queue_store.save(self.queue)
         return done
 
-    def _due(self) -> list[dict[str, Any]]:
+    def _pump_shared(self) -> int:
+        """``pump`` for a queue other processes share: one process sends (the one holding
+        the store's ``pumping`` lock); the ops it takes are marked ``sending`` in the file,
+        so no process merges a change into an op already on its way; each result is
+        written back under the lock (the op removed, or its retry time set)."""
+        with self._pump_lock, self.queue_store.pumping() as mine:
+            if not mine:
+                return 0
+
+            def take(queue: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                for op in queue:  # this process holds the pump: older marks are stale
+                    op.pop("sending", None)
+                batch = self._due(queue)
+                for op in batch:
+                    op["sending"] = True
+                return [dict(op) for op in batch]
+
+            batch = self._edit(take)
+            done, blocked = 0, set()
+            try:
+                for sent in batch:
+                    if sent["target"] in blocked:
+                        continue
+                    ok = self._mirror(sent)
+                    done += self._edit(lambda queue, sent=sent, ok=ok:
+                                       _settled(queue, sent, ok))
+                    if not ok:
+                        blocked.add(sent["target"])
+            finally:
+                self._edit(lambda queue: [op.pop("sending", None) for op in queue])
+        return done
+
+    def _due(self, queue: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         now, blocked, batch = self.clock(), set(), []
-        for op in self.queue:
+        for op in self.queue if queue is None else queue:
             if op["target"] in blocked or op["target"] not in self.states:
                 continue
             if op["due"] > now:
@@ -383,3 +480,23 @@ class BackendManager:
             queued = {name: sum(op["target"] == name for op in self.queue)
                       for name in self.states}
         return [s.to_dict(queued[name]) for name, s in self.states.items()]
+
+
+def _op_key(op: dict[str, Any]) -> tuple[Any, ...]:
+    return (op["target"], op["id"], op["op"], op.get("queued_at"), op.get("fields"))
+
+
+def _settled(queue: list[dict[str, Any]], sent: dict[str, Any], ok: bool) -> int:
+    """Write a sent op's result into the queue as re-read: removed when applied, else its
+    attempts, error and next due time. Returns 1 when it was applied."""
+    key = _op_key(sent)
+    for n, op in enumerate(queue):
+        if _op_key(op) == key:
+            if ok:
+                del queue[n]
+            else:
+                op.update(attempts=sent["attempts"], last_error=sent["last_error"],
+                          due=sent["due"])
+                op.pop("sending", None)
+            break
+    return 1 if ok else 0
