@@ -485,3 +485,44 @@ def test_a_character_on_another_model_refuses_the_whole_import_first(tmp_path):
     assert caught.value.code == "MODEL_MISMATCH"
     assert "alice" not in e.stores or e.stores["alice"].is_empty()
     assert [m.text for m in e.memories("bob")] == ["Bob likes green tea"]
+
+
+def test_a_newer_version_keeps_the_held_versions_own_history_linked(tmp_path):
+    """The file's version replaced the held one's ``supersedes`` with its own: restoring a
+    version edited away on THIS device then retired nothing, and two versions were live."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    with opened(a) as ws:
+        first = ws.engine.remember("rin", "Rin lives in Osaka")
+    run(b, "import", str(export_to(a, tmp_path / "old.json")))
+    with opened(b) as ws:  # an edit here: its history copy is linked from the memory
+        ws.engine.update("rin", first.id, text="Rin lives in Kyoto")
+        [local] = ws.engine.trash("rin")
+    with opened(a) as ws:  # a later edit on the other device
+        ws.engine.update("rin", first.id, text="Rin lives in Nara")
+    assert "replaced by the file's newer version" in run(
+        b, "import", str(export_to(a, tmp_path / "new.json")))
+    with opened(b) as ws:
+        assert [m.text for m in ws.engine.memories("rin")] == ["Rin lives in Nara"]
+        ws.engine.restore("rin", local.memory.id)
+        assert [m.text for m in ws.engine.memories("rin")] == ["Rin lives in Osaka"]
+
+
+def test_a_memory_restored_after_an_import_is_not_sent_back_by_the_next_one(tmp_path):
+    """The file has it in the trash; the user restored it here. Only a retired history copy
+    left live is an interrupted import's write; this one is the user's choice."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    with opened(a) as ws:
+        gone = ws.engine.remember("rin", "Rin's old address")
+        ws.engine.forget("rin", gone.id)
+    path = export_to(a, tmp_path / "e.json")
+    run(b, "import", str(path))
+    with opened(b) as ws:
+        ws.engine.restore("rin", gone.id)
+    assert "interrupted" not in run(b, "import", str(path))
+    with opened(b) as ws:
+        assert [m.id for m in ws.engine.memories("rin")] == [gone.id]
+
+
+def export_to(db: Path, path: Path) -> Path:
+    export(db, path, True)
+    return path

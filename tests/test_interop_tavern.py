@@ -319,7 +319,8 @@ def test_world_info_round_trip_keeps_every_field_and_adds_nothing(gov):
                conversation="chat-1", turn=4, importance=0.7, meta={"mood": "happy"})
     e.remember("rin", "Rin prefers green tea", key="preference:green_tea", kind="preference")
     data = export_world_info(e, "rin")
-    data["entries"]["1"]["comment"] = "Rin's drink"  # the user's edit in SillyTavern
+    [tea_entry] = [x for x in data["entries"].values() if x["content"] == "Rin prefers green tea"]
+    tea_entry["comment"] = "Rin's drink"  # the user's edit in SillyTavern
     other = Governor(MemoryEngine(HashingEmbedder(), clock=lambda: 1_800_000_000.0))
     import_file(other, json.dumps(data).encode(), "wi.json", character="rin")
     fields = ("text", "kind", "importance", "key", "created_at", "context", "conversation",
@@ -332,3 +333,24 @@ def test_world_info_round_trip_keeps_every_field_and_adds_nothing(gov):
         getattr(before[moved], f) for f in fields]
     tea = after["Rin prefers green tea"]
     assert tea.key == "preference:green_tea" and tea.meta == {"comment": "Rin's drink"}
+
+
+def test_numbered_keys_never_meet_a_key_the_file_already_holds(gov):
+    """An entry exported as ``lore:alice#2`` plus a new "alice" entry numbered #2 again:
+    one replaced the other. The next free number is taken."""
+    from omoide.interop.importer import distinct_keys
+    from omoide.interop.parse import Fact
+
+    facts = [Fact(t, k, {}) for t, k in (("a", "lore:alice"), ("b", "lore:alice"),
+                                         ("c", "lore:alice#2"), ("d", None))]
+    assert distinct_keys(facts) == ["lore:alice", "lore:alice#3", "lore:alice#2", None]
+
+
+def test_world_info_with_a_meta_of_another_shape_imports(gov):
+    """``secondary_keys`` edited to a number: the export and the re-import raised TypeError."""
+    e = gov.engine
+    e.remember("rin", "Rin keeps bees", meta={"secondary_keys": 5, "comment": ["x"]})
+    data = export_world_info(e, "rin")
+    other = Governor(MemoryEngine(HashingEmbedder(), clock=lambda: 1_800_000_000.0))
+    import_file(other, json.dumps(data).encode(), "wi.json", character="rin")
+    assert [m.text for m in other.engine.memories("rin")] == ["Rin keeps bees"]

@@ -91,13 +91,33 @@ def _rows(db):
         return con.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
 
 
-def test_an_import_holding_one_writes_nothing_and_names_it(tmp_path):
-    path = tmp_path / "bad.json"
+def test_an_import_holding_one_stores_the_replacement_character_and_says_so(tmp_path):
+    """A browser export may hold one (IndexedDB keeps such strings and the app exports them
+    as escapes): refusing the file would make the backup unusable over one broken
+    character, and writing it crashed SQLite halfway. It is replaced by U+FFFD, counted."""
+    path = tmp_path / "e.json"
     path.write_text(_export_with_a_lone_surrogate(tmp_path), encoding="utf-8")
     db = tmp_path / "dst.db"
-    code, err = _cli(db, "import", str(path))
-    assert code == 2 and "memories[2]" in err and "text" in err and "surrogate" in err
-    assert not db.exists() or _rows(db) == 0
+    out = io.StringIO()
+    code = main(["--db", str(db), "import", str(path)], embedder_factory=factory,
+                stdout=out, stderr=io.StringIO())
+    assert code == 0 and "1 broken characters (lone surrogates) replaced" in out.getvalue()
+    assert _rows(db) == 3
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        assert "Rin note \ufffd" in {m.text for m in ws.engine.memories("rin")}
+    finally:
+        ws.close()
+
+
+def test_the_replacement_walks_every_string_of_a_record():
+    fixed, count = validate.without_lone_surrogates(
+        {"text": f"a{LONE}b", "meta": {f"k{LONE}": ["x", LONE], "deep": [{"z": LONE}]}})
+    assert count == 4
+    assert fixed == {"text": "a\ufffdb", "meta": {"k\ufffd": ["x", "\ufffd"],
+                                                   "deep": [{"z": "\ufffd"}]}}
+    clean = {"text": "お茶", "meta": {}}
+    assert validate.without_lone_surrogates(clean) == (clean, 0)
 
 
 def test_standard_input_that_is_not_utf8_is_refused(tmp_path, monkeypatch):

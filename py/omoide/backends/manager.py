@@ -79,7 +79,7 @@ class JsonFileQueueStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._thread_lock = threading.RLock()
+        self._thread_lock = threading.Lock()  # not re-entrant, as a flock of a new fd is not
 
     def load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -158,8 +158,9 @@ class BackendManager:
         self.queue_store = queue_store or MemoryQueueStore()
         self.clock = clock
         # A restart retries at once: the backoff only spaces attempts within one run.
+        loaded = self.queue_store.load()
         self.queue: list[dict[str, Any]] = [op | {"due": min(op["due"], clock())}
-                                            for op in self.adopt(self.queue_store.load())]
+                                            for op in self.adopt(loaded)]
         self.health_interval = health_interval
         self.pump_interval = pump_interval
         self._lock = threading.RLock()  # the queue and the states
@@ -169,9 +170,15 @@ class BackendManager:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_pump_error: str | None = None
-        if self.queue and getattr(self.queue_store, "shared", False):
-            now = clock()  # the file is what a shared pump reads: the retry at once goes there
-            self._edit(lambda queue: [op.update(due=min(op["due"], now)) for op in queue])
+        now = clock()
+        if getattr(self.queue_store, "shared", False) and any(
+                op["due"] > now or op["target"] not in self.states for op in loaded):
+            # the file is what a shared pump reads: the adoption and the retry at once go there
+            # (a read-only command over an up-to-date queue writes nothing)
+            def restart(queue: list[dict[str, Any]]) -> None:
+                queue[:] = [op | {"due": min(op["due"], now)} for op in self.adopt(queue)]
+
+            self._edit(restart)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -206,6 +213,7 @@ class BackendManager:
                     self.check_health()
                     next_health = time.monotonic() + self.health_interval
                 self.pump()
+                self.last_pump_error = None
             except Exception as err:  # noqa: BLE001 - the queue file unwritable a moment:
                 # the next round retries (the queue is never dropped); the thread lives on
                 self.last_pump_error = str(err)
@@ -282,8 +290,8 @@ class BackendManager:
         (``shared``) is re-read under its lock first, so no process's ops are lost."""
         shared = getattr(self.queue_store, "shared", False)
         with self._lock, (self.queue_store.locked() if shared else nullcontext()):
-            if shared:
-                self.queue = self.adopt(self.queue_store.load())
+            if shared:  # as written; ops for a backup another process names are left to it
+                self.queue = self.queue_store.load()
             result = change(self.queue)
             self.queue_store.save(self.queue)
         return result

@@ -89,6 +89,9 @@ def import_(ctx: Context) -> int:
     else:
         finished = (f", {report['finished']} moved to the trash that an interrupted import "
                     f"had left live" if report.get("finished") else "")
+        if report.get("repaired"):
+            finished += (f", {report['repaired']} broken characters (lone surrogates) "
+                         f"replaced by U+FFFD")
         if report.get("updated"):
             finished += (f", {report['updated']} replaced by the file's newer version (the "
                          f"one here kept as history in the trash)")

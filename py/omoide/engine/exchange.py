@@ -13,11 +13,13 @@ so export -> import -> export into a fresh workspace gives the same bytes.
 
 Import validates the whole file first (every record through the one record schema,
 ``validate.record``) and writes nothing when any part is bad (``MALFORMED_IMPORT`` naming the
-record and field). It skips ids the character already holds (but finishes a trashed
-record an interrupted import left live and unchanged: it moves it to the trash), refuses ids
+record and field). It skips ids the character already holds, but applies a later version
+that says something else (the held one kept as history, as an edit keeps it) and finishes
+a history copy an interrupted import left live (it moves it to the trash). It refuses ids
 of another character, restores the trash with its ``trashed_at``, and reuses the export's
 vectors only when its stamp is the selected model's (otherwise the texts are embedded
-again). Display names
+again). Last, each key of the file's live records is left with one live memory, the newest
+(``settle_imported``). Display names
 come back in the report (``names``); the caller stores them (IndexedDB or the SQLite
 ``characters`` table) for characters it did not know.
 """
@@ -32,7 +34,7 @@ from omoide.engine import validate
 from omoide.engine.bulk import acyclic_bulk
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory, new_memory_id
-from omoide.engine.supersede import linked, retire, settle_keys
+from omoide.engine.supersede import SUPERSEDED_BY, SUPERSEDES, linked, retire, settle_keys
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -109,6 +111,7 @@ class CharacterImport:
     # live records the store holds live in an older, different version (the file's
     # ``updated_at`` is later): the file's version replaces it, the store's becomes history
     newer: list[dict[str, Any]] = field(default_factory=list)
+    repaired: int = 0  # lone surrogates of its records replaced by U+FFFD
 
 
 @dataclass
@@ -144,9 +147,13 @@ def _says_the_same(memory: Memory, record: dict[str, Any]) -> bool:
 
 def _left_live(store: CharacterStore, record: dict[str, Any]) -> bool:
     """Whether the store holds ``record`` (a trashed one of the file) live, saying exactly
-    what the file says: the first write of an interrupted import, not a later change."""
+    what the file says, and retired (``superseded_by``): the first write of an interrupted
+    import. A live memory never carries that mark otherwise (a restore removes it), so a
+    memory the user restored after an import is never sent back; a plain forgotten one left
+    live by an interruption stays live (nothing lost; forget it again)."""
     memory = store.records.get(record["id"])
-    return memory is not None and _says_the_same(memory, record)
+    return (memory is not None and type(memory.meta.get(SUPERSEDED_BY)) is str
+            and _says_the_same(memory, record))
 
 
 # what a memory says, for ``_is_newer``: not when it changed, how often it was recalled,
@@ -235,6 +242,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                     raise _bad(f"{at}: trashed_at: missing", "trashed_at")
                 if not trash and trashed_at is not None:
                     raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
+                m, repaired = validate.without_lone_surrogates(m)  # see its doc
+                plan.repaired += repaired
                 if not m.keys() <= IMPORT_FIELDS:  # in C, no set made; sorted only when any
                     unknown = sorted(str(k) for k in m.keys() - IMPORT_FIELDS)
                     raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
@@ -319,6 +328,8 @@ def import_data(engine: MemoryEngine, data: Any,
         report["characters"].append(c.id)
         report["names"][c.id] = c.name
         report["skipped"] += c.skipped
+        if c.repaired:
+            report["repaired"] = report.get("repaired", 0) + c.repaired
         if c.id not in engine.stores:
             engine.writable_store(c.id)  # listed from now on, memories or not
         if c.unfinished:
@@ -367,7 +378,10 @@ def _replace_with_newer(engine: MemoryEngine, store: CharacterStore,
     at = engine.now()
     copy = dataclasses.replace(old, id=new_memory_id(at))
     store.put(copy, store.kernel.vector(old.id))
-    store.put(linked(Memory.from_dict(record), [copy.id]), vector)
+    # the held version's own history stays linked (a restore of it finds this memory)
+    held = old.meta.get(SUPERSEDES)
+    links = [i for i in held if type(i) is str] if type(held) is list else []
+    store.put(linked(Memory.from_dict(record), [*links, copy.id]), vector)
     retire(store, copy.id, old.id, at, "replaced by a newer version (import)")
 
 

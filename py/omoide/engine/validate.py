@@ -25,7 +25,8 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 | ``turn`` | null or an integer in [0, 2**53); only with a ``conversation`` |
 
 New strings (``text``, ``key``, ``context``, ``conversation``, ``meta``'s keys and values)
-hold no lone surrogate (``unicode_text``); a row read back from storage loads as it is.
+hold no lone surrogate (``unicode_text``); a row read back from storage loads as it is, and an
+import file's are replaced by U+FFFD first (``without_lone_surrogates``, counted).
 """
 
 from __future__ import annotations
@@ -139,6 +140,60 @@ def unicode_text(value: str, name: str) -> str:
             "INVALID_ARGUMENT", name=name,
             reason="holds a lone surrogate (U+D800-U+DFFF): not text that UTF-8 can store")
     return value
+
+
+def without_lone_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` (JSON data) with every lone surrogate of its strings (keys too) replaced by
+    U+FFFD, and how many were. For a file holding memories a user already has (a browser
+    export: IndexedDB keeps such strings, and the app's own export writes them as escapes):
+    refusing it would make the backup unusable over one broken character. A value without
+    any (nearly every record: one ``isascii`` per string) is returned as it is."""
+    if not _holds_lone_surrogate(value):
+        return value, 0
+    if isinstance(value, str):
+        if value.isascii():
+            return value, 0
+        fixed, count = _SURROGATE.subn("\ufffd", value)
+        return fixed, count
+    if isinstance(value, list):
+        out, total = [], 0
+        for item in value:
+            fixed, count = without_lone_surrogates(item)
+            out.append(fixed)
+            total += count
+        return (out, total) if total else (value, 0)
+    if isinstance(value, dict):
+        pairs, total = [], 0
+        for k, v in value.items():
+            fixed_k, n_k = without_lone_surrogates(k)
+            fixed_v, n_v = without_lone_surrogates(v)
+            pairs.append((fixed_k, fixed_v))
+            total += n_k + n_v
+        return (dict(pairs), total) if total else (value, 0)
+    return value, 0
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    """Whether any string in ``value`` holds one: a regular expression only for a string
+    that is not ASCII, nested objects and lists only when not empty (a record's meta)."""
+    kind = type(value)
+    if kind is str:
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is str and not key.isascii() and _SURROGATE.search(key):
+                return True
+            item_kind = type(item)
+            if item_kind is str:
+                if not item.isascii() and _SURROGATE.search(item):
+                    return True
+            elif (item_kind is dict or item_kind is list) and item \
+                    and _holds_lone_surrogate(item):
+                return True
+        return False
+    if kind is list:
+        return any(_holds_lone_surrogate(item) for item in value)
+    return False
 
 
 def text(value: object, limit: int, *, stored: bool = False) -> str:
@@ -256,35 +311,22 @@ def optional_timestamp(value: object, name: str) -> float | None:
     return None if value is None else timestamp(value, name)
 
 
-def _json_safe(value: object, depth: int) -> bool:
+def _json_safe(value: object, depth: int, stored: bool = False) -> bool:
+    """JSON data within the depth limit, finite numbers; strings without lone surrogates
+    unless ``stored`` (a row read back loads as it is, see ``_SURROGATE``)."""
     if depth > MAX_META_DEPTH:
         return False
     if value is None or isinstance(value, bool | int):
         return True
     if isinstance(value, str):
-        return value.isascii() or _SURROGATE.search(value) is None
+        return stored or value.isascii() or _SURROGATE.search(value) is None
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
-        return all(_json_safe(v, depth + 1) for v in value)
+        return all(_json_safe(v, depth + 1, stored) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_safe(k, depth) and _json_safe(v, depth + 1)
-                   for k, v in value.items())
-    return False
-
-
-def _stored_json(value: object, depth: int) -> bool:
-    """``_json_safe`` for a stored row: lone surrogates pass (see ``_SURROGATE``)."""
-    if depth > MAX_META_DEPTH:
-        return False
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_stored_json(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _stored_json(v, depth + 1) for k, v in value.items())
+        return all(isinstance(k, str) and _json_safe(k, depth, stored)
+                   and _json_safe(v, depth + 1, stored) for k, v in value.items())
     return False
 
 
@@ -295,7 +337,7 @@ def meta(value: object, *, stored: bool = False) -> dict:
         raise OmoideError.of("INVALID_ARGUMENT", name="meta", reason="must be an object")
     if not value:
         return {}
-    if not (_stored_json if stored else _json_safe)(value, 1):
+    if not _json_safe(value, 1, stored):
         raise OmoideError.of(
             "INVALID_ARGUMENT", name="meta",
             reason=f"must be JSON data (string keys, finite numbers, depth <= {MAX_META_DEPTH},"

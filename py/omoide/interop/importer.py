@@ -71,16 +71,23 @@ def distinct_keys(facts: list[Any]) -> list[str | None]:
     """Each fact's key, the second and later facts of the file under one key numbered
     (``lore:alice``, ``lore:alice#2``): two lorebook entries with the same trigger words
     are two facts, and one key holds one live memory, so the second replaced the first (and
-    a second import of the file swapped them back). Numbered in file order, so the same
-    file gives the same keys."""
-    counts: dict[str, int] = {}
+    a second import of the file swapped them back). Numbered in file order with the first
+    number no key of the file takes (an entry exported as ``lore:alice#2`` keeps it), so the
+    same file gives the same keys."""
+    taken = {fact.key for fact in facts if fact.key is not None}
+    seen: set[str] = set()
     keys: list[str | None] = []
     for fact in facts:
-        if fact.key is None:
-            keys.append(None)
-            continue
-        n = counts[fact.key] = counts.get(fact.key, 0) + 1
-        keys.append(fact.key if n == 1 else f"{fact.key}#{n}")
+        key = fact.key
+        if key is not None and key in seen:
+            n = 2
+            while f"{key}#{n}" in taken:
+                n += 1
+            key = f"{key}#{n}"
+            taken.add(key)
+        if key is not None:
+            seen.add(key)
+        keys.append(key)
     return keys
 
 

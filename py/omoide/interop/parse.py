@@ -29,6 +29,7 @@ from typing import Any
 
 from omoide import json_input
 from omoide.errors import OmoideError
+from omoide.governance import meta_fields
 from omoide.interop import png
 
 CARD_FIELDS = ("description", "personality", "scenario")
@@ -292,7 +293,7 @@ def edited_entry_fields(saved: dict[str, Any], derived: dict[str, Any],
     meta, kind, key = saved["meta"], saved.get("kind", "fact"), saved.get("key")
     written = {"keys": keys_for(meta, key if isinstance(key, str) else None, text),
                "comment": comment_for(meta, str(kind), text),
-               "secondary_keys": list(meta.get("secondary_keys") or []),
+               "secondary_keys": meta_fields.entries(meta, "secondary_keys"),
                "constant": meta.get("tier") == "hot" or bool(meta.get("constant")),
                "disabled": bool(meta.get("disabled"))}
     return {name: value for name, value in derived.items()

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine.memory import Memory
+from omoide.governance import meta_fields
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -40,7 +41,7 @@ def keys_for(meta: dict[str, Any], key: str | None, text: str) -> list[str]:
 
 def comment_for(meta: dict[str, Any], kind: str, text: str) -> str:
     """The entry's title: ``meta.comment``, else the kind and the text's start."""
-    return meta.get("comment") or f"{kind}: {text[:40]}"
+    return meta_fields.text_field(meta, "comment") or f"{kind}: {text[:40]}"
 
 
 def export_world_info(engine: MemoryEngine, character: str, *,
@@ -49,7 +50,7 @@ def export_world_info(engine: MemoryEngine, character: str, *,
     entries: dict[str, dict[str, Any]] = {}
     memories = sorted(engine.memories(character), key=lambda m: (m.created_at, m.id))
     for uid, memory in enumerate(memories):
-        secondary = memory.meta.get("secondary_keys") or []
+        secondary = meta_fields.entries(memory.meta, "secondary_keys")
         entries[str(uid)] = {
             "uid": uid, "key": entry_keys(memory), "keysecondary": list(secondary),
             "comment": comment_for(memory.meta, memory.kind, memory.text),
