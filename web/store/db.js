@@ -11,8 +11,8 @@
 // - Every segment carries a CRC-32 of its ids and rows; a damaged one is never trusted.
 import Dexie from "../vendor/dexie/dexie.mjs";
 import { crc32 } from "./crc32.js";
-import { CHECKED, erasePacked, lineRecord, makeLinePack, makePack, packOverrides, packSize,
-  packsHolding, PACK_ROWS, storedRows, textChecksum, winners, writePacks, unpack }
+import { CHECKED, erasePacked, eraseStale, lineRecord, makeLinePack, makePack, packOverrides,
+  packSize, packsHolding, PACK_ROWS, storedRows, textChecksum, winners, writePacks, unpack }
   from "./packs.js";
 
 export { PACK_ROWS };
@@ -274,6 +274,10 @@ async function applyChange(db, change) {
     await clearSlot(db, record, change.dimension ?? record.dimension);
     await db.memories.delete([character, change.memory_id]);
     await erasePacked(db, character, [change.memory_id]);
+    const successor = record.record?.meta?.superseded_by;  // an edit's (or a merge's) history
+    if (typeof successor === "string" && successor !== change.memory_id) {
+      await eraseStale(db, character, successor);
+    }
     await db.recalls.delete([character, change.memory_id]);
     const target = (await db.settings.get("revectorize_target"))?.value;
     if (target) {
@@ -306,7 +310,6 @@ async function putMemories(db, changes) {
   const olds = fresh ? []
     : await storedRows(db, changes.map((c) => [c.character, c.memory.id]), dimensionOf(db));
   const rows = new Map(); // the last change of an id wins
-  const rewritten = new Map(); // character -> ids whose old text may sit in a record pack
   for (let n = 0; n < changes.length; n++) {
     const { character, memory, stamp, dimension } = changes[n];
     const prior = rows.get(`${character}\n${memory.id}`);
@@ -317,9 +320,6 @@ async function putMemories(db, changes) {
       if (slot) await clearSlot(db, old, dimension);
       slot = null;
       vector = new Float32Array(changes[n].vector);
-      // a new vector: a new text or context (an edit keeps the old one as a trashed copy
-      // under another id). The old line would outlive that copy's purge in its record pack.
-      if (old) rewritten.set(character, [...(rewritten.get(character) ?? []), memory.id]);
     } else if (!slot && !vector) {
       throw new Error(`memory ${memory.id} has no stored vector`);
     }
@@ -330,7 +330,6 @@ async function putMemories(db, changes) {
     rows.set(`${character}\n${memory.id}`, row);
   }
   await Promise.all([db.memories.bulkPut([...rows.values()]), checking]);
-  for (const [character, ids] of rewritten) await erasePacked(db, character, ids);
 }
 
 // Add memories new to the store with their vectors in one block (an import): the full

@@ -199,6 +199,24 @@ export async function erasePacked(db, character, ids) {
   }
 }
 
+// Remove ``id``'s stale copies from the packs that hold it: every copy when it has an
+// override row, else all but the latest (its current record stays). The purge of an edit's
+// history copy calls it for the memory the copy was edited into: that memory's old line in a
+// pack holds the same old text (and its pack's postings its terms), which must leave the disk
+// with the copy. An edit itself rewrites no pack (cost follows the work); the purge, which
+// rewrites packs anyway, does.
+export async function eraseStale(db, character, id) {
+  const numbers = (await packsHolding(db, character, [id])).get(id) ?? [];
+  if (!numbers.length) return;
+  const row = await db.memories.get([character, id]);
+  const latest = Math.max(...numbers);
+  for (const number of numbers) {
+    if (!row && number === latest) continue;
+    const pack = await db.record_packs.get([character, number]);
+    if (pack) await keepOnly(db, pack, (other) => other !== id);
+  }
+}
+
 // Rewrite a pack with the entries ``keep(id)`` accepts (deleted when none is left); its
 // full-text postings block goes with its old text (db.js ``text_postings``).
 async function keepOnly(db, pack, keep) {
