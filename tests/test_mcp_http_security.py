@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import time
 from pathlib import Path
@@ -36,7 +37,8 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 def served(tmp_path: Path):
     """(port, workspace) of an in-process MCP HTTP server with the key required."""
     ws = open_workspace(tmp_path / "mem.db", embedder=HashingEmbedder())
-    policy = ServerPolicy.build("127.0.0.1", api_key=KEY, origins=(), max_body=64 * 1024)
+    policy = ServerPolicy.build("127.0.0.1", api_key=KEY, origins=(), max_body=64 * 1024,
+                                body_timeout=1.0)
     server, sock = http_server(build_server(ws), "127.0.0.1", 0, policy)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -86,6 +88,28 @@ def test_body_over_the_limit_is_refused(served) -> None:
     port, _ = served
     huge = json.dumps({**INIT, "pad": "x" * (80 * 1024)}).encode()
     assert post(port, {"Authorization": f"Bearer {KEY}"}, huge)[0] == 413
+
+
+def test_a_stalled_body_times_out_instead_of_holding_the_server(served) -> None:
+    """A request that declares more body than it sends (or trickles it) is answered 408 and
+    closed at the body deadline; the SDK waited for the rest forever."""
+    port, _ = served
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Authorization: Bearer " + KEY.encode() + b"\r\n"
+                     b"Content-Type: application/json\r\n"
+                     b"Accept: application/json, text/event-stream\r\n"
+                     b"Content-Length: 1000\r\n\r\n{\"jsonrpc\": ")
+        started = time.monotonic()
+        for _ in range(3):  # trickling does not extend the deadline
+            time.sleep(0.3)
+            sock.sendall(b" ")
+        reply = http.client.HTTPResponse(sock)
+        reply.begin()
+        assert reply.status == 408
+        assert time.monotonic() - started < 5
+        assert sock.recv(1) == b""  # closed by the server
+    assert post(port, {"Authorization": f"Bearer {KEY}"})[0] == 200
 
 
 def test_sdk_client_with_the_key_works(served) -> None:

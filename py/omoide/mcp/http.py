@@ -5,7 +5,9 @@ required (``--no-key`` is an explicit choice that pins loopback; another address
 ``--public`` and a key), the ``Host`` header must name this machine (no DNS rebinding), and a
 request body is limited. MCP clients are programs, not web pages: a request that carries an
 ``Origin`` header is refused unless that origin was allowed. Request heads must arrive within
-the reference server's deadline; idle sessions expire (the SDK's session idle timeout).
+the reference server's deadline, and bodies within its body deadline (the gate reads the body
+before the SDK does: the SDK waits for a declared body for ever); idle sessions expire (the
+SDK's session idle timeout).
 
 ``PolicyGate`` applies the policy in front of the SDK's Starlette app; ``serve_http`` runs it.
 """
@@ -15,13 +17,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+
 from omoide.server.policy import ServerPolicy
 
 Scope = dict[str, Any]
 
 
+class StalledBody(Exception):
+    """The request body did not arrive within the deadline, or was cut off or too big."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class PolicyGate:
-    """ASGI middleware: answers 421 (Host), 403 (Origin) or 401 (key) before the app runs."""
+    """ASGI middleware: answers 421 (Host), 403 (Origin) or 401 (key) before the app runs,
+    and 408/413 for a body that is late or too big."""
 
     def __init__(self, app: Any, policy: ServerPolicy) -> None:
         self.app = app
@@ -45,9 +59,49 @@ class PolicyGate:
                    for k, v in scope.get("headers", ())}
         refused = self.refusal(headers)
         if refused is None:
+            try:
+                receive = await self.buffered(receive)
+            except StalledBody as stalled:
+                await self.answer(send, stalled.status, stalled.message)
+                return
             await self.app(scope, receive, send)
             return
-        status, message = refused
+        await self.answer(send, *refused)
+
+    async def buffered(self, receive: Any) -> Any:
+        """The whole request body, read under the body deadline and size limit, handed to
+        the app as one message; later receives (a client's disconnect) go to the server."""
+        chunks, size = [], 0
+        try:
+            with anyio.fail_after(self.policy.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":  # went away before the end
+                        raise StalledBody(400, "the client went away")
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.policy.max_body:
+                        raise StalledBody(413, f"body over {self.policy.max_body} bytes")
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            raise StalledBody(408, f"the body did not arrive within "
+                                   f"{self.policy.body_timeout} s") from None
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        handed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal handed
+            if handed:
+                return await receive()
+            handed = True
+            return whole
+
+        return replay
+
+    @staticmethod
+    async def answer(send: Any, status: int, message: str) -> None:
         body = json.dumps({"error": {"code": "HTTP_ERROR", "message": message}}).encode()
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
         await send({"type": "http.response.start", "status": status, "headers": [
