@@ -151,6 +151,27 @@ def test_sillytavern_chat_is_ingested_with_its_dates(gov):
     assert gov.engine.now() == 1_800_000_000.0  # the clock is given back
 
 
+def test_importing_the_same_chat_again_changes_nothing(gov):
+    """A chat imported twice (a user's second try, a synced folder) is the same messages,
+    not repeats: no merge is counted, no memory changes, the report says they were held."""
+    first = import_file(gov, s.st_chat(), "Seraphina - 2024-05-01.jsonl")
+    before = {m.id: m.to_dict() for m in gov.engine.memories("seraphina")}
+    again = import_file(gov, s.st_chat(), "Seraphina - 2024-05-01.jsonl")
+    assert {m.id: m.to_dict() for m in gov.engine.memories("seraphina")} == before
+    assert again["stored"] == again["merged"] == 0
+    assert again["skipped"] == first["stored"] > 0
+    assert gov.engine.trash("seraphina") == []
+
+
+def test_the_same_words_in_another_session_still_count_as_a_repeat(gov):
+    messages = [{**m, "send_date": "May 2, 2024 8:00am"} for m in s.CHAT_MESSAGES[:2]]
+    import_file(gov, s.st_chat(), "a.jsonl")
+    report = import_file(gov, s.st_chat(messages=messages), "b.jsonl")
+    assert report["merged"] == 2  # the tea and the walk, said again a day later
+    tea = next(m for m in gov.engine.memories("seraphina") if "green tea" in m.text)
+    assert tea.meta["merges"] == 1
+
+
 def test_risu_chat(gov):
     report = import_file(gov, s.as_json(s.RISU_CHAT), "chat.json", character="risu")
     assert report["format"] == "risu-chat" and report["stored"] == 1

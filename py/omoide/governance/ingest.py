@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from omoide.engine import validate
 from omoide.engine.context import turn_context, turn_line
 from omoide.engine.embedding import embed_memories
-from omoide.engine.memory import new_memory_id
+from omoide.engine.memory import Memory, new_memory_id
 from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.remember import build_memory
 from omoide.engine.supersede import linked, retire
@@ -139,6 +139,18 @@ def _contexts(engine: MemoryEngine, messages: Sequence[Message], candidates: lis
     turns = [turn_line(*message_text(m)) for m in messages]
     return [turn_context(turns, c.source, at, limit=engine.max_text_length)
             if 0 <= c.source < len(turns) else None for c in candidates]
+
+
+def same_session_repeat(existing: Memory, candidate: Candidate,
+                        extra_meta: Mapping[str, Any]) -> bool:
+    """Whether ``candidate`` is a memory's own words brought again from the session that
+    brought them (``meta["session"]`` and ``source`` equal): a chat imported twice, or one
+    message sent twice. Said again in another session, the same words are a repeat, which
+    a merge counts."""
+    session = extra_meta.get("session")
+    return (session is not None and existing.text == candidate.text
+            and existing.meta.get("session") == session
+            and existing.meta.get("source") == extra_meta.get("source"))
 
 
 def _places(store: Any, conversation: str | None, count: int, candidates: list[Candidate],
@@ -260,6 +272,12 @@ def ingest(
                 conversation=conv, turn=turn)
             why = f"{how}: polarity {old_polarity} -> {polarity}"
             item.action, item.tier = "superseded", tier
+        elif same_session_repeat(existing, candidate, extra_meta):
+            # the same message brought again (a chat imported twice): not a repeat
+            item.action, item.memory_id = "skipped", existing.id
+            item.reason = f"already held from session {extra_meta['session']}"
+            report.items.append(item)  # nothing written: not in the audit log
+            continue
         else:
             updated = merged(existing, candidate, now)
             if updated.text == existing.text:
