@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from omoide.backends.sqlite import unpack
 from omoide.cli import main
+from omoide.engine.embedding import embed_memories
 from omoide.errors import OmoideError
+from omoide.workspace import open_workspace
 from tests.test_engine_embedder import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -420,6 +423,52 @@ def test_revectorize_cancels_on_ctrl_c_and_resumes(cli):
     con = sqlite3.connect(cli.db)
     assert con.execute("SELECT COUNT(*) FROM revectorize_staged").fetchone()[0] == 0
     con.close()
+
+
+class WritingElsewhereEmbedder(HashingEmbedder):
+    """The new model of a re-vectorization during which another process writes the same
+    workspace: on its second batch, a new memory and an edit arrive from another engine."""
+
+    def __init__(self, db: Path, edit_id: str) -> None:
+        super().__init__(seed=SEEDS[MINILM])
+        self.db, self.edit_id, self.batches = db, edit_id, 0
+
+    def embed_passages(self, texts):
+        self.batches += 1
+        if self.batches == 2:
+            other = open_workspace(self.db, embedder=factory(E5, "q8"), model_id=E5)
+            other.engine.remember("alice", "Alice learned to sail last summer")
+            other.engine.update("alice", self.edit_id, text="Alice switched to oolong tea")
+            other.engine.remember("alice", "Alice bakes bread", context="a weekend chat")
+            other.close()
+        return super().embed_passages(texts)
+
+
+def test_revectorize_takes_in_what_another_process_wrote_meanwhile(cli):
+    """Memories written or edited by another process while the re-vectorization ran were
+    left with the old model's vectors under the new model's name (or quarantined when the
+    sizes differ): the switch now embeds them too, in its transaction."""
+    ids = fill(cli)
+    target = WritingElsewhereEmbedder(cli.db, ids["Alice loves green tea"])
+    cli.factory = lambda m, d: target if m == MINILM else factory(m, d)
+    cli.json("revectorize", "--model", MINILM, "--batch-size", "1")
+    assert target.batches > 2
+    cli.factory = factory
+    fresh = factory(MINILM, "q8")
+    stored = {r[0]: json.loads(r[3]) for r in rows(cli.db)}
+    assert len(stored) == len(ids) + 3  # two new, the edit's history copy
+    con = sqlite3.connect(cli.db)
+    vectors = {i: unpack(v) for i, v in con.execute("SELECT id, vector FROM memories")}
+    con.close()
+    for memory_id, record in stored.items():
+        assert record["model"] == fresh.stamp, record["text"]
+        (expected,) = embed_memories(fresh, [(record["text"], record.get("context"))])
+        assert vectors[memory_id] == pytest.approx(list(expected), abs=1e-6), record["text"]
+    hits = cli.json("recall", "alice", "sail oolong bread", "-k", "10")["hits"]
+    texts = {h["text"] for h in hits}
+    assert {"Alice learned to sail last summer", "Alice switched to oolong tea",
+            "Alice bakes bread"} <= texts
+    assert cli.json("audit", "alice")["quarantined"] == []
 
 
 def test_keyboard_interrupt_elsewhere_exits_130(cli, monkeypatch):

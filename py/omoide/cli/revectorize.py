@@ -15,16 +15,20 @@ import argparse
 import json
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omoide.backends.listener import BackendListener
 from omoide.backends.sqlite import SQLiteBackend, pack, unpack
 from omoide.cli.context import Context, model_label
 from omoide.embeddings.registry import DEFAULT_DTYPE
+from omoide.engine.embedding import embed_memories
 from omoide.engine.listener import Change
-from omoide.engine.revectorize import RevectorizeJob
+from omoide.engine.revectorize import RevectorizeJob, source
 from omoide.errors import OmoideError
 from omoide.workspace import DTYPE_KEY, MODEL_KEY
+
+if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
 
 STAGING = """
 CREATE TABLE IF NOT EXISTS revectorize_staged (
@@ -95,30 +99,53 @@ class Staging:
 
 class SwapWriter:
     """Stands in for the workspace's ``BackendListener`` while re-vectorizing: a swap is
-    written in ONE transaction, with the workspace's new model and the end of its staging."""
+    written in ONE transaction, with the workspace's new model and the end of its staging.
+
+    Another process may write the character while its texts are embedded (a remember, an
+    edit, an import): its rows are not in the swap, or their text is no longer the one the
+    swap's vector is of. Inside the transaction (which holds the file's write lock, so none
+    can arrive after this look) such rows are embedded with the new model too; every row of
+    the character leaves it on the new model, with a vector of its own text."""
 
     def __init__(self, plain: BackendListener, backend: SQLiteBackend, model_id: str,
-                 dtype: str) -> None:
+                 dtype: str, engine: MemoryEngine) -> None:
         self.plain, self.backend = plain, backend
         self.model_id, self.dtype = model_id, dtype
+        self.engine = engine
 
     def on_change(self, change: Change) -> None:
         if change.op != "swap":
             self.plain.on_change(change)
             return
+        embedded = self.embedded_sources(change.character_id)
         with Transaction(self.backend) as db:
-            for memory_id, vector in change.vectors.items():
-                row = db.execute("SELECT record FROM memories WHERE id = ?",
-                                 (memory_id,)).fetchone()
-                if row is None:
-                    continue
-                record = json.loads(row[0]) | {"model": change.stamp}
+            rows = db.execute("SELECT id, record FROM memories WHERE character_id = ?",
+                              (change.character_id,)).fetchall()
+            records = {memory_id: json.loads(record) for memory_id, record in rows}
+            late = [memory_id for memory_id, record in records.items()
+                    if memory_id not in change.vectors
+                    or embedded.get(memory_id) != source(record["text"], record.get("context"))]
+            vectors = dict(change.vectors)
+            if late:
+                made = embed_memories(self.engine.embedder, [
+                    (records[i]["text"], records[i].get("context")) for i in late])
+                vectors.update(zip(late, made, strict=True))
+            for memory_id, record in records.items():
+                record["model"] = change.stamp
                 db.execute("UPDATE memories SET record = ?, vector = ? WHERE id = ?",
-                           (json.dumps(record, ensure_ascii=False), pack(vector), memory_id))
+                           (json.dumps(record, ensure_ascii=False),
+                            pack(list(vectors[memory_id])), memory_id))
             db.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
                            [(MODEL_KEY, self.model_id), (DTYPE_KEY, self.dtype)])
             db.execute("DELETE FROM revectorize_staged WHERE stamp = ? AND character_id = ?",
                        (change.stamp, change.character_id))
+
+    def embedded_sources(self, character: str) -> dict[str, str]:
+        """What each of the swap's vectors was embedded from: the memories (live and in the
+        trash) as this process holds them."""
+        held = [*self.engine.memories(character),
+                *(entry.memory for entry in self.engine.trash(character))]
+        return {m.id: source(m.text, m.context) for m in held}
 
 
 class CtrlC:
@@ -159,7 +186,7 @@ def revectorize(ctx: Context) -> int:
     resumed = sum(len(v) for v in job.staged.values())
     engine.revectorize_jobs[new.stamp] = job
     plain = next(x for x in engine.listeners if isinstance(x, BackendListener))
-    writer = SwapWriter(plain, backend, model_id, dtype)
+    writer = SwapWriter(plain, backend, model_id, dtype, engine)
     engine.listeners[engine.listeners.index(plain)] = writer
     sizes = {c: len(engine.stores[c].records) + len(engine.stores[c].trash) for c in targets}
     done_before = 0
