@@ -208,6 +208,46 @@ def test_the_background_thread_mirrors_and_checks_health(trio):
         "primary", "fallback", "fallback"]
 
 
+def test_a_queue_the_mirror_thread_cannot_read_shows_in_the_status(trio, tmp_path):
+    """The mirror thread lives on when the queue file cannot be read, and says so."""
+    manager, *_ = trio
+    manager.pump_interval = 0.05
+    (tmp_path / "queue.json").write_text("{ not json", "utf-8")
+    manager.start()
+    try:
+        deadline = time.monotonic() + 10
+        while manager.last_pump_error is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all("JSON" in (s["queue_error"] or "") or "Expecting" in (s["queue_error"] or "")
+                   for s in manager.status())
+        (tmp_path / "queue.json").write_text("[]", "utf-8")
+        deadline = time.monotonic() + 10
+        while manager.last_pump_error is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [s["queue_error"] for s in manager.status()] == [None, None, None]
+    finally:
+        manager.stop()
+
+
+def test_temporary_queue_files_of_dead_processes_are_removed(tmp_path):
+    """A process killed between writing the queue's temporary file and renaming it left the
+    file for ever; the next queue store sweeps those of processes that are gone."""
+    import os
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    left = tmp_path / f"queue.json.{dead}.140000.tmp"
+    left.write_text("[]", "utf-8")
+    alive = tmp_path / f"queue.json.{os.getppid()}.140000.tmp"  # a live writer's: kept
+    alive.write_text("[]", "utf-8")
+    other = tmp_path / "other.json.1.2.tmp"
+    other.write_text("[]", "utf-8")
+    JsonFileQueueStore(tmp_path / "queue.json")
+    assert not left.exists() and alive.exists() and other.exists()
+
+
 class Gate(Switchable):
     """A fallback whose update waits until the test opens the gate (a slow server)."""
 

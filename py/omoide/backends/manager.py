@@ -80,6 +80,23 @@ class JsonFileQueueStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._thread_lock = threading.Lock()  # not re-entrant, as a flock of a new fd is not
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove the temporary files of processes that died between writing one and
+        renaming it (a kill, a power cut): copies of an old queue, never read again."""
+        if fcntl is None:  # no reliable liveness test of a pid here
+            return
+        for tmp in self.path.parent.glob(f"{self.path.name}.*.*.tmp"):
+            pid = tmp.name[len(self.path.name) + 1:].split(".")[0]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # alive, another user's
+                continue
 
     def load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -484,10 +501,14 @@ class BackendManager:
                 "queued": len(self.queue)}
 
     def status(self) -> list[dict[str, Any]]:
+        """Each backend's state; ``queue_error``: why the mirror thread's last round failed
+        (the queue file unreadable or unwritable: nothing is sent until it passes), else
+        None."""
         with self._lock:
             queued = {name: sum(op["target"] == name for op in self.queue)
                       for name in self.states}
-        return [s.to_dict(queued[name]) for name, s in self.states.items()]
+        return [s.to_dict(queued[name]) | {"queue_error": self.last_pump_error}
+                for name, s in self.states.items()]
 
 
 def _op_key(op: dict[str, Any]) -> tuple[Any, ...]:
