@@ -313,6 +313,11 @@ def test_cold_maintenance_never_folds_a_keyed_memory_into_a_keyless_one():
     ("Oh, I like TEA a lot!", "i like tea", True),
     ("I like tea", "I like tea", False),
     ("お茶が好きです。毎日飲みます", "お茶が好きです", True),
+    # scripts written without spaces: a sentence was one "word", never a superset
+    ("ฉันชอบชาใส่นม", "ฉันชอบชา", True),  # Thai: I like tea with milk / I like tea
+    ("ฉันไม่ชอบชา", "ฉันชอบชา", False),  # I don't like tea
+    ("ខ្ញុំចូលចិត្តតែជាមួយទឹកដោះគោ", "ខ្ញុំចូលចិត្តតែ", True),  # Khmer
+    ("𠮷野家の牛丼が好き", "𠮷野家", True),  # a CJK character beyond the BMP
 ])
 def test_a_strict_superset_holds_the_old_words_whole(new, old, grows):
     """It compared characters: "I like teaching" 'grew' "I like tea" and replaced it."""

@@ -71,8 +71,12 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
-# a word of a spaced script, or one character of a script written without spaces (CJK)
-_UNIT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+|_")
+# a word of a spaced script, or one character of a script written without spaces: CJK
+# (with the ideographs beyond the BMP), Thai, Lao, Myanmar, Khmer; their combining marks
+# are units of their own (a containment test, not a segmentation)
+_UNIT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                   r"\U00020000-\U0003134f\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"
+                   r"|[^\W_]+|_")
 
 
 def _units(text: str) -> list[str]:
