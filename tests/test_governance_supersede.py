@@ -142,6 +142,47 @@ def test_japanese_contradiction_with_the_same_key_supersedes():
     assert trashed(e)[first.memory_id].text == "辛いラーメンが大好きです"
 
 
+@pytest.mark.parametrize("before, after", [
+    ("I work as a nurse at the city hospital.", "I work as a doctor at the city hospital."),
+    ("My favorite drink is tea", "My favorite drink is coffee now"),
+    ("I have two cats.", "I have three cats."),
+])
+def test_a_new_value_for_a_key_supersedes_and_the_old_one_stays_history(before, after):
+    """A new value for the same key was merged into the old memory: the report said
+    "merged (same key)", the live text kept the old value and the new one was nowhere."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    (live,) = [m for m in e.memories("a") if m.key == first.key]
+    assert live.text == after and live.meta.get("value") != first.text
+    old = trashed(e)[first.memory_id]
+    assert old.text == before and old.meta["superseded_by"] == live.id
+    e.restore("a", first.memory_id)  # restorable, and one version live
+    assert [m.text for m in e.memories("a") if m.key == first.key] == [before]
+
+
+def test_the_same_words_again_are_a_repeat_not_a_new_value():
+    e = make_engine()
+    first = ingest(e, "a", ["I love green tea"]).stored[0]
+    [item] = ingest(e, "a", ["i love GREEN tea!"]).items
+    assert (item.action, item.memory_id) == ("merged", first.memory_id)
+    assert [m.text for m in e.memories("a")] == ["I love green tea"]
+
+
+def test_a_statement_said_before_the_live_one_becomes_its_history():
+    """A conversation ingested later but dated earlier ("I love tea" in 2019, after "I hate
+    tea" today) replaced today's memory; the older statement is now the history."""
+    e = make_engine()
+    today = ingest(e, "a", ["I hate tea"]).stored[0]
+    [item] = ingest(e, "a", ["I love tea"], at=1_546_300_800.0).items  # 2019-01-01
+    assert item.action == "superseded" and item.memory_id == today.memory_id, item
+    assert [m.text for m in e.memories("a")] == ["I hate tea"]
+    (old,) = [m for m in trashed(e).values() if m.text == "I love tea"]
+    assert old.meta["superseded_by"] == today.memory_id
+    assert old.id in e.get("a", today.memory_id).meta["supersedes"]
+
+
 def test_a_typed_memory_without_a_key_is_superseded_by_its_contradiction():
     e = make_engine()
     typed = e.remember("a", "I love spicy ramen")  # no key: its subject comes from its text

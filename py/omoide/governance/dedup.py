@@ -83,6 +83,12 @@ def _units(text: str) -> list[str]:
     return _UNIT.findall(_plain(text))
 
 
+def same_words(a: str, b: str) -> bool:
+    """Whether two texts say the same words in the same order (case and punctuation
+    aside): a repeat, which a merge may fold without keeping the new text."""
+    return _units(a) == _units(b)
+
+
 def is_strict_superset(new: str, old: str) -> bool:
     """Whether ``new`` says everything ``old`` says and more (ignoring case and
     punctuation): ``old``'s words appear in ``new`` in one run, whole, and ``new`` has more

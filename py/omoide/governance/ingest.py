@@ -37,6 +37,7 @@ from omoide.governance.dedup import (
     candidate_polarity,
     merged,
     polarity_of,
+    same_words,
 )
 from omoide.governance.extract import (
     Candidate,
@@ -139,6 +140,23 @@ def _contexts(engine: MemoryEngine, messages: Sequence[Message], candidates: lis
     turns = [turn_line(*message_text(m)) for m in messages]
     return [turn_context(turns, c.source, at, limit=engine.max_text_length)
             if 0 <= c.source < len(turns) else None for c in candidates]
+
+
+def gives_a_new_value(existing: Memory, candidate: Candidate) -> bool:
+    """Whether ``candidate`` gives the memory it matched a new value rather than repeating
+    it: facts are keyed on their attribute (``fact:job``, ``fact:home``, a sister's name:
+    ``extract``), so a fact of the same key in other words is a new value ("I work as a
+    nurse" -> "a doctor"); a favourite carries its value in ``meta["value"]``. Other
+    statements of one key and polarity say the same thing (a preference about one subject,
+    in any words or language) and merge."""
+    if same_words(candidate.text, existing.text):
+        return False
+    if (candidate.kind == existing.kind == "fact" and candidate.key is not None
+            and candidate.key == existing.key):
+        return True
+    old, new = existing.meta.get("value"), candidate.meta.get("value")
+    return (isinstance(old, str) and isinstance(new, str)
+            and not same_words(old, new))
 
 
 def same_session_repeat(existing: Memory, candidate: Candidate,
@@ -260,18 +278,34 @@ def ingest(
         existing = index.current(found.memory_id)
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
         old_polarity = polarity_of(existing)
-        if old_polarity != polarity:
-            # A contradiction: the candidate is the new truth, the old one its history.
-            tier = initial_tier(candidate.kind, candidate.importance, policy)
+        contradiction = old_polarity != polarity
+        renewed = not contradiction and gives_a_new_value(existing, candidate)
+        if contradiction or renewed:  # the candidate as a memory of its own
             memory = build_memory(
                 engine, character, candidate.text, kind=candidate.kind,
                 importance=candidate.importance, key=candidate.key or existing.key,
                 meta={**extra_meta, **candidate.meta, "via": candidate.via,
-                      "lang": candidate.lang, "tier": tier, "merges": 0,
-                      "polarity": polarity}, at=session_at, context=context,
-                conversation=conv, turn=turn)
-            why = f"{how}: polarity {old_polarity} -> {polarity}"
-            item.action, item.tier = "superseded", tier
+                      "lang": candidate.lang, "merges": 0, "polarity": polarity,
+                      "tier": initial_tier(candidate.kind, candidate.importance, policy)},
+                at=session_at, context=context, conversation=conv, turn=turn)
+        if (contradiction or renewed) and session_at < existing.created_at:
+            # said before the live memory (a conversation dated earlier, ingested later): the
+            # live one stays the truth and the candidate becomes its history, restorable
+            index.plan(memory, vector)
+            index.plan(linked(existing, [memory.id]), None)
+            why = f"{how}: said before the live memory, kept as its history"
+            index.retire(memory.id, existing.id, why)
+            item.action, item.memory_id, item.supersedes = "superseded", existing.id, memory.id
+            item.cosine, item.turn = found.cosine, turn
+            item.reason = f"{why} (in the trash, restorable)"
+            planned_items.append(item)
+            continue
+        if contradiction or renewed:
+            # A contradiction or a new value: the candidate is the new truth, the old memory
+            # its history (never folded away).
+            why = (f"{how}: polarity {old_polarity} -> {polarity}" if contradiction
+                   else f"{how}: a new value")
+            item.action, item.tier = "superseded", memory.meta.get("tier")
         elif same_session_repeat(existing, candidate, extra_meta):
             # the same message brought again (a chat imported twice): not a repeat
             item.action, item.memory_id = "skipped", existing.id
