@@ -131,3 +131,35 @@ def test_an_import_holding_one_key_twice_keeps_the_newest_live_after_a_reload(
         assert trash[older]["meta"]["superseded_by"] == newer
         page.reload()
         wait_ready(page)
+
+
+def test_a_newer_version_in_a_file_takes_its_packed_vector_without_embedding(
+        launch, app_url, tmp_path):
+    """A file's later version of a held memory (an edit made on another device) replaces
+    it with the file's own vector: it was embedded again, one model run per edited memory."""
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [20, 0, stamp, dim])
+    assert page.evaluate(IMPORT)["imported"] == 20
+    page.evaluate("""([dim]) => {
+      const c = window.__file.characters[0];
+      const m = c.memories[3];
+      m.text = "an edit made on the other device"; m.updated_at += 100;
+      const row = Array.from({ length: dim }, (_, i) => (i % 7) - 3);
+      const norm = Math.sqrt(row.reduce((s, x) => s + x * x, 0));
+      c.vectors[m.id] = row.map((x) => x / norm);
+      window.__edited = Array.from(new Float32Array(c.vectors[m.id]));
+    }""", [dim])
+    report = page.evaluate(IMPORT)
+    assert (report["updated"], report["reembedded"]) == (1, 0), report
+    for _ in range(2):
+        assert exported_vectors(page)["i0003"] == page.evaluate("() => window.__edited")
+        live = {m["id"]: m["text"] for m in engine_call(page, "memories", {"character": "umi"})}
+        assert live["i0003"] == "an edit made on the other device"
+        page.reload()
+        wait_ready(page)
+        page.evaluate(MAKE, [20, 0, stamp, dim])  # the page's own data is gone after a reload
+        page.evaluate("""([dim]) => {
+          const row = Array.from({ length: dim }, (_, i) => (i % 7) - 3);
+          const norm = Math.sqrt(row.reduce((s, x) => s + x * x, 0));
+          window.__edited = Array.from(new Float32Array(row.map((x) => x / norm)));
+        }""", [dim])

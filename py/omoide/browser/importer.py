@@ -41,6 +41,9 @@ def _import_data(data: Any, packed: dict[str, Any] | None) -> dict[str, Any]:
     packs = {str(c): exchange.PackedVectors([str(i) for i in p["ids"]], int(p["dimension"]))
              for c, p in (packed or {}).items()}
     plan = exchange.check_import(engine, data, packs)
+    for c in plan.characters:
+        if c.newer_rows:
+            add_newer_vectors(c)
     # what must be embedded first: an embedding that fails leaves no packed row added
     rest = exchange.ImportPlan([replace(c, records=[r for r in c.records
                                                     if r["id"] not in c.packed_rows],
@@ -53,6 +56,17 @@ def _import_data(data: Any, packed: dict[str, Any] | None) -> dict[str, Any]:
             report["trashed"] += trashed
     report["superseded"] += exchange.settle_imported(engine, plan)  # the packed rows' keys
     return report
+
+
+def add_newer_vectors(plan: exchange.CharacterImport) -> None:
+    """The packed vectors of the file's newer versions of held memories, set on their
+    records (a few edits made on another device: one small block, read as numbers)."""
+    records = [r for r in plan.newer if r["id"] in plan.newer_rows]
+    rows = [plan.newer_rows[r["id"]] for r in records]
+    block = wait(host().import_rows(plan.id, to_js_ints(rows))).to_py()
+    d = len(block) // len(rows)
+    for n, record in enumerate(records):
+        record["vector"] = list(block[n * d:(n + 1) * d])
 
 
 def add_packed(plan: exchange.CharacterImport) -> tuple[int, int]:

@@ -111,6 +111,9 @@ class CharacterImport:
     # live records the store holds live in an older, different version (the file's
     # ``updated_at`` is later): the file's version replaces it, the store's becomes history
     newer: list[dict[str, Any]] = field(default_factory=list)
+    # id -> row of the packed block holding the vector of a ``newer`` record (the caller
+    # fills the record's ``vector`` from it: a newer version is never embedded again)
+    newer_rows: dict[str, int] = field(default_factory=dict)
     repaired: int = 0  # lone surrogates of its records replaced by U+FFFD
 
 
@@ -274,6 +277,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                         plan.unfinished[memory_id] = trashed_at
                     elif not trash and _is_newer(store, record):
                         plan.newer.append(record)  # its vector: the file's, or embedded
+                        if in_pack:
+                            plan.newer_rows[memory_id] = pack_rows[memory_id]
                     else:
                         plan.skipped += 1
                     continue
