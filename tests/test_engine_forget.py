@@ -67,3 +67,24 @@ def test_forgotten_key_is_no_longer_found(engine):
     assert engine.find_by_key("alice", "preference:typescript") == []
     engine.restore("alice", m.id)
     assert [x.id for x in engine.find_by_key("alice", "preference:typescript")] == [m.id]
+
+
+@pytest.mark.parametrize("key", [None, "preference:drink"])
+def test_restoring_a_later_version_after_an_earlier_one_leaves_one_live(key):
+    """Edit, forget, restore the history copy, then restore the edited memory: both were
+    live, the later one listing the earlier as what it replaced (a keyless memory has no
+    key holder to retire)."""
+    now = iter(range(1000, 10**6, 10))
+    e = MemoryEngine(HashingEmbedder(32), clock=lambda: float(next(now)))
+    m = e.remember("u", "I drink green tea every morning", kind="pattern", key=key)
+    edited = e.update("u", m.id, text="I drink black coffee every morning")
+    (earlier,) = edited.meta["supersedes"]
+    e.forget("u", m.id)
+    e.restore("u", earlier)
+    assert [x.id for x in e.memories("u")] == [earlier]
+    e.restore("u", m.id)
+    assert [x.text for x in e.memories("u")] == ["I drink black coffee every morning"]
+    history = {t.memory.id: t.memory for t in e.trash("u")}
+    assert history[earlier].meta["superseded_by"] == m.id
+    e.restore("u", earlier)  # and back again: still one
+    assert [x.id for x in e.memories("u")] == [earlier]

@@ -52,12 +52,35 @@ def restore(engine: MemoryEngine, character: str, memory_id: str) -> Memory:
     if successor is not None and successor not in reasons:
         reasons[successor] = (f"restored {memory_id} (the version it replaced)" if steps == 1
                               else f"restored {memory_id} (an earlier version of it)")
+    for earlier in _live_predecessors(store, memory):
+        reasons.setdefault(earlier, f"restored {memory_id} (a later version of it)")
     fresh = linked(unretired(memory), reasons)
     if fresh is not memory:
         store.put(fresh, None)
     for other, reason in reasons.items():
         retire(store, other, memory_id, engine.now(), reason)
     return fresh
+
+
+def _live_predecessors(store: CharacterStore, memory: Memory) -> list[str]:
+    """The live versions ``memory`` replaced: those its ``supersedes`` lists, followed
+    through the trash (a restored earlier version is live without its mark, so a later
+    version restored after it would be live beside it). Any other shape ends a line."""
+    live, seen = [], {memory.id}
+    line = [memory]
+    for _ in range(MAX_LINKS):
+        if not line:
+            break
+        links = line.pop().meta.get(SUPERSEDES)
+        for earlier in links if type(links) is list else []:
+            if type(earlier) is not str or earlier in seen:
+                continue
+            seen.add(earlier)
+            if earlier in store.records:
+                live.append(earlier)
+            elif earlier in store.trash:
+                line.append(store.trash[earlier].memory)
+    return live
 
 
 def _live_successor(store: CharacterStore, memory: Memory) -> tuple[str | None, int]:
