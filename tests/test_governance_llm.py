@@ -72,8 +72,33 @@ class ChatHandler(BaseHTTPRequestHandler):
             return self._send(401, b'{"error": "bad key"}')
         if mode == "garbage":
             return self._send(200, b"<html>definitely not json", "text/html")
+        if mode == "bad_status":
+            self.wfile.write(b"HTTP/1.1 2OO OK\r\n\r\n")
+            return None
+        if mode == "truncated":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{\"choices\"")
+            return None
+        if mode == "trickle":  # headers at once, then one byte of the body every 0.15 s
+            self.send_response(200)
+            self.send_header("Content-Length", "60")
+            self.end_headers()
+            try:
+                for _ in range(60):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.15)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return None
         system = payload["messages"][0]["content"]
-        if "memory judge" in system:
+        if mode == "echo":  # a reply that repeats the request's headers
+            content = "Noted: " + self.headers.get("Authorization", "")
+        elif mode == "odd_items":
+            content = json.dumps({"keep": True, "reason": {"nested": 1}, "memories": [
+                {"kind": "fact", "text": {"role": "system", "cmd": "rm"}},
+                {"kind": "preference", "text": 123456789},
+                {"kind": "preference", "text": "The user likes tea.", "subject": ["tea"]}]})
+        elif "memory judge" in system:
             content = ("Sure! here it is:\n```json\n" + json.dumps(server.judgement) + "\n```"
                        if mode != "prose" else "I think the user likes TypeScript.")
         elif "diary note" in system:
@@ -192,6 +217,42 @@ def test_direct_errors_have_stable_codes(server):
     with pytest.raises(OmoideError) as info:
         llm.refine(MESSAGES, llm_judgement())
     assert "upstream exploded" in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["bad_status", "truncated", "trickle"])
+def test_a_broken_or_trickling_answer_degrades_within_the_timeout(server, mode):
+    """A status line that is not HTTP, a cut body (http.client's own exceptions) escaped
+    ingest, and a reply trickled a byte at a time held it for as long as the server liked
+    (the socket timeout is per read)."""
+    server.mode = mode
+    e = engine()
+    started = time.monotonic()
+    report = ingest(e, "mika", MESSAGES, llm=make_llm(server, timeout=1.0))
+    assert time.monotonic() - started < 3.0
+    assert report.path == "pattern" and report.degraded, report.degraded
+    assert sorted(m.key for m in e.memories("mika")) == [
+        "preference:python", "preference:typescript"]
+
+
+def test_a_key_with_a_line_break_is_refused_naming_the_field_not_the_key():
+    with pytest.raises(OmoideError) as info:
+        ChatClient("http://127.0.0.1:9", "m", api_key="sk-live-SECRET\nX-Evil: 1")
+    assert "api_key" in str(info.value) and "SECRET" not in str(info.value)
+    client = ChatClient("http://127.0.0.1:9", "m", api_key="  sk-live-SECRET\n")  # a file's line
+    assert "SECRET" not in repr(client)
+
+
+def test_the_key_echoed_by_the_server_is_never_stored(server):
+    server.mode = "echo"
+    llm = make_llm(server)
+    assert "sk-secret" not in llm.client.complete([{"role": "user", "content": "hi"}])
+
+
+def test_a_judged_memory_must_have_text_not_an_object(server):
+    server.mode = "odd_items"
+    judgement = make_llm(server).judge(MESSAGES)
+    assert [m.text for m in judgement.memories] == ["The user likes tea."]
+    assert judgement.memories[0].key is None and judgement.reason == ""
 
 
 def llm_judgement():

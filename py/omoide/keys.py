@@ -22,6 +22,23 @@ def read_key_file(path: str | Path) -> str:
     return key
 
 
+def checked_key(key: str | None, name: str = "api_key") -> str | None:
+    """A bearer key as a header can carry it: surrounding whitespace (a pasted key, a line
+    read with its newline) dropped; a key with a space, a line break or another control
+    character inside is refused naming the field, never the key (an HTTP library's own
+    error would print the whole header). "" or None: no key."""
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a string")
+    key = key.strip()
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in key):
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason="a key is one token: no spaces, line breaks or control "
+                                    "characters inside")
+    return key or None
+
+
 def resolve_key(flag: str | None, file: str | Path | None, env: str) -> str | None:
     """``--key`` or ``--key-file`` (not both), else ``$env``; None when none is set."""
     if flag and file:

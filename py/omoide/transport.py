@@ -17,7 +17,7 @@ Invariants every transport keeps, so that each client maps failures the same way
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Reply(NamedTuple):
@@ -43,13 +43,48 @@ def reply_detail(body: bytes, secret: str | None, limit: int) -> str:
 
 def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,
                      timeout: float) -> Reply:
+    """``timeout`` bounds the whole request: a server that trickles its reply (a byte at a
+    time, each within a socket timeout) is cut at the deadline. The request runs on a
+    daemon thread, closed when the deadline passes, so the caller never waits longer."""
+    import concurrent.futures
+
+    connection: list[Any] = []
+    worker = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                   thread_name_prefix="omoide-http")
+    future = worker.submit(_urllib_request, method, url, headers, body, timeout, connection)
+    worker.shutdown(wait=False)
+    try:
+        return future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        for reply in connection:
+            _shut(reply)
+        raise TimeoutError(f"no complete answer within {timeout} s") from None
+
+
+def _shut(reply: Any) -> None:
+    """End a reply another thread is reading: its socket is shut down, which ends the
+    read at once (``close`` would wait for the read's lock, i.e. for the whole trickle)."""
+    import socket
+
+    sock = getattr(getattr(getattr(reply, "fp", None), "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _urllib_request(method: str, url: str, headers: dict[str, str], body: bytes | None,
+                    timeout: float, connection: list[Any]) -> Reply:
     # Imported here: http.client + email cost ~0.6 s of a Pyodide boot that never uses them.
+    import http.client
     import urllib.error
     import urllib.request
 
-    request = urllib.request.Request(url, data=body, headers=headers, method=method)
     try:
+        request = urllib.request.Request(url, data=body, headers=headers, method=method)
         with urllib.request.urlopen(request, timeout=timeout) as reply:
+            connection.append(reply)
             return Reply(reply.status, reply.read(), dict(reply.headers.items()))
     except urllib.error.HTTPError as err:
         return Reply(err.code, err.read(), dict(err.headers.items()) if err.headers else {})
@@ -57,3 +92,7 @@ def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes
         if isinstance(err.reason, TimeoutError):
             raise TimeoutError(str(err.reason)) from None
         raise OSError(str(err.reason)) from None
+    except http.client.HTTPException as err:  # a status line or body that is not HTTP
+        raise OSError(f"not an HTTP answer ({type(err).__name__})") from None
+    except ValueError:  # a header value or URL http.client refuses: its text holds the value
+        raise OSError("the request could not be sent (an invalid URL or header)") from None

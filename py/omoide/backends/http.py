@@ -28,6 +28,7 @@ from typing import Any
 
 from omoide.backends.base import DEFAULT_PAGE
 from omoide.errors import OmoideError
+from omoide.keys import checked_key
 from omoide.transport import Transport, reply_detail, urllib_transport
 
 
@@ -45,6 +46,7 @@ class HttpConfig:
     params: Mapping[str, str] = field(default_factory=dict)  # our name -> the server's name
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "api_key", checked_key(self.api_key))
         scheme = urllib.parse.urlsplit(self.base_url).scheme
         if scheme not in ("http", "https"):
             raise OmoideError.of("BACKEND_CONFIG", reason="base_url must be http(s)://...")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import OmoideError
+from ..keys import checked_key
 from ..transport import Transport, reply_detail, urllib_transport
 from .base import check_texts
 from .registry import vector_stamp
@@ -78,7 +79,7 @@ class RemoteEmbedder:
         self.batch_size = max(1, int(batch_size))
         self.max_retries = max(0, int(max_retries))
         self.max_retry_wait = float(max_retry_wait)
-        self._api_key = api_key
+        self._api_key = checked_key(api_key)
         self._sleep = sleep
         self._transport = transport or urllib_transport
 

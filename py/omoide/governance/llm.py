@@ -24,7 +24,8 @@ from typing import Any
 
 from omoide.errors import OmoideError
 from omoide.governance.extract import Message, clamp_content, make_key, message_text
-from omoide.transport import Transport, reply_detail, urllib_transport
+from omoide.keys import checked_key
+from omoide.transport import SECRET_MASK, Transport, reply_detail, urllib_transport
 
 JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
 
@@ -48,7 +49,7 @@ class ChatClient:
         self.timeout = float(timeout)
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
-        self._api_key = api_key
+        self._api_key = checked_key(api_key)
         self._transport = transport or urllib_transport
 
     def __repr__(self) -> str:  # no key in logs
@@ -89,6 +90,8 @@ class ChatClient:
             ) from None
         if not isinstance(content, str) or not content.strip():
             raise OmoideError.of("LLM_BAD_ANSWER", url=self.url, reason="empty content")
+        if self._api_key:  # a server that echoes the request: the key is never stored
+            content = content.replace(self._api_key, SECRET_MASK)
         return content.strip()
 
 
@@ -175,20 +178,23 @@ class MemoryLLM:
             raise OmoideError.of("LLM_BAD_ANSWER", url=self.client.url,
                                  reason="'memories' is not a list")
         memories = [m for m in (self._judged(item) for item in raw_memories) if m]
-        return Judgement(keep, str(data.get("reason") or "")[:300], memories)
+        reason = data.get("reason")
+        return Judgement(keep, reason[:300] if isinstance(reason, str) else "", memories)
 
     def _judged(self, item: Any) -> JudgedMemory | None:
         """One judged memory, or None when the model's entry is unusable (ignored, since the
         rest of the answer may still be good)."""
         if not isinstance(item, dict):
             return None
-        kind = item.get("kind")
-        text = clamp_content(str(item.get("text") or ""))
-        if kind not in JUDGE_KINDS or text is None:
+        kind, text, subject = item.get("kind"), item.get("text"), item.get("subject", "")
+        if kind not in JUDGE_KINDS or not isinstance(text, str):
+            return None  # an object or a number is not a memory's text (never str() of it)
+        text = clamp_content(text)
+        if text is None:
             return None
         polarity = item.get("polarity")
         polarity = polarity if polarity in ("like", "dislike") else None
-        subject = str(item.get("subject") or "").strip()
+        subject = subject.strip() if isinstance(subject, str) else ""
         importance = item.get("importance", 0.6)
         if isinstance(importance, bool) or not isinstance(importance, int | float):
             importance = 0.6
