@@ -249,6 +249,34 @@ def test_an_import_with_a_bad_record_writes_nothing(tmp_path):
         assert con.execute("SELECT COUNT(*) FROM characters").fetchone()[0] == 0
 
 
+class FailingOnText(HashingEmbedder):
+    """A model that fails on one text (out of memory, a lost device) mid-import."""
+
+    def embed_passages(self, texts):
+        if any("boom" in t for t in texts):
+            raise RuntimeError("the model failed")
+        return super().embed_passages(texts)
+
+
+def test_an_embedding_that_fails_writes_no_character_of_the_import():
+    """Each character was embedded and stored in turn: the first character of a file was
+    written before the second one's embedding failed."""
+    from omoide.engine import MemoryEngine
+
+    def character(cid: str, texts: list[str]) -> dict:
+        return {"id": cid, "name": cid.title(), "memories": [
+            {"id": f"{cid}-{n}", "text": t, "kind": "fact", "importance": 0.5,
+             "created_at": 1.7e9 + n, "updated_at": 1.7e9 + n} for n, t in enumerate(texts)]}
+
+    engine = MemoryEngine(FailingOnText(32))
+    data = {"format": "omoide-export", "version": 2, "characters": [
+        character("alpha", ["alpha likes tea", "alpha walks"]),
+        character("beta", ["beta reads", "boom"])]}
+    with pytest.raises(RuntimeError):
+        exchange.import_data(engine, data)
+    assert all(engine.memories(c) == [] for c in engine.characters())
+
+
 def test_an_id_of_another_character_is_refused(tmp_path):
     db = tmp_path / "w.db"
     run(db, "import", str(FIXTURE))

@@ -329,6 +329,14 @@ def import_data(engine: MemoryEngine, data: Any,
     plan = plan or check_import(engine, data)
     report: dict[str, Any] = {"imported": 0, "trashed": 0, "skipped": 0, "reembedded": 0,
                               "characters": [], "names": {}}
+    # every character's texts are embedded before anything is written: an embedding that
+    # fails (the model, the worker's memory) leaves no character half imported
+    needs = {c.id: _to_embed(engine, c) for c in plan.characters}
+    flat = [r for need in needs.values() for r in need]
+    embedded = dict(zip([r["id"] for r in flat],
+                        embed_memories(engine.embedder,
+                                       [(r["text"], r.get("context")) for r in flat]),
+                        strict=True)) if flat else {}
     for c in plan.characters:
         report["characters"].append(c.id)
         report["names"][c.id] = c.name
@@ -346,12 +354,6 @@ def import_data(engine: MemoryEngine, data: Any,
         if not c.records and not c.newer:
             continue
         store = engine.writable_store(c.id)
-        need = [r for r in c.records if r["vector"] is None] + [
-            r for r in c.newer if r["vector"] is None and _new_text(store, r)]
-        embedded = dict(zip([r["id"] for r in need],
-                            embed_memories(engine.embedder,
-                                           [(r["text"], r.get("context")) for r in need]),
-                            strict=True)) if need else {}
         for r in c.newer:
             _replace_with_newer(engine, store, r,
                                 r["vector"] if r["vector"] is not None else embedded.get(r["id"]))
@@ -363,9 +365,17 @@ def import_data(engine: MemoryEngine, data: Any,
                 store.move_to_trash(memory.id, r["trashed_at"])
                 report["trashed"] += 1
         report["imported"] += len(c.records)
-        report["reembedded"] += len(need)
+        report["reembedded"] += len(needs[c.id])
     report["superseded"] = settle_imported(engine, plan)
     return report
+
+
+def _to_embed(engine: MemoryEngine, c: CharacterImport) -> list[dict[str, Any]]:
+    """The records of ``c`` without a vector: new ones, and newer versions whose text or
+    context changed (a held memory's stored vector stays otherwise)."""
+    store = engine.stores.get(c.id)
+    return [r for r in c.records if r["vector"] is None] + [
+        r for r in c.newer if r["vector"] is None and store is not None and _new_text(store, r)]
 
 
 def _new_text(store: CharacterStore, record: dict[str, Any]) -> bool:
