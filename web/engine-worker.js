@@ -662,11 +662,17 @@ function replyValue(reply) {
 
 // One engine call, then the commit of everything it changed (one IndexedDB transaction).
 // A refused commit leaves the database as it was; the engine is then reloaded from it, so the
-// caller gets the error and memory and disk still agree.
+// caller gets the error and memory and disk still agree. A call that fails commits nothing:
+// what it changed is dropped and the characters it touched are read again from the disk.
 async function callPython(method, params) {
   const started = performance.now();
   const reply = JSON.parse(await py.dispatch.callPromising(method, JSON.stringify(params)));
   const ran = performance.now();
+  if (!reply.ok && reply.commit !== false) {
+    const dropped = JSON.parse(await py.dispatch.callPromising("discard", "{}"));
+    for (const character of dropped.result ?? []) await loadOne(character);
+    return replyValue(reply);
+  }
   if (reply.commit !== false) progress("saving");
   const committed = reply.commit === false ? { ok: true }
     : JSON.parse(await py.dispatch.callPromising("flush", "{}"));

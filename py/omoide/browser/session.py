@@ -179,6 +179,22 @@ def flush() -> int:
     return done
 
 
+@handler("discard")
+def discard() -> list[str]:
+    """Drop what a failed call changed, uncommitted (the worker calls this instead of
+    ``flush`` when a call fails): a failed call writes nothing. Answers the characters it
+    touched, which the worker then reloads from IndexedDB (their memory is the disk's)."""
+    if SESSION is None:
+        return []
+    s = SESSION
+    touched = {c.character_id for c in s.listener.pending}
+    touched |= {p["character"] for p in s.listener.pending_bulk if "character" in p}
+    s.listener.discard()
+    s.mirror.discard()
+    s.queue_store.take_dirty()
+    return sorted(touched)
+
+
 # -- rpc verbs: the memory engine ---------------------------------------------------------
 
 

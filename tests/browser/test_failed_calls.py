@@ -1,0 +1,56 @@
+"""A call that fails writes nothing: what it changed before the failure is dropped, not
+committed, and the characters it touched are read again from IndexedDB. A SillyTavern chat
+of two days is ingested one day at a time; the second day's embedding fails."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from .conftest import engine_call, wait_ready
+from .faults import engine_worker
+from .test_storage import call_error
+from .test_storage_purge import RAW
+
+# In the engine worker: the embedding request holding ``marker`` fails (a bad argument), as
+# a model that runs out of memory or a lost GPU device would make it fail.
+FAIL_EMBEDDING_OF = """(marker) => {
+  const original = MessagePort.prototype.postMessage;
+  MessagePort.prototype.postMessage = function (message, ...rest) {
+    if (message && message.type === "APPLY" && JSON.stringify(message).includes(marker)) {
+      message = { ...message, argumentList: [{ type: "RAW", value: 12345 }] };
+    }
+    return original.call(this, message, ...rest);
+  };
+}"""
+
+
+def chat_of_two_days() -> str:
+    lines = [{"user_name": "You", "character_name": "Rin", "create_date": "2024-05-01@10h00m00s"},
+             {"name": "You", "is_user": True, "send_date": "May 1, 2024 10:01am",
+              "mes": "I love green tea. I always walk at dawn."},
+             {"name": "You", "is_user": True, "send_date": "May 2, 2024 10:01am",
+              "mes": "I prefer TypeScript over zebrafish."}]
+    text = "\n".join(json.dumps(line) for line in lines)
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_a_call_that_fails_half_way_writes_nothing(launch, app_url, tmp_path):
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    engine_call(page, "remember", {"character": "rin", "text": "Rin keeps a garden"})
+    engine_worker(page).evaluate(FAIL_EMBEDDING_OF, "zebrafish")
+    params = {"data_base64": chat_of_two_days(), "filename": "Rin - chat.jsonl"}
+    code, _ = call_error(page, "tavern_import", params)
+    assert code, "the second day's embedding should have failed"
+    texts = [m["text"] for m in engine_call(page, "memories", {"character": "rin"})]
+    assert texts == ["Rin keeps a garden"]  # the first day's memories are not kept
+    raw = page.evaluate(RAW)
+    assert not any("green tea" in row for row in raw["memories"] + raw["record_packs"])
+    page.reload()
+    wait_ready(page)
+    texts = [m["text"] for m in engine_call(page, "memories", {"character": "rin"})]
+    assert texts == ["Rin keeps a garden"]
+    report = engine_call(page, "tavern_import", params)  # the next try stores it all
+    assert report["stored"] >= 3
