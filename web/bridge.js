@@ -71,10 +71,16 @@ function need(params, name, type = "string") {
   return value;
 }
 
-function granted(grant, character, origin) {
+// A character in Omoide's character trash (deleted in the app) is out of reach of every app
+// until it is restored there: neither read nor written, whatever the grant says.
+async function granted(grant, character, origin) {
   if (!allows(grant, character)) {
     throw error("CHARACTER_NOT_ALLOWED", `${origin} may not use the character ` +
       `${JSON.stringify(character)}; allow it on Omoide's maintenance tab.`, { character });
+  }
+  if ((await db.characters.get(character))?.deleted_at) {
+    throw error("CHARACTER_NOT_ALLOWED", `The character ${JSON.stringify(character)} is in ` +
+      "Omoide's character trash; restore it there to use it again.", { character });
   }
   return character;
 }
@@ -92,14 +98,14 @@ const VERBS = {
       .map((c) => ({ id: c.id, name: c.name, count: c.count }));
   },
   async remember(call, grant, p, origin) {
-    const character = granted(grant, need(p, "character"), origin);
+    const character = await granted(grant, need(p, "character"), origin);
     const fields = Object.fromEntries(["kind", "importance", "key", "meta", "context",
       "conversation", "turn"]
       .filter((k) => p[k] !== undefined && p[k] !== null).map((k) => [k, p[k]]));
     return memory(await call("remember", { character, text: need(p, "text"), ...fields }));
   },
   async ingest(call, grant, p, origin) {
-    const character = granted(grant, need(p, "character"), origin);
+    const character = await granted(grant, need(p, "character"), origin);
     if (typeof p.messages !== "string" && !Array.isArray(p.messages)) {
       throw error("INVALID_ARGUMENT", "Invalid messages: a text or a list of {role, content}.",
         { name: "messages" });
@@ -112,22 +118,23 @@ const VERBS = {
     return { conversation: report.conversation,
       stored: report.items.filter((i) => i.action === "stored"),
       merged: report.items.filter((i) => ["merged", "contradiction"].includes(i.action)),
+      superseded: report.items.filter((i) => i.action === "superseded"),
       skipped: report.items.filter((i) => i.action === "skipped").length,
       path: report.path, degraded: report.degraded };
   },
   async recall(call, grant, p, origin) {
-    const character = granted(grant, need(p, "character"), origin);
+    const character = await granted(grant, need(p, "character"), origin);
     const hits = await call("recall", { character, query: need(p, "query"), k: p.k ?? 8,
       mode: p.mode ?? "hybrid" });
     return hits.map((hit) => ({ ...memory(hit.memory), score: hit.score }));
   },
   async context(call, grant, p, origin) {
-    const character = granted(grant, need(p, "character"), origin);
+    const character = await granted(grant, need(p, "character"), origin);
     return call("prompt_context", { character, query: p.query ?? null,
       token_budget: p.tokenBudget ?? 800, k: p.k ?? 8 });
   },
   async forget(call, grant, p, origin) {
-    const character = granted(grant, need(p, "character"), origin);
+    const character = await granted(grant, need(p, "character"), origin);
     const entry = await call("forget", { character, id: need(p, "id") });
     return { ...memory(entry.memory), trashed_at: entry.trashed_at };
   },

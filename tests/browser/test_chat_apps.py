@@ -231,6 +231,19 @@ def test_client_allowed_refused_revoked(app, context, servers):
     assert stored["ok"]["id"] in [e["memory"]["id"] for e in trash]  # restorable
     assert call(client, "frobnicate")["code"] == "INVALID_ARGUMENT"
 
+    # a character deleted in the app (its trash of characters) is out of every app's reach
+    engine_call(app, "delete_character", {"character": "seraphina"})
+    assert call(client, "characters")["ok"] == []
+    for method, args in [("recall", ["seraphina", "tea"]), ("context", ["seraphina", "tea"]),
+                         ("remember", ["seraphina", "written after the delete"]),
+                         ("ingest", ["seraphina", "I love plums."]),
+                         ("forget", ["seraphina", hits[0]["id"]])]:
+        refused = call(client, method, *args)
+        assert refused["code"] == "CHARACTER_NOT_ALLOWED", (method, refused)
+    engine_call(app, "restore_character", {"character": "seraphina"})
+    assert "written after the delete" not in texts(app, "seraphina")
+    assert call(client, "recall", "seraphina", "green tea")["ok"]
+
     # a window of the same allowed origin that is not the frame's parent is ignored
     with context.expect_page() as opened:
         client.evaluate("() => { window.other = window.open('/?other'); }")
