@@ -50,6 +50,8 @@ MESSAGES: dict[str, str] = {
     "BACKEND_TIMEOUT": "The backend {url} did not answer within {timeout} s.",
     "BACKEND_UNAVAILABLE": "No backend could serve {operation}: {reasons}.",
     "BACKEND_WRITE_FAILED": "The database {path} refused the write; nothing was changed: {reason}.",
+    "BACKEND_BUSY": ("Other processes kept changing the workspace while this command ran "
+                     "({retries} tries); nothing was changed. Run it again."),
     "MEMORY_CONFLICT": (
         "The memory {memory_id!r} was {what} by another process on the same workspace; "
         "nothing was written. Look at it again and retry."

@@ -145,6 +145,7 @@ def open_workspace(
     follower = Follower(engine, backend)  # loads the engine; then other processes' commits
     backend.on_commit = follower.committed
     engine.add_refresher(follower)
+    engine.verb_guards.append(follower.verb)  # a verb's writes: one transaction of the file
     engine.add_listener(BackendListener(backend))  # write-ahead: a refusal vetoes the change
     if manager is not None:
         engine.add_listener(ManagerMirror(manager))  # then queued for every fallback

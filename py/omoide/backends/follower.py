@@ -16,6 +16,8 @@ nothing foreign came in between, so it never reads its own writes back.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import memory_of
@@ -45,6 +47,26 @@ class Follower:
         ``after``; when we had seen everything up to ``before``, we have seen it all."""
         if before == self.seen:
             self.seen = after
+
+    @contextmanager
+    def verb(self) -> Iterator[None]:
+        """The guard of the outermost engine verb (``MemoryEngine.verb_guards``): its writes
+        in one transaction of the file, based on the state this follower caught up to. A
+        verb that fails after some writes is rolled back; the characters it wrote are then
+        read again, so the engine holds what the file holds."""
+        scope = None
+        try:
+            with self.backend.verb(self.version) as scope:
+                yield
+        except BaseException:
+            if scope is not None and scope.rolled_back:
+                self.reload(sorted(scope.touched))
+            raise
+
+    def reload(self, characters: list[str]) -> None:
+        for character in characters:
+            self.engine.stores.pop(character, None)
+            load_engine(self.engine, self.backend.all_records(character))
 
     def __call__(self) -> None:
         version = self.backend.data_version()  # before reading: a later commit shows next time

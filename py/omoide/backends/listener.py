@@ -34,6 +34,9 @@ class BackendListener:
 
     def on_change(self, change: Change) -> None:
         backend = self.backend
+        scope = backend.current_verb
+        if scope is not None:  # a rolled back verb: these characters are read again
+            scope.touched.add(change.character_id)
         if change.op == "put":
             self.put(change)
         elif change.op == "trash":

@@ -23,6 +23,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from omoide.backends.base import (
     page_args,
 )
 from omoide.engine import validate
+from omoide.engine.listener import StaleState
 from omoide.errors import OmoideError
 
 SCHEMA_VERSION = 2
@@ -134,6 +136,17 @@ def create_private(path: Path) -> None:
         pass
 
 
+@dataclass
+class VerbScope:
+    """One verb's transaction (``SQLiteBackend.verb``)."""
+
+    base_version: int
+    began: bool = False
+    before: int = 0  # the change feed's position when it began
+    rolled_back: bool = False
+    touched: set[str] = field(default_factory=set)  # characters written (``BackendListener``)
+
+
 class SQLiteBackend:
     def __init__(self, path: str | Path, *, name: str | None = None) -> None:
         self.path = Path(path)
@@ -145,6 +158,7 @@ class SQLiteBackend:
         # Told (seq before, seq after) of every write this connection commits, so a follower
         # of the change feed can skip its own writes (``backends/follower.py``).
         self.on_commit: Callable[[int, int], None] | None = None
+        self._scope: VerbScope | None = None  # the open verb's writes (``verb``)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -224,9 +238,77 @@ class SQLiteBackend:
         return record
 
     @contextmanager
+    def verb(self, base_version: int) -> Iterator[VerbScope]:
+        """The writes of one engine verb in ONE transaction, begun at its first write and
+        committed when the verb ends (rolled back when it fails): a verb of another process
+        never lands between two of its writes, and a verb that fails half way writes nothing.
+        ``base_version``: the ``data_version`` its state was caught up to; a commit of another
+        connection since then is found at the first write (``StaleState``: the verb runs
+        again on fresh state) and none can come after, as the transaction holds the file's
+        write lock. Reads of other threads wait until the verb ends."""
+        if self._scope is not None:  # nested: the outer verb's transaction
+            yield self._scope
+            return
+        scope = self._scope = VerbScope(base_version)
+        try:
+            yield scope
+            if scope.began:
+                after = self._seq()
+                self.db.execute("COMMIT")
+                if self.on_commit is not None and after != scope.before:
+                    self.on_commit(scope.before, after)
+        except sqlite3.OperationalError as err:  # the COMMIT: a full disk
+            self._end(scope)
+            raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path),
+                                 reason=str(err)) from None
+        except BaseException:
+            self._end(scope)
+            raise
+        finally:
+            if scope.began:
+                self._lock.release()
+            self._scope = None
+
+    @property
+    def current_verb(self) -> VerbScope | None:
+        return self._scope
+
+    def _end(self, scope: VerbScope) -> None:
+        if scope.began and self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+            scope.rolled_back = True
+
+    def _begin_scope(self, scope: VerbScope) -> None:
+        """The verb's first write: its transaction begins, if its state is still the file's."""
+        self._lock.acquire()  # held until the verb ends (``verb``)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as err:
+            self._lock.release()
+            raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path),
+                                 reason=str(err)) from None
+        if self.db.execute("PRAGMA data_version").fetchone()[0] != scope.base_version:
+            self.db.execute("ROLLBACK")
+            self._lock.release()
+            raise StaleState
+        scope.began, scope.before = True, self._seq()
+
+    @contextmanager
     def _writing(self) -> Iterator[None]:
         """One write, one IMMEDIATE transaction: a locked or full database is a clear error
-        and nothing is changed. ``on_commit`` hears the change-feed range it wrote."""
+        and nothing is changed. ``on_commit`` hears the change-feed range it wrote. Inside a
+        verb (``verb``) it is one write of the verb's transaction."""
+        scope = self._scope
+        if scope is not None:
+            if not scope.began:
+                self._begin_scope(scope)
+            self._writes += 1
+            try:
+                yield
+            except sqlite3.OperationalError as err:
+                raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path),
+                                     reason=str(err)) from None
+            return
         with self._lock:
             self._writes += 1
             db = self.db

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -20,7 +20,7 @@ from omoide.engine import validate
 from omoide.engine.analyzer import analyze
 from omoide.engine.bm25 import PostingsScorer
 from omoide.engine.embedding import Embedder
-from omoide.engine.listener import Change, ChangeListener
+from omoide.engine.listener import Change, ChangeListener, StaleState
 from omoide.engine.memory import Hit, Memory, TrashEntry
 from omoide.engine.revectorize import Progress, RevectorizeJob, RevectorizeReport
 from omoide.engine.store import CharacterStore
@@ -30,16 +30,22 @@ from omoide.kernels import KernelFactory, default_kernel
 DEFAULT_MAX_TEXT_LENGTH = validate.MAX_TEXT_LENGTH
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+
+# How often the outermost verb is run again when other processes keep committing between
+# its catch-up and its first write (``StaleState``); then BACKEND_BUSY.
+STALE_RETRIES = 8
 
 
 def on_fresh_state(verb: _F) -> _F:
     """A public verb of an object with ``fresh()`` (the engine, the governor) runs on the
-    freshest state: see ``MemoryEngine.fresh``."""
+    freshest state: see ``MemoryEngine.fresh`` and ``MemoryEngine.run_fresh``."""
 
     @functools.wraps(verb)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.fresh():
-            return verb(self, *args, **kwargs)
+        engine = self if isinstance(self, MemoryEngine) else self.engine
+        return engine.run_fresh(lambda: verb(self, *args, **kwargs), self.fresh)
 
     return call  # type: ignore[return-value]
 
@@ -83,6 +89,9 @@ class MemoryEngine:
         # Run before a verb: e.g. a workspace catching up with what other processes
         # committed to its file (``backends/follower.py``).
         self.refreshers: list[Callable[[], None]] = []
+        # Entered around the outermost verb, after the refreshers: e.g. a workspace's one
+        # transaction for all of a verb's writes (``Follower.verb``).
+        self.verb_guards: list[Callable[[], AbstractContextManager[None]]] = []
         self._verb_depth = 0
 
     # -- plumbing shared by the verb modules -----------------------------------------------
@@ -151,17 +160,41 @@ class MemoryEngine:
 
     @contextmanager
     def fresh(self) -> Iterator[None]:
-        """Run the refreshers, then the body. Every public verb runs inside this, and front
-        ends (a governance verb, an MCP tool) can wrap several verbs in it: only the outermost
-        level refreshes, so the state never changes under a verb halfway through."""
-        if self._verb_depth == 0:
-            for refresh in self.refreshers:
-                refresh()
-        self._verb_depth += 1
-        try:
-            yield
-        finally:
-            self._verb_depth -= 1
+        """Run the refreshers, then the body inside the verb guards. Every public verb runs
+        inside this, and front ends (a governance verb, an MCP tool) can wrap several verbs
+        in it: only the outermost level refreshes and is guarded, so the state never changes
+        under a verb halfway through and its writes commit together."""
+        if self._verb_depth > 0:
+            self._verb_depth += 1
+            try:
+                yield
+            finally:
+                self._verb_depth -= 1
+            return
+        for refresh in self.refreshers:
+            refresh()
+        with ExitStack() as guards:
+            for guard in self.verb_guards:
+                guards.enter_context(guard())
+            self._verb_depth += 1
+            try:
+                yield
+            finally:
+                self._verb_depth -= 1
+
+    def run_fresh(self, body: Callable[[], _T],
+                  fresh: Callable[[], AbstractContextManager[None]] | None = None) -> _T:
+        """``body`` inside ``fresh()``; at the outermost level it runs again (on the state
+        caught up anew) when a listener finds the state stale at the first write."""
+        outermost = self._verb_depth == 0
+        for _ in range(STALE_RETRIES if outermost else 1):
+            try:
+                with (fresh or self.fresh)():
+                    return body()
+            except StaleState:
+                if not outermost:
+                    raise
+        raise OmoideError.of("BACKEND_BUSY", retries=STALE_RETRIES)
 
     # -- writes ------------------------------------------------------------------------------
 

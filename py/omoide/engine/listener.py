@@ -53,6 +53,12 @@ class ChangeListener(Protocol):
     def on_change(self, change: Change) -> None: ...
 
 
+class StaleState(Exception):  # noqa: N818 - a signal to run the verb again, not an error
+    """Raised by a storage listener at a verb's first write when another process committed
+    after the verb's catch-up: the verb decided on an old state, so nothing is written and
+    the outermost verb runs again on fresh state (``MemoryEngine.run_fresh``)."""
+
+
 class Journal:
     """Records every change (deep enough copies that later mutations do not leak in)."""
 

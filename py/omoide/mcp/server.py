@@ -80,9 +80,10 @@ def build_server(
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> _T:
             try:
-                # fresh(): one catch-up with other processes' commits before the tool runs
-                with lock, engine.fresh():
-                    return fn(*args, **kwargs)
+                # fresh(): one catch-up with other processes' commits before the tool runs,
+                # its writes in one transaction; run again when the state went stale
+                with lock:
+                    return engine.run_fresh(lambda: fn(*args, **kwargs))
             except OmoideError as e:
                 shown = translate(e) if translate is not None else e
                 raise ToolError(f"{shown.code}: {shown}") from e

@@ -1,0 +1,150 @@
+"""A verb's writes are one transaction of the workspace file, decided on the file's latest
+state: two processes writing one memory or one key at the same moment never leave two live
+holders of a key, never lose an edit, never bring back what the other forgot. Each case
+holds one process inside its verb (its embedding) while the other completes a verb: the
+moment the race needs, made certain."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from omoide.errors import OmoideError
+from omoide.workspace import open_workspace
+from tests.test_engine_embedder import HashingEmbedder
+
+
+class HeldEmbedder(HashingEmbedder):
+    """Stops inside the embedding of a text holding ``marker`` until released."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker = marker
+        self.inside, self.release = threading.Event(), threading.Event()
+
+    def embed_passages(self, texts):
+        if any(self.marker in t for t in texts) and not self.release.is_set():
+            self.inside.set()
+            assert self.release.wait(20)
+        return super().embed_passages(texts)
+
+
+def live(db: Path, character: str = "alice") -> list[str]:
+    con = sqlite3.connect(db)
+    try:
+        import json
+
+        return sorted(json.loads(r[0])["text"] for r in con.execute(
+            "SELECT record FROM memories WHERE character_id = ? AND trashed_at IS NULL",
+            (character,)))
+    finally:
+        con.close()
+
+
+def everything(db: Path) -> list[str]:
+    con = sqlite3.connect(db)
+    try:
+        import json
+
+        return sorted(json.loads(r[0])["text"] for r in con.execute("SELECT record FROM memories"))
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def held(tmp_path):
+    """(db, held workspace, its embedder, other workspace)."""
+    db = tmp_path / "shared.db"
+    embedder = HeldEmbedder("MARK")
+    a = open_workspace(db, embedder=embedder)
+    b = open_workspace(db, embedder=HashingEmbedder())
+    yield db, a, embedder, b
+    embedder.release.set()
+    a.close()
+    b.close()
+
+
+def run_held(embedder: HeldEmbedder, verb, meanwhile) -> object:
+    """``verb`` in a thread, stopped inside its embedding while ``meanwhile`` runs."""
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["result"] = verb()
+        except Exception as err:  # noqa: BLE001 - the test reads it
+            out["error"] = err
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    assert embedder.inside.wait(20)
+    meanwhile()
+    embedder.release.set()
+    thread.join(20)
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
+def test_two_keyed_remembers_at_once_leave_one_live_holder(held):
+    db, a, embedder, b = held
+    water = b.engine.remember("alice", "Alice drinks water", key="drink")
+    run_held(embedder,
+             lambda: a.engine.remember("alice", "Alice drinks green tea MARK", key="drink"),
+             lambda: b.engine.remember("alice", "Alice drinks black coffee", key="drink"))
+    assert live(db) == ["Alice drinks green tea MARK"]
+    assert everything(db) == sorted(["Alice drinks water", "Alice drinks black coffee",
+                                     "Alice drinks green tea MARK"])
+    for ws in (a, b):  # both engines agree with the file
+        assert [m.text for m in ws.engine.find_by_key("alice", "drink")] == [
+            "Alice drinks green tea MARK"]
+    assert water.id in {t.memory.id for t in a.engine.trash("alice")}
+
+
+def test_two_edits_of_one_memory_at_once_lose_neither(held):
+    db, a, embedder, b = held
+    violin = b.engine.remember("alice", "Alice plays the violin")
+    run_held(embedder,
+             lambda: a.engine.update("alice", violin.id, text="Alice plays the cello MARK"),
+             lambda: b.engine.update("alice", violin.id, text="Alice plays the flute"))
+    assert live(db) == ["Alice plays the cello MARK"]
+    assert everything(db) == sorted(["Alice plays the violin", "Alice plays the flute",
+                                     "Alice plays the cello MARK"])
+
+
+def test_an_edit_racing_a_forget_brings_nothing_back(held):
+    db, a, embedder, b = held
+    violin = b.engine.remember("alice", "Alice plays the violin", key="instrument")
+    with pytest.raises(OmoideError) as err:
+        run_held(embedder,
+                 lambda: a.engine.update("alice", violin.id, text="Alice plays the cello MARK"),
+                 lambda: b.engine.forget("alice", violin.id))
+    assert err.value.code == "UNKNOWN_MEMORY"
+    assert live(db) == []
+    assert everything(db) == ["Alice plays the violin"]
+
+
+def test_a_verb_that_fails_half_way_writes_nothing(tmp_path):
+    """Its first writes are rolled back with the rest, and the engine reads the character
+    again: what it holds is the file's."""
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        old = ws.engine.remember("alice", "Alice drinks water", key="drink")
+        real = ws.backend.update
+
+        def failing(memory_id, fields, **kw):  # the retire of the old holder fails
+            if fields.get("trashed_at") is not None:
+                raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(db), reason="disk full")
+            return real(memory_id, fields, **kw)
+
+        ws.backend.update = failing
+        with pytest.raises(OmoideError):
+            ws.engine.remember("alice", "Alice drinks tea", key="drink")
+        ws.backend.update = real
+        assert live(db) == ["Alice drinks water"]
+        assert [m.id for m in ws.engine.memories("alice")] == [old.id]
+    finally:
+        ws.close()
