@@ -6,8 +6,11 @@ rules' gate."""
 
 import pytest
 
+from omoide.engine import MemoryEngine
 from omoide.governance import extract_en, extract_ja
 from omoide.governance.extract import extract
+from omoide.governance.ingest import ingest
+from tests.test_engine_embedder import HashingEmbedder
 
 
 class Answering:
@@ -85,3 +88,37 @@ def test_two_facts_about_the_same_person_get_two_keys():
                   ["うちの犬は雷がこわい", "うちの犬は毎朝五時に起こしてくる"]):
         keys = [c.key for c in extract(texts, classifier=Answering("fact"))[0]]
         assert len(keys) == 2 and len(set(keys)) == 2, keys
+
+
+@pytest.mark.parametrize("text", [
+    "My wife prefers Vim over Emacs.", "Tom prefers tea over coffee.",
+    "Sarah prefers cats over dogs", "My dad prefers jazz over rock.", "Dad: jazz > rock.",
+    "Alice is a Vim over Emacs person", "Emi always orders the ramen",
+])
+def test_someone_elses_comparison_is_never_the_users_preference(text):
+    """The comparison rules ("X over Y", "X > Y") read any clause's X as the user's: "My
+    wife prefers Vim over Emacs" became the user's preference, and could replace the user's
+    own "I don't like Vim"."""
+    candidates, _ = extract([text])
+    assert [c for c in candidates if c.kind != "fact"] == [], candidates
+
+
+def test_the_users_own_comparisons_are_still_read():
+    for text, key in [("I prefer Vim over Emacs.", "preference:vim"),
+                      ("Vim over Emacs any day", "preference:vim"),
+                      ("Coffee beats tea", "preference:coffee")]:
+        candidates, _ = extract([text])
+        assert [c.key for c in candidates] == [key], text
+
+
+def test_a_named_persons_only_choice_does_not_take_the_users_key():
+    """「ケンはラーメン一択」 was the user's preference:ラーメン and superseded the user's own
+    「私はラーメンが嫌いです」."""
+    e = MemoryEngine(HashingEmbedder(64))
+    mine = ingest(e, "u", ["私はラーメンが嫌いです。"]).stored[0]
+    ingest(e, "u", ["ケンはラーメン一択。"])
+    assert mine.memory_id in {m.id for m in e.memories("u")}
+    (ken,) = extract(["ケンはラーメン一択。"])[0]
+    assert ken.key != mine.key
+    (tea,) = extract(["紅茶はアールグレイ一筋です"])[0]  # a kind of thing as the topic
+    assert tea.key == "preference:アールグレイ"

@@ -791,6 +791,8 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         match = pattern.match(text)
         if match and not (name == "attribute" and _NOT_ATTRIBUTE.search(match.group(0))):
             return kind, polarity, _fact_subject(name, match), {}
+    if about_someone_else(text):  # their stance or plan: at most a fact about them
+        return _late_fact(text)
     for name, kind, polarity, pattern in _PREFERENCES:
         match = pattern.match(text)
         if not match:
@@ -833,12 +835,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     habit = None if future_lead else _habit(text, habitual)
     if habit:
         return habit
-    for name, kind, polarity, pattern in _FACTS_LATE:
-        match = pattern.match(text)
-        if match:
-            subject = _fact_subject(name, match)
-            if subject:
-                return kind, polarity, subject, {}
+    late = _late_fact(text)
+    if late:
+        return late
     for name, kind, polarity, pattern in _DECISIONS_LATE:
         match = pattern.match(text)
         if match:
@@ -852,6 +851,16 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                 subject, meta["over"] = from_to.group("b"), from_to.group("a")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, polarity, subject, meta
+    return None
+
+
+def _late_fact(text: str) -> Found | None:
+    for name, kind, polarity, pattern in _FACTS_LATE:
+        match = pattern.match(text)
+        if match:
+            subject = _fact_subject(name, match)
+            if subject:
+                return kind, polarity, subject, {}
     return None
 
 
@@ -953,7 +962,23 @@ _NAMED_OTHER = re.compile(
 _NAMED_STANCE = re.compile(
     rf"^(?!{WEEKDAY}\b)[A-Z][a-z]+ (?:is|was|'s) (?:\w+ ){{0,2}}?(?:obsessed|into|addicted|hooked|"
     rf"crazy about|mad about|nuts about|in love|a (?:\w+ )?fan|scared|afraid|terrified|"
-    rf"allergic)\b")
+    rf"allergic|an? (?:[\w+#-]+ ){{1,4}}?(?:person|lover|fan|addict|nerd|geek|fanatic|snob))\b")
+# A message that quotes someone by a label ("Dad: jazz > rock"): their words, not the user's
+_SPEAKER_LABEL = re.compile(
+    rf"^(?!(?i:me|i|note|notes|update|edit|ps|fyi|btw|tldr|reminder|todo|also|fact|today|"
+    rf"tonight|q|a|re|answer|plan|goal|rule|summary)\s*:)"
+    rf"(?:(?i:(?:my |our )?{REL})|[A-Z][a-z]+)\s*:\s")
+# A name that likes, picks or does something ("Tom prefers…", "Emi always orders…"); a
+# capitalised thing with a verb ("Coffee beats tea") is a stance of the user's
+_NAMED_CHOOSER = re.compile(
+    r"^[A-Z][a-z]+ (?:(?:always|never|usually|often|really|also|still|just|totally|"
+    r"absolutely) )?(?:prefers|likes|loves|hates|adores|enjoys|wants|picks|chooses|orders|"
+    r"swears by|can'?t stand|cannot stand|goes for|drinks|eats|plays|watches|listens to|"
+    r"reads|decided|chose|picked|switched|started|quit|stopped)\b")
+# Someone else as the subject: a pronoun or a name's possession ("Ken's favourite")
+_OTHER_SUBJECT = re.compile(
+    r"^(?:(?i:he|she|they|his|her|their|people|everyone|everybody|someone|somebody|nobody)\b|"
+    r"[A-Z][a-z]+'s\s)")
 # A city, a council, a shop doing something ("the city is banning cars…"): not the user's plan
 _GROUP_DOING = re.compile(
     r"^the (?:city|council|government|company|school|university|landlord|building|shop|store|"
@@ -995,6 +1020,21 @@ _TRANSIENT_STATE = re.compile(
     r"[\s.!~]*$", re.IGNORECASE)
 
 
+_SPEAKER_START = re.compile(r"^(?:i|we|let'?s|let us)\b", re.IGNORECASE)
+
+
+def about_someone_else(text: str) -> bool:
+    """Whether a cleaned clause is about someone else acting or standing for something
+    ("My wife prefers Vim over Emacs", "Tom always orders the ramen", "Dad: jazz > rock"):
+    no rule may read it as the user's preference, decision or habit."""
+    after_time = _GATE_TIME_LEAD.sub("", text, count=1) or text
+    if _SPEAKER_START.match(after_time):
+        return False  # "We won't use MongoDB", "Let's go with Vite"
+    return bool(_OTHER_SUBJECT.match(after_time) or _OTHER_START.match(after_time)
+                or _NAMED_CHOOSER.match(after_time) or _NAMED_STANCE.match(after_time)
+                or _SPEAKER_LABEL.match(after_time))
+
+
 def open_statement(clause: str) -> str | None:
     """The cleaned clause when no rule refuses it and it is not about someone else, else
     None: what the second, embedding stage may classify. A clause without a first-person
@@ -1007,9 +1047,9 @@ def open_statement(clause: str) -> str | None:
     if not text or refused(text) or _TRANSIENT_STATE.match(text):
         return None
     after_time = _GATE_TIME_LEAD.sub("", text, count=1) or text
-    if (_OTHER_PERSON.match(after_time) or _OTHER_START.match(after_time)
-            or _NAMED_OTHER.match(after_time) or _NAMED_STANCE.match(after_time)
-            or _GROUP_DOING.match(after_time) or _WEATHER.match(text)):
+    if (_OTHER_PERSON.match(after_time) or _NAMED_OTHER.match(after_time)
+            or about_someone_else(text) or _GROUP_DOING.match(after_time)
+            or _WEATHER.match(text)):
         return None
     if not _FIRST_PERSON.search(text) and _LISTENER.search(text):
         return None  # "Good luck with your exam!": about the listener

@@ -354,7 +354,7 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"ほんとに)?(?:しんどい|つらい|キツい|きつい|地獄|拷問|落ち着かない|むり|ムリ|"
          r"無理やわ)(?:です|だ|やな|やわ|よ|ね|よね|わ|なあ|な|んだ|んです)*$"),
         ("need", "like", rf"^{_X}(?:が|は)?ない(?:と|なんて)(?:生きて|いきて)いけない"),
-        ("only", "like", r"^(?:.+?)(?:は|なら|って)(?P<x>[^、。]+?)(?:一択|一筋)"),
+        ("only", "like", r"^(?:(?P<t>.+?)(?:は|って)|.+?なら)(?P<x>[^、。]+?)(?:一択|一筋)"),
         ("like", "like",
          rf"^{_X}(?:の方|のほう)?(?:が|は|も|って)?(?:大|だい|とても|すごく|めっちゃ|めちゃくちゃ|"
          r"本当に|ほんとに|一番|超|かなり|結構|けっこう)?(?:好き|すき|スキ|大好き|好物|大好物)"
@@ -400,6 +400,11 @@ _FEELING_TIME = re.compile(
     r"[月火水木金土日]曜(?:日)?|この頃|このところ|今|仕事|職場|体|からだ|頭|気分)$")
 
 
+# Who a topic may name: a relation, someone with an honorific, a name in katakana
+_PERSON_TOPIC = re.compile(
+    rf"(?:うちの)?(?:{REL}|.{{1,8}}(?:さん|くん|君|ちゃん|先生|氏)|[ァ-ヴ][ァ-ヴー]{{1,5}})")
+
+
 def _preference(body: str, previous: str | None) -> Found | None:
     for name, polarity, pattern in _PREFERENCES:
         match = pattern.match(body)
@@ -410,6 +415,11 @@ def _preference(body: str, previous: str | None) -> Found | None:
             return "preference", polarity, f"好きな{groups['a']}", {
                 "value": groups["v"].strip()}
         raw = groups["x"] or ""
+        topic = groups.get("t")
+        if topic and _PERSON_TOPIC.fullmatch(topic):
+            # 「ケンはラーメン一択」: that person's choice, never the user's stance on the thing
+            # (a kind of thing as the topic, 「紅茶はアールグレイ一筋」, stays the user's)
+            raw = f"{ja_subject(topic)}_{ja_subject(raw)}"
         meta: dict[str, str] = {"over": groups["over"]} if groups.get("over") else {}
         for sep in ("より", "よりも"):
             if sep in raw:
