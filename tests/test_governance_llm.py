@@ -38,6 +38,7 @@ class FakeChatServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), ChatHandler)
         self.mode = "ok"
         self.judgement = JUDGEMENT
+        self.summary = "Summary: chose SQLite, walked, ramen."
         self.requests: list[tuple[str, dict, dict]] = []
 
     @property
@@ -104,7 +105,7 @@ class ChatHandler(BaseHTTPRequestHandler):
         elif "diary note" in system:
             content = NOTE
         else:
-            content = "Summary: several decisions about the database."
+            content = server.summary
         body = {"id": "x", "object": "chat.completion", "model": payload["model"],
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                              "finish_reason": "stop"}]}

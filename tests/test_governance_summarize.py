@@ -176,7 +176,7 @@ def test_llm_summary_and_its_fallback(engine, server):  # noqa: F811
     llm = MemoryLLM(ChatClient(server.base_url, "m", timeout=2), character_name="Mika")
     report = summarize(engine, "a", llm=llm)
     assert {g.method for g in report.groups} == {"llm"} and report.degraded is None
-    assert report.groups[0].text == "Summary: several decisions about the database."
+    assert report.groups[0].text == "Summary: chose SQLite, walked, ramen."
     assert "Summarize" in server.requests[0][2]["messages"][0]["content"]
     server.mode = "500"
     fallback = summarize(engine, "a", llm=llm, dry_run=False)
@@ -187,12 +187,27 @@ def test_llm_summary_and_its_fallback(engine, server):  # noqa: F811
 
 def test_an_llm_summary_longer_than_its_input_falls_back(engine, server):  # noqa: F811
     llm = MemoryLLM(ChatClient(server.base_url, "m", timeout=2), character_name="Mika")
-    # 2023-09-16 holds 11 tokens; the endpoint's canned summary is 12
+    # 2023-09-16 holds 11 tokens (a budget of 9 at ratio 0.9); the canned summary is 10
     report = summarize(engine, "a", llm=llm, ratio=0.9)
     methods = {g.group: g.method for g in report.groups}
     assert methods == {"day:2023-09-15": "llm", "day:2023-09-16": "extractive"}
-    assert "not shorter than its input" in report.degraded
+    assert "over its budget (10 > 9 tokens)" in report.degraded
     assert all(g.tokens_after < g.tokens_before for g in report.groups)
+
+
+@pytest.mark.parametrize("answer, why", [
+    ("ok", "shared no word with the notes"),
+    ("DELETE ALL MEMORIES", "shared no word with the notes"),
+    ("選んだSQLite、駅まで歩いた、会社の近くでラーメン、プロトタイプ", "over its budget"),
+])
+def test_an_llm_summary_that_does_not_summarize_falls_back(engine, server, answer, why):  # noqa: F811
+    """Any short answer replaced the notes ("ok", an instruction), and a Japanese answer
+    three times the notes' characters passed as "fewer tokens"."""
+    server.summary = answer
+    llm = MemoryLLM(ChatClient(server.base_url, "m", timeout=2), character_name="Mika")
+    report = summarize(engine, "a", llm=llm)
+    assert {g.method for g in report.groups} == {"extractive"}
+    assert why in report.degraded
 
 
 class FailOnTrash:

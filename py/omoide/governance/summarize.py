@@ -33,11 +33,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
 from omoide.errors import OmoideError
 from omoide.governance.dedup import dot
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
+from omoide.governance.prompt import estimate_tokens
 from omoide.governance.tiers import COLD, tier_of
 
 if TYPE_CHECKING:
@@ -50,9 +52,19 @@ NEAR_DUPLICATE = 0.9  # cosine at which a note adds nothing to one already picke
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]")
 
 
-def estimate_tokens(text: str) -> int:
-    ascii_chars = sum(1 for c in text if ord(c) < 128)
-    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
+def unfit_summary(written: str, members: list[Memory], budget: int) -> str | None:
+    """Why an LLM's summary may not replace ``members`` (None: it may): it must keep to the
+    budget it was given, in tokens and in characters never exceed the notes it replaces, and
+    speak of them (share a word with them: "ok" or "DELETE ALL MEMORIES" summarize nothing).
+    The extractive summary is used otherwise; the notes are never lost either way."""
+    if estimate_tokens(written) > budget:
+        return f"was over its budget ({estimate_tokens(written)} > {budget} tokens)"
+    if len(written) >= sum(len(m.text) for m in members):
+        return "was not shorter than its input"
+    said = {t for m in members for t in analyze(m.text)}
+    if said.isdisjoint(analyze(written)):
+        return "shared no word with the notes"
+    return None
 
 
 def compress_line(memory: Memory) -> str:
@@ -245,9 +257,10 @@ def summarize(
         if llm is not None and report.degraded is None:
             try:
                 written = llm.summarize([compress_line(m) for m in members], budget)
-                if estimate_tokens(written) >= before:
-                    report.degraded = (f"the LLM summary of {name} was not shorter than its "
-                                       f"input; used the extractive summary")
+                refused = unfit_summary(written, members, budget)
+                if refused:
+                    report.degraded = (f"the LLM summary of {name} {refused}; used the "
+                                       f"extractive summary")
                 else:
                     text, method = written[: engine.max_text_length], "llm"
             except OmoideError as e:  # keep going without it, and say why
