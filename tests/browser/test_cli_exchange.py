@@ -206,3 +206,27 @@ def test_browser_cli_browser_round_trip_is_faithful(launch, app_url, tmp_path):
     fresh.reload()  # and from IndexedDB after a reload
     wait_ready(fresh)
     assert export(fresh) == first
+
+
+def test_exporting_all_leaves_the_character_trash_out(launch, app_url, tmp_path):
+    """The maintenance tab's "All" exported a deleted character's memories under its id and
+    without its name; imported, it came back as a live character."""
+    from .conftest import tab
+
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    for name in ("Alice Liddell", "Bob Builder"):
+        engine_call(page, "create_character", {"name": name})
+    engine_call(page, "remember", {"character": "alice-liddell", "text": "Alice likes tea"})
+    engine_call(page, "remember", {"character": "bob-builder", "text": "Bob's private note"})
+    engine_call(page, "delete_character", {"character": "bob-builder"})
+    page.reload()
+    wait_ready(page)
+    tab(page, "maintenance")
+    with page.expect_download() as download:
+        page.click("#export-button")
+    data = json.loads(Path(download.value.path()).read_text("utf-8"))
+    assert [(c["id"], c["name"]) for c in data["characters"]] == [
+        ("alice-liddell", "Alice Liddell")]
+    assert "private note" not in json.dumps(data)

@@ -389,10 +389,12 @@ export function mountMaintenance(panel, ctx) {
       .map((c) => [c.id, c.name])], exportScope.value);
   }
   exportButton.addEventListener("click", async () => {
+    // "All" is every character the app lists: one in the character trash is not exported
+    // (its memories would come back as a live character on import); restore it first
     const live = ctx.characters.filter((c) => !c.deleted_at);
     const params = { with_vectors: withVectors.checked,
-      names: Object.fromEntries(live.map((c) => [c.id, c.name])) };
-    if (exportScope.value) params.characters = [exportScope.value];
+      names: Object.fromEntries(live.map((c) => [c.id, c.name])),
+      characters: exportScope.value ? [exportScope.value] : live.map((c) => c.id) };
     const data = await ctx.run(exportButton, () => ctx.call("export_data", params));
     if (!data) return;
     const blob = new Blob([JSON.stringify(data, null, 1)], { type: "application/json" });

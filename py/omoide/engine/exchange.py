@@ -52,9 +52,9 @@ def export_data(engine: MemoryEngine, characters: list[str] | None = None, *,
                 with_vectors: bool = False, names: dict[str, str] | None = None
                 ) -> dict[str, Any]:
     """Every character of the engine and of ``names`` (id -> display name; characters
-    without memories are listed too), or only ``characters``."""
+    without memories are listed too), or only ``characters`` (an empty list: none)."""
     names = dict(names or {})
-    if characters:
+    if characters is not None:
         chosen = []
         for character in dict.fromkeys(characters):  # a name given twice is listed once
             if character not in names:
