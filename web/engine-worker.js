@@ -775,12 +775,12 @@ const jsVerbs = {
   },
   revectorize_status: () => revectorizeStatus(),
   // An import carries display names: characters new to this browser get theirs (a name
-  // already here is kept), characters without memories included.
+  // already here is kept), characters without memories included, in the import's own
+  // transaction (``name`` changes of omoide.browser.importer).
   async import_data(params) {
     const received = performance.now();
     const callTiming = newTiming("import_data");
     const report = await locked(() => withProgress("import_data", async () => {
-      const known = new Set((await store.listCharacters(db)).map((c) => c.id));
       let report;
       try {
         report = await callPython("import_data", packImport(params.data));
@@ -791,12 +791,6 @@ const jsVerbs = {
         importedPacks.length = 0;
       }
       scheduleTextIndexing(); // BM25 analysis of the imported texts, after the call
-      for (const [id, name] of Object.entries(report.names ?? {})) {
-        if (known.has(id)) continue;
-        await store.putCharacter(db, { id, name, created_at: Date.now() / 1000,
-          deleted_at: null });
-        await touched(id);
-      }
       return report;
     }), callTiming);
     callTiming.total_ms = performance.now() - received;

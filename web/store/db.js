@@ -216,6 +216,14 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
     for (let i = 0; i < changes.length;) {
       const change = changes[i];
       const d = change.dimension;
+      if (change.op === "name") { // an import's display name: one already here is kept
+        if (!(await db.characters.get(change.character))) {
+          await db.characters.put({ id: change.character, name: change.name,
+            created_at: Date.now() / 1000, deleted_at: null });
+        }
+        i += 1;
+        continue;
+      }
       if (change.op === "import") {
         const block = blocks.get(change.character);
         if (!block) throw new Error(`no vectors for the import of ${change.character}`);

@@ -55,6 +55,9 @@ def _import_data(data: Any, packed: dict[str, Any] | None) -> dict[str, Any]:
             report["imported"] += imported
             report["trashed"] += trashed
     report["superseded"] += exchange.settle_imported(engine, plan)  # the packed rows' keys
+    for character, name in report["names"].items():
+        # in the import's own transaction: a tab closed right after the commit keeps them
+        s.listener.add_bulk({"op": "name", "character": character, "name": name}, first=True)
     return report
 
 

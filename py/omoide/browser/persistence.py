@@ -47,8 +47,13 @@ class IndexedDBListener:
     def on_change(self, change: Change) -> None:
         self.pending.append(change)
 
-    def add_bulk(self, payload: dict[str, Any]) -> None:
-        self.pending_bulk.append(payload)
+    def add_bulk(self, payload: dict[str, Any], *, first: bool = False) -> None:
+        """``first``: before the others (an import's names, written before a row of theirs
+        would be made with the id as the name)."""
+        if first:
+            self.pending_bulk.insert(0, payload)
+        else:
+            self.pending_bulk.append(payload)
 
     def discard(self) -> None:
         self.pending = []
