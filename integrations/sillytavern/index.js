@@ -27,7 +27,7 @@ function settings() {
 // Omoide's id rule for a character named in a card: NFKC, lower case, dashes.
 export function characterIdOf(name) {
   return String(name).normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-")
-    .replace(/^-+|-+$/g, "").slice(0, 40) || "character";
+    .replace(/^-+|-+$/g, "").match(/^.{0,40}/u)[0] || "character"; // 40 code points
 }
 
 function currentCharacter() {

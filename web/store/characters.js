@@ -21,7 +21,7 @@ function unknown(id) {
 // An id that is stable, readable in exports, and never collides with an existing one.
 function newId(name, taken) {
   const slug = name.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-")
-    .replace(/^-+|-+$/g, "").slice(0, 40) || "character";
+    .replace(/^-+|-+$/g, "").match(/^.{0,40}/u)[0] || "character"; // 40 code points
   let id = slug;
   for (let n = 2; taken.has(id); n++) id = `${slug}-${n}`;
   return id;
