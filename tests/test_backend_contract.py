@@ -96,6 +96,22 @@ def test_bad_records_and_updates_are_refused_with_a_clear_error(backend):
     assert backend.get(record["id"])["text"] == "fine"
 
 
+def test_a_new_text_without_its_vector_is_refused(backend):
+    """A PATCH of the text alone kept the vector of the old words: recall scored the memory
+    as unrelated to what it now says (cosine 0.13 with its own text)."""
+    record = make_record("alice", "Alice plays the violin")
+    backend.create(record)
+    with pytest.raises(OmoideError) as err:
+        backend.update(record["id"], {"text": "Alice plays the cello"})
+    assert "vector" in str(err.value)
+    assert backend.get(record["id"])["text"] == "Alice plays the violin"
+    new = make_record("alice", "Alice plays the cello")["vector"]
+    changed = backend.update(record["id"], {"text": "Alice plays the cello", "vector": new})
+    assert changed["text"] == "Alice plays the cello"
+    assert backend.update(record["id"], {"text": "Alice plays the cello",  # the same words
+                                         "importance": 0.8})["importance"] == 0.8
+
+
 def test_delete_removes_for_good(backend):
     record = make_record("alice", "to delete")
     backend.create(record)

@@ -17,6 +17,11 @@ from tests.backend_fixtures import make_record, running_server
 PORT = 27673
 
 
+def said(text: str) -> dict:
+    """Fields of an edit: a new text travels with the vector of its words."""
+    return {"text": text, "vector": make_record("alice", text)["vector"]}
+
+
 class Switchable:
     """A real SQLite backend that can be switched off (every call raises OSError)."""
 
@@ -111,7 +116,7 @@ def test_update_and_delete_are_mirrored_asynchronously(trio):
     record = make_record("alice", "Alice likes coffee")
     for b in (primary, first, second):
         b.inner.create(record)
-    assert manager.update(record["id"], {"text": "Alice likes tea now"})["text"] == (
+    assert manager.update(record["id"], said("Alice likes tea now"))["text"] == (
         "Alice likes tea now")
     assert first.inner.get(record["id"])["text"] == "Alice likes coffee"  # not yet
     assert [s["queued"] for s in manager.status()] == [0, 1, 1]
@@ -140,8 +145,8 @@ def test_a_failed_mirror_is_retried_with_backoff_and_keeps_order(trio):
     for b in (primary, first, second):
         b.inner.create(record)
     first.down = True
-    manager.update(record["id"], {"text": "v1"})
-    manager.update(record["id"], {"text": "v2"})
+    manager.update(record["id"], said("v1"))
+    manager.update(record["id"], said("v2"))
     manager.pump()
     assert second.inner.get(record["id"])["text"] == "v2"
     assert [op["target"] for op in manager.queue] == ["fallback-1", "fallback-1"]
@@ -168,7 +173,7 @@ def test_the_mirror_queue_survives_a_restart(tmp_path):
     with running_server(tmp_path / "server.db", PORT, api_key="k"):
         fallback.create(record)
     manager = BackendManager(primary, [fallback], queue_store=JsonFileQueueStore(queue_file))
-    manager.update(record["id"], {"text": "Alice likes tea"})
+    manager.update(record["id"], said("Alice likes tea"))
     gone = primary.create(make_record("alice", "to be deleted"))
     manager.delete(gone["id"])
     assert manager.pump() == 0
@@ -195,7 +200,7 @@ def test_the_background_thread_mirrors_and_checks_health(trio):
         b.inner.create(record)
     manager.start()
     try:
-        manager.update(record["id"], {"text": "after"})
+        manager.update(record["id"], said("after"))
         deadline = time.monotonic() + 10
         while manager.queue and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -269,12 +274,12 @@ def test_a_slow_fallback_never_blocks_writes_and_in_flight_ops_are_not_merged(tm
     primary.create(record)
     slow.inner.create(record)
     manager = BackendManager(primary, [slow])
-    manager.mirror({"op": "update", "id": record["id"], "fields": {"text": "v1"}})
+    manager.mirror({"op": "update", "id": record["id"], "fields": said("v1")})
     pumping = threading.Thread(target=manager.pump)
     pumping.start()
     assert slow.entered.wait(10)  # the pump is inside the network call now
     writer = threading.Thread(target=manager.mirror, args=(
-        {"op": "update", "id": record["id"], "fields": {"text": "v2"}},))
+        {"op": "update", "id": record["id"], "fields": said("v2")},))
     writer.start()
     writer.join(5)
     assert not writer.is_alive(), "queueing a mirror op waited for the slow fallback"
@@ -329,7 +334,7 @@ def test_two_processes_on_one_queue_file_lose_none_of_each_others_ops(tmp_path):
     b = BackendManager(primary, [fallback], queue_store=JsonFileQueueStore(queue_file))
     a.update(kept["id"], {"importance": 0.9})  # server down: both stay queued
     b.delete(doomed["id"])
-    a.update(kept["id"], {"text": "Alice likes tea"})
+    a.update(kept["id"], said("Alice likes tea"))
     assert [op["op"] for op in JsonFileQueueStore(queue_file).load()] == [
         "update", "delete", "update"]  # b's delete kept between a's two updates
     with b.queue_store.pumping() as held:  # b is sending: a does not send beside it

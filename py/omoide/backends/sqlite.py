@@ -387,6 +387,13 @@ class SQLiteBackend:
                                          what="deleted" if current is None else "forgotten")
                 return None
             changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
+            if "vector" not in changes and any(
+                    name in changes and changes[name] != current.get(name)
+                    for name in ("text", "context")):
+                # the stored vector is of the old words: recall would score the memory by them
+                raise validate.invalid_record(
+                    "vector", memory_id, "vector: a new text or context needs the vector of "
+                    "the new words (its model's embedding), in the same change")
             merged = check_record(current | changes)
             self._write(merged, insert=False)
         return merged
