@@ -148,3 +148,31 @@ def test_a_verb_that_fails_half_way_writes_nothing(tmp_path):
         assert [m.id for m in ws.engine.memories("alice")] == [old.id]
     finally:
         ws.close()
+
+
+def test_a_change_is_in_the_mirror_queue_before_it_is_committed(tmp_path):
+    """A process killed between its commit and its mirror op left the backup without the
+    change for good (the queue never heard of it). The op is now queued inside the verb,
+    before its one commit: a crash before the commit loses the change and its op together,
+    one after it loses neither."""
+    import json as _json
+
+    from omoide.backends.sqlite import SQLiteBackend
+
+    backup = SQLiteBackend(tmp_path / "backup.db", name="backup")
+    ws = open_workspace(tmp_path / "w.db", embedder=HashingEmbedder(), fallbacks=[backup])
+    ws.manager.stop()  # nothing is sent: the test reads the queue as the commit saw it
+    queue_file = tmp_path / "w.db.mirror-queue.json"
+    seen: list[list[str]] = []
+    committed = ws.backend.on_commit
+
+    def on_commit(before: int, after: int) -> None:
+        seen.append([op["id"] for op in _json.loads(queue_file.read_text("utf-8"))])
+        committed(before, after)
+
+    ws.backend.on_commit = on_commit
+    try:
+        memory = ws.engine.remember("alice", "Alice adopted a cat named Mochi")
+        assert seen == [[memory.id]]
+    finally:
+        ws.close()
