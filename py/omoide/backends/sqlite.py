@@ -145,6 +145,7 @@ class VerbScope:
     before: int = 0  # the change feed's position when it began
     rolled_back: bool = False
     touched: set[str] = field(default_factory=set)  # characters written (``BackendListener``)
+    thread: int = field(default_factory=threading.get_ident)  # the verb's; others wait
 
 
 class SQLiteBackend:
@@ -246,7 +247,7 @@ class SQLiteBackend:
         connection since then is found at the first write (``StaleState``: the verb runs
         again on fresh state) and none can come after, as the transaction holds the file's
         write lock. Reads of other threads wait until the verb ends."""
-        if self._scope is not None:  # nested: the outer verb's transaction
+        if self.current_verb is not None:  # nested: the outer verb's transaction
             yield self._scope
             return
         scope = self._scope = VerbScope(base_version)
@@ -271,7 +272,9 @@ class SQLiteBackend:
 
     @property
     def current_verb(self) -> VerbScope | None:
-        return self._scope
+        """The open verb of the calling thread, if any."""
+        scope = self._scope
+        return scope if scope is not None and scope.thread == threading.get_ident() else None
 
     def _end(self, scope: VerbScope) -> None:
         if scope.began and self.db.in_transaction:
@@ -299,7 +302,7 @@ class SQLiteBackend:
         and nothing is changed. ``on_commit`` hears the change-feed range it wrote. Inside a
         verb (``verb``) it is one write of the verb's transaction."""
         scope = self._scope
-        if scope is not None:
+        if scope is not None and scope.thread == threading.get_ident():
             if not scope.began:
                 self._begin_scope(scope)
             self._writes += 1
