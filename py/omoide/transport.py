@@ -46,19 +46,27 @@ def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes
     """``timeout`` bounds the whole request: a server that trickles its reply (a byte at a
     time, each within a socket timeout) is cut at the deadline. The request runs on a
     daemon thread, closed when the deadline passes, so the caller never waits longer."""
-    import concurrent.futures
+    import threading
 
     connection: list[Any] = []
-    worker = concurrent.futures.ThreadPoolExecutor(max_workers=1,
-                                                   thread_name_prefix="omoide-http")
-    future = worker.submit(_urllib_request, method, url, headers, body, timeout, connection)
-    worker.shutdown(wait=False)
-    try:
-        return future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
+    outcome: list[Any] = []
+
+    def request() -> None:
+        try:
+            outcome.append(_urllib_request(method, url, headers, body, timeout, connection))
+        except BaseException as err:  # noqa: BLE001 - handed to the caller below
+            outcome.append(err)
+
+    worker = threading.Thread(target=request, name="omoide-http", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
         for reply in connection:
             _shut(reply)
-        raise TimeoutError(f"no complete answer within {timeout} s") from None
+        raise TimeoutError(f"no complete answer within {timeout} s")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _shut(reply: Any) -> None:

@@ -301,8 +301,8 @@ class SQLiteBackend:
         """One write, one IMMEDIATE transaction: a locked or full database is a clear error
         and nothing is changed. ``on_commit`` hears the change-feed range it wrote. Inside a
         verb (``verb``) it is one write of the verb's transaction."""
-        scope = self._scope
-        if scope is not None and scope.thread == threading.get_ident():
+        scope = self.current_verb
+        if scope is not None:
             if not scope.began:
                 self._begin_scope(scope)
             self._writes += 1

@@ -17,20 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
-
-from omoide.server.policy import ServerPolicy
+from omoide.server.policy import BodyRefused, ServerPolicy, read_body
 
 Scope = dict[str, Any]
-
-
-class StalledBody(Exception):
-    """The request body did not arrive within the deadline, or was cut off or too big."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class PolicyGate:
@@ -61,34 +50,19 @@ class PolicyGate:
         if refused is None:
             try:
                 receive = await self.buffered(receive)
-            except StalledBody as stalled:
-                await self.answer(send, stalled.status, stalled.message)
+            except BodyRefused as refused:
+                await self.answer(send, refused.status, refused.message)
                 return
             await self.app(scope, receive, send)
             return
         await self.answer(send, *refused)
 
     async def buffered(self, receive: Any) -> Any:
-        """The whole request body, read under the body deadline and size limit, handed to
-        the app as one message; later receives (a client's disconnect) go to the server."""
-        chunks, size = [], 0
-        try:
-            with anyio.fail_after(self.policy.body_timeout):
-                while True:
-                    message = await receive()
-                    if message["type"] != "http.request":  # went away before the end
-                        raise StalledBody(400, "the client went away")
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > self.policy.max_body:
-                        raise StalledBody(413, f"body over {self.policy.max_body} bytes")
-                    chunks.append(chunk)
-                    if not message.get("more_body", False):
-                        break
-        except TimeoutError:
-            raise StalledBody(408, f"the body did not arrive within "
-                                   f"{self.policy.body_timeout} s") from None
-        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        """The whole request body, read under the body deadline and size limit
+        (``read_body``), handed to the app as one message; later receives (a client's
+        disconnect) go to the server."""
+        body = await read_body(receive, self.policy)
+        whole = {"type": "http.request", "body": body, "more_body": False}
         handed = False
 
         async def replay() -> dict[str, Any]:

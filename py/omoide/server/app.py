@@ -25,7 +25,7 @@ from omoide import json_input
 from omoide.backends.sqlite import SQLiteBackend
 from omoide.engine import validate
 from omoide.errors import OmoideError
-from omoide.server.policy import ServerPolicy
+from omoide.server.policy import BodyRefused, ServerPolicy, read_body
 
 log = logging.getLogger("omoide.server")
 
@@ -171,27 +171,13 @@ class RestApp:
             raise HttpError(415, "the body must be Content-Type: application/json")
         if request.header("content-length") is None:
             raise HttpError(411, "a body needs a Content-Length", close=True)
-        chunks, size = [], 0
         request.body_read = True
         try:
-            with anyio.fail_after(self.policy.body_timeout):
-                while True:
-                    message = await request.receive()
-                    if message["type"] == "http.disconnect":
-                        raise HttpError(400, "the client went away", close=True)
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > self.policy.max_body:  # cannot happen after admit; kept as a guard
-                        raise HttpError(413, f"body over {self.policy.max_body} bytes",
-                                        close=True)
-                    chunks.append(chunk)
-                    if not message.get("more_body", False):
-                        break
-        except TimeoutError:
-            raise HttpError(408, f"the body did not arrive within {self.policy.body_timeout} s",
-                            close=True) from None
+            raw = await read_body(request.receive, self.policy)
+        except BodyRefused as refused:
+            raise HttpError(refused.status, refused.message, close=True) from None
         try:
-            return json_input.loads(b"".join(chunks).decode("utf-8"),
+            return json_input.loads(raw.decode("utf-8"),
                                     parse_constant=no_constants)
         except (ValueError, UnicodeDecodeError):
             raise HttpError(400, "the body is not JSON (UTF-8, no NaN/Infinity)") from None

@@ -12,7 +12,9 @@ import argparse
 import hmac
 import ipaddress
 import urllib.parse
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from omoide.errors import OmoideError
 
@@ -134,3 +136,36 @@ def add_policy_arguments(parser: argparse.ArgumentParser, key_env: str) -> None:
     parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                         help="another name the server answers to in the Host header "
                         "(repeatable; loopback names and the bound address always)")
+
+
+class BodyRefused(Exception):  # noqa: N818 - an HTTP answer, not an error of ours
+    """A request body that cannot be read: late (408), too big (413), cut off (400)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+async def read_body(receive: Callable[[], Awaitable[dict[str, Any]]],
+                    policy: ServerPolicy) -> bytes:
+    """The whole body of an ASGI request, under the policy's body deadline and size limit
+    (a client that declares a body and sends it slowly, or never, is cut at the deadline)."""
+    import anyio
+
+    chunks, size = [], 0
+    try:
+        with anyio.fail_after(policy.body_timeout):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise BodyRefused(400, "the client went away")
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > policy.max_body:
+                    raise BodyRefused(413, f"body over {policy.max_body} bytes")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+    except TimeoutError:
+        raise BodyRefused(408, f"the body did not arrive within {policy.body_timeout} s"
+                          ) from None
