@@ -148,6 +148,8 @@ def open_workspace(
     engine.verb_guards.append(follower.verb)  # a verb's writes: one transaction of the file
     engine.add_listener(BackendListener(backend))  # write-ahead: a refusal vetoes the change
     if manager is not None:
-        engine.add_listener(ManagerMirror(manager))  # then queued for every fallback
+        mirror = ManagerMirror(manager)
+        engine.add_listener(mirror)  # then queued for every fallback
+        engine.verb_guards.append(mirror.verb)  # a verb's ops in one save, before its commit
     return Workspace(path, engine, Governor(engine), backend, manager, follower.loaded,
                      follower)

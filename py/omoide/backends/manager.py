@@ -44,6 +44,11 @@ from omoide.errors import OmoideError
 T = TypeVar("T")
 RETRY_BASE_S = 1.0
 RETRY_MAX_S = 300.0
+# A shared pump writes its results back to the queue file every SETTLE_EVERY ops or
+# SETTLE_S seconds (and at its end), not after each op: a crash in between sends those
+# ops again, in order, which converges (each op is idempotent).
+SETTLE_EVERY = 256
+SETTLE_S = 1.0
 
 
 class QueueStore(Protocol):
@@ -140,7 +145,7 @@ class JsonFileQueueStore:
         if hasattr(os, "fchmod"):
             os.fchmod(fd, 0o600)  # a leftover temp file of another mode
         with open(fd, "w", encoding="utf-8") as f:
-            json.dump(ops, f, ensure_ascii=False)
+            f.write(json.dumps(ops, ensure_ascii=False))  # the C encoder (dump streams in Python)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
@@ -328,27 +333,37 @@ class BackendManager:
 
     def mirror(self, op: dict[str, Any]) -> None:
         """Queue ``op`` (``{"op": "upsert"|"update"|"delete", "id", "fields"?}``) for every
-        fallback. An op that the queue already covers is not added twice: an upsert or an
-        update after a pending upsert of the same memory (the upsert copies the primary's
-        latest state), and an update after a pending update (their fields are merged)."""
-        if not self.fallbacks:
+        fallback (``mirror_many`` of one)."""
+        self.mirror_many([op])
+
+    def mirror_many(self, ops: list[dict[str, Any]]) -> None:
+        """Queue ``ops`` for every fallback in ONE save of the queue (a verb's changes: an
+        import of 10,000 memories saved the whole queue file 10,000 times). An op that the
+        queue already covers is not added twice: an upsert or an update after a pending
+        upsert of the same memory (the upsert copies the primary's latest state), and an
+        update after a pending update (their fields are merged)."""
+        if not self.fallbacks or not ops:
             return
         now = self.clock()
 
         def add(queue: list[dict[str, Any]]) -> None:
-            for backend in self.fallbacks:
-                if not self._coalesce(queue, op, backend.name):
-                    queue.append(op | {"target": backend.name, "attempts": 0, "due": now,
-                                       "queued_at": now, "last_error": None})
+            last = {(q["target"], q["id"]): q for q in queue}  # each memory's latest op
+            for op in ops:
+                for backend in self.fallbacks:
+                    key = (backend.name, op["id"])
+                    if not self._coalesce(last.get(key), op):
+                        entry = op | {"target": backend.name, "attempts": 0, "due": now,
+                                      "queued_at": now, "last_error": None}
+                        queue.append(entry)
+                        last[key] = entry
 
         self._edit(add)
         self._wake.set()
 
-    def _coalesce(self, queue: list[dict[str, Any]], op: dict[str, Any], target: str) -> bool:
+    def _coalesce(self, last: dict[str, Any] | None, op: dict[str, Any]) -> bool:
+        """Whether ``op`` merges into ``last``, the queue's latest op of its memory."""
         if op["op"] not in ("upsert", "update"):
             return False
-        last = next((q for q in reversed(queue)
-                     if q["target"] == target and q["id"] == op["id"]), None)
         if (last is None or last["op"] == "delete" or id(last) in self._sending
                 or last.get("sending")):  # in flight (here or in another process)
             return False
@@ -370,23 +385,22 @@ class BackendManager:
             with self._lock:
                 batch = self._due()
                 self._sending = {id(op) for op in batch}
-            done, blocked = 0, set()
+            applied: set[int] = set()
+            blocked: set[str] = set()
             try:
                 for op in batch:
                     if op["target"] in blocked:
                         continue
-                    ok = self._mirror(op)
-                    with self._lock:
-                        if ok:
-                            self.queue = [q for q in self.queue if q is not op]
-                            done += 1
-                        else:
-                            blocked.add(op["target"])
+                    if self._mirror(op):
+                        applied.add(id(op))
+                    else:
+                        blocked.add(op["target"])
             finally:
                 with self._lock:
+                    self.queue = [q for q in self.queue if id(q) not in applied]
                     self._sending = set()
                     self.queue_store.save(self.queue)
-        return done
+        return len(applied)
 
     def _pump_shared(self) -> int:
         """``pump`` for a queue other processes share: one process sends (the one holding
@@ -407,17 +421,27 @@ class BackendManager:
 
             batch = self._edit(take)
             done, blocked = 0, set()
+            results: list[tuple[dict[str, Any], bool]] = []  # sent, not yet written back
+            written = time.monotonic()
             try:
                 for sent in batch:
                     if sent["target"] in blocked:
                         continue
                     ok = self._mirror(sent)
-                    done += self._edit(lambda queue, sent=sent, ok=ok:
-                                       _settled(queue, sent, ok))
+                    results.append((sent, ok))
                     if not ok:
                         blocked.add(sent["target"])
+                    if len(results) >= SETTLE_EVERY or time.monotonic() - written >= SETTLE_S:
+                        done += self._edit(lambda queue, r=results: _settled(queue, r))
+                        results, written = [], time.monotonic()
             finally:
-                self._edit(lambda queue: [op.pop("sending", None) for op in queue])
+                def close(queue: list[dict[str, Any]]) -> int:
+                    applied = _settled(queue, results)
+                    for op in queue:
+                        op.pop("sending", None)
+                    return applied
+
+                done += self._edit(close)
         return done
 
     def _due(self, queue: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -512,20 +536,30 @@ class BackendManager:
 
 
 def _op_key(op: dict[str, Any]) -> tuple[Any, ...]:
-    return (op["target"], op["id"], op["op"], op.get("queued_at"), op.get("fields"))
+    fields = op.get("fields")
+    return (op["target"], op["id"], op["op"], op.get("queued_at"),
+            None if fields is None else json.dumps(fields, sort_keys=True, default=str))
 
 
-def _settled(queue: list[dict[str, Any]], sent: dict[str, Any], ok: bool) -> int:
-    """Write a sent op's result into the queue as re-read: removed when applied, else its
-    attempts, error and next due time. Returns 1 when it was applied."""
-    key = _op_key(sent)
+def _settled(queue: list[dict[str, Any]], results: list[tuple[dict[str, Any], bool]]) -> int:
+    """Write sent ops' results into the queue as re-read: each removed when applied, else
+    given its attempts, error and next due time. One pass over the queue for any number of
+    results. Returns how many were applied."""
+    positions: dict[tuple[Any, ...], list[int]] = {}
     for n, op in enumerate(queue):
-        if _op_key(op) == key:
-            if ok:
-                del queue[n]
-            else:
-                op.update(attempts=sent["attempts"], last_error=sent["last_error"],
-                          due=sent["due"])
-                op.pop("sending", None)
-            break
-    return 1 if ok else 0
+        positions.setdefault(_op_key(op), []).append(n)
+    removed: set[int] = set()
+    for sent, ok in results:
+        found = positions.get(_op_key(sent))
+        if not found:
+            continue
+        n = found.pop(0)
+        if ok:
+            removed.add(n)
+        else:
+            queue[n].update(attempts=sent["attempts"], last_error=sent["last_error"],
+                            due=sent["due"])
+            queue[n].pop("sending", None)
+    if removed:
+        queue[:] = [op for n, op in enumerate(queue) if n not in removed]
+    return sum(1 for _, ok in results if ok)

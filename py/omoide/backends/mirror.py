@@ -6,6 +6,9 @@ of ``trashed_at``; purge -> delete; swap (re-vectorization) -> upsert of every m
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import IMMUTABLE_FIELDS
@@ -38,11 +41,35 @@ def mirror_ops(change: Change) -> list[dict[str, Any]]:
 
 class ManagerMirror:
     """An engine listener placed AFTER the primary's ``BackendListener``: a change the
-    primary refused never reaches it; an accepted one is queued for every fallback."""
+    primary refused never reaches it; an accepted one is queued for every fallback.
+
+    Inside a verb (``verb``, an engine verb guard placed after the primary's, so it ends
+    before the primary commits) the verb's ops are queued together at its end, in one save
+    of the queue, still before the commit: a crash between the two leaves an op for a
+    change that was never committed (applying it finds nothing to copy), never a committed
+    change the backup will not get. A verb that fails queues nothing."""
 
     def __init__(self, manager: BackendManager) -> None:
         self.manager = manager
+        self._pending = threading.local()  # this thread's open verb's ops
 
     def on_change(self, change: Change) -> None:
-        for op in mirror_ops(change):
-            self.manager.mirror(op)
+        ops = mirror_ops(change)
+        pending = getattr(self._pending, "ops", None)
+        if pending is not None:
+            pending += ops
+        elif ops:
+            self.manager.mirror_many(ops)
+
+    @contextmanager
+    def verb(self) -> Iterator[None]:
+        if getattr(self._pending, "ops", None) is not None:  # nested: the outer verb's
+            yield
+            return
+        self._pending.ops = []
+        try:
+            yield
+            ops = self._pending.ops
+        finally:
+            self._pending.ops = None
+        self.manager.mirror_many(ops)

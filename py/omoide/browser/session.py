@@ -167,8 +167,7 @@ def flush() -> int:
     ops = s.mirror.take()
     if ops and s.backends is not None and s.backends.fallbacks:
         reload_queue(s)
-        for op in ops:
-            s.backends.mirror(op)
+        s.backends.mirror_many(ops)
     queue = s.queue_store.take_dirty()
     done = s.listener.flush(queue)
     if queue is not None:

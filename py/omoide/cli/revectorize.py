@@ -15,6 +15,7 @@ import argparse
 import json
 import signal
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from omoide.backends.listener import BackendListener
@@ -105,13 +106,17 @@ class SwapWriter:
     edit, an import): its rows are not in the swap, or their text is no longer the one the
     swap's vector is of. Inside the transaction (which holds the file's write lock, so none
     can arrive after this look) such rows are embedded with the new model too; every row of
-    the character leaves it on the new model, with a vector of its own text."""
+    the character leaves it on the new model, with a vector of its own text. Every row's
+    copy for the backups (``mirror``) is queued before the commit, late rows included: a
+    kill right after the commit never leaves a backup on the old vectors."""
 
     def __init__(self, plain: BackendListener, backend: SQLiteBackend, model_id: str,
-                 dtype: str, engine: MemoryEngine) -> None:
+                 dtype: str, engine: MemoryEngine,
+                 mirror: Callable[[list[dict[str, Any]]], None] | None = None) -> None:
         self.plain, self.backend = plain, backend
         self.model_id, self.dtype = model_id, dtype
         self.engine = engine
+        self.mirror = mirror
 
     def on_change(self, change: Change) -> None:
         if change.op != "swap":
@@ -139,6 +144,8 @@ class SwapWriter:
                            [(MODEL_KEY, self.model_id), (DTYPE_KEY, self.dtype)])
             db.execute("DELETE FROM revectorize_staged WHERE stamp = ? AND character_id = ?",
                        (change.stamp, change.character_id))
+            if self.mirror is not None:
+                self.mirror([{"op": "upsert", "id": i} for i in sorted(records)])
 
     def embedded_sources(self, character: str) -> dict[str, str]:
         """What each of the swap's vectors was embedded from: the memories (live and in the
@@ -186,7 +193,8 @@ def revectorize(ctx: Context) -> int:
     resumed = sum(len(v) for v in job.staged.values())
     engine.revectorize_jobs[new.stamp] = job
     plain = next(x for x in engine.listeners if isinstance(x, BackendListener))
-    writer = SwapWriter(plain, backend, model_id, dtype, engine)
+    writer = SwapWriter(plain, backend, model_id, dtype, engine,
+                        ws.manager.mirror_many if ws.manager is not None else None)
     engine.listeners[engine.listeners.index(plain)] = writer
     sizes = {c: len(engine.stores[c].records) + len(engine.stores[c].trash) for c in targets}
     done_before = 0
