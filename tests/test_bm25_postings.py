@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from omoide.engine import MemoryEngine
 from omoide.engine.analyzer import analyze
-from omoide.engine.bm25 import STRIDE, BM25Index
+from omoide.engine.bm25 import PURE_SCORER, STRIDE, BM25Index
+from omoide.kernels.numpy_bm25 import NumpyScorer
 from omoide.kernels.pure_kernel import PureKernel
 from tests.test_engine_embedder import HashingEmbedder
 
@@ -149,9 +150,10 @@ def assert_same_search(index: BM25Index, oracle: DictBM25, terms, k, allowed) ->
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations, queries, st.sampled_from([(1.2, 0.75, 0.5, 0.75), (2.0, 0.0, 1.0, 1.0),
                                              (0.5, 1.0, 0.0, 0.3), (0.0, 0.3, 2.0, 0.0)]))
-def test_array_postings_score_like_the_dict_postings(ops, asked, params):
+@pytest.mark.parametrize("scorer", [PURE_SCORER, NumpyScorer()], ids=["pure", "numpy"])
+def test_array_postings_score_like_the_dict_postings(scorer, ops, asked, params):
     k1, b, weight, context_b = params
-    index = BM25Index(k1=k1, b=b, context_weight=weight, context_b=context_b)
+    index = BM25Index(k1=k1, b=b, context_weight=weight, context_b=context_b, scorer=scorer)
     oracle = DictBM25(k1, b, weight, context_b)
     index.renumber_floor = 3  # renumber early, so histories of a few dozen writes reach it
     for op, n, doc in ops:
@@ -176,6 +178,42 @@ def test_array_postings_score_like_the_dict_postings(ops, asked, params):
     for doc_id, counts in oracle.doc_terms.items():
         assert index.term_frequencies(doc_id) == counts
         assert index.document_length(doc_id) == oracle.doc_length[doc_id]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations, queries, st.sampled_from([(1.2, 0.75, 0.5, 0.75), (0.0, 0.3, 2.0, 0.0)]))
+def test_the_numpy_scorer_gives_the_pure_scorers_doubles(ops, asked, params):
+    """CPython's default scorer (``kernels/numpy_bm25.py``) evaluates the formula in the
+    same order: the same scores to the bit, the same ids at every k (ties by id)."""
+    k1, b, weight, context_b = params
+    pure = BM25Index(k1=k1, b=b, context_weight=weight, context_b=context_b)
+    fast = BM25Index(k1=k1, b=b, context_weight=weight, context_b=context_b,
+                     scorer=NumpyScorer())
+    for index in (pure, fast):
+        index.renumber_floor = 3
+    for op, n, doc in ops:
+        for index in (pure, fast):
+            if op == "add":
+                index.add(f"d{n}", *index_terms(*doc))
+            else:
+                index.remove(f"d{n}")
+    for text, k, allowed_numbers in asked:
+        terms = analyze(text)
+        allowed = None if allowed_numbers is None else {f"d{n}" for n in allowed_numbers}
+        want, got = pure.search(terms, k, allowed), fast.search(terms, k, allowed)
+        assert (got.ids, got.scores, got.count) == (want.ids, want.scores, want.count)
+        assert (got.mean, got.std) == pytest.approx((want.mean, want.std), rel=1e-12,
+                                                    abs=1e-12)
+        ids = [f"d{n}" for n in range(27)]
+        assert fast.scores(terms, ids) == pure.scores(terms, ids)
+
+
+def test_the_engine_scores_with_numpy_under_cpython():
+    engine = MemoryEngine(HashingEmbedder())
+    assert isinstance(engine.bm25_scorer, NumpyScorer)
+    engine.remember("alice", "Alice loves green tea")
+    assert engine.recall("alice", "green tea", mode="fulltext", k=1)[0].memory.text == (
+        "Alice loves green tea")
 
 
 def test_removed_documents_do_not_grow_the_postings_for_ever():

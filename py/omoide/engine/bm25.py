@@ -31,7 +31,8 @@ keeps them per record pack as derived data, stamped with ``LAYOUT_VERSION``, so 
 this layout needs no migration (stored blocks of another layout are refused and rebuilt).
 
 Scoring is done by a ``PostingsScorer``: ``PureScorer`` below is the one formula in Python;
-the browser passes the WebAssembly kernel's (``omoide.browser.wasm_bm25``: the same formula in
+CPython's engine uses numpy's (``omoide.kernels.numpy_bm25``: the same doubles); the browser
+passes the WebAssembly kernel's (``omoide.browser.wasm_bm25``: the same formula in
 C, ``kernel/bm25.c``), which gets the query terms' postings as one block of int32 and loops
 over them outside Python. Both evaluate ``x`` from the constants of ``Query`` in the same
 order (text part, then context part, each only when its tf is positive), and every scorer
@@ -440,11 +441,14 @@ class BM25Index:
         mean = found.total / count
         variance = max(found.total_sq / count - mean * mean, 0.0)
         id_at = self._id_at
-        best = sorted(zip(found.scores, (id_at[o] for o in found.ordinals), strict=True),
-                      key=lambda item: (-item[0], item[1]))[:max(k, 0)]
+        # best first, ties by id; nsmallest compares the tuples in C (a term every memory
+        # holds ties thousands of documents at the k-th score)
+        best = heapq.nsmallest(max(k, 0), zip(map(operator.neg, found.scores),
+                                              map(id_at.__getitem__, found.ordinals),
+                                              strict=True))
         return BM25Result(
-            ids=[doc_id for _, doc_id in best],  # type: ignore[misc]
-            scores=[score for score, _ in best],
+            ids=[doc_id for _, doc_id in best],
+            scores=[-score for score, _ in best],
             mean=mean,
             std=variance**0.5,
             count=count,

@@ -25,7 +25,7 @@ from omoide.engine.memory import Hit, Memory, TrashEntry
 from omoide.engine.revectorize import Progress, RevectorizeJob, RevectorizeReport
 from omoide.engine.store import CharacterStore
 from omoide.errors import OmoideError
-from omoide.kernels import KernelFactory, default_kernel
+from omoide.kernels import KernelFactory, default_kernel, default_scorer
 
 DEFAULT_MAX_TEXT_LENGTH = validate.MAX_TEXT_LENGTH
 
@@ -77,7 +77,8 @@ class MemoryEngine:
         self.bm25_b = bm25_b
         self.bm25_context_weight = bm25_context_weight
         self.bm25_context_b = bm25_context_b
-        self.bm25_scorer = bm25_scorer  # None: PureScorer (the browser: the kernel's)
+        # None: numpy's under CPython, else PureScorer (the browser passes the kernel's)
+        self.bm25_scorer = bm25_scorer or default_scorer()
         self.analyzer = analyzer
         self.listeners: list[ChangeListener] = list(listeners)
         self.stores: dict[str, CharacterStore] = {}

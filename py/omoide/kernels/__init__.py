@@ -1,17 +1,21 @@
-"""Vector kernels: exact / int8-prefiltered top-k over one character's vectors.
+"""Vector kernels: exact / int8-prefiltered top-k over one character's vectors; BM25 scorers.
 
 ``default_kernel()`` returns the factory the engine uses when none is given: numpy under
 CPython when it is installed, the pure-Python kernel otherwise. In Pyodide the browser's
 WebAssembly kernel is passed in explicitly by ``omoide.browser`` (any ``KernelFactory``).
+``default_scorer()`` is the same choice for the BM25 postings scorer (the browser passes
+the kernel's).
 """
 
 from __future__ import annotations
 
 from omoide._compat import has_numpy
+from omoide.engine.bm25 import PURE_SCORER, PostingsScorer
 from omoide.kernels.base import KernelFactory, KernelResult, VectorKernel
 from omoide.kernels.pure_kernel import PureKernel
 
-__all__ = ["KernelFactory", "KernelResult", "PureKernel", "VectorKernel", "default_kernel"]
+__all__ = ["KernelFactory", "KernelResult", "PureKernel", "VectorKernel", "default_kernel",
+           "default_scorer"]
 
 
 def default_kernel() -> KernelFactory:
@@ -21,3 +25,12 @@ def default_kernel() -> KernelFactory:
 
         return NumpyKernel
     return PureKernel
+
+
+def default_scorer() -> PostingsScorer:
+    """The best BM25 postings scorer this runtime offers without JavaScript help."""
+    if has_numpy():
+        from omoide.kernels.numpy_bm25 import NumpyScorer
+
+        return NumpyScorer()
+    return PURE_SCORER
