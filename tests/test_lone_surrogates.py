@@ -131,3 +131,46 @@ def test_standard_input_that_is_not_utf8_is_refused(tmp_path, monkeypatch):
     code, err = _cli(db, "import", "-")
     assert code == 2 and "not UTF-8" in err
     assert not db.exists() or _rows(db) == 0
+
+
+@pytest.mark.parametrize("messages, named", [
+    ([{"role": "user", "content": f"I love coffee {LONE} a lot."}], "messages[0].content"),
+    (["I love tea.", f"I love coffee {LONE}."], "messages[1]"),
+    ([{"role": "user", "content": [{"type": "text", "text": f"I love {LONE}"}]}],
+     "messages[0].content"),
+])
+def test_ingest_refuses_a_message_holding_one_naming_it(tmp_path, messages, named):
+    """It reached the tokenizer, whose TypeError was a traceback."""
+    ws = open_workspace(tmp_path / "w.db", embedder=HashingEmbedder())
+    try:
+        with pytest.raises(OmoideError) as caught:
+            ws.governor.ingest("rin", messages)
+        assert caught.value.code == "INVALID_ARGUMENT"
+        assert caught.value.fields["name"] == named
+        assert ws.engine.characters() == []
+    finally:
+        ws.close()
+
+
+def test_a_chat_file_holding_one_is_imported_whole_with_the_replacement(tmp_path, capsys):
+    """Day 2's message crashed the embedder after day 1 was written; a chat is the user's,
+    so the broken character is replaced (as an export's import does) and said."""
+    lines = [json.dumps({"user_name": "User", "character_name": "Seraphina",
+                         "create_date": "2024-05-01@10h00m00s"})]
+    for day, text in [(1, "I love green tea."), (1, "I live in Osaka."),
+                      (2, f"I love coffee {LONE} a lot.")]:
+        lines.append(json.dumps({"name": "User", "is_user": True, "mes": text,
+                                 "send_date": f"May {day}, 2024 12:30pm"}))
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "w.db"
+    code = main(["--db", str(db), "import-tavern", str(chat), "--json"],
+                embedder_factory=factory)
+    out = capsys.readouterr().out
+    assert code == 0
+    report = json.loads(out)
+    assert report["repaired"] == 1 and len(report["sessions"]) == 2
+    con = sqlite3.connect(db)
+    texts = [json.loads(r[0])["text"] for r in con.execute("SELECT record FROM memories")]
+    con.close()
+    assert any("coffee \ufffd" in t for t in texts), texts

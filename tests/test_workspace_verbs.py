@@ -176,3 +176,46 @@ def test_a_change_is_in_the_mirror_queue_before_it_is_committed(tmp_path):
         assert seen == [[memory.id]]
     finally:
         ws.close()
+
+
+def test_an_import_that_fails_half_way_writes_nothing(tmp_path, capsys, monkeypatch):
+    """The CLI's import wrote each record (a replaced version's copy, the file's version,
+    the retire of the copy) in its own transaction: killed or failing in between, it left
+    the copy live for good, beside the new version (a rerun skipped both as present). It
+    is one verb now: all of it commits, or none."""
+    import json as _json
+
+    from omoide.backends.sqlite import SQLiteBackend
+    from tests.test_cli import Cli
+
+    here, there = Cli(tmp_path / "a.db", capsys), Cli(tmp_path / "b.db", capsys)
+    memory_id = here.json("remember", "alice", "Alice keeps a red notebook")["id"]
+    here.ok("export", str(tmp_path / "a.json"))
+    there.ok("import", str(tmp_path / "a.json"))
+    other = open_workspace(tmp_path / "b.db", embedder=HashingEmbedder())
+    other.engine.clock = lambda: 1_900_000_000.0  # edited later, on the other device
+    other.engine.update("alice", memory_id, text="Alice keeps a blue notebook")
+    other.close()
+    there.ok("export", str(tmp_path / "b.json"))
+
+    real = SQLiteBackend.update
+
+    def failing(self, memory_id, fields, **kw):  # the retire of the held version's copy
+        if fields.get("trashed_at") is not None:
+            raise OmoideError.of("BACKEND_WRITE_FAILED", path=str(self.path), reason="full")
+        return real(self, memory_id, fields, **kw)
+
+    monkeypatch.setattr(SQLiteBackend, "update", failing)
+    assert "full" in here.fails("import", str(tmp_path / "b.json"))
+    assert everything(tmp_path / "a.db") == ["Alice keeps a red notebook"]
+    monkeypatch.setattr(SQLiteBackend, "update", real)
+    report = here.json("import", str(tmp_path / "b.json"))
+    assert report["updated"] == 1
+    assert live(tmp_path / "a.db") == ["Alice keeps a blue notebook"]
+    con = sqlite3.connect(tmp_path / "a.db")
+    trashed = [_json.loads(r[0]) for r in con.execute(
+        "SELECT record FROM memories WHERE trashed_at IS NOT NULL")]
+    con.close()
+    # the other device's history copy and this one's: both the red version, both linked
+    assert {(r["text"], r["meta"]["superseded_by"]) for r in trashed} == {
+        ("Alice keeps a red notebook", memory_id)}

@@ -69,21 +69,30 @@ def import_(ctx: Context) -> int:
     exchange.check_format(data)  # before the workspace is even opened (or created)
     ws = ctx.workspace
     engine = ws.engine
-    plan = exchange.check_import(engine, data)  # the whole file, before any write
-    to_embed = plan.to_embed
-    total = sum(len(c.records) for c in plan.characters)
-    plain = engine.embedder
-    with ctx.bar("embedding", total=to_embed, show=to_embed > 0) as embed_bar, \
-            ctx.bar("importing", total=total, unit="memory") as write_bar:
-        counter = WriteCounter(write_bar)
-        engine.embedder = ProgressEmbedder(plain, embed_bar)
-        engine.add_listener(counter)
-        try:
-            report = exchange.import_data(engine, data, plan)
-        finally:
-            engine.remove_listener(counter)
-            engine.embedder = plain
-    ws.backend.add_character_names(report["names"])
+
+    def one_verb() -> dict[str, Any]:
+        """The import as ONE verb: its writes (a replaced version's copy, the new version,
+        the retire; the names) commit together and its backup ops are queued before that
+        commit, so a kill leaves nothing half done; run again on fresh state if another
+        process wrote the workspace meanwhile."""
+        plan = exchange.check_import(engine, data)  # the whole file, before any write
+        to_embed = plan.to_embed
+        total = sum(len(c.records) for c in plan.characters)
+        plain = engine.embedder
+        with ctx.bar("embedding", total=to_embed, show=to_embed > 0) as embed_bar, \
+                ctx.bar("importing", total=total, unit="memory") as write_bar:
+            counter = WriteCounter(write_bar)
+            engine.embedder = ProgressEmbedder(plain, embed_bar)
+            engine.add_listener(counter)
+            try:
+                report = exchange.import_data(engine, data, plan)
+            finally:
+                engine.remove_listener(counter)
+                engine.embedder = plain
+        ws.backend.add_character_names(report["names"])
+        return report
+
+    report = engine.run_fresh(one_verb)
     if ctx.json:
         ctx.emit(report)
     else:

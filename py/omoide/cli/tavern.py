@@ -78,6 +78,9 @@ def import_tavern(ctx: Context) -> int:
                  f"nothing to keep in {report['skipped']}")
         if report["undated"]:
             line += f" ({report['undated']} without a readable date)"
+    if report.get("repaired"):
+        line += (f"; {report['repaired']} broken characters (lone surrogates) replaced by "
+                 f"U+FFFD")
     ctx.out(line)
     return 0
 

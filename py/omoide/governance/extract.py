@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any, Protocol
 
+from omoide.engine import validate
 from omoide.engine.memory import KIND_TYPES
 from omoide.errors import OmoideError
 from omoide.governance.keys import (  # noqa: F401 - re-exported: the extractor's key API
@@ -93,6 +94,7 @@ def checked_messages(messages: object) -> list[Message]:
     out = list(messages)
     for n, message in enumerate(out):
         if isinstance(message, str):
+            validate.unicode_text(message, f"messages[{n}]")  # the tokenizer's crash
             continue
         if not isinstance(message, Mapping):
             raise OmoideError.of("INVALID_ARGUMENT", name=f"messages[{n}]",
@@ -106,6 +108,9 @@ def checked_messages(messages: object) -> list[Message]:
                 isinstance(p, Mapping) and isinstance(p.get("text", ""), str) for p in parts)):
             raise OmoideError.of("INVALID_ARGUMENT", name=f"messages[{n}].content",
                                  reason="must be a text or a list of parts with text")
+        for text in [content] if isinstance(content, str) else [
+                p.get("text", "") for p in parts or ()]:
+            validate.unicode_text(text, f"messages[{n}].content")
     return out
 
 

@@ -121,7 +121,8 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
     report: dict[str, Any] = {
         "format": plan.format, "character": target, "name": plan.name, "dry_run": dry_run,
         "facts": len(fresh), "facts_skipped": len(plan.facts) - len(fresh),
-        "messages": len(plan.messages), "undated": plan.undated, "sessions": [],
+        "messages": len(plan.messages), "undated": plan.undated, "repaired": plan.repaired,
+        "sessions": [],
         "stored": 0, "merged": 0, "skipped": 0,
     }
     if not dry_run and fresh:

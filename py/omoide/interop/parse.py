@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omoide import json_input
+from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.governance import meta_fields
 from omoide.interop import png
@@ -71,6 +72,7 @@ class ImportPlan:
     messages: list[ChatMessage] = field(default_factory=list)
     undated: int = 0  # chat messages whose date was missing or unreadable
     path: str = ""  # the file it came from, for messages
+    repaired: int = 0  # lone surrogates (JSON escapes) replaced by U+FFFD
 
     @property
     def character(self) -> str | None:
@@ -84,23 +86,34 @@ def slug(name: str) -> str:
 
 
 class Bad:
-    """Raises ``MALFORMED_CHAT_DATA`` for one file."""
+    """Raises ``MALFORMED_CHAT_DATA`` for one file; counts what ``loads`` repaired in it."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.repaired = 0
 
     def __call__(self, what: str, reason: str) -> OmoideError:
         return OmoideError.of("MALFORMED_CHAT_DATA", path=self.path, what=what, reason=reason)
 
+    def loads(self, text: str) -> Any:
+        """JSON with every lone surrogate (a ``\\ud800`` escape: not text UTF-8 can store)
+        replaced by U+FFFD, as an export's import does: the chat is the user's, refusing it
+        over one broken character helps nobody, and such a message crashed the embedder
+        after the file's earlier days were written."""
+        value, repaired = validate.without_lone_surrogates(json_input.loads(text))
+        self.repaired += repaired
+        return value
+
 
 def parse_file(data: bytes, path: str = "the file") -> ImportPlan:
-    plan = _parse(data, path)
-    plan.path = path
+    bad = Bad(path)
+    plan = _parse(data, bad)
+    plan.path, plan.repaired = path, bad.repaired
     return plan
 
 
-def _parse(data: bytes, path: str) -> ImportPlan:
-    bad = Bad(path)
+def _parse(data: bytes, bad: Bad) -> ImportPlan:
+    path = bad.path
     if not isinstance(data, bytes | bytearray) or not data:
         raise bad("file", "it is empty")
     if len(data) > MAX_FILE_BYTES:
@@ -119,7 +132,7 @@ def _parse(data: bytes, path: str) -> ImportPlan:
                                    and all(_json_object_line(x) for _, x in lines[:2])):
         return st_chat(lines, bad)
     try:
-        value = json_input.loads(stripped)
+        value = bad.loads(stripped)
     except json.JSONDecodeError as e:
         raise bad("file", f"not JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
     return from_json(value, bad)
@@ -166,7 +179,7 @@ def card_from_png(data: bytes, bad: Bad) -> ImportPlan:
     if raw is None:
         raise bad("PNG card", "it has no 'chara' or 'ccv3' text chunk (a plain image?)")
     try:
-        value = json_input.loads(base64.b64decode(raw, validate=True).decode("utf-8"))
+        value = bad.loads(base64.b64decode(raw, validate=True).decode("utf-8"))
     except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise bad("PNG card", f"the card chunk is not base64 JSON ({e})") from None
     return from_json(value, bad)
@@ -351,7 +364,7 @@ def parse_date(value: Any) -> float | None:
 def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
     """``lines``: (line number, text) of the file's non-blank lines."""
     try:
-        head = json.loads(lines[0][1])
+        head = bad.loads(lines[0][1])
     except json.JSONDecodeError as e:
         raise bad("SillyTavern chat", f"line 1 is not JSON ({e.msg})") from None
     if not isinstance(head, dict) or "mes" in head:
@@ -363,7 +376,7 @@ def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
     fallback = parse_date(head.get("create_date"))
     for n, line in lines[1:]:
         try:
-            m = json.loads(line)
+            m = bad.loads(line)
         except json.JSONDecodeError as e:
             raise bad("SillyTavern chat", f"line {n} is not JSON ({e.msg})") from None
         if not isinstance(m, dict) or not isinstance(m.get("mes"), str):

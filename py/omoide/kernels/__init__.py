@@ -9,10 +9,14 @@ the kernel's).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from omoide._compat import has_numpy
-from omoide.engine.bm25 import PURE_SCORER, PostingsScorer
 from omoide.kernels.base import KernelFactory, KernelResult, VectorKernel
 from omoide.kernels.pure_kernel import PureKernel
+
+if TYPE_CHECKING:  # engine.bm25 imports the engine package, which imports this one
+    from omoide.engine.bm25 import PostingsScorer
 
 __all__ = ["KernelFactory", "KernelResult", "PureKernel", "VectorKernel", "default_kernel",
            "default_scorer"]
@@ -33,4 +37,6 @@ def default_scorer() -> PostingsScorer:
         from omoide.kernels.numpy_bm25 import NumpyScorer
 
         return NumpyScorer()
+    from omoide.engine.bm25 import PURE_SCORER
+
     return PURE_SCORER
