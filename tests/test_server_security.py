@@ -409,3 +409,26 @@ def test_a_page_offset_beyond_sqlite_integers_is_refused():
     with pytest.raises(OmoideError) as caught:
         page_args(10, 10**20)  # was an OverflowError: HTTP 500 INTERNAL
     assert caught.value.code == "INVALID_ARGUMENT"
+
+
+def test_a_blank_character_filter_is_refused_not_dropped(tmp_path):
+    """``?character_id=`` was parsed as no filter at all: every character's memories were
+    listed to a caller that asked for one; ``/memories/`` (an empty id) was the listing,
+    which ``HttpBackend.get("")`` returned as a record."""
+    from omoide.backends.http import HttpBackend, HttpConfig
+
+    with running_server(tmp_path / "s.db", PORT, api_key=KEY):
+        auth = {"Authorization": f"Bearer {KEY}"}
+        for character, text in (("alice", "Alice loves tea"), ("bob", "Bob hates rain")):
+            assert send(json_post(make_record(character, text), **auth))[0] == 201
+        status, _, body = send(request_bytes("GET", "/memories?character_id=", auth))
+        assert assert_short_error(status, body, 400)["code"] == "INVALID_CHARACTER_ID"
+        status, _, body = send(request_bytes("GET", "/memories?character_id=alice", auth))
+        assert [r["character_id"] for r in json.loads(body)["items"]] == ["alice"]
+        assert send(request_bytes("GET", "/memories/", auth))[0] == 404
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key=KEY))
+        with pytest.raises(OmoideError) as caught:
+            backend.get("")
+        assert caught.value.code == "INVALID_ARGUMENT"
+        with pytest.raises(OmoideError):
+            backend.list(character_id="")

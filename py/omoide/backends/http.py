@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omoide.backends.base import DEFAULT_PAGE
+from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.keys import checked_key
 from omoide.transport import Transport, reply_detail, urllib_transport
@@ -82,7 +83,8 @@ class HttpBackend:
         return url
 
     def memory_url(self, memory_id: str) -> str:
-        quoted = urllib.parse.quote(memory_id, safe="")
+        # an empty id made "/memories/", which a server may read as the listing
+        quoted = urllib.parse.quote(validate.memory_id(memory_id), safe="")
         return self.url(self.config.memory_path.replace("{id}", quoted))
 
     def request(self, method: str, url: str, payload: Any = None) -> tuple[int, Any]:

@@ -72,13 +72,16 @@ class Request:
         self.receive = receive
         self.body_read = False
         raw_path = scope.get("raw_path") or scope["path"].encode()
-        self.path = raw_path.decode("latin-1").rstrip("/") or "/"
+        # as sent: "/memories/" is not "/memories" (an empty id read as the listing)
+        self.path = raw_path.decode("latin-1")
         self.headers: dict[str, list[str]] = {}
         for name, value in scope["headers"]:
             self.headers.setdefault(name.decode("latin-1").lower(), []).append(
                 value.decode("latin-1"))
         try:
+            # blank values kept: "character_id=" is a filter that matches nothing, not none
             self.query = dict(urllib.parse.parse_qsl(scope["query_string"].decode("latin-1"),
+                                                     keep_blank_values=True,
                                                      errors="strict", max_num_fields=32))
         except (ValueError, UnicodeDecodeError):
             self.query = None  # refused once the caller is known to be allowed
@@ -201,7 +204,10 @@ class RestApp:
             record = object_body(await self.body(request), "a memory record")
             return 201, await run(self.backend.create, record), ()
         if path == "/memories" and method == "GET":
-            args = {"character_id": query.get("character_id"), "kind": query.get("kind"),
+            character = query.get("character_id")
+            args = {"character_id": None if character is None
+                    else validate.character_id(character),
+                    "kind": query.get("kind"),
                     "trashed": flag(query, "trashed", False),
                     "limit": query.get("limit", 100), "offset": query.get("offset", 0),
                     "with_vectors": bool(flag(query, "vectors", False))}
