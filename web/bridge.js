@@ -124,8 +124,9 @@ const VERBS = {
   },
   async recall(call, grant, p, origin) {
     const character = await granted(grant, need(p, "character"), origin);
+    // another app's read never brings back what the user forgot (revive: false)
     const hits = await call("recall", { character, query: need(p, "query"), k: p.k ?? 8,
-      mode: p.mode ?? "hybrid" });
+      mode: p.mode ?? "hybrid", revive: false });
     return hits.map((hit) => ({ ...memory(hit.memory), score: hit.score }));
   },
   async context(call, grant, p, origin) {

@@ -378,3 +378,33 @@ def test_client_works_offline_after_the_first_visit(app, context, servers):
     hits = call(client, "recall", "seraphina", "green tea")["ok"]
     assert "green tea" in hits[0]["text"]
     client.close()
+
+
+def test_an_apps_recall_never_brings_back_what_the_user_forgot(browser_type, servers,
+                                                               tmp_path):
+    """A recall revives a trashed near-exact match (governance); through the bridge that
+    undid the user's forget on another app's read and handed it the forgotten words."""
+    context = browser_type.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    try:
+        app = context.new_page()
+        app.goto(servers["app"].url)
+        wait_ready(app)
+        engine_call(app, "select_model", {"model": "omoide/all-MiniLM-L6-v2",  # no prefix
+                                          "dtype": "q8"})
+        engine_call(app, "remember", {"character": "hana", "text": "hana likes green tea"})
+        secret = engine_call(app, "remember", {"character": "hana",
+                                               "text": "my old password was hunter2"})
+        engine_call(app, "forget", {"character": "hana", "id": secret["id"]})
+        engine_call(app, "allow_origin", {"origin": SAME_SITE, "characters": ["hana"]})
+        client = client_page(context, SAME_SITE, servers["app"].url)
+        hits = call(client, "recall", "hana", "my old password was hunter2")["ok"]
+        assert "my old password was hunter2" not in [h["text"] for h in hits]
+        trash = engine_call(app, "trash", {"character": "hana"})
+        assert [e["memory"]["id"] for e in trash] == [secret["id"]]
+        # the user's own recall in the app still revives it, as documented
+        hits = engine_call(app, "recall", {"character": "hana",
+                                           "query": "my old password was hunter2"})
+        assert hits[0]["memory"]["id"] == secret["id"] and hits[0]["revived"] is True
+    finally:
+        context.close()

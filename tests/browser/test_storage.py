@@ -297,6 +297,12 @@ def test_recall_revives_a_trashed_exact_match(launch, app_url, tmp_path):
     hits = engine_call(page, "recall", {"character": "iori", "query": "note about mountains",
                                         "mode": "hybrid"})
     assert target["id"] not in [h["memory"]["id"] for h in hits]  # forgotten: not recalled
+    # the recall playground (count: false) changes nothing: not even a revive
+    hits = engine_call(page, "recall", {"character": "iori", "query": text, "mode": "hybrid",
+                                        "count": False})
+    assert target["id"] not in [h["memory"]["id"] for h in hits]
+    assert [e["memory"]["id"] for e in engine_call(page, "trash", {"character": "iori"})] == [
+        target["id"]]
     hits = engine_call(page, "recall", {"character": "iori", "query": text, "mode": "hybrid"})
     assert hits[0]["memory"]["id"] == target["id"] and hits[0]["revived"] is True
     assert engine_call(page, "trash", {"character": "iori"}) == []

@@ -260,18 +260,21 @@ def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
            threshold: float | None = None, rrf_k: float | None = None,
            fusion: str | None = None, kinds: list[str] | None = None,
            count: bool = True, min_relevance: float | None = None,
-           now: float | None = None) -> list[dict[str, Any]]:
-    """Recall; in vector and hybrid mode a trashed memory that matches the query almost
-    exactly (cosine >= 0.95, better than any live one) is revived first and flagged.
+           now: float | None = None, revive: bool | None = None) -> list[dict[str, Any]]:
+    """Recall; in vector and hybrid mode, with ``revive`` (default: ``count``), a trashed
+    memory that matches the query almost exactly (cosine >= 0.95, better than any live
+    one) is revived first and flagged.
 
     A recall writes nothing: with ``count`` its hits' recall counts go up in memory and the
     worker adds them to the ``recalls`` table later (``recall_stats``); without it (the
-    recall playground) nothing about the memories changes."""
+    recall playground) nothing about the memories changes, and nothing comes back from the
+    trash. Another app's recall (``web/bridge.js``) never revives: only the user brings back
+    what the user forgot."""
     s = session()
     args = {"k": k, "mode": mode, "threshold": threshold, "fusion": fusion, "kinds": kinds,
             "min_relevance": min_relevance, "now": now,
             "rrf_k": s.settings["rrf_k"] if rrf_k is None else rrf_k, "touch": False}
-    if mode == "fulltext":
+    if mode == "fulltext" or not (count if revive is None else revive):
         hits, revived = s.engine.recall(character, query, **args), []
     else:
         result = s.governor.recall(character, query, **args)
