@@ -146,3 +146,33 @@ def test_a_version_2_workspace_file_still_opens(tmp_path):
     assert again.engine.get("alice", "01M8VSF5YZ0PFJS3QD94GAFFBZ").text == (
         "Alice loves green tea")
     again.close()
+
+
+def test_a_row_of_another_model_never_locks_the_character_out(tmp_path):
+    """A REST PATCH gave one memory a vector of another model and size: the engine
+    quarantines that row, and the file's check of a new vector compared it with that row
+    (the first of the character's): every later remember was refused."""
+    from omoide.backends.sqlite import SQLiteBackend
+
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    odd = ws.engine.remember("alice", "Alice lives in Osaka")
+    kept = ws.engine.remember("alice", "Alice loves green tea")
+    stamp = kept.model
+    ws.close()
+    backend = SQLiteBackend(db)
+    backend.initialize()
+    backend.update(odd.id, {"vector": [1.0, 0.0], "model": "x/y@q8#2"})  # as a PATCH does
+    backend.update(kept.id, {"importance": 0.7})  # a row rewritten goes after the odd one
+    with pytest.raises(OmoideError) as caught:  # a wrong size under the character's model
+        backend.update(kept.id, {"vector": [1.0, 0.0]})
+    assert caught.value.code == "INVALID_RECORD" and "64" in str(caught.value)
+    backend.shutdown()
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        later = ws.engine.remember("alice", "Alice plays the violin")
+        assert later.model == stamp
+        assert {m.text for m in ws.engine.memories("alice")} == {
+            "Alice loves green tea", "Alice plays the violin"}
+    finally:
+        ws.close()

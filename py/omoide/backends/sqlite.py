@@ -359,11 +359,15 @@ class SQLiteBackend:
                                      memory_id=full["id"]) from None
         return full
 
-    def _check_dimension(self, record: dict[str, Any]) -> None:
-        """A new memory's vector must fit its character's index (one indexed row read)."""
+    def _check_dimension(self, record: dict[str, Any], *, other_than: str | None = None) -> None:
+        """A vector must fit the index of its character's rows of the same model (one row
+        read, the first of the character's that matches). Rows of another model are another
+        index (a re-vectorization half way, or a row the engine quarantines): compared with
+        one of them, one odd row (a PATCH) refused every later memory of the character."""
         row = self.db.execute(
-            "SELECT length(vector) / 4 FROM memories WHERE character_id = ? AND vector IS NOT "
-            "NULL LIMIT 1", (record["character_id"],)).fetchone()
+            "SELECT length(vector) / 4 FROM memories WHERE character_id = ? AND id IS NOT ? "
+            "AND vector IS NOT NULL AND json_extract(record, '$.model') IS ? LIMIT 1",
+            (record["character_id"], other_than, record.get("model"))).fetchone()
         if row is not None and row[0] != len(record["vector"]):
             raise validate.invalid_record(
                 "vector", record["id"], f"vector: {len(record['vector'])} numbers, but the "
@@ -398,6 +402,8 @@ class SQLiteBackend:
                     "vector", memory_id, "vector: a new text or context needs the vector of "
                     "the new words (its model's embedding), in the same change")
             merged = check_record(current | changes)
+            if "vector" in changes:  # a PATCH's vector of another size broke the index
+                self._check_dimension(merged, other_than=memory_id)
             self._write(merged, insert=False)
         return merged
 
