@@ -382,3 +382,18 @@ def test_fields_governance_keeps_in_meta_may_hold_anything_the_user_wrote():
                                           for s in report.superseded)
     [item] = ingest(e, "a", ["I really love spicy ramen"]).items
     assert item.action == "merged" and e.get("a", odd.id).meta["merges"] == 1
+
+
+@pytest.mark.parametrize("odd", [5, "zz", {"a": 1}, [[1]], None])
+def test_a_users_supersedes_of_another_shape_links_nothing_and_crashes_nothing(odd):
+    """``meta.supersedes`` is the engine's list of the ids a memory replaced; a number
+    there crashed every later edit of the memory (TypeError), and a text was read as
+    one-letter ids."""
+    e = make_engine()
+    old = e.remember("a", "Alice likes tea", key="drink")
+    new = e.remember("a", "Alice likes coffee", key="drink", meta={"supersedes": odd})
+    assert new.meta["supersedes"] == [old.id]
+    plain = e.remember("a", "Alice keeps a red notebook", meta={"supersedes": odd})
+    edited = e.update("a", plain.id, text="Alice keeps a blue notebook")
+    [history] = [t.memory for t in e.trash("a") if t.memory.text == "Alice keeps a red notebook"]
+    assert edited.meta["supersedes"] == [history.id]

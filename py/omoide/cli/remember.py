@@ -6,6 +6,7 @@ import argparse
 
 from omoide.cli.context import Context
 from omoide.engine.memory import KINDS, Memory
+from omoide.engine.supersede import held_links
 from omoide.errors import OmoideError
 
 
@@ -69,7 +70,7 @@ def remember(ctx: Context) -> int:
         ctx.emit(memory.to_dict())
     else:
         ctx.out(f"remembered {describe(memory)}")
-        for old_id in memory.meta.get("supersedes", []):
+        for old_id in held_links(memory.meta):
             ctx.out(f"superseded {old_id} (same key; in the trash, restore it with: "
                     f"python -m omoide restore {a.character} {old_id})")
     return 0

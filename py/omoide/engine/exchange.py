@@ -34,7 +34,13 @@ from omoide.engine import validate
 from omoide.engine.bulk import acyclic_bulk
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory, new_memory_id
-from omoide.engine.supersede import SUPERSEDED_BY, SUPERSEDES, linked, retire, settle_keys
+from omoide.engine.supersede import (
+    SUPERSEDED_BY,
+    held_links,
+    linked,
+    retire,
+    settle_keys,
+)
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -394,8 +400,7 @@ def _replace_with_newer(engine: MemoryEngine, store: CharacterStore,
     copy = dataclasses.replace(old, id=new_memory_id(at))
     store.put(copy, store.kernel.vector(old.id))
     # the held version's own history stays linked (a restore of it finds this memory)
-    held = old.meta.get(SUPERSEDES)
-    links = [i for i in held if type(i) is str] if type(held) is list else []
+    links = held_links(old.meta)
     store.put(linked(Memory.from_dict(record), [*links, copy.id]), vector)
     retire(store, copy.id, old.id, at, "replaced by a newer version (import)")
 

@@ -36,13 +36,20 @@ def holders(store: CharacterStore, key: str | None, *, besides: str | None = Non
     return [i for i in store.ids_with_key(key) if i != besides]
 
 
+def held_links(meta: dict[str, Any]) -> list[str]:
+    """The ids in ``meta["supersedes"]``: a list of strings as the engine writes it; a row
+    stored before that was checked (a number, a text) links nothing, never a crash."""
+    links = meta.get(SUPERSEDES)
+    return [i for i in links if type(i) is str] if type(links) is list else []
+
+
 def linked(memory: Memory, old_ids: Iterable[str]) -> Memory:
     """``memory`` with ``old_ids`` appended to ``meta["supersedes"]`` (no write)."""
     old_ids = list(old_ids)
     if not old_ids:
         return memory
     meta: dict[str, Any] = dict(memory.meta)
-    links = [i for i in meta.get(SUPERSEDES, []) if i not in old_ids] + old_ids
+    links = [i for i in held_links(meta) if i not in old_ids] + old_ids
     meta[SUPERSEDES] = links[-MAX_LINKS:]
     return dataclasses.replace(memory, meta=meta)
 
