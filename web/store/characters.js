@@ -4,12 +4,21 @@ import * as store from "./db.js";
 
 const MAX_NAME = 80;
 
+// The rule of Python's validate.character_name (an export's names are checked by it):
+// no control characters, line or paragraph separators or lone surrogates; the length in
+// code points. A name accepted here and refused there made a backup that would not import.
+const NOT_IN_A_NAME = /[\p{Cc}\u2028\u2029\p{Cs}]/u;
+
 function checkName(name) {
   const clean = String(name ?? "").trim();
   if (!clean) throw Object.assign(new Error("A character needs a name."), { name: "EMPTY_TEXT" });
-  if (clean.length > MAX_NAME) {
+  if ([...clean].length > MAX_NAME) {
     throw Object.assign(new Error(`A character name is at most ${MAX_NAME} characters.`),
       { name: "TEXT_TOO_LONG" });
+  }
+  if (NOT_IN_A_NAME.test(clean)) {
+    throw Object.assign(new Error("A character name cannot hold control characters, line "
+      + "breaks or broken characters (lone surrogates)."), { name: "INVALID_ARGUMENT" });
   }
   return clean;
 }

@@ -218,10 +218,10 @@ def _check_import(engine: MemoryEngine, data: Any,
             raise _bad(f"character {character!r} appears twice", "id")
         seen_characters.add(character)
         where = f"character {character!r}"
-        try:
-            name = validate.character_name(c.get("name", character))
-        except OmoideError as e:
-            raise _bad(f"{where}: {str(e).rstrip('.')}", "name") from None
+        given = c.get("name", character)
+        if not isinstance(given, str):
+            raise _bad(f"{where}: name: must be a string", "name")
+        name = validate.repaired_character_name(given, character)  # see its doc
         file_stamp = c.get("stamp")
         if file_stamp is not None:
             try:

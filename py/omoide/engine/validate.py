@@ -91,17 +91,37 @@ def character_id(value: object) -> str:
     return value
 
 
+# What a display name may not hold: control characters (a tab, a newline), line and
+# paragraph separators, lone surrogates. The web app's ``checkName`` (web/store/characters.js)
+# applies the same rule (and counts code points, as here): a name the app accepted was
+# refused by an import (str.isprintable() also refused the joiner of "👩‍🚀", a no-break
+# space, a soft hyphen), so a whole-origin backup could not be restored.
+_NOT_IN_A_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
 def character_name(value: object, name: str = "name") -> str:
-    """A character's display name: visible text of at most ``MAX_CHARACTER_NAME``."""
+    """A character's display name: at most ``MAX_CHARACTER_NAME`` characters, not padded,
+    none of them a control character, a line separator or a lone surrogate."""
     if not isinstance(value, str) or not value.strip() or value.strip() != value:
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason="must be a non-empty string without padding")
-    if len(value) > MAX_CHARACTER_NAME or not value.isprintable():
+    if len(value) > MAX_CHARACTER_NAME or _NOT_IN_A_NAME.search(value):
         raise OmoideError.of(
             "INVALID_ARGUMENT", name=name,
-            reason=f"at most {MAX_CHARACTER_NAME} printable characters",
+            reason=f"at most {MAX_CHARACTER_NAME} characters, no control characters",
         )
     return value
+
+
+def repaired_character_name(value: str, fallback: str) -> str:
+    """``value`` made a valid name: what ``character_name`` refuses becomes a space (a lone
+    surrogate U+FFFD), cut to the limit, ``fallback`` when nothing is left. For names in a
+    file a user holds (an export made before the rule held everywhere): a display name
+    never makes a backup unusable."""
+    cleaned = _NOT_IN_A_NAME.sub(
+        lambda m: "\ufffd" if "\ud800" <= m.group() <= "\udfff" else " ", value)
+    cleaned = cleaned.strip()[:MAX_CHARACTER_NAME].strip()
+    return cleaned or fallback
 
 
 def _is_mark(c: str) -> bool:
