@@ -204,6 +204,27 @@ def test_add_edit_filter_forget_and_restore_from_trash(page: Page) -> None:
     expect(page.locator("#memory-list li.memory", has_text="Nara")).to_have_count(0)
 
 
+def test_changing_only_the_importance_leaves_the_text_as_it_is(page: Page) -> None:
+    """The form compared the stored text with the textarea's (whose "\r\n" is "\n",
+    trimmed): a memory with a Windows line break or padding was rewritten, re-embedded and
+    given a history copy when only its importance changed."""
+    cid = create_character(page, "Mio")
+    stored = engine_call(page, "remember", {"character": cid,
+                                            "text": "line one\r\nline two  "})
+    tab(page, "memories")
+    row = page.locator(f"#memory-list li.memory[data-id='{stored['id']}']")
+    expect(row).to_have_count(1)
+    row.get_by_role("button", name="Edit").click()
+    form = page.locator("#memory-list li.memory form")
+    form.locator("input[type=number]").fill("0.8")
+    form.locator("button[type=submit]").click()
+    expect(form).to_have_count(0)
+    [memory] = engine_call(page, "memories", {"character": cid})
+    assert (memory["id"], memory["text"], memory["importance"]) == (
+        stored["id"], "line one\r\nline two  ", 0.8)
+    assert engine_call(page, "trash", {"character": cid}) == []
+
+
 def test_paste_a_conversation_previews_before_saving(page: Page) -> None:
     cid = create_character(page, "Ren")
     tab(page, "memories")

@@ -266,13 +266,18 @@ export function mountMemories(panel, ctx) {
         field(t, "memories.importance", importance).row, field(t, "memories.key", key).row),
       h("div", { class: "actions" }, save, cancel));
     cancel.addEventListener("click", () => li.replaceWith(item(memory)));
+    // what the fields showed: a textarea turns "\r\n" into "\n", and the text may be
+    // padded; comparing the stored text with what the form sends rewrote (and re-embedded,
+    // with a history copy) a memory whose importance alone was changed
+    const shownText = text.value;
+    const shownKey = key.value;
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const changes = {};
-      if (text.value.trim() !== memory.text) changes.text = text.value.trim();
+      if (text.value !== shownText) changes.text = text.value.trim();
       if (kind.value !== memory.kind) changes.kind = kind.value;
       if (Number(importance.value) !== memory.importance) changes.importance = Number(importance.value);
-      if (key.value.trim() !== (memory.key ?? "")) changes.key = key.value.trim() || null;
+      if (key.value !== shownKey) changes.key = key.value.trim() || null;
       let shown = memory;
       if (Object.keys(changes).length) {
         const done = await ctx.run(save, () =>
