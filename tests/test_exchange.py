@@ -560,3 +560,30 @@ def test_a_memory_restored_after_an_import_is_not_sent_back_by_the_next_one(tmp_
 def export_to(db: Path, path: Path) -> Path:
     export(db, path, True)
     return path
+
+
+def test_a_newer_version_of_a_memory_forgotten_here_takes_its_place_in_the_trash(tmp_path):
+    """Device B edited a memory that device A then forgot; A's import of B's export skipped
+    the edit as "already present" (only live memories were compared): the edited text was
+    nowhere. It now replaces the forgotten version, still in the trash (the forget holds),
+    and a restore brings back the edit; the version it replaced is its history."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    memory_id = json.loads(run(a, "remember", "alice", "Alice keeps a red notebook",
+                               "--json"))["id"]
+    run(a, "export", str(tmp_path / "base.json"))
+    run(b, "import", str(tmp_path / "base.json"))
+    run(b, "update", "alice", memory_id, "--text", "Alice keeps a blue notebook")
+    run(a, "forget", "alice", memory_id)
+    run(b, "export", str(tmp_path / "b.json"))
+    out = run(a, "import", str(tmp_path / "b.json"))
+    assert "1 replaced by the file's newer version" in out
+    with opened(a) as ws:
+        assert ws.engine.memories("alice") == []
+        trash = {e.memory.id: e.memory for e in ws.engine.trash("alice")}
+        assert trash[memory_id].text == "Alice keeps a blue notebook"
+        history = [m for m in trash.values() if m.id != memory_id]
+        assert {m.text for m in history} == {"Alice keeps a red notebook"}
+        assert all(m.meta["superseded_by"] == memory_id for m in history)
+        ws.engine.restore("alice", memory_id)
+        assert [m.text for m in ws.engine.memories("alice")] == ["Alice keeps a blue notebook"]
+    assert "already present" in run(a, "import", str(tmp_path / "b.json"))  # settled

@@ -120,6 +120,9 @@ class CharacterImport:
     # id -> row of the packed block holding the vector of a ``newer`` record (the caller
     # fills the record's ``vector`` from it: a newer version is never embedded again)
     newer_rows: dict[str, int] = field(default_factory=dict)
+    # of ``newer``: the ids this store holds in the trash (forgotten here, edited on the
+    # other device): the file's version takes the trashed one's place, still in the trash
+    newer_trashed: set[str] = field(default_factory=set)
     repaired: int = 0  # lone surrogates of its records replaced by U+FFFD
 
 
@@ -171,11 +174,20 @@ _SAID_FIELDS = ("text", "context", "kind", "key", "importance", "created_at", "c
                 "turn")
 
 
+def _held(store: CharacterStore, memory_id: str) -> Memory | None:
+    """The store's memory of that id, live or in the trash."""
+    memory = store.records.get(memory_id)
+    if memory is None and memory_id in store.trash:
+        memory = store.trash[memory_id].memory
+    return memory
+
+
 def _is_newer(store: CharacterStore, record: dict[str, Any]) -> bool:
     """Whether ``record`` (a live one of the file) is a later version of a memory the store
-    holds live: changed after it (``updated_at``) and saying something else (an edit made
-    on another device since the last sync)."""
-    memory = store.records.get(record["id"])
+    holds, live or in the trash: changed after it (``updated_at``) and saying something
+    else (an edit made on another device since the last sync). A trashed one too: the edit
+    made on the other device after this one forgot it was dropped, found nowhere."""
+    memory = _held(store, record["id"])
     if memory is None or record["updated_at"] <= memory.updated_at:
         return False
     held, wanted = memory.to_dict(), Memory.from_dict(record).to_dict()
@@ -283,6 +295,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                         plan.unfinished[memory_id] = trashed_at
                     elif not trash and _is_newer(store, record):
                         plan.newer.append(record)  # its vector: the file's, or embedded
+                        if memory_id in store.trash:
+                            plan.newer_trashed.add(memory_id)
                         if in_pack:
                             plan.newer_rows[memory_id] = pack_rows[memory_id]
                     else:
@@ -361,8 +375,14 @@ def import_data(engine: MemoryEngine, data: Any,
             continue
         store = engine.writable_store(c.id)
         for r in c.newer:
-            _replace_with_newer(engine, store, r,
-                                r["vector"] if r["vector"] is not None else embedded.get(r["id"]))
+            vector = r["vector"] if r["vector"] is not None else embedded.get(r["id"])
+            if r["id"] in c.newer_trashed:  # replaced as a live one, then forgotten again
+                forgotten_at = store.trash[r["id"]].trashed_at
+                store.restore(r["id"])
+                _replace_with_newer(engine, store, r, vector)
+                store.move_to_trash(r["id"], forgotten_at)
+            else:
+                _replace_with_newer(engine, store, r, vector)
         report["updated"] = report.get("updated", 0) + len(c.newer)
         for r in c.records:
             memory = Memory.from_dict(r)
@@ -385,7 +405,8 @@ def _to_embed(engine: MemoryEngine, c: CharacterImport) -> list[dict[str, Any]]:
 
 
 def _new_text(store: CharacterStore, record: dict[str, Any]) -> bool:
-    old = store.records[record["id"]]
+    old = _held(store, record["id"])
+    assert old is not None  # a ``newer`` record's memory is held
     return old.text != record["text"] or old.context != record.get("context")
 
 
