@@ -21,6 +21,7 @@ from ..engine.embedding import embed_memories
 from ..engine.listener import Change
 from ..engine.memory import Hit, Memory
 from ..engine.revectorize import RevectorizeJob
+from ..engine.supersede import settle_keys
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
@@ -577,6 +578,17 @@ def restore_step(cursor: int = 0, batch: int = 64,
                                    "errors", "characters")}}
 
 
+def _elsewhere(engine: MemoryEngine, character: str, memory_id: str,
+               job: dict[str, Any]) -> bool:
+    """A backup record whose id another character holds (or a quarantined row): never put
+    under this one as well (an id names one memory); counted as failed."""
+    owner = exchange.owner_of(engine, memory_id)
+    if (owner is not None and owner != character) or memory_id in engine.quarantine:
+        job["failed"] += 1
+        return True
+    return False
+
+
 def restore_records(s: Session, job: dict[str, Any], character: str,
                     records: list[dict[str, Any]]) -> set[str]:
     engine = s.engine
@@ -587,9 +599,9 @@ def restore_records(s: Session, job: dict[str, Any], character: str,
                                            max_text_length=engine.max_text_length))
         except OmoideError:
             job["failed"] += 1
-    records = checked
     known = engine.stores.get(character)
     existing = set(known.records) | set(known.trash) if known else set()
+    records = [r for r in checked if not _elsewhere(engine, character, r["id"], job)]
     fresh = [r for r in records if r["id"] not in existing]
     job["skipped"] += len(records) - len(fresh)
     if not fresh:
@@ -613,6 +625,11 @@ def restore_records(s: Session, job: dict[str, Any], character: str,
         store.put(memory, r["vector"] if r["id"] not in embedded else embedded[r["id"]])
         if r.get("trashed_at") is not None:
             store.move_to_trash(memory.id, float(r["trashed_at"]))
+    # one key, one live memory: the newest holder stays, the others are its history (the
+    # restore left the backup's holder live beside this browser's, as an import does not)
+    job["superseded"] = job.get("superseded", 0) + len(settle_keys(
+        store, [r["key"] for r in fresh if r.get("trashed_at") is None], engine.now(),
+        "same key (restored from the backup)"))
     job["imported"] += len(fresh)
     job["reembedded"] += len(need)
     job["reused"] += len(fresh) - len(need)

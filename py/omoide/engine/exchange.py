@@ -140,7 +140,8 @@ def _bad(reason: str, field_name: str | None = None) -> OmoideError:
     return OmoideError.of("MALFORMED_IMPORT", reason=reason, field=field_name)
 
 
-def _owner(engine: MemoryEngine, memory_id: str) -> str | None:
+def owner_of(engine: MemoryEngine, memory_id: str) -> str | None:
+    """The character holding ``memory_id`` (live or in the trash), if any."""
     for store in engine.stores.values():  # a few characters: no map of every id is built
         if memory_id in store.records or memory_id in store.trash:
             return store.character_id
@@ -302,7 +303,7 @@ def _check_import(engine: MemoryEngine, data: Any,
                     else:
                         plan.skipped += 1
                     continue
-                owner = _owner(engine, memory_id)
+                owner = owner_of(engine, memory_id)
                 if owner is not None:
                     raise _bad(f"{at}: memory id {memory_id!r} already belongs to "
                                f"{owner!r}", "id")
