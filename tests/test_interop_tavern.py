@@ -375,3 +375,30 @@ def test_world_info_with_a_meta_of_another_shape_imports(gov):
     other = Governor(MemoryEngine(HashingEmbedder(), clock=lambda: 1_800_000_000.0))
     import_file(other, json.dumps(data).encode(), "wi.json", character="rin")
     assert [m.text for m in other.engine.memories("rin")] == ["Rin keeps bees"]
+
+
+def test_two_cards_whose_names_make_one_id_are_two_characters(cli, tmp_path):
+    """"Aqua" and "AQUA!" (or "🌸" and "🌙") make one id: the second card's facts went to
+    the first character and retired its description (same key). A card now goes to the
+    character of its id only when that character has its name (or none); else to the next
+    free id, where importing it again finds it."""
+    import copy
+
+    def card(name: str, description: str) -> bytes:
+        data = copy.deepcopy(s.CARD_V2)
+        data["data"].update(name=name, description=description, character_book=None)
+        return s.as_json(data)
+
+    goddess, robot = tmp_path / "a.json", tmp_path / "b.json"
+    goddess.write_bytes(card("Aqua", "{{char}} is a goddess of water."))
+    robot.write_bytes(card("AQUA!", "{{char}} is a cleaning robot."))
+    assert cli.json("import-tavern", str(goddess))["character"] == "aqua"
+    assert cli.json("import-tavern", str(robot))["character"] == "aqua-2"
+    assert cli.json("import-tavern", str(robot))["character"] == "aqua-2"  # found again
+    assert cli.json("import-tavern", str(goddess))["facts_skipped"] >= 1
+    names = {c["id"]: c["name"] for c in json.loads(cli.ok("export", "-"))["characters"]}
+    assert names == {"aqua": "Aqua", "aqua-2": "AQUA!"}
+    assert "goddess" in cli.ok("recall", "aqua", "goddess")
+    assert "robot" not in cli.ok("recall", "aqua", "robot")
+    # a character chosen by the user takes the card, whatever its name
+    assert cli.json("import-tavern", str(robot), "--character", "aqua")["character"] == "aqua"

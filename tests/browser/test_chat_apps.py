@@ -371,15 +371,6 @@ def test_sillytavern_extension(app, context, servers):
     page.close()
 
 
-def test_client_works_offline_after_the_first_visit(app, context, servers):
-    servers["app"].stop()  # Omoide's server is gone; the demo's own server still runs
-    client = client_page(context, SAME_SITE, servers["app"].url)
-    assert [c["id"] for c in call(client, "characters")["ok"]] == ["seraphina"]
-    hits = call(client, "recall", "seraphina", "green tea")["ok"]
-    assert "green tea" in hits[0]["text"]
-    client.close()
-
-
 def test_an_apps_recall_never_brings_back_what_the_user_forgot(browser_type, servers,
                                                                tmp_path):
     """A recall revives a trashed near-exact match (governance); through the bridge that
@@ -408,3 +399,13 @@ def test_an_apps_recall_never_brings_back_what_the_user_forgot(browser_type, ser
         assert hits[0]["memory"]["id"] == secret["id"] and hits[0]["revived"] is True
     finally:
         context.close()
+
+
+def test_client_works_offline_after_the_first_visit(app, context, servers):
+    servers["app"].stop()  # Omoide's server is gone; the demo's own server still runs
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    assert [c["id"] for c in call(client, "characters")["ok"]] == ["seraphina"]
+    hits = call(client, "recall", "seraphina", "green tea")["ok"]
+    assert "green tea" in hits[0]["text"]
+    client.close()
+

@@ -80,6 +80,8 @@ export function mountTavern(ctx) {
     const report = await ctx.run(importButton, () => tavernProgress.track(() =>
       ctx.call("tavern_import", {
         data_base64: data, filename: chosen.name, character: target.value || null,
+        // "Aqua" and "AQUA!" make one id: a card never lands in another character's
+        names: Object.fromEntries(ctx.characters.map((c) => [c.id, c.name])),
       }).catch((err) => { failure = err; return null; })));
     if (!report) {
       clear(out, h("p", { class: "error" }, ctx.errorText(failure)));

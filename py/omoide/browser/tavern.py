@@ -17,14 +17,17 @@ from .session import session
 
 @handler("tavern_import")
 def tavern_import(data_base64: str, filename: str = "the file", character: str | None = None,
-                  dry_run: bool = False) -> dict[str, Any]:
+                  dry_run: bool = False, names: dict[str, str] | None = None
+                  ) -> dict[str, Any]:
+    """``names``: id -> display name of the app's characters (deleted ones too): a card
+    whose name makes the id of another character goes to a new one (``target_character``)."""
     try:
         data = base64.b64decode(data_base64, validate=True)
     except (binascii.Error, TypeError, ValueError):
         raise OmoideError.of("INVALID_ARGUMENT", name="data_base64",
                              reason="not base64") from None
     return import_file(session().governor, data, str(filename), character=character or None,
-                       dry_run=dry_run)
+                       dry_run=dry_run, names=names)
 
 
 @handler("tavern_export")

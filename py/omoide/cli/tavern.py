@@ -63,7 +63,8 @@ def import_tavern(ctx: Context) -> int:
     a = ctx.args
     plan = parse_file(read_bytes(a.file), a.file)
     target_character(plan, a.character)  # before the workspace is opened (or created)
-    report = apply_plan(ctx.workspace.governor, plan, character=a.character, dry_run=a.dry_run)
+    report = apply_plan(ctx.workspace.governor, plan, character=a.character, dry_run=a.dry_run,
+                        names=ctx.workspace.backend.character_names())
     if not a.dry_run:
         keep_card_name(ctx, report["character"], report.get("name"))
     if ctx.json:

@@ -9,13 +9,14 @@ what they yield carries the date it was said (and ``meta.session`` = that day).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
 from omoide.engine.remember import build_memory
+from omoide.engine.validate import MAX_CHARACTER_ID
 from omoide.errors import OmoideError
 from omoide.interop.parse import ChatMessage, ImportPlan, parse_file
 
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
 
 
 def import_file(governor: Governor, data: bytes, path: str = "the file", *,
-                character: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-    return apply_plan(governor, parse_file(data, path), character=character, dry_run=dry_run)
+                character: str | None = None, dry_run: bool = False,
+                names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    return apply_plan(governor, parse_file(data, path), character=character, dry_run=dry_run,
+                      names=names)
 
 
 @contextmanager
@@ -58,13 +61,30 @@ def sessions(messages: list[ChatMessage]) -> list[tuple[str | None, list[ChatMes
     return out
 
 
-def target_character(plan: ImportPlan, character: str | None) -> str:
+def target_character(plan: ImportPlan, character: str | None,
+                     names: Mapping[str, str] | None = None) -> str:
+    """The character ``plan`` goes to: the one chosen, else the id made of the file's name.
+    ``names`` (id -> display name of the characters that exist, deleted ones too): an id
+    whose character has another name is another character ("Aqua" and "AQUA!", "🌸" and "🌙"
+    make one id): the file's goes to the next free id (``aqua-2``), or to the one of that
+    id already holding its name, so importing it again lands in the same place."""
     chosen = character or plan.character
     if chosen is None:
         raise OmoideError.of("INVALID_ARGUMENT", name="character",
                              reason=f"a {plan.format} file does not name its character; "
                                     "choose one")
+    if character is None and names and plan.name:
+        base, n = chosen, 1
+        while not _same_character(names.get(chosen), chosen, plan.name):
+            n += 1
+            chosen = f"{base[:MAX_CHARACTER_ID - len(str(n)) - 1]}-{n}"
     return validate.character_id(chosen)
+
+
+def _same_character(held: str | None, character: str, name: str) -> bool:
+    """Whether the character ``character`` (display name ``held``; None: no such character,
+    or one never named) is the one a file names ``name``."""
+    return held is None or held in (character, name.strip())
 
 
 def distinct_keys(facts: list[Any]) -> list[str | None]:
@@ -92,9 +112,10 @@ def distinct_keys(facts: list[Any]) -> list[str | None]:
 
 
 def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = None,
-               dry_run: bool = False) -> dict[str, Any]:
+               dry_run: bool = False, names: Mapping[str, str] | None = None
+               ) -> dict[str, Any]:
     engine = governor.engine
-    target = target_character(plan, character)
+    target = target_character(plan, character, names)
     store = engine.stores.get(target)
     if store is not None:
         engine.check_model(store)  # refused before anything is embedded or written
