@@ -177,6 +177,31 @@ def test_invalid_records_are_refused_naming_the_field(workspace) -> None:
     assert workspace.backend.health()["memories"] == 0
 
 
+def test_an_unknown_argument_or_a_value_of_another_type_is_refused(workspace) -> None:
+    """The SDK ignored unknown names and coerced types: ``Key=`` (not ``key``) stored a
+    memory with no key beside the one it was meant to replace; ``turn=true`` was 1."""
+    server = build_server(workspace)
+
+    async def body(c: Client) -> None:
+        for arguments, name in [({"Key": "favorite_drink"}, "Key"),
+                                ({"importance_level": 0.9}, "importance_level"),
+                                ({"turn": True, "conversation": "c1"}, "turn"),
+                                ({"importance": "0.9"}, "importance")]:
+            result = await c.call_tool("remember", {"character": "alice", "text": "hi",
+                                                    **arguments})
+            assert result.is_error and name in error_text(result), (arguments, result)
+        bad_k = await c.call_tool("recall", {"character": "alice", "query": "hi", "k": 2.5})
+        assert bad_k.is_error
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert tools["remember"].input_schema["additionalProperties"] is False
+        fine = data(await c.call_tool("remember", {"character": "alice", "text": "hi",
+                                                   "importance": 1}))  # an int for a float
+        assert fine["importance"] == 1.0
+
+    run_with_client(server, body)
+    assert [m.text for m in workspace.engine.memories("alice")] == ["hi"]
+
+
 def test_audit_reports_quarantined_rows(tmp_path: Path) -> None:
     import sqlite3
 

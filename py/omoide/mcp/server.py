@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
+from pydantic import ConfigDict
 
 from omoide.engine.memory import Hit, TrashEntry
 from omoide.errors import OmoideError
@@ -192,4 +193,18 @@ def build_server(
         return _report(governor.summarize(character, older_than_days=older_than_days,
                                           dry_run=dry_run))
 
+    strict_arguments(server)
     return server
+
+
+def strict_arguments(server: MCPServer) -> None:
+    """Every tool refuses an argument it does not take and a value of another type, naming
+    it, as the engine and the REST server do. The SDK's argument models ignored unknown
+    names and coerced types: ``remember(Key="favorite_drink", importance_level=0.9)`` stored
+    a memory with no key and importance 0.5 (the old value of the key stayed live beside
+    it), ``turn=true`` was stored as 1, ``importance="0.9"`` as a number."""
+    for tool in server._tool_manager.list_tools():  # noqa: SLF001 - no public hook for it
+        loose = tool.fn_metadata.arg_model
+        tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {
+            "model_config": ConfigDict(**loose.model_config, extra="forbid", strict=True)})
+        tool.parameters["additionalProperties"] = False  # what a client reads says so too
