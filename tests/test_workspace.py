@@ -176,3 +176,34 @@ def test_a_row_of_another_model_never_locks_the_character_out(tmp_path):
             "Alice loves green tea", "Alice plays the violin"}
     finally:
         ws.close()
+
+
+def test_a_damaged_row_is_left_out_of_the_files_searches(tmp_path):
+    """A row whose record lost its text (damaged outside Omoide) made every text search of
+    its character raise KeyError: the reference server answered 500 until it was fixed."""
+    import json as _json
+
+    from omoide.backends.sqlite import SQLiteBackend
+
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    kept = ws.engine.remember("alice", "Alice loves green tea")
+    ws.close()
+    con = sqlite3.connect(db)
+    with con:
+        record = {k: v for k, v in kept.to_dict().items() if k != "text"} | {"id": "BADROW"}
+        con.execute("INSERT INTO memories SELECT 'BADROW', character_id, kind, trashed_at, "
+                    "updated_at, ?, vector FROM memories", (_json.dumps(record),))
+        con.execute("INSERT INTO memories SELECT 'NOTJSON', character_id, kind, trashed_at, "
+                    "updated_at, '{not json', vector FROM memories WHERE id = ?", (kept.id,))
+    con.close()
+    backend = SQLiteBackend(db)
+    backend.initialize()
+    try:
+        found = backend.search("green tea", character_id="alice")
+        assert [r["memory"]["id"] for r in found] == [kept.id]
+        vector = backend.get(kept.id, with_vector=True)["vector"]
+        found = backend.search("", character_id="alice", vector=vector, model=kept.model)
+        assert [r["memory"]["id"] for r in found] == [kept.id]
+    finally:
+        backend.shutdown()

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -465,7 +465,8 @@ class SQLiteBackend:
             rows = self.db.execute(
                 f"SELECT {COLUMNS} FROM memories WHERE character_id = ? AND trashed_at IS NULL",
                 (character_id,)).fetchall()
-        records = [r for r in (self._record(row, True) for row in rows) if r["model"] == model]
+        records = [r for r in _readable(self._record(row, True) for row in rows)
+                   if r["model"] == model]
         if kinds:
             records = [r for r in records if r["kind"] in kinds]
         return ranking.rank_by_vector(records, vector, k)
@@ -480,9 +481,9 @@ class SQLiteBackend:
             if cached is not None and cached[0] == version:
                 return cached[1]
             rows = self.db.execute(
-                "SELECT record FROM memories WHERE character_id = ? AND trashed_at IS NULL",
+                f"SELECT {COLUMNS} FROM memories WHERE character_id = ? AND trashed_at IS NULL",
                 (character_id,)).fetchall()
-            index = ranking.TextIndex(json.loads(r[0]) for r in rows)
+            index = ranking.TextIndex(_readable(self._record(r, False) for r in rows))
             if len(self._text_indexes) >= TEXT_INDEX_CACHE:
                 self._text_indexes.pop(next(iter(self._text_indexes)))
             self._text_indexes[character_id] = (version, index)
@@ -564,3 +565,14 @@ class SQLiteBackend:
         with self._writing():
             self.db.executemany("INSERT OR IGNORE INTO characters (id, name) VALUES (?, ?)",
                                 sorted(names.items()))
+
+
+def _readable(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The records the record schema accepts as stored: a row damaged outside Omoide (no
+    text, not JSON) is left out of a search, as the engine quarantines it; one such row
+    made every text search of its character an HTTP 500."""
+    for record in records:
+        try:
+            yield validate.record(record, stored=True)
+        except OmoideError:
+            continue
