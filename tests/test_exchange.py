@@ -282,6 +282,10 @@ def test_an_id_of_another_character_is_refused(tmp_path):
     run(db, "import", str(FIXTURE))
     data = json.loads(FIXTURE.read_text(encoding="utf-8"))
     data["characters"][0]["id"] = "someone-else"
+    for section in ("memories", "trash"):
+        for record in data["characters"][0].get(section, []):
+            if "character_id" in record:
+                record["character_id"] = "someone-else"
     with opened(db) as ws:
         with pytest.raises(Exception) as err:
             exchange.check_import(ws.engine, data)
@@ -587,3 +591,19 @@ def test_a_newer_version_of_a_memory_forgotten_here_takes_its_place_in_the_trash
         ws.engine.restore("alice", memory_id)
         assert [m.text for m in ws.engine.memories("alice")] == ["Alice keeps a blue notebook"]
     assert "already present" in run(a, "import", str(tmp_path / "b.json"))  # settled
+
+
+def test_a_record_naming_another_character_than_its_section_is_refused():
+    """It was filed under the section's character: bob's memory became alice's."""
+    from omoide.engine.core import MemoryEngine
+    from omoide.errors import OmoideError
+
+    source = MemoryEngine(HashingEmbedder())
+    source.remember("alice", "Alice loves green tea")
+    data = json.loads(json.dumps(exchange.export_data(source)))
+    data["characters"][0]["memories"][0]["character_id"] = "bob"
+    target = MemoryEngine(HashingEmbedder())
+    with pytest.raises(OmoideError) as caught:
+        exchange.import_data(target, data)
+    assert caught.value.fields["field"] == "character_id"
+    assert target.characters() == []

@@ -269,6 +269,11 @@ def _check_import(engine: MemoryEngine, data: Any,
                 if not m.keys() <= IMPORT_FIELDS:  # in C, no set made; sorted only when any
                     unknown = sorted(str(k) for k in m.keys() - IMPORT_FIELDS)
                     raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
+                if "character_id" in m and m["character_id"] != character:
+                    # a record of another character in this one's section: refused, never
+                    # filed under the section's character
+                    raise _bad(f"{at}: character_id {str(m['character_id'])[:64]!r} is not "
+                               f"the section's {character!r}", "character_id")
                 memory_id = m.get("id")
                 vector = vectors.get(memory_id) if reuse and vectors is not None \
                     and isinstance(memory_id, str) else None
