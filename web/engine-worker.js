@@ -81,6 +81,16 @@ async function ensureModel(model, dtype) {
   }
 }
 
+// A failed IndexedDB write as the engine's own errors name it (omoide.browser.host).
+function storageError(err) {
+  const cause = err?.inner ?? err;
+  const quota = cause?.name === "QuotaExceededError";
+  return Object.assign(new Error(quota
+    ? `The browser's storage quota is full; nothing was written. ${cause?.message ?? ""}`
+    : `The browser's storage failed; nothing was written. ${cause?.message ?? err}`),
+  { name: quota ? "QUOTA_EXCEEDED" : "STORAGE_FAILED" });
+}
+
 // Python waits for these with run_sync; it must get a plain Error (a DexieError rejected as
 // is never settles the wait), named after the DOMException underneath (QuotaExceededError).
 function plainErrors(functions) {
@@ -752,8 +762,16 @@ const jsVerbs = {
   },
   async select_model({ model, dtype }) {
     const state = await locked(async () => {
+      const previous = await store.getSetting(db, "model", DEFAULT_MODEL);
       const answer = await callPython("select_model", { model, dtype });
-      await store.setSetting(db, "model", { model, dtype });
+      try {
+        await store.setSetting(db, "model", { model, dtype });
+      } catch (err) {
+        // not stored: the engine goes back to the stored model (it had switched, stamping
+        // new characters with a model the next start would not select)
+        await callPython("select_model", previous);
+        throw storageError(err);
+      }
       await changedGlobally();
       return answer;
     });
@@ -800,8 +818,14 @@ const jsVerbs = {
   embedder_status: () => runtimeInfo ?? { device: null },
   async set_settings(changes) {
     return locked(async () => {
+      const previous = await callPython("apply_settings", { values: {} }); // in full
       const applied = await callPython("apply_settings", { values: changes });
-      await store.setSetting(db, "user_settings", applied); // in full (secrets too)
+      try {
+        await store.setSetting(db, "user_settings", applied); // in full (secrets too)
+      } catch (err) {
+        await callPython("apply_settings", { values: previous }); // not stored: not applied
+        throw storageError(err);
+      }
       await changedGlobally();
       changedCharacters.add("*settings*");
       backupConfigured = Boolean(applied.backup_url);

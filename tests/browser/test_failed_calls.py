@@ -54,3 +54,35 @@ def test_a_call_that_fails_half_way_writes_nothing(launch, app_url, tmp_path):
     assert texts == ["Rin keeps a garden"]
     report = engine_call(page, "tavern_import", params)  # the next try stores it all
     assert report["stored"] >= 3
+
+
+def test_a_model_or_settings_change_that_is_not_stored_is_not_applied(launch, app_url,
+                                                                      tmp_path):
+    """select_model and set_settings switched the running engine, then failed to store the
+    setting: new characters were stamped with a model the next start would not select (and
+    their vector recall refused after a reload); a backup URL nothing stored was used."""
+    from .faults import INSTALL
+
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    before = engine_call(page, "model_state")
+    engine_worker(page).evaluate(INSTALL, 1)
+    code, _ = call_error(page, "select_model", {"model": "omoide/all-MiniLM-L6-v2",
+                                                "dtype": "fp32"})
+    engine_worker(page).evaluate(INSTALL, 0)
+    assert code == "QUOTA_EXCEEDED"
+    assert engine_call(page, "model_state") == before
+    kei = engine_call(page, "remember", {"character": "kei", "text": "Kei likes chess"})
+    page.reload()
+    wait_ready(page)
+    assert engine_call(page, "model_state") == before
+    hits = engine_call(page, "recall", {"character": "kei", "query": "chess",
+                                        "mode": "vector"})
+    assert hits[0]["memory"]["id"] == kei["id"]
+
+    engine_worker(page).evaluate(INSTALL, 1)
+    code, _ = call_error(page, "set_settings", {"backup_url": "http://127.0.0.1:48997"})
+    engine_worker(page).evaluate(INSTALL, 0)
+    assert code == "QUOTA_EXCEEDED"
+    assert engine_call(page, "settings")["backup_url"] is None
