@@ -226,3 +226,25 @@ def test_windows_and_new_turns_agree_with_a_scan_of_the_records(steps):
         expected = {m.id for m in e.memories("p") if m.conversation == memory.conversation
                     and abs(m.turn - memory.turn) <= WINDOW}
         assert set(window(store, memory)) == expected
+
+
+def test_a_forgotten_turn_is_never_handed_out_again_even_after_a_reopen(tmp_path):
+    """The next turn came from the live memories plus a memo of this process: after a
+    reopen a forgotten turn was handed out again, and its restore put two messages on one
+    turn (the window a recall reads changed with the process's history)."""
+    from omoide.workspace import open_workspace
+
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    ws.engine.remember("alice", "hello there", conversation="chat")
+    second = ws.engine.remember("alice", "my cat is called Tama", conversation="chat")
+    ws.engine.forget("alice", second.id)
+    ws.close()
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        third = ws.engine.remember("alice", "we adopted a dog", conversation="chat")
+        assert third.turn == 2
+        ws.engine.restore("alice", second.id)
+        assert sorted(m.turn for m in ws.engine.memories("alice")) == [0, 1, 2]
+    finally:
+        ws.close()

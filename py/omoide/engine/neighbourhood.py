@@ -29,6 +29,7 @@ app remembering one message at a time) is placed after the conversation's last t
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
@@ -61,13 +62,17 @@ def positions(store: CharacterStore) -> dict[Hashable, set[str]]:
 
 
 def next_turn(store: CharacterStore, conversation: str) -> int:
-    """The turn after the conversation's last one in this store (0 for a new conversation).
-    O(1) after the first call per store (one pass over the positions, not the records)."""
+    """The turn after the conversation's last one in this store, forgotten turns included
+    (0 for a new conversation): a restored memory never shares its turn with a later one,
+    and a reopened workspace hands out the turn this process would have (the hint was
+    built from the live memories only, the memo of this process kept the forgotten ones).
+    O(1) after the first call per store (one pass over the positions and the trash)."""
     groups = positions(store)
     last = _last_turns.get(store)
     if last is None:
         last = {}
-        for place in groups:
+        trashed = (_position(entry.memory) for entry in store.trash.values())
+        for place in itertools.chain(groups, trashed):
             if place is not None and place[1] > last.get(place[0], -1):
                 last[place[0]] = place[1]
         _last_turns[store] = last
