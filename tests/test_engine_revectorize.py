@@ -236,3 +236,21 @@ def test_a_new_context_alone_is_embedded_again(engine):
     [want] = embed_memories(NEW, [(memory.text, "said while planning the Kyoto trip")])
     got = engine.stores["alice"].kernel.vector(memory.id)
     assert sum(a * b for a, b in zip(want, got, strict=True)) > 0.999
+
+
+def test_trashed_vectors_are_float32_after_a_switch_as_the_live_ones_are():
+    """The trash kept the new model's vectors as doubles: an export differed from its own
+    re-import (and from the same workspace's export after a reopen)."""
+    import json
+
+    from omoide.engine.exchange import export_data, import_data
+
+    e = MemoryEngine(HashingEmbedder(32))
+    forgotten = e.remember("alice", "green tea every morning")
+    e.remember("alice", "a walk at dawn")
+    e.forget("alice", forgotten.id)
+    e.revectorize(None, HashingEmbedder(32, seed=1))
+    first = json.dumps(export_data(e, with_vectors=True))
+    other = MemoryEngine(HashingEmbedder(32, seed=1))
+    import_data(other, json.loads(first))
+    assert json.dumps(export_data(other, with_vectors=True)) == first

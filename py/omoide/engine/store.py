@@ -9,6 +9,7 @@ it is applied; a listener that raises leaves the store untouched.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -494,7 +495,10 @@ class CharacterStore:
         live = set(self.records)
         if set(kernel.ids()) != live or set(trash_vectors) != set(self.trash):
             raise ValueError("the new index does not cover exactly this store's memories")
-        vectors = {i: kernel.vector(i) for i in live} | dict(trash_vectors)
+        # as float32, as the live ones come out of their kernel (an export, a mirror, the
+        # trash entries below): full doubles made an export differ from its re-import
+        trash_vectors = {i: array("f", v).tolist() for i, v in trash_vectors.items()}
+        vectors = {i: kernel.vector(i) for i in live} | trash_vectors
         change = Change(
             "swap", self.character_id, stamp=stamp, model_id=model_id, dimension=dimension,
             vectors=vectors,
