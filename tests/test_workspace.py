@@ -207,3 +207,23 @@ def test_a_damaged_row_is_left_out_of_the_files_searches(tmp_path):
         assert [r["memory"]["id"] for r in found] == [kept.id]
     finally:
         backend.shutdown()
+
+
+def test_a_purged_text_is_gone_from_every_file_of_the_workspace_while_it_is_open(tmp_path):
+    """Forget for good erases: the deleted row's text stayed in the WAL (and, where SQLite
+    is built without secure_delete, in the file's free pages) until a checkpoint, which a
+    long-running MCP or reference server may not reach for hours."""
+    db = tmp_path / "w.db"
+    secret = "my bank PIN is 4921 zebra-unique"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        ws.engine.remember("alice", "a harmless note")
+        memory = ws.engine.remember("alice", secret)
+        assert any(secret.encode() in p.read_bytes() for p in tmp_path.glob("w.db*"))
+        ws.engine.forget("alice", memory.id)
+        assert ws.engine.purge_trash("alice") == [memory.id]
+        assert ws.backend.db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        for path in tmp_path.glob("w.db*"):
+            assert secret.encode() not in path.read_bytes(), path.name
+    finally:
+        ws.close()

@@ -160,6 +160,7 @@ class SQLiteBackend:
         # of the change feed can skip its own writes (``backends/follower.py``).
         self.on_commit: Callable[[int, int], None] | None = None
         self._scope: VerbScope | None = None  # the open verb's writes (``verb``)
+        self._erased = False  # a row deleted since the last commit: checkpoint after it
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -177,6 +178,9 @@ class SQLiteBackend:
             create_private(self.path)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 10000")
+            # a purge erases: freed pages are zeroed (a default of some builds only, e.g.
+            # Debian's; not python.org's), and the WAL is checkpointed after it (_erased)
+            db.execute("PRAGMA secure_delete = ON")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.executescript(SCHEMA)
@@ -256,6 +260,7 @@ class SQLiteBackend:
             if scope.began:
                 after = self._seq()
                 self.db.execute("COMMIT")
+                self._checkpoint_if_erased()
                 if self.on_commit is not None and after != scope.before:
                     self.on_commit(scope.before, after)
         except sqlite3.OperationalError as err:  # the COMMIT: a full disk
@@ -321,6 +326,7 @@ class SQLiteBackend:
                 yield
                 after = self._seq()
                 db.execute("COMMIT")
+                self._checkpoint_if_erased()
             except sqlite3.OperationalError as err:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
@@ -332,6 +338,19 @@ class SQLiteBackend:
                 raise
             if self.on_commit is not None and after != before:
                 self.on_commit(before, after)
+
+    def _checkpoint_if_erased(self) -> None:
+        """After a commit that deleted rows (a purge: "forget for good"), the WAL still held
+        the deleted text until a checkpoint, which a long-running server may not reach for
+        a long time; copy the WAL into the file (whose freed pages ``secure_delete`` zeroes)
+        and truncate it. Best effort: a reader of another process may hold it a moment."""
+        if not self._erased:
+            return
+        self._erased = False
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            pass  # busy: the next commit's checkpoint (or SQLite's own) gets it
 
     def _seq(self) -> int:
         """The change feed's position: its largest ``seq`` (one b-tree seek)."""
@@ -420,8 +439,10 @@ class SQLiteBackend:
 
     def delete(self, memory_id: str) -> bool:
         with self._writing():
-            return self.db.execute("DELETE FROM memories WHERE id = ?",
-                                   (memory_id,)).rowcount > 0
+            deleted = self.db.execute("DELETE FROM memories WHERE id = ?",
+                                      (memory_id,)).rowcount > 0
+            self._erased = self._erased or deleted
+            return deleted
 
     def list(self, *, character_id: str | None = None, kind: str | None = None,
              trashed: bool | None = False, limit: int = DEFAULT_PAGE, offset: int = 0,
