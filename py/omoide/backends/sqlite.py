@@ -376,6 +376,11 @@ class SQLiteBackend:
             except sqlite3.IntegrityError:
                 raise OmoideError.of("BACKEND_CONFLICT", backend=self.name,
                                      memory_id=full["id"]) from None
+            # the character exists from its first memory on, also once every memory of it
+            # is purged (it was gone after a reopen, listed before it); named by its id
+            # until a name comes (``add_character_names``)
+            self.db.execute("INSERT OR IGNORE INTO characters (id, name) VALUES (?, ?)",
+                            (full["character_id"], full["character_id"]))
         return full
 
     def _check_dimension(self, record: dict[str, Any], *, other_than: str | None = None) -> None:
@@ -581,11 +586,13 @@ class SQLiteBackend:
             return dict(self.db.execute("SELECT id, name FROM characters ORDER BY id"))
 
     def add_character_names(self, names: dict[str, str]) -> None:
-        """Record the names of characters that have none yet (one transaction); a name
-        already stored is kept."""
+        """Record the names of characters that have none yet (one transaction): a name
+        already stored is kept; a character named by its id only takes the name given."""
         with self._writing():
-            self.db.executemany("INSERT OR IGNORE INTO characters (id, name) VALUES (?, ?)",
-                                sorted(names.items()))
+            self.db.executemany(
+                "INSERT INTO characters (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE "
+                "SET name = excluded.name WHERE characters.name = characters.id",
+                sorted(names.items()))
 
 
 def _readable(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
