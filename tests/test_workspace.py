@@ -227,3 +227,21 @@ def test_a_purged_text_is_gone_from_every_file_of_the_workspace_while_it_is_open
             assert secret.encode() not in path.read_bytes(), path.name
     finally:
         ws.close()
+
+
+def test_a_character_whose_memories_were_all_purged_is_still_there_after_a_reopen(tmp_path):
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    memory = ws.engine.remember("carol", "Carol likes rain")
+    ws.engine.forget("carol", memory.id)
+    ws.engine.purge_trash("carol")
+    assert ws.engine.characters() == ["carol"]
+    ws.close()
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    try:
+        assert ws.engine.characters() == ["carol"]
+        assert ws.engine.stats("carol")["memories"] == 0
+        ws.backend.add_character_names({"carol": "Carol"})  # a name still comes
+        assert ws.backend.character_names() == {"carol": "Carol"}
+    finally:
+        ws.close()
