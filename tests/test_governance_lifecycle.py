@@ -106,6 +106,9 @@ def _run(operations):
                     trashed.add(item.supersedes)
                 elif item.action == "merged":
                     assert item.memory_id in live
+                if item.kept:  # a merge of other words: they went to the trash
+                    assert item.kept not in live | trashed
+                    trashed.add(item.kept)
             if report.rebalance is not None:
                 folded(report.rebalance.cold)
         elif op == "forget" and live:

@@ -199,7 +199,9 @@ def test_a_typed_memory_without_a_key_takes_its_repeat_and_the_key():
     assert (item.action, item.memory_id) == ("merged", typed.id)
     [live] = e.memories("a")
     assert live.text == "I love spicy ramen" and live.key == "preference:spicy_ramen"
-    assert live.kind == "fact" and live.meta["merges"] == 1 and e.trash("a") == []
+    assert live.kind == "fact" and live.meta["merges"] == 1
+    assert [(t.memory.text, t.memory.meta["merged_into"]) for t in e.trash("a")] == [
+        ("I really love spicy ramen", typed.id)]  # its words kept, restorable
 
 
 def test_near_identical_notes_of_opposite_polarity_never_merge():
@@ -397,3 +399,22 @@ def test_a_users_supersedes_of_another_shape_links_nothing_and_crashes_nothing(o
     edited = e.update("a", plain.id, text="Alice keeps a blue notebook")
     [history] = [t.memory for t in e.trash("a") if t.memory.text == "Alice keeps a red notebook"]
     assert edited.meta["supersedes"] == [history.id]
+
+
+def test_a_chat_with_a_change_imported_again_changes_nothing():
+    """"nurse" then "doctor" in one session: a second import of the chat replayed both
+    changes (nurse live again, then a new copy of doctor): new ids, the pin left behind,
+    two more history entries each time."""
+    e = make_engine()
+    gov = Governor(e)
+    chat = ["I work as a nurse.", "I changed jobs, I work as a doctor now."]
+    first = gov.ingest("a", chat, meta={"session": "2024-05-01"})
+    [live] = [m for m in e.memories("a") if m.key == "fact:job"]
+    assert "doctor" in live.text and first.stored
+    gov.promote("a", live.id, pin=True)
+    trash_before = sorted(t.memory.id for t in e.trash("a"))
+    again = gov.ingest("a", chat, meta={"session": "2024-05-01"})
+    assert {i.action for i in again.items} == {"skipped"}
+    [still] = [m for m in e.memories("a") if m.key == "fact:job"]
+    assert still.id == live.id and still.meta.get("pinned") is True
+    assert sorted(t.memory.id for t in e.trash("a")) == trash_before

@@ -162,6 +162,8 @@ class DedupIndex:
         self.threshold = threshold
         self.planned: dict[str, tuple[Memory, list[float]]] = {}  # new or rewritten rows
         self.retired: dict[str, tuple[str, str]] = {}  # old id -> (new id, reason)
+        # planned records to go to the trash once written (a merged candidate's own words)
+        self.aside: set[str] = set()
         self._subjects: dict[tuple[str, str], frozenset[str]] = {}
 
     def current(self, memory_id: str) -> Memory:
@@ -198,7 +200,7 @@ class DedupIndex:
             return m.key is None if key is not None else m.kind == kind
 
         out = [(m, dot(row, v)) for i, (m, v) in self.planned.items()
-               if v and i not in self.retired and wanted(m)]
+               if v and i not in self.retired and i not in self.aside and wanted(m)]
         if self.store is not None and len(self.store.kernel):
             near = self.store.kernel.top_k(row, NEIGHBOURS)
             for i, cos in zip(near.ids, near.scores, strict=True):

@@ -28,7 +28,7 @@ from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory, new_memory_id
 from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.remember import build_memory
-from omoide.engine.supersede import linked, retire
+from omoide.engine.supersede import held_links, linked, retire
 from omoide.errors import OmoideError
 from omoide.governance.clause_model import classifier_for
 from omoide.governance.dedup import (
@@ -72,6 +72,7 @@ class IngestItem:
     tier: str | None = None
     via: str | None = None  # "pattern" | "learned" / "prototype" (second stage) | "llm"
     turn: int | None = None  # the new memory's place in the report's conversation
+    kept: str | None = None  # a merge of other words: the record keeping them, in the trash
 
 
 @dataclass
@@ -169,6 +170,19 @@ def same_session_repeat(existing: Memory, candidate: Candidate,
     return (session is not None and existing.text == candidate.text
             and existing.meta.get("session") == session
             and existing.meta.get("source") == extra_meta.get("source"))
+
+
+def held_from_session(store: Any, existing: Memory, candidate: Candidate,
+                      extra_meta: Mapping[str, Any]) -> bool:
+    """``same_session_repeat`` of the memory or of one of its earlier versions (its history
+    in the trash): a chat that changed a fact ("nurse", then "doctor") imported again
+    replayed every change, each time new copies (new ids, the pin and the recall counts
+    left behind) and more history."""
+    if same_session_repeat(existing, candidate, extra_meta):
+        return True
+    trash = getattr(store, "trash", None) or {}
+    return any(same_session_repeat(trash[i].memory, candidate, extra_meta)
+               for i in held_links(existing.meta) if i in trash)
 
 
 def _places(store: Any, conversation: str | None, count: int, candidates: list[Candidate],
@@ -277,6 +291,13 @@ def ingest(
             continue
         existing = index.current(found.memory_id)
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
+        if held_from_session(store, existing, candidate, extra_meta):
+            # the same message brought again (a chat imported twice): not a repeat, and not
+            # a change to replay (its later version is the live one)
+            item.action, item.memory_id = "skipped", existing.id
+            item.reason = f"already held from session {extra_meta['session']}"
+            report.items.append(item)  # nothing written: not in the audit log
+            continue
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
         renewed = not contradiction and gives_a_new_value(existing, candidate)
@@ -306,12 +327,6 @@ def ingest(
             why = (f"{how}: polarity {old_polarity} -> {polarity}" if contradiction
                    else f"{how}: a new value")
             item.action, item.tier = "superseded", memory.meta.get("tier")
-        elif same_session_repeat(existing, candidate, extra_meta):
-            # the same message brought again (a chat imported twice): not a repeat
-            item.action, item.memory_id = "skipped", existing.id
-            item.reason = f"already held from session {extra_meta['session']}"
-            report.items.append(item)  # nothing written: not in the audit log
-            continue
         else:
             updated = merged(existing, candidate, now)
             if updated.text == existing.text:
@@ -319,6 +334,20 @@ def ingest(
                 item.action, item.memory_id = "merged", existing.id
                 item.cosine, item.tier = found.cosine, updated.meta.get("tier")
                 item.reason = ("exact duplicate" if existing.text == candidate.text else how)
+                if not same_words(candidate.text, existing.text):
+                    # other words folded into the memory ("meeting with Ken on Tuesday"
+                    # into "... Tom on Monday": e5 puts them above the threshold): they are
+                    # kept in the trash, restorable, never only counted
+                    kept = build_memory(
+                        engine, character, candidate.text, kind=candidate.kind,
+                        importance=candidate.importance, key=candidate.key,
+                        meta={**extra_meta, **candidate.meta, "via": candidate.via,
+                              "lang": candidate.lang, "merged_into": existing.id},
+                        at=session_at, context=context, conversation=conv, turn=turn)
+                    index.plan(kept, vector)
+                    index.aside.add(kept.id)
+                    item.kept = kept.id
+                    item.reason += "; its own words are in the trash, restorable"
                 planned_items.append(item)
                 continue
             # The new text says all the old one did and more: a new record replaces it.
@@ -349,6 +378,9 @@ def ingest(
             store.put(memory, row if old is None or old.text != memory.text else None)
         except Exception as e:  # vetoed by a listener: keep going, report the text
             failed[memory_id] = f"write refused ({type(e).__name__}: {e})"
+    for kept_id in index.aside:  # a merged candidate's words: written, then set aside
+        if kept_id not in failed and kept_id in store.records:
+            store.move_to_trash(kept_id, now)
     for old_id, (new_id, why) in index.retired.items():
         if new_id in failed or old_id not in store.records:
             continue  # the new record is not there (the old one stays live), or the old one
@@ -364,7 +396,7 @@ def ingest(
             item.action, item.reason = "failed", failed[item.memory_id]
         if log is not None:
             action = "write_failed" if item.action == "failed" else item.action
-            ids = [i for i in (item.memory_id, item.supersedes) if i]
+            ids = [i for i in (item.memory_id, item.supersedes, item.kept) if i]
             log.record(now, character, action, ids, item.reason, key=item.key, text=item.text)
     if rebalance_tiers:
         report.rebalance = rebalance(engine, character, policy, log=log,
