@@ -465,3 +465,30 @@ def test_a_habit_keeps_its_condition_and_almost_always_is_always():
     stuck = extract_clause("I usually check the logs when I am stuck")
     assert tired.key != stuck.key
     assert extract_clause("I almost always check the logs when I am tired").key == tired.key
+
+
+@pytest.mark.parametrize("text, whole", [
+    ("My doctor is Dr. Sato.", "My doctor is Dr. Sato."),
+    ("I work at Acme Inc. in Boston.", "I work at Acme Inc. in Boston."),
+    ("My neighbour is Mr. Tanaka.", "My neighbour is Mr. Tanaka."),
+])
+def test_a_titles_full_stop_ends_no_clause(text, whole):
+    """"My doctor is Dr. Sato" was stored as "My doctor is Dr.", the rest in no record."""
+    from omoide.governance.extract import clauses
+
+    assert clauses(text) == [whole]
+    assert clauses(f"{text} I love green tea.") == [whole, "I love green tea."]
+
+
+def test_two_places_after_a_title_are_two_values_not_one_repeat():
+    """"I live in St. Louis" then "I live in St. Paul now" were both cut to "I live in
+    St." and merged as the same words: the move was recorded nowhere."""
+    from omoide.engine import MemoryEngine
+    from omoide.governance.ingest import ingest
+    from tests.test_engine_embedder import HashingEmbedder
+
+    e = MemoryEngine(HashingEmbedder())
+    ingest(e, "a", ["I live in St. Louis."])
+    ingest(e, "a", ["I live in St. Paul now."])
+    texts = [m.text for m in e.memories("a")] + [t.memory.text for t in e.trash("a")]
+    assert any("St. Paul" in t for t in texts) and any("St. Louis" in t for t in texts)

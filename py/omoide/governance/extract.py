@@ -155,7 +155,13 @@ _JA_CLAUSE_SPLIT = re.compile(
 # Sentence ends inside a quoted title (『好きになるその瞬間を。』) do not end the sentence.
 _QUOTE = re.compile(r"「[^」]*」|『[^』]*』")
 _END_MARKS = str.maketrans("。！？!?", "\ue000\ue001\ue002\ue003\ue004")
-_END_MARKS_BACK = str.maketrans("\ue000\ue001\ue002\ue003\ue004", "。！？!?")
+_END_MARKS_BACK = str.maketrans("\ue000\ue001\ue002\ue003\ue004\ue005", "。！？!?.")
+# The full stop of a title or an abbreviation ends no sentence: "My doctor is Dr. Sato" was
+# stored as "My doctor is Dr.", and "I live in St. Paul now" merged into "I live in St.
+# Louis" as the same words (both cut to "I live in St.").
+_ABBREVIATION = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|Ft|Inc|Ltd|Co|Corp|Dept|Univ|Ave|Blvd|Rd|"
+    r"vs|approx|e\.g|i\.e|a\.m|p\.m)\.(?=\s)", re.IGNORECASE)
 
 
 def _with_me(parts: list[str]) -> list[str]:
@@ -173,6 +179,7 @@ def _with_me(parts: list[str]) -> list[str]:
 def clauses(text: str) -> list[str]:
     out = []
     masked = _QUOTE.sub(lambda m: m.group(0).translate(_END_MARKS), text)
+    masked = _ABBREVIATION.sub(lambda m: m.group(0)[:-1] + "\ue005", masked)
     for sentence in _SENTENCE_SPLIT.split(masked):
         sentence = sentence.translate(_END_MARKS_BACK)
         sentence = sentence.strip()
