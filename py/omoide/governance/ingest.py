@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
 
 DIARY_IMPORTANCE = 0.5
+MAX_JUDGED = 8  # the judge's memories taken per ingest, plus two per message judged
 
 
 @dataclass
@@ -110,21 +111,29 @@ class IngestReport:
         return dataclasses.asdict(self)
 
 
-def _llm_candidates(llm: MemoryLLM, messages: Sequence[Message]
+def _llm_candidates(llm: MemoryLLM, messages: Sequence[Message], roles: Iterable[str] = ("user",)
                     ) -> tuple[list[Candidate], str | None]:
-    """(candidates, why nothing) from the judge + refiner; raises OmoideError on failure."""
+    """(candidates, why nothing) from the judge + refiner; raises OmoideError on failure.
+
+    The judge reads the messages of ``roles`` only (an assistant's or a system's lines were
+    judged as the user's words), and its answer is input like any other: at most
+    ``MAX_JUDGED`` memories plus two per message (a reply of 200 facts was stored whole)."""
+    source = len(messages) - 1  # the memories' place: the conversation's last message
+    wanted = set(roles)
+    messages = [m for m in messages if message_text(m)[0] in wanted]
+    if not messages:
+        return [], "no message of the roles asked for"
     judgement = llm.judge(messages)
     if not judgement.keep:
         return [], judgement.reason or "nothing worth keeping"
     note = llm.refine(messages, judgement)
-    source = len(messages) - 1
     candidates = [
         Candidate(
             text=m.text, kind=m.kind, key=m.key, polarity=m.polarity, importance=m.importance,
             lang="ja" if has_japanese(m.text) else "en", source=source, via="llm",
             meta={"polarity": m.polarity} if m.polarity else {},
         )
-        for m in judgement.memories
+        for m in judgement.memories[:MAX_JUDGED + 2 * len(messages)]
     ]
     candidates.append(Candidate(
         text=note, kind="diary", key=None, polarity=None, importance=DIARY_IMPORTANCE,
@@ -235,7 +244,7 @@ def ingest(
     candidates: list[Candidate] = []
     if llm is not None:
         try:
-            candidates, nothing = _llm_candidates(llm, messages)
+            candidates, nothing = _llm_candidates(llm, messages, roles)
             report.path = "llm"
             if nothing is not None:
                 report.items.append(IngestItem("skipped", f"memory judge: {nothing}",
@@ -309,12 +318,17 @@ def ingest(
                       "lang": candidate.lang, "merges": 0, "polarity": polarity,
                       "tier": initial_tier(candidate.kind, candidate.importance, policy)},
                 at=session_at, context=context, conversation=conv, turn=turn)
-        if (contradiction or renewed) and session_at < existing.created_at:
-            # said before the live memory (a conversation dated earlier, ingested later): the
-            # live one stays the truth and the candidate becomes its history, restorable
+        # the language model's reading never replaces what the user pinned (a judge told
+        # "the user can eat peanuts" by a message superseded the pinned allergy)
+        held_pin = candidate.via == "llm" and existing.meta.get("pinned") is True
+        if (contradiction or renewed) and (session_at < existing.created_at or held_pin):
+            # said before the live memory (a conversation dated earlier, ingested later), or
+            # a judged change of a pinned one: the live one stays the truth and the
+            # candidate becomes its history, restorable
             index.plan(memory, vector)
             index.plan(linked(existing, [memory.id]), None)
-            why = f"{how}: said before the live memory, kept as its history"
+            why = (f"{how}: the memory is pinned, the judged change kept as its history"
+                   if held_pin else f"{how}: said before the live memory, kept as its history")
             index.retire(memory.id, existing.id, why)
             item.action, item.memory_id, item.supersedes = "superseded", existing.id, memory.id
             item.cosine, item.turn = found.cosine, turn
