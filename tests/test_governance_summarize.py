@@ -237,3 +237,14 @@ def test_a_cut_off_that_is_not_a_finite_age_is_refused(engine, days):
     with pytest.raises(OmoideError) as caught:
         summarize(e, "a", older_than_days=days, dry_run=False)
     assert caught.value.code == "INVALID_ARGUMENT" and "older_than_days" in str(caught.value)
+
+
+def test_a_keyed_memory_is_never_folded_into_a_summary(engine):
+    """A decision with a key was grouped with the day's diary notes and trashed: the key had
+    no live holder, and recall no longer found the decision."""
+    venue = engine.remember("a", "We will hold the wedding at the lake house",
+                            kind="decision", key="decision:wedding_venue", importance=0.3,
+                            at=OLD + 1800)
+    report = summarize(engine, "a", older_than_days=30, dry_run=False)
+    assert all(venue.id not in g.source_ids for g in report.groups)
+    assert engine.find_by_key("a", "decision:wedding_venue")[0].id == venue.id

@@ -418,3 +418,17 @@ def test_a_chat_with_a_change_imported_again_changes_nothing():
     [still] = [m for m in e.memories("a") if m.key == "fact:job"]
     assert still.id == live.id and still.meta.get("pinned") is True
     assert sorted(t.memory.id for t in e.trash("a")) == trash_before
+
+
+def test_a_new_value_of_a_pinned_memory_keeps_the_pin():
+    """The pin was left on the old version (now history): the slot the user pinned fell out
+    of the hot tier with the first new value."""
+    e = make_engine()
+    gov = Governor(e)
+    gov.ingest("a", ["I work as a nurse."])
+    [job] = [m for m in e.memories("a") if m.key == "fact:job"]
+    gov.promote("a", job.id, pin=True)
+    gov.ingest("a", ["I work as a doctor."])
+    [now] = [m for m in e.memories("a") if m.key == "fact:job"]
+    assert "doctor" in now.text and now.meta.get("pinned") is True
+    assert now.meta.get("tier") == "hot"

@@ -311,12 +311,16 @@ def ingest(
         contradiction = old_polarity != polarity
         renewed = not contradiction and gives_a_new_value(existing, candidate)
         if contradiction or renewed:  # the candidate as a memory of its own
+            # the user's pin is on the slot: the new value keeps it (and the hot tier)
+            pinned = {"pinned": True, "tier": "hot"} if existing.meta.get("pinned") is True \
+                else {}
             memory = build_memory(
                 engine, character, candidate.text, kind=candidate.kind,
                 importance=candidate.importance, key=candidate.key or existing.key,
                 meta={**extra_meta, **candidate.meta, "via": candidate.via,
                       "lang": candidate.lang, "merges": 0, "polarity": polarity,
-                      "tier": initial_tier(candidate.kind, candidate.importance, policy)},
+                      "tier": initial_tier(candidate.kind, candidate.importance, policy),
+                      **pinned},
                 at=session_at, context=context, conversation=conv, turn=turn)
         # the language model's reading never replaces what the user pinned (a judge told
         # "the user can eat peanuts" by a message superseded the pinned allergy)

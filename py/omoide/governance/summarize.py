@@ -200,6 +200,11 @@ def candidates(
         (
             m for m in store.records.values()
             if m.type == "episodic" and m.kind != "summary"
+            # a key the user gave (remember, the CLI, MCP; no ``via`` of an extractor) holds
+            # its slot: folded into a summary it left the key with no live holder (a
+            # decision on the wedding venue recalled by nothing); the keys ingest makes of
+            # its notes ("decision:walked_to_river") do not keep them out
+            and (m.key is None or "via" in m.meta)
             and (wanted is None or m.kind in wanted)
             and m.importance <= max_importance
             and tier_of(m) == COLD and not m.meta.get("pinned")
