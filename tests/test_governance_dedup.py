@@ -3,7 +3,7 @@
 import dataclasses
 import itertools
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from omoide.engine import MemoryEngine
@@ -175,6 +175,9 @@ STATEMENTS = [
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(st.sampled_from(STATEMENTS), min_size=1, max_size=3).map(" ".join),
                 min_size=1, max_size=8))
+# a merge's words kept aside were taken for the key's holder by the next candidate (found
+# by this test: the second run ended on "I love Python")
+@example(messages=["Pythonは好きではありません", "I love Python", "I don't like Python"])
 def test_ingesting_the_same_messages_twice_stores_nothing_new(messages):
     e = make_engine(32)
     first = ingest(e, "a", messages)

@@ -219,7 +219,7 @@ class DedupIndex:
         row = as_float_list(vector)
         if key is not None:
             ids = [i for i, (m, _) in self.planned.items()
-                   if m.key == key and i not in self.retired]
+                   if m.key == key and i not in self.retired and i not in self.aside]
             if self.store is not None:
                 ids += [i for i in self.store.ids_with_key(key)
                         if i not in self.planned and i not in self.retired]
