@@ -55,6 +55,7 @@ export class OmoideClient {
     this.pending = new Map();
     this.listeners = new Map();
     this.nextId = 1;
+    this.firstReady = new Set(); // windows whose next "ready" is their first (openWindow)
     this.onMessage = (event) => this.receive(event);
     addEventListener("message", this.onMessage);
   }
@@ -72,6 +73,14 @@ export class OmoideClient {
     const data = event.data;
     if (event.origin !== this.origin || data?.protocol !== PROTOCOL) return;
     if (event.source !== this.frame.contentWindow && event.source !== this.popup) return;
+    if (data.type === "ready") {
+      // a bridge that says "ready" again was reloaded: the calls it had are gone (they may
+      // or may not have been done); they fail instead of waiting for ever
+      if (this.firstReady.delete(event.source)) return;
+      this.failAll("RELOADED", "The Omoide frame or window reloaded during the call; it " +
+        "may or may not have been done: check, then call again.");
+      return;
+    }
     if (data.type === "event") {
       for (const fn of this.listeners.get(data.event?.type) ?? []) fn(data.event);
       for (const fn of this.listeners.get("*") ?? []) fn(data.event);
@@ -98,6 +107,7 @@ export class OmoideClient {
         "openWindow() from a click.");
     }
     this.popup = popup;
+    this.firstReady.add(popup);
     await waitForReady(() => popup, this.origin, timeoutMs, "The Omoide window");
     return popup;
   }

@@ -72,15 +72,22 @@ async function onMessageSent(index) {
 }
 
 // Called by SillyTavern before each generation (manifest generate_interceptor).
+// The newest generation's number: an answer that comes back after another generation
+// started (the user opened another character's chat meanwhile) is dropped, never put in
+// the prompt another character's generation reads.
+let generation = 0;
+
 async function generateInterceptor(chat) {
   const ctx = st();
   const character = currentCharacter();
+  const mine = ++generation;
   ctx.setExtensionPrompt(KEY, "", IN_PROMPT, 0);
   if (!settings().enabled || !character) return;
   const query = [...chat].reverse().find((m) => m.is_user && m.mes)?.mes ?? "";
   try {
     const block = await (await omoide()).context(character, query,
       { tokenBudget: Number(settings().tokenBudget) || DEFAULTS.tokenBudget });
+    if (mine !== generation || currentCharacter() !== character) return;
     if (block.text) {
       ctx.setExtensionPrompt(KEY, `[What {{char}} remembers (date, kind, memory):\n` +
         `${block.text}]`, IN_PROMPT, 0);

@@ -370,6 +370,45 @@ def test_sillytavern_extension(app, context, servers):
     assert page.evaluate("() => window.host.context.extensionPrompts.omoide.position") == 0
     page.close()
 
+    # the user opens another character's chat while Seraphina's memories are on their way:
+    # they arrived after Kaito's generation started and went into Kaito's prompt
+    page = context.new_page()
+    page.goto(f'{host_url}/host.html?omoide={servers["app"].url}&chars=["Seraphina","Kaito"]')
+    page.wait_for_selector("body[data-ready='true']")
+    page.evaluate("() => window.host.generate()")  # connected, engine warm
+    prompt = page.evaluate("""async () => {
+      const h = window.host;
+      h.context.chat.push({ is_user: true, name: 'You', mes: 'where do I like to walk?' });
+      const seraphinas = h.generate();
+      await h.switchTo(1);
+      h.context.chat.push({ is_user: true, name: 'You', mes: 'hello Kaito' });
+      const kaitos = h.generate();
+      await Promise.all([seraphinas, kaitos]);
+      return h.context.extensionPrompts.omoide?.value ?? '';
+    }""")
+    assert "moonlit walks" not in prompt
+    page.close()
+
+
+def test_a_call_in_flight_when_the_bridge_reloads_fails_instead_of_hanging(app, context,
+                                                                           servers):
+    """The reloaded bridge's new "ready" was ignored: the call waited for ever (the default
+    per-call timeout is none)."""
+    engine_call(app, "allow_origin", {"origin": SAME_SITE, "characters": ["seraphina"]})
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    assert call(client, "characters")["ok"] is not None  # connected
+    outcome = client.evaluate("""async () => {
+      const p = window.client.ingest('seraphina', [{role: 'user', content: 'I adopted a cat.'}]);
+      const f = document.querySelector('iframe');
+      const u = new URL(f.src); u.searchParams.set('reloaded', '1');
+      f.src = u.href;  // what a reload, a service worker update or a crash does to the frame
+      const late = new Promise((r) => setTimeout(() => r('pending'), 60000));
+      return await Promise.race([p.then(() => 'done', (e) => e.code), late]);
+    }""")
+    assert outcome in ("done", "RELOADED")
+    assert call(client, "characters")["ok"] is not None  # the reloaded bridge answers
+    client.close()
+
 
 def test_an_apps_recall_never_brings_back_what_the_user_forgot(browser_type, servers,
                                                                tmp_path):

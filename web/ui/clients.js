@@ -49,7 +49,12 @@ export function mountClients(ctx) {
     tx("p", "clients.intro", { class: "muted" }, t), list, form);
   let grants = [];
 
-  const nameOf = (id) => ctx.characters.find((c) => c.id === id)?.name ?? id;
+  // a name two characters share is shown with the id: a grant is of one of them
+  const nameOf = (id) => {
+    const name = ctx.characters.find((c) => c.id === id)?.name ?? id;
+    const shared = ctx.characters.filter((c) => c.name === name).length > 1;
+    return shared ? `${name} (${id})` : name;
+  };
   const describe = (grant) => grant.characters === "*" ? t("clients.allCharacters")
     : grant.characters.map(nameOf).join(", ");
 
@@ -58,7 +63,7 @@ export function mountClients(ctx) {
     clear(picks, ctx.characters.filter((c) => !c.deleted_at).map((c) => {
       const input = h("input", { type: "checkbox", value: c.id, id: `client-pick-${c.id}`,
         checked: ticked.has(c.id), disabled: all.checked });
-      return h("label", { class: "check", for: input.id }, input, " ", c.name);
+      return h("label", { class: "check", for: input.id }, input, " ", nameOf(c.id));
     }));
   }
   function renderList() {
