@@ -492,3 +492,20 @@ def test_two_places_after_a_title_are_two_values_not_one_repeat():
     ingest(e, "a", ["I live in St. Paul now."])
     texts = [m.text for m in e.memories("a")] + [t.memory.text for t in e.trash("a")]
     assert any("St. Paul" in t for t in texts) and any("St. Louis" in t for t in texts)
+
+
+@pytest.mark.parametrize("text, polarity", [
+    ("辛いラーメンが大好きってわけじゃない", "dislike"),
+    ("ラーメンは好きくない", "dislike"),
+    ("ラーメンは嫌いじゃない", "like"),
+    ("私は辛いラーメンが大好きです", "like"),
+    ("ラーメンは好きじゃない", "dislike"),
+])
+def test_japanese_negated_likes_and_dislikes_read_as_they_say(text, polarity):
+    """「大好きってわけじゃない」「好きくない」 were read as "like" and merged into 大好き (their
+    text lost); 「嫌いじゃない」 as "dislike", which superseded 大好き."""
+    from omoide.governance.extract import extract
+
+    [candidate], _ = extract([text])
+    assert candidate.polarity == polarity and candidate.key == "preference:" + (
+        "辛いラーメン" if "辛い" in text else "ラーメン")
