@@ -536,9 +536,8 @@ class BackendManager:
 
 
 def _op_key(op: dict[str, Any]) -> tuple[Any, ...]:
-    fields = op.get("fields")
-    return (op["target"], op["id"], op["op"], op.get("queued_at"),
-            None if fields is None else json.dumps(fields, sort_keys=True, default=str))
+    """What names a queued op, but its fields (compared only between ops with this key)."""
+    return (op["target"], op["id"], op["op"], op.get("queued_at"))
 
 
 def _settled(queue: list[dict[str, Any]], results: list[tuple[dict[str, Any], bool]]) -> int:
@@ -550,10 +549,11 @@ def _settled(queue: list[dict[str, Any]], results: list[tuple[dict[str, Any], bo
         positions.setdefault(_op_key(op), []).append(n)
     removed: set[int] = set()
     for sent, ok in results:
-        found = positions.get(_op_key(sent))
-        if not found:
+        found = positions.get(_op_key(sent), [])
+        n = next((i for i in found if queue[i].get("fields") == sent.get("fields")), None)
+        if n is None:
             continue
-        n = found.pop(0)
+        found.remove(n)
         if ok:
             removed.add(n)
         else:
