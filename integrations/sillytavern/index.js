@@ -1,14 +1,23 @@
 // Omoide memory for SillyTavern: long-term memory kept by Omoide (in its own origin, on this
 // device), used through Omoide's JS client.
-// - every message the user sends is ingested (extraction + dedup in Omoide);
+// - every message the user sends (or edits) is ingested (extraction + dedup in Omoide) into the
+//   memories of the character it was said to; in a group chat, of every member;
 // - before each generation, context(character, last user message, {tokenBudget}) is injected
-//   as an extension prompt.
+//   as an extension prompt for the character about to speak.
 // SillyTavern API used (and nothing else): SillyTavern.getContext() -> {eventSource,
-// event_types.MESSAGE_SENT, chat, characterId, characters, setExtensionPrompt,
-// extensionSettings, saveSettingsDebounced}, the manifest's generate_interceptor, and the
-// #extensions_settings container for the settings panel.
-// The ST character is the Omoide character whose id is its name's slug (what Omoide's import
-// of the character card creates); allow SillyTavern's origin for it on Omoide's maintenance tab.
+// event_types.{MESSAGE_SENT, MESSAGE_EDITED, CHAT_CHANGED, CHARACTER_RENAMED,
+// CHARACTER_DELETED}, chat, chatId, characterId, characters, groupId, groups,
+// setExtensionPrompt, extensionSettings, saveSettingsDebounced}, the manifest's
+// generate_interceptor, and the #extensions_settings container for the settings panel.
+//
+// Which Omoide character an ST character uses: SillyTavern's own key for a character is its
+// avatar file (two cards may share a name; "Alice" and "ALICE" share a slug), so the extension
+// keeps a link per avatar in its settings. An avatar met for the first time takes its name's
+// slug (what Omoide's import of the card creates) unless another ST character holds it, then
+// the slug's next free form (alice-2, alice-3, ...: Omoide's own rule for a new character).
+// A rename moves the link (CHARACTER_RENAMED); a deleted ST character's Omoide character is
+// never handed to another automatically (a new card of the same name does not inherit its
+// memories); the settings panel shows the link and may change it.
 
 const KEY = "omoide";
 const IN_PROMPT = 0; // extension_prompt_types.IN_PROMPT
@@ -21,6 +30,8 @@ let lastError = null;
 function settings() {
   const all = st().extensionSettings;
   all[KEY] = { ...DEFAULTS, ...(all[KEY] ?? {}) };
+  all[KEY].characters ??= {}; // avatar -> Omoide character id
+  all[KEY].retired ??= []; // ids of deleted ST characters, never handed out again
   return all[KEY];
 }
 
@@ -30,10 +41,42 @@ export function characterIdOf(name) {
     .replace(/^-+|-+$/g, "").match(/^.{0,40}/u)[0] || "character"; // 40 code points
 }
 
+// ST's key of a character: its avatar file (a character without one, by name).
+const avatarOf = (character) => character.avatar || `name:${character.name}`;
+
+// The Omoide character an ST character uses: its link, or a new one (see the head).
+export function linkOf(character) {
+  const s = settings();
+  const avatar = avatarOf(character);
+  if (Object.hasOwn(s.characters, avatar)) return s.characters[avatar];
+  const taken = new Set([...Object.values(s.characters), ...s.retired]);
+  const slug = characterIdOf(character.name);
+  let id = slug;
+  for (let n = 2; taken.has(id); n++) id = `${slug}-${n}`;
+  s.characters[avatar] = id;
+  st().saveSettingsDebounced();
+  return id;
+}
+
 function currentCharacter() {
   const ctx = st();
   const character = ctx.characters?.[ctx.characterId];
-  return character?.name ? characterIdOf(character.name) : null;
+  return character?.name ? linkOf(character) : null;
+}
+
+// Who hears a message: the chat's character, or every member of a group chat (a muted member
+// is still in the room).
+function listeners() {
+  const ctx = st();
+  if (ctx.groupId === undefined || ctx.groupId === null) {
+    const one = currentCharacter();
+    return one ? [one] : [];
+  }
+  const group = ctx.groups?.find((g) => g.id === ctx.groupId);
+  const members = (group?.members ?? [])
+    .map((avatar) => ctx.characters?.find((c) => c.avatar === avatar))
+    .filter((c) => c?.name);
+  return [...new Set(members.map(linkOf))];
 }
 
 function omoide() {
@@ -55,20 +98,48 @@ function report(err) {
   if (err) console.warn("[Omoide]", err);
 }
 
-async function onMessageSent(index) {
-  const message = st().chat?.[index];
-  const character = currentCharacter();
-  if (!settings().enabled || !message?.is_user || !message.mes || !character) return;
+// A message the user sent, or edited (the edit may say something new; what it already
+// said is merged by Omoide's dedup, a changed value supersedes the old one, kept as history).
+async function onUserMessage(index) {
+  const ctx = st();
+  const message = ctx.chat?.[index];
+  if (!settings().enabled || !message?.is_user || !message.mes) return;
+  const characters = listeners();
+  if (!characters.length) return;
+  // The message it answers goes along as its index context (only user turns are extracted).
+  const before = ctx.chat?.[index - 1];
+  const previous = before && !before.is_user && before.mes
+    ? [{ role: "assistant", content: before.mes }] : [];
+  // The chat's own id: its turns join one conversation in Omoide, which recall uses.
+  const conversation = ctx.chatId ? `sillytavern:${ctx.chatId}`.slice(0, 256) : undefined;
   try {
-    // The message it answers goes along as its index context (only user turns are extracted).
-    const before = st().chat?.[index - 1];
-    const previous = before && !before.is_user && before.mes
-      ? [{ role: "assistant", content: before.mes }] : [];
-    await (await omoide()).ingest(character, [...previous, { role: "user", content: message.mes }]);
+    const c = await omoide();
+    for (const character of characters) {
+      await c.ingest(character, [...previous, { role: "user", content: message.mes }],
+        { conversation });
+    }
     report(null);
   } catch (err) {
     report(err);
   }
+}
+
+function onRenamed(oldAvatar, newAvatar) {
+  const s = settings();
+  if (!Object.hasOwn(s.characters, oldAvatar) || oldAvatar === newAvatar) return;
+  s.characters[newAvatar] = s.characters[oldAvatar];
+  delete s.characters[oldAvatar];
+  st().saveSettingsDebounced();
+}
+
+function onDeleted(event) {
+  const s = settings();
+  const avatar = event?.character ? avatarOf(event.character) : null;
+  if (!avatar || !Object.hasOwn(s.characters, avatar)) return;
+  const id = s.characters[avatar];
+  delete s.characters[avatar];
+  if (!s.retired.includes(id)) s.retired.push(id);
+  st().saveSettingsDebounced();
 }
 
 // Called by SillyTavern before each generation (manifest generate_interceptor).
@@ -119,6 +190,8 @@ function settingsPanel() {
     { type: "url", value: s.url }));
   const budget = row("Memory budget (tokens)", Object.assign(document.createElement("input"),
     { type: "number", min: 50, max: 8000, value: s.tokenBudget }));
+  const link = row("Omoide character of this chat", Object.assign(
+    document.createElement("input"), { type: "text", id: "omoide_link", maxLength: 128 }));
   const connectWindow = Object.assign(document.createElement("button"),
     { type: "button", textContent: "Open the Omoide window (other site)" });
   const status = Object.assign(document.createElement("small"), { id: "omoide_status" });
@@ -131,6 +204,12 @@ function settingsPanel() {
     st().saveSettingsDebounced();
   };
   for (const input of [enabled, url, budget]) input.addEventListener("change", save);
+  link.addEventListener("change", () => {
+    const character = st().characters?.[st().characterId];
+    const refused = character ? relink(character, link.value.trim()) : null;
+    if (refused) report(refused);
+    showLink();
+  });
   connectWindow.addEventListener("click", async () => {
     try {
       const c = await omoide();
@@ -141,10 +220,44 @@ function settingsPanel() {
     }
   });
   host.append(panel);
+  showLink();
+}
+
+// The link of the open chat's character in the panel (a group chat: its members', read only).
+function showLink() {
+  const input = document.getElementById("omoide_link");
+  if (!input) return;
+  const ctx = st();
+  const group = ctx.groupId !== undefined && ctx.groupId !== null;
+  const character = ctx.characters?.[ctx.characterId];
+  input.disabled = group || !character?.name;
+  input.value = group ? listeners().join(", ") : character?.name ? linkOf(character) : "";
+}
+
+// Link an ST character to another Omoide character (e.g. back to a deleted card's memories).
+// Refused when another ST character holds that id: two characters never share memories.
+function relink(character, id) {
+  const s = settings();
+  const avatar = avatarOf(character);
+  if (!id || s.characters[avatar] === id) return null;
+  const holder = Object.entries(s.characters).find(([a, linked]) => linked === id && a !== avatar);
+  if (holder) {
+    const name = st().characters?.find((c) => avatarOf(c) === holder[0])?.name ?? holder[0];
+    return Object.assign(new Error(`${JSON.stringify(id)} holds the memories of ${name}.`),
+      { code: "CHARACTER_TAKEN" });
+  }
+  s.characters[avatar] = id;
+  s.retired = s.retired.filter((r) => r !== id);
+  st().saveSettingsDebounced();
+  return null;
 }
 
 globalThis.omoideGenerateInterceptor = generateInterceptor;
 const { eventSource, event_types: events } = st();
-eventSource.on(events.MESSAGE_SENT, onMessageSent);
+eventSource.on(events.MESSAGE_SENT, onUserMessage);
+if (events.MESSAGE_EDITED) eventSource.on(events.MESSAGE_EDITED, onUserMessage);
+if (events.CHARACTER_RENAMED) eventSource.on(events.CHARACTER_RENAMED, onRenamed);
+if (events.CHARACTER_DELETED) eventSource.on(events.CHARACTER_DELETED, onDeleted);
+if (events.CHAT_CHANGED) eventSource.on(events.CHAT_CHANGED, showLink);
 settingsPanel();
 export const state = { get lastError() { return lastError; }, omoide };

@@ -390,6 +390,95 @@ def test_sillytavern_extension(app, context, servers):
     page.close()
 
 
+def st_page(context: BrowserContext, servers, names: list[str]) -> Page:
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{ST_HOST}/host.html?omoide={servers['app'].url}"
+              f"&chars={json.dumps(names)}")
+    page.wait_for_selector("body[data-ready='true']")
+    return page
+
+
+def st_prompt(page: Page, index: int, question: str) -> str:
+    """The memories block SillyTavern's generation for character `index` gets."""
+    return page.evaluate("""async ([index, question]) => {
+      const h = window.host;
+      await h.switchTo(index);
+      h.context.chat.push({ is_user: true, name: 'You', mes: question });
+      return await h.generate();
+    }""", [index, question])
+
+
+def test_sillytavern_characters_of_one_name_keep_their_own_memories(app, context, servers):
+    """The extension used the name's slug: two cards named Alice (or Alice and ALICE) read
+    and wrote one Omoide character; a rename cut a character off from its memories; a new card
+    with a deleted one's name inherited them."""
+    engine_call(app, "allow_origin", {"origin": f"http://127.0.0.1:{ST_HOST}",
+                                      "characters": "*"})
+    page = st_page(context, servers, ["Alice", "ALICE", "Alice", "Bob"])
+    page.evaluate("() => window.host.send('I love beekeeping in my garden.')")
+    assert any("beekeeping" in t for t in texts(app, "alice"))
+    links = page.evaluate("() => window.host.context.extensionSettings.omoide.characters")
+    assert links == {"Alice.png": "alice"}
+    for other in (1, 2):
+        assert "beekeeping" not in st_prompt(page, other, "What do I love doing at home?")
+    links = page.evaluate("() => window.host.context.extensionSettings.omoide.characters")
+    assert links == {"Alice.png": "alice", "ALICE.png": "alice-2", "Alice1.png": "alice-3"}
+
+    # a rename moves the avatar file: the memories follow
+    page.evaluate("() => window.host.rename(0, 'Alicia')")
+    assert "beekeeping" in st_prompt(page, 0, "What do I love doing at home?")
+    assert page.input_value("#omoide_link") == "alice"
+
+    # deleted, then a new card of the same name: a fresh character, the old one kept aside
+    page.evaluate("() => window.host.remove(0)")
+    fresh = page.evaluate("() => window.host.add('Alicia')")
+    assert "beekeeping" not in st_prompt(page, fresh, "What do I love doing at home?")
+    assert page.input_value("#omoide_link") == "alicia"
+    # the user links it back on purpose, from the panel; a link another card holds is refused
+    page.fill("#omoide_link", "alice-2")
+    page.dispatch_event("#omoide_link", "change")
+    assert page.input_value("#omoide_link") == "alicia"
+    assert "CHARACTER_TAKEN" in page.text_content("#omoide_status")
+    page.fill("#omoide_link", "alice")
+    page.dispatch_event("#omoide_link", "change")
+    assert "beekeeping" in st_prompt(page, fresh, "What do I love doing at home?")
+    page.close()
+
+
+def test_sillytavern_group_chats_and_edits(app, context, servers):
+    """In a group chat the user's message went to whichever character was last selected (or
+    to none); an edited message was never read again."""
+    engine_call(app, "allow_origin", {"origin": f"http://127.0.0.1:{ST_HOST}",
+                                      "characters": "*"})
+    page = st_page(context, servers, ["Mira", "Juno", "Tess"])
+    page.evaluate("() => window.host.openGroup([0, 1])")
+    page.evaluate("() => window.host.send('I love the street food of Osaka.')")
+    for member in ("mira", "juno"):
+        assert any("Osaka" in t for t in texts(app, member)), member
+    assert texts(app, "tess") == []
+    [said] = [m for m in engine_call(app, "memories", {"character": "juno"})
+              if "Osaka" in m["text"]]
+    assert said["conversation"] == "sillytavern:group-0-chat"
+    prompt = page.evaluate("""async () => {
+      window.host.context.chat.push({ is_user: true, name: 'You', mes: 'What food do I love?' });
+      return await window.host.draft(1);
+    }""")
+    assert "Osaka" in prompt
+
+    # the user edits what they said: the new words are read (the old value stays as history)
+    page.evaluate("() => window.host.edit(0, 'I love the temples of Kyoto.')")
+    for member in ("mira", "juno"):
+        assert any("Kyoto" in t for t in texts(app, member)), member
+    # an edit of the character's message is not the user's word
+    page.evaluate("""async () => {
+      const h = window.host;
+      h.reply('I love spiders.');
+      await h.edit(h.context.chat.length - 1, 'I love snakes.');
+    }""")
+    assert not any("snakes" in t or "spiders" in t for t in texts(app, "juno"))
+    page.close()
+
+
 def test_a_call_in_flight_when_the_bridge_reloads_fails_instead_of_hanging(app, context,
                                                                            servers):
     """The reloaded bridge's new "ready" was ignored: the call waited for ever (the default
