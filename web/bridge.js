@@ -17,24 +17,31 @@ const db = openDatabase();
 let engine = null; // a promise of {call}
 let eventOrigin = null; // the allowed origin progress events go to
 
-// The site of an origin (scheme + registrable domain; an IP address or a one-label host is
-// its own site). Good enough without a public-suffix list: Omoide is served on loopback.
-function site(origin) {
-  const url = new URL(origin);
-  const host = url.hostname;
-  const literal = /^[\d.]+$/.test(host) || host.startsWith("[");
-  const labels = host.split(".");
-  return `${url.protocol}//${literal || labels.length <= 2 ? host : labels.slice(-2).join(".")}`;
-}
-
 // A frame under a page of another site gets partitioned storage (not the user's memories).
-function partitioned() {
+// Same host (any port) is the same site. For other hosts the browser decides: a site is a
+// registrable domain, which needs the public suffix list (a.github.io and b.github.io are two
+// sites, so are x.example.co.uk and y.other.co.uk), so a frame asks the browser whether it
+// has its unpartitioned storage (the Storage Access API: true in a same-site frame, false in
+// a cross-site one that was granted nothing; this page never asks for a grant). Without the
+// API: partitioned. Wrongly "partitioned" costs a window; wrongly "not" would show an empty
+// store and keep what the app writes where the user never sees it.
+async function partitioned() {
   if (window.parent === window) return false;
   const ancestors = location.ancestorOrigins ? [...location.ancestorOrigins] : [];
   if (!ancestors.length) return true; // cannot tell: assume the worst, never show wrong data
-  return ancestors.some((origin) => site(origin) !== site(location.origin));
+  const here = new URL(location.origin);
+  const sameHost = (origin) => {
+    const url = new URL(origin);
+    return url.protocol === here.protocol && url.hostname === here.hostname;
+  };
+  if (ancestors.every(sameHost)) return false;
+  try {
+    return !(await document.hasStorageAccess?.());
+  } catch {
+    return true;
+  }
 }
-const isPartitioned = partitioned();
+const isPartitioned = await partitioned();
 
 function error(code, message, fields = {}) {
   return Object.assign(new Error(message), { name: code, fields });

@@ -319,6 +319,31 @@ def test_client_cross_site_goes_through_an_omoide_window(app, context, servers):
     client.close()
 
 
+@pytest.mark.parametrize(("page_host", "partitioned"), [
+    ("chat.other.co.uk", True),  # another site under a two-label public suffix
+    ("b.github.io", True),  # a.github.io and b.github.io are two sites
+    ("chat.example.co.uk", False),  # same site, another host: storage is shared
+])
+def test_the_bridge_knows_a_partitioned_frame_under_a_public_suffix(
+        browser_type, servers, tmp_path, page_host, partitioned):
+    """The bridge's site() took the last two labels of a host: omoide.example.co.uk under
+    chat.other.co.uk (or a.github.io under b.github.io) was "the same site", so the frame
+    answered from Chromium's partitioned, empty storage and kept what the app wrote there."""
+    omoide_host = "a.github.io" if page_host.endswith("github.io") else "omoide.example.co.uk"
+    app_url = f"http://{omoide_host}:{APP}/"
+    origins = [f"http://{h}:{p}" for h, p in ((omoide_host, APP), (page_host, DEMO))]
+    context = browser_type.launch_persistent_context(
+        str(tmp_path), executable_path=CHROMIUM, headless=True,
+        args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP *.co.uk 127.0.0.1, "
+              "MAP *.github.io 127.0.0.1",
+              f"--unsafely-treat-insecure-origin-as-secure={','.join(origins)}"])
+    try:
+        client = client_page(context, origins[1], app_url)
+        assert client.evaluate("() => window.client.needsWindow") is partitioned
+    finally:
+        context.close()
+
+
 # -- the chat demo and the SillyTavern extension -------------------------------------------------
 
 
