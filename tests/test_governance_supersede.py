@@ -162,6 +162,44 @@ def test_a_new_value_for_a_key_supersedes_and_the_old_one_stays_history(before, 
     assert [m.text for m in e.memories("a") if m.key == first.key] == [before]
 
 
+@pytest.mark.parametrize("before, after", [
+    ("My daughter is five years old.", "My daughter is a doctor."),
+    ("My daughter is a doctor.", "My daughter is allergic to peanuts."),
+    ("My wife is a vegetarian.", "My wife is a teacher."),
+    ("My son is a teenager.", "My son is a nurse"),
+    ("My mom is sick.", "My mom is a retiree."),
+    ("娘はピーナッツアレルギーです。", "娘は結婚しています。"),
+    ("妻はベジタリアンです。", "妻は先生です。"),
+    ("娘はサッカーをしています。", "娘は看護師をしています。"),
+    ("My phone is broken.", "My phone is an iPhone."),
+    ("My job is stressful.", "I work as a nurse."),
+])
+def test_another_attribute_of_a_person_or_thing_never_supersedes_the_first(before, after):
+    """Every "my <person> is ..." fact had one key (fact:daughter, fact:娘): her job
+    superseded her age, her allergy her job, 「サッカーをしています」 was read as a job;
+    both are true at once, so both stay live."""
+    e = make_engine()
+    ingest(e, "a", [before])
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "stored", item
+    assert sorted(m.text for m in e.memories("a")) == sorted([before, after])
+    assert trashed(e) == {}
+
+
+@pytest.mark.parametrize("before, after", [
+    ("My daughter is a doctor.", "My daughter is a lawyer now."),
+    ("My son is 12.", "My son is thirteen years old."),
+    ("娘は看護師をしています。", "娘は医者です。"),
+    ("My car's color is red.", "My car's colour is blue now."),
+    ("My blood type is A.", "My blood type is O."),
+])
+def test_an_age_a_job_or_a_named_attribute_is_one_slot(before, after):
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+
+
 def test_the_same_words_again_are_a_repeat_not_a_new_value():
     e = make_engine()
     first = ingest(e, "a", ["I love green tea"]).stored[0]

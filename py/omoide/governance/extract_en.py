@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from omoide.governance.keys import base_verb
+from omoide.governance.keys import base_verb, singular
 
 Found = tuple[str, str | None, str, dict[str, str]]
 
@@ -224,19 +224,26 @@ def _leading_noun_phrase(clause: str) -> str | None:
 
 # -- rules ------------------------------------------------------------------------------------
 
-_JOB_WORDS = re.compile(
-    r"(?:er|or|ist|ian|ant|ent|nurse|chef|cook|doctor|student|pilot|lawyer|artist|engineer|"
+_JOB_NAMES = (
+    r"nurse|chef|cook|doctor|student|pilot|lawyer|artist|engineer|"
     r"teacher|designer|developer|writer|freelancer|consultant|clerk|barista|vet|dentist|"
     r"carpenter|plumber|electrician|farmer|firefighter|officer|programmer|translator|"
     r"architect|scientist|researcher|professor|intern|secretary|model|actor|actress|"
     r"musician|athlete|coach|manager|accountant|analyst|editor|baker|butcher|driver|"
     r"mechanic|pharmacist|therapist|surgeon|paramedic|soldier|priest|monk|journalist|"
-    r"photographer|illustrator|animator|streamer|housewife|homemaker|retiree)$",
-    re.IGNORECASE,
-)
+    r"photographer|illustrator|animator|streamer|housewife|homemaker|retiree")
+_JOB_WORDS = re.compile(rf"(?:er|or|ist|ian|ant|ent|{_JOB_NAMES})$", re.IGNORECASE)
+# A person of the user's named by a job only by a job's own name: "my daughter is a teenager"
+# or "… a vegetarian" is no job (the suffixes above would say so), and a wrong "job" key
+# lets the next job statement supersede it.
+_JOB_TITLE = re.compile(rf"\b(?:{_JOB_NAMES})s?$", re.IGNORECASE)
+_AGE_VALUE = re.compile(r"^(?:\d{1,3}|[a-z]+(?:[- ][a-z]+)?) (?:years?|months?|weeks?) old\b",
+                        re.IGNORECASE)
 
 # (name, kind, polarity, pattern). Patterns see the cleaned clause; ``x`` is the subject,
-# ``a`` an attribute (facts: the key is the attribute, the value stays in the text).
+# ``a`` an attribute (facts: the key is the attribute, the value stays in the text; an
+# attribute that is no slot, "my daughter is allergic to peanuts", keeps its value in the
+# key: ``_person_attribute``, ``_thing_attribute``).
 Rule = tuple[str, str, str | None, re.Pattern[str]]
 
 
@@ -256,7 +263,7 @@ _FACTS = _rules([
     ("rel_origin", "fact", None, rf"^my (?P<r>{REL})(?:'s| is) (?:originally )?from\s+"),
     ("rel_job", "fact", None, rf"^my (?P<r>{REL}) (?:works|is working|worked)\s+"),
     ("rel_job", "fact", None,
-     rf"^my (?P<r>{REL})(?:'s| is) (?:a|an) (?P<v>[\w -]+?)(?: at [\w ]+)?$"),
+     rf"^my (?P<r>{REL})(?:'s| is) (?:a|an) (?P<v>[\w -]+?)(?: at [\w ]+)?[.!]*$"),
     ("home", "fact", None,
      rf"^{I} (?:currently |still |now )?(?:live|'m living|am living|are living|'re living)\b"),
     ("home", "fact", None, rf"^{I} (?:just |recently )?(?:moved|relocated) (?:to|into)\b"),
@@ -634,8 +641,12 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
     rel = groups.get("r")
     if name == "name":
         return "name"
+    if name == "rel_job" and groups.get("v"):  # "my <person> is a <noun>"
+        return _person_attribute(rel, f"a {groups['v']}")
     if name.startswith("rel_"):
         return f"{rel} {name[4:]}"
+    if name == "attribute" and re.fullmatch(REL, groups["a"], re.IGNORECASE):
+        return _person_attribute(groups["a"], groups["v"])
     if name in ("home", "hometown", "job", "employer", "age", "height", "commute", "siblings",
                 "languages"):
         return name
@@ -648,7 +659,7 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
             return _clean_subject("fact", groups["x"])[0]
         return {"speak": "languages", "car": "car", "studies": "studies"}[name]
     if name == "attribute":
-        return groups["a"]
+        return _thing_attribute(groups["a"], groups["v"])
     if name == "nationality":
         return "nationality"
     if name == "i_am":
@@ -662,6 +673,55 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
                    r"several|many|a few|a couple of|the)\s+", "", x.strip(), flags=re.I)
         return _clean_subject("fact", x)[0]
     return _clean_subject("fact", groups.get("x") or name)[0]
+
+
+# Nouns that name one attribute with one value at a time ("my blood type is A", "my car's
+# colour is red"): a new value replaces the old. Any other "my X is Y" says one thing of many
+# about X ("my phone is broken", "my phone is an iPhone": both true), so Y joins the subject.
+# (Words that also take a judgement, "my job is stressful", "my schedule is packed", are not
+# slots: "I work as a nurse" would supersede the judgement.)
+_SLOT_NOUNS = frozenset(
+    "birthday name nickname age height weight type sign major minor occupation profession "
+    "address email e-mail number handle username pronoun hometown nationality religion "
+    "size budget deadline salary rent wage income commute bedtime mbti gpa language "
+    "color colour model brand breed".split())
+
+
+def _thing_attribute(thing: str, value: str) -> str:
+    value = _WHEN_WORDS.sub("", value.strip().rstrip(".!"))
+    owned = re.match(r"(?P<a>[a-z][\w -]{0,30}?) (?:is|are|was|were) (?P<v>.+)", value,
+                     re.IGNORECASE)
+    if owned:  # "my car's colour is blue": the car's colour
+        return _thing_attribute(f"{thing} {owned.group('a')}", owned.group("v"))
+    words = thing.lower().split()
+    if words and (words[-1] in _SLOT_NOUNS or singular(words[-1]) in _SLOT_NOUNS):
+        return thing
+    return f"{thing} {_clean_subject('fact', value)[0]}".strip()
+
+
+# "now a lawyer", "a lawyer these days": when, not what
+_WHEN_WORDS = re.compile(
+    r"^(?:(?:now|currently|still|already|finally|officially|actually)\s+)+|"
+    r"(?:\s+(?:now|these days|nowadays|currently|again|too))+$", re.IGNORECASE)
+
+
+def _person_attribute(person: str, value: str) -> str:
+    """The subject of "my <person> is <value>": a person has many attributes at once (an age,
+    a job, an allergy, a mood), so only an age or a job's own name is a slot that a new
+    value replaces; any other value is part of the subject ("daughter allergic to peanuts"),
+    so "my daughter is a doctor" never supersedes "my daughter is five years old"."""
+    value = _WHEN_WORDS.sub("", value.strip().rstrip(".!"))
+    if _AGE_VALUE.match(value) or re.match(r"(?:turning|just turned|turned) \d", value, re.I):
+        return f"{person} age"
+    # "my mum's birthday is in May": the person's own attribute, one slot
+    owned = re.match(r"(?P<a>[a-z][\w -]{0,30}?) (?:is|are|was|were) ", value, re.IGNORECASE)
+    if owned:
+        return f"{person} {_clean_subject('fact', owned.group('a'))[0]}"
+    noun = re.match(r"(?:a|an) ([\w -]+?)(?: (?:up |down |over |out )?(?:at|in|for|from) .+)?$",
+                    value, re.IGNORECASE)
+    if noun and _JOB_TITLE.search(noun.group(1)):
+        return f"{person} job"
+    return f"{person} {_clean_subject('fact', value)[0]}".strip()
 
 
 def _clean(clause: str) -> str:

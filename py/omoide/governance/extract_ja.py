@@ -155,7 +155,8 @@ _JOB_SUFFIX = re.compile(
     r"店長|社長|ナース|コック|バリスタ|講師|作家|画家|記者|翻訳者|通訳|公務員|会社員|"
     r"フリーター|学生さん|職人|職|年生|屋|パティシエ|ソムリエ|カメラマン|スタイリスト|ドライバー|"
     r"ディレクター|プロデューサー|コンサルタント|アナリスト|バーテンダー|ミュージシャン|"
-    r"イラストレーター|保育士|美容師|ヘルパー|ケアマネ|薬剤師)(?:さん)?$")
+    r"イラストレーター|保育士|美容師|ヘルパー|ケアマネ|薬剤師|大工|先生)(?:さん)?$")
+_COPULA_END = re.compile(r"(?:だった|でした|です|だ|なんだ|なんです|なの)$")
 _IDENTITY = re.compile(
     r"(?:左利き|右利き|独身|既婚|ベジタリアン|ヴィーガン|ビーガン|双子|一人っ子|長男|長女|"
     r"次男|次女|末っ子|不耐症|体質|夜型|朝型|色弱|色盲|真ん中|ペスカタリアン)$")
@@ -281,10 +282,16 @@ def _fact(body: str, other: str | None) -> Found | None:
         if name == "rel_attribute":
             return "fact", None, f"{rel}の{groups['a']}", {}
         if name == "rel_job":
-            value = (groups.get("v") or "").strip()
-            if not (_JOB_SUFFIX.search(value) or "を" in body or "働" in body):
-                return "fact", None, f"{rel}", {}
-            return "fact", None, f"{rel}の仕事", {}
+            # A person has many attributes at once: only a job (a job word, 働いて, の仕事を)
+            # is the slot a new job replaces; anything else they are or do is part of the
+            # subject (「娘はサッカーをしています」 is no job, 「妻はベジタリアンです」 no
+            # contradiction of 「妻は先生です」).
+            if re.fullmatch(_ATTRIBUTE, rel or ""):
+                return "fact", None, rel, {}  # 「身長は…」: an attribute, not a person
+            value = _COPULA_END.sub("", (groups.get("v") or "").strip())
+            if _JOB_SUFFIX.search(value) or "働" in body or "の仕事を" in body:
+                return "fact", None, f"{rel}の仕事", {}
+            return "fact", None, f"{rel}の{value}" if value else rel, {}
         if name == "rel_name":
             if other is None and not re.fullmatch(rf"{REL}|{PET}", rel or ""):
                 rel = ja_subject(rel or "")

@@ -154,7 +154,8 @@ def _contexts(engine: MemoryEngine, messages: Sequence[Message], candidates: lis
 
 def gives_a_new_value(existing: Memory, candidate: Candidate) -> bool:
     """Whether ``candidate`` gives the memory it matched a new value rather than repeating
-    it: facts are keyed on their attribute (``fact:job``, ``fact:home``, a sister's name:
+    it: facts are keyed on their attribute (``fact:job``, ``fact:home``, a sister's name or
+    age; what is no one-value slot keeps its value in the key, ``fact:daughter_married``:
     ``extract``), so a fact of the same key in other words is a new value ("I work as a
     nurse" -> "a doctor"); a favourite carries its value in ``meta["value"]``. Other
     statements of one key and polarity say the same thing (a preference about one subject,
