@@ -219,3 +219,14 @@ def test_duplicate_pairs_never_pair_a_note_with_its_negation():
     pairs = {(p[0], p[1]) for p in duplicate_pairs(e.stores["a"], threshold=0.5)}
     assert tuple(sorted((yes.id, again.id))) in pairs
     assert all(no.id not in pair for pair in pairs)
+
+
+def test_the_same_words_under_a_key_of_earlier_rules_merge():
+    """A memory keyed by an earlier version of the key rules (fact:daughter, now
+    fact:daughter_job) was not found by its words said again: a second copy was stored."""
+    e = make_engine()
+    old = e.remember("a", "My daughter is a doctor.", kind="fact", key="fact:daughter",
+                     meta={"via": "pattern"})
+    [item] = ingest(e, "a", ["my daughter is a doctor"]).items
+    assert (item.action, item.memory_id) == ("merged", old.id), item
+    assert [m.id for m in e.memories("a")] == [old.id]

@@ -190,32 +190,27 @@ class DedupIndex:
             self._subjects[cache_key] = subject_keys(memory)
         return self._subjects[cache_key]
 
-    def _neighbours(self, row: list[float], kind: str, key: str | None
-                    ) -> list[tuple[Memory, float]]:
-        """Live (not retired) memories near ``row`` that could match: for a keyed candidate
-        the keyless ones (its key's holders were looked up already), else those of its kind.
-        Planned ones first (scored here: only those cost a dot product), then the store's
-        top-k."""
-        def wanted(m: Memory) -> bool:
-            return m.key is None if key is not None else m.kind == kind
-
+    def _near(self, row: list[float]) -> list[tuple[Memory, float]]:
+        """Live (not retired, not set aside) memories near ``row``: planned ones first
+        (scored here: only those cost a dot product), then the store's top-k."""
         out = [(m, dot(row, v)) for i, (m, v) in self.planned.items()
-               if v and i not in self.retired and i not in self.aside and wanted(m)]
+               if v and i not in self.retired and i not in self.aside]
         if self.store is not None and len(self.store.kernel):
             near = self.store.kernel.top_k(row, NEIGHBOURS)
             for i, cos in zip(near.ids, near.scores, strict=True):
-                memory = self.store.records[i]
-                if i not in self.planned and i not in self.retired and wanted(memory):
-                    out.append((memory, cos))
+                if i not in self.planned and i not in self.retired:
+                    out.append((self.store.records[i], cos))
         return out
 
     def match(self, kind: str, key: str | None, vector: Sequence[float],
-              polarity: str | None = None) -> Match | None:
+              polarity: str | None = None, text: str | None = None) -> Match | None:
         """The live memory the candidate is about: same key (any kind, any polarity: the
-        caller merges or supersedes), else a keyless neighbour of one sentence whose text
-        has that key as its only subject ("same subject"), else a near-identical memory of
-        the same kind, the same key or none on both sides, and the same polarity
-        (``polarity`` None: no polarity guard)."""
+        caller merges or supersedes), else a neighbour of the same kind with the same words
+        as ``text`` under another key ("same words": a memory keyed by an earlier version
+        of the key rules), else a keyless neighbour of one sentence whose text has that key
+        as its only subject ("same subject"), else a near-identical memory of the same
+        kind, the same key or none on both sides, and the same polarity (``polarity``
+        None: no polarity guard)."""
         row = as_float_list(vector)
         if key is not None:
             ids = [i for i, (m, _) in self.planned.items()
@@ -226,7 +221,15 @@ class DedupIndex:
             if ids:
                 best = max(ids, key=lambda i: (self.current(i).updated_at, i))
                 return Match(best, "same key", None)
-        neighbours = self._neighbours(row, kind, key)
+        near = self._near(row)
+        if text is not None:
+            same = [(m, cos) for m, cos in near if m.kind == kind and same_words(m.text, text)]
+            if same:
+                memory, cos = max(same, key=lambda pair: pair[1])
+                return Match(memory.id, "same words", round(cos, 4))
+        # a keyed candidate: the keyless ones (its key's holders were looked up already)
+        neighbours = [(m, cos) for m, cos in near
+                      if (m.key is None if key is not None else m.kind == kind)]
         if key is not None:
             same_subject = [(m, cos) for m, cos in neighbours
                             if m.key is None and self._subjects_of(m) == {key}

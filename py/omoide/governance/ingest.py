@@ -285,7 +285,8 @@ def ingest(
             polarity=candidate.polarity, source=candidate.source, via=candidate.via,
         )
         polarity = candidate_polarity(candidate)
-        found = index.match(candidate.kind, candidate.key, vector, polarity)
+        found = index.match(candidate.kind, candidate.key, vector, polarity,
+                            text=candidate.text)
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = {**extra_meta, **candidate.meta, "via": candidate.via,
