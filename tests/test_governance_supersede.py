@@ -470,3 +470,41 @@ def test_a_new_value_of_a_pinned_memory_keeps_the_pin():
     [now] = [m for m in e.memories("a") if m.key == "fact:job"]
     assert "doctor" in now.text and now.meta.get("pinned") is True
     assert now.meta.get("tier") == "hot"
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm getting married in June.", "I'm getting married in October."),
+    ("I'm going to quit my job in March.", "I'm going to quit my job in April."),
+    ("来年ベルリンに引っ越します。", "来月ベルリンに引っ越します。"),
+    ("金曜日にコンサートに行く。", "土曜日にコンサートに行く。"),
+])
+def test_a_plan_moved_to_another_date_supersedes(before, after):
+    """A plan's key leaves its date out (decision:married): the new date merged into the old
+    plan, whose live text kept the old date; the new words sat in the trash until a purge."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before
+
+
+def test_the_same_plan_with_the_same_date_in_other_words_merges():
+    e = make_engine()
+    first = ingest(e, "a", ["I'm getting married in October."]).stored[0]
+    [item] = ingest(e, "a", ["I will get married in October."]).items
+    assert (item.action, item.memory_id) == ("merged", first.memory_id), item
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("on Sat at 5pm", "on Saturday at 5 pm", True),
+    ("土曜に", "土曜日に", True),
+    ("in May", "in June", False),
+    ("I may move in June", "in June", True),  # "may" the verb is no month
+    ("next week", "next month", False),
+    ("来月", "来年", False),
+    ("2024年5月3日", "2024年5月4日", False),
+])
+def test_time_words_fold_spellings_and_tell_dates_apart(a, b, same):
+    from omoide.governance.when_words import time_words
+    assert (time_words(a) == time_words(b)) is same

@@ -50,6 +50,7 @@ from omoide.governance.extract import (
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
 from omoide.governance.tiers import RebalanceReport, TierPolicy, initial_tier, rebalance
+from omoide.governance.when_words import another_time
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -165,6 +166,9 @@ def gives_a_new_value(existing: Memory, candidate: Candidate) -> bool:
     if (candidate.kind == existing.kind == "fact" and candidate.key is not None
             and candidate.key == existing.key):
         return True
+    if candidate.kind == existing.kind == "decision" and another_time(existing.text,
+                                                                      candidate.text):
+        return True  # a plan moved to another date: the date is its value
     old, new = existing.meta.get("value"), candidate.meta.get("value")
     return (isinstance(old, str) and isinstance(new, str)
             and not same_words(old, new))
