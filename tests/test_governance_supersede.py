@@ -173,6 +173,15 @@ def test_a_new_value_for_a_key_supersedes_and_the_old_one_stays_history(before, 
     ("娘はサッカーをしています。", "娘は看護師をしています。"),
     ("My phone is broken.", "My phone is an iPhone."),
     ("My job is stressful.", "I work as a nurse."),
+    # someone named is not the speaker, two of a relation are two people
+    ("私は京都に住んでいます。", "ケンは大阪に住んでいます。"),
+    ("私は30歳です。", "ポチは3歳です。"),
+    ("私は京都出身です。", "ユキは札幌出身です。"),
+    ("兄のケンは30歳です。", "兄のジュンは25歳です。"),
+    ("I have a brother named Ken.", "I have a brother named Jun."),
+    ("I have two brothers.", "I have a brother named Ken."),
+    ("I have a dog named Pochi.", "I have a dog named Koro."),
+    ("ポチという名前の犬を飼っています。", "コロという名前の犬を飼っています。"),
 ])
 def test_another_attribute_of_a_person_or_thing_never_supersedes_the_first(before, after):
     """Every "my <person> is ..." fact had one key (fact:daughter, fact:娘): her job
@@ -508,3 +517,20 @@ def test_the_same_plan_with_the_same_date_in_other_words_merges():
 def test_time_words_fold_spellings_and_tell_dates_apart(a, b, same):
     from omoide.governance.when_words import time_words
     assert (time_words(a) == time_words(b)) is same
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I love coffee.", "Coffee is not my thing anymore."),
+    ("Sushi is my favourite.", "Sushi is no longer my favourite."),
+    ("コーヒーが大好きです。", "コーヒーが大好き、なんてことはない。"),
+    ("コーヒーが大好きです。", "コーヒーが大好きだったのは昔の話。"),
+])
+def test_a_denied_or_past_stance_is_a_contradiction_not_a_repeat(before, after):
+    """The rules read the stance before its negation ("is not my thing", 「なんてことはない」)
+    as a like: it merged into the like, whose text stayed live."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.polarity == "dislike", item
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before

@@ -35,6 +35,7 @@ import re
 import unicodedata
 
 from omoide.governance.keys import base_verb, singular
+from omoide.governance.polarity import negated
 
 Found = tuple[str, str | None, str, dict[str, str]]
 
@@ -667,11 +668,13 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
         last = noun.split()[-1] if noun.split() else noun
         return "job" if _JOB_WORDS.search(last) else noun
     if name == "have":
+        named = re.search(r"\b(?:named|called) ([\w'-]+)", groups["x"], re.IGNORECASE)
         x = re.split(r"\s+(?:named|called|who|that|which|and|in|at|from|with|on|,)\b|,",
                      groups["x"], maxsplit=1, flags=re.I)[0]
         x = re.sub(r"^(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|some|"
                    r"several|many|a few|a couple of|the)\s+", "", x.strip(), flags=re.I)
-        return _clean_subject("fact", x)[0]
+        # "a brother named Ken", "a brother named Jun": two people, two facts
+        return _clean_subject("fact", f"{x} {named.group(1)}" if named else x)[0]
     return _clean_subject("fact", groups.get("x") or name)[0]
 
 
@@ -858,6 +861,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         if not match:
             continue
         groups = match.groupdict()
+        if name in ("thing", "favorite_of") and negated(text[match.end("x"):]):
+            polarity = "dislike"  # "coffee is not my thing anymore", "no longer my favourite"
+            groups["a"] = None  # no favourite named: the thing's stance
         if name == "favorite" or (name == "favorite_of" and groups.get("a")
                                   and len(groups["a"].split()) <= 3):
             subject = "favorite " + _clean_subject(kind, groups["a"])[0]

@@ -132,8 +132,34 @@ def _named(body: str) -> str | None:
     None."""
     named = _NAMED_REL.match(body)
     return f"{named.group('r')}{body[named.end():]}" if named else None
+
+
+def _name_of(body: str) -> str | None:
+    """The bare name after the relation (「兄のケンは…」 -> ケン), or None."""
+    named = _NAMED_REL.match(body)
+    return body[len(named.group("r")) + 1:named.end()] if named else None
+
+
+def _with_name(found: Found | None, relation: str, name: str) -> Found | None:
+    """A fact about a named person keyed on them (兄ケンの年齢, not 兄の年齢: two brothers
+    are two people, their ages two facts)."""
+    if found is None or not found[2].startswith(relation):
+        return found
+    kind, polarity, subject, meta = found
+    return kind, polarity, f"{relation}{name}{subject[len(relation):]}", meta
+
+
+# A bare name as the topic (「ケンは大阪に住んでいます」「ポチは3歳です」): the facts a person
+# has are theirs, not the speaker's (the speaker's own rules would read 大阪 as the speaker's
+# home). Only for those attributes: 「コーヒーは好き」 has a katakana topic too.
+_NAME_TOPIC = re.compile(
+    r"^(?P<n>[ァ-ヴ][ァ-ヴー]{1,7}(?:さん|くん|ちゃん)?|[ぁ-ゖ]{2,4}(?:さん|くん|ちゃん)|"
+    r"[\u4e00-\u9fff]{1,4}(?:さん|くん|ちゃん|君))(?:は|が|って)")
+_PERSONAL = frozenset(("住まい", "年齢", "出身", "仕事", "勤務先", "言語", "学歴", "身長",
+                       "結婚", "名前"))
 _OTHER_TOPIC = re.compile(
-    rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|{_BELONGS})?(?P<r>{REL})(?:たち)?|"
+    rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|もう一人の|もうひとりの|{_BELONGS})?"
+    rf"(?P<r>{REL})(?:たち)?|"
     rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、|{_FREQUENCY_NEXT})")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
@@ -317,6 +343,8 @@ def _fact(body: str, other: str | None) -> Found | None:
             return "fact", None, groups["a"], {}
         if name == "allergy":
             return "fact", None, f"アレルギー {groups['x']}", {}
+        if name == "pet_named":  # ポチという名前の犬, コロという名前の犬: two dogs
+            return "fact", None, f"{groups['x']}の{groups['v']}", {}
         x = groups.get("x") or groups.get("y") or ""
         x = re.sub(rf"^(?:うちの|{_SELF}の)|{_NUM}(?:匹|頭|羽|人)$", "", x)
         if x:
@@ -637,13 +665,29 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         return _fact(_PERSON_LEAD.sub("", body), other)
     named = _named(body)
     if named and _other_person(named):
-        found = _fact(named, _other_person(named))
+        relation = _other_person(named)
+        found = _with_name(_fact(named, relation), relation, _name_of(body) or "")
         if found:
             return found
+    topic = _NAME_TOPIC.match(body)
+    if topic and not _TIME_TOPIC.match(topic.group("n")):
+        found = _fact(body, None)
+        if found and found[2] in _PERSONAL:
+            return found[0], found[1], f"{topic.group('n')}の{found[2]}", found[3]
     if _PAST_STATE.search(body):
         return _fact(body, None)  # 「子どもの頃は…嫌いだった」: not what the user likes now
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
+    if found and found[0] == "preference" and found[1] == "like" and _DENIED_TAIL.search(body):
+        return found[0], "dislike", found[2], found[3]
     return found
+
+
+# The stance the clause began with, then denied or put in the past by its tail:
+# 「コーヒーが大好き、なんてことはない」「コーヒーが大好きだったのは昔の話」 (the rules read the
+# head, 大好き).
+_DENIED_TAIL = re.compile(
+    r"(?:なんてことは|なんて事は|なんてことも)(?:ない|ありません|ないです|ございません)|"
+    r"(?:だった|でした)(?:のは|のも)(?:もう)?(?:昔|過去|前)(?:の話)?(?:です|だ|だよ|ですね)?[。.!！]*$")
 
 
 # A state the speaker had then, not now: a past time as the topic and a past ending.
