@@ -33,10 +33,11 @@ def setup():
                     "I always commit before pushing. I don't like Python."], log=log)
     clock.t += DAY
     ingest(e, "a", ["I love Python now"], log=log)
-    e.remember("a", "We walked along the river", kind="diary", importance=0.2,
-               at=T0 - 100 * DAY)
-    e.remember("a", "We walked along the river.", kind="diary", importance=0.2,
-               at=T0 - 100 * DAY + 60)
+    now, clock.t = clock.t, T0 - 100 * DAY  # two notes written 100 days ago
+    e.remember("a", "We walked along the river", kind="diary", importance=0.2)
+    clock.t += 60
+    e.remember("a", "We walked along the river.", kind="diary", importance=0.2)
+    clock.t = now
     return e, clock, journal, log
 
 

@@ -26,23 +26,34 @@ class Clock:
         return self.t
 
 
+def written(e, character, text, *, at, **fields):
+    """A memory written at ``at`` (the engine's clock set back for the call): a note of that
+    day, untouched since. (``remember(..., at=)`` alone dates what it says; the record is
+    written now, new to maintenance.)"""
+    now, e.clock.t = e.clock.t, at
+    try:
+        return e.remember(character, text, at=at, **fields)
+    finally:
+        e.clock.t = now
+
+
 @pytest.fixture
 def engine():
     e = MemoryEngine(HashingEmbedder(32), clock=Clock())
     for i, text in enumerate(["We chose SQLite for the prototype", "Walked to the station",
                               "Ate ramen near the office"]):
-        e.remember("a", text, kind="diary" if i else "decision", importance=0.3,
+        written(e, "a", text, kind="diary" if i else "decision", importance=0.3,
                    at=OLD + 3600 * i)
     for i, text in enumerate(["Fixed the login bug", "Talked about holidays"]):
-        e.remember("a", text, kind="diary", importance=0.2, at=OLD + DAY + 60 * i)
+        written(e, "a", text, kind="diary", importance=0.2, at=OLD + DAY + 60 * i)
     # kept out, each for its own reason:
-    e.remember("a", "Alone on its day", kind="diary", importance=0.1, at=OLD + 5 * DAY)
-    e.remember("a", "A precious memory", kind="diary", importance=0.9, at=OLD)
-    e.remember("a", "Something from yesterday", kind="diary", importance=0.1, at=NOW - DAY)
-    e.remember("a", "A hot diary line", kind="diary", importance=0.1, at=OLD,
+    written(e, "a", "Alone on its day", kind="diary", importance=0.1, at=OLD + 5 * DAY)
+    written(e, "a", "A precious memory", kind="diary", importance=0.9, at=OLD)
+    written(e, "a", "Something from yesterday", kind="diary", importance=0.1, at=NOW - DAY)
+    written(e, "a", "A hot diary line", kind="diary", importance=0.1, at=OLD,
                meta={"tier": "hot"})
-    e.remember("a", "I like tea", kind="preference", importance=0.1, at=OLD)
-    e.remember("a", "Old summary", kind="summary", importance=0.1, at=OLD)
+    written(e, "a", "I like tea", kind="preference", importance=0.1, at=OLD)
+    written(e, "a", "Old summary", kind="summary", importance=0.1, at=OLD)
     return e
 
 
@@ -87,7 +98,7 @@ def test_apply_writes_summaries_and_trashes_sources_revivably(engine):
 def test_session_grouping(engine):
     e = MemoryEngine(HashingEmbedder(32), clock=Clock())
     for i in range(4):
-        e.remember("a", f"a longer session note number {i}", kind="diary", importance=0.2,
+        written(e, "a", f"a longer session note number {i}", kind="diary", importance=0.2,
                    at=OLD + i * DAY, meta={"session": "trip" if i % 2 else "work"})
     by_session = summarize(e, "a", group_by="session", ratio=0.9)
     assert [(g.group, len(g.source_ids)) for g in by_session.groups] == [
@@ -97,14 +108,14 @@ def test_session_grouping(engine):
 
 def test_extractive_summary_respects_the_token_budget():
     e = MemoryEngine(HashingEmbedder(32), clock=Clock())
-    members = [e.remember("a", f"Line number {i} " + "word " * 20, kind="diary",
+    members = [written(e, "a", f"Line number {i} " + "word " * 20, kind="diary",
                           importance=i / 40, at=OLD + i) for i in range(20)]
     text = extractive_summary("day:2023-09-15", members, token_budget=100)
     assert estimate_tokens(text) <= 100
     kept = text.removeprefix("2023-09-15: ").split(" / ")
     assert 0 < len(kept) < 20 and text.endswith(f"(+{20 - len(kept)} more)")
     assert "Line number 19 " in text and "Line number 0 " not in text  # important survive
-    long = e.remember("a", "x" * 1000, kind="diary", at=OLD)
+    long = written(e, "a", "x" * 1000, kind="diary", at=OLD)
     assert len(extractive_summary("day:d", [long], 500)) <= 3 + 120
 
 
@@ -134,7 +145,7 @@ def test_eighteen_diary_notes_compress_dedupe_and_trim():
     """Issue 14: 18 diary notes became '3 summaries (210 -> 270 tokens)'."""
     e = MemoryEngine(HashingEmbedder(64), clock=Clock())
     for i, text in enumerate(DIARY):
-        e.remember("a", text, kind="diary", importance=0.3, at=OLD + 1800 * i)
+        written(e, "a", text, kind="diary", importance=0.3, at=OLD + 1800 * i)
     report = summarize(e, "a")
     assert report.candidates == 18 and report.tokens_after <= report.tokens_before / 2
     for group in report.groups:
@@ -153,7 +164,7 @@ def test_eighteen_diary_notes_compress_dedupe_and_trim():
 def test_a_summary_is_never_longer_than_its_input(texts, budget, ratio):
     e = MemoryEngine(HashingEmbedder(32), clock=Clock())
     for i, text in enumerate(texts):
-        e.remember("a", text, kind="diary", importance=0.2, at=OLD + i)
+        written(e, "a", text, kind="diary", importance=0.2, at=OLD + i)
     report = summarize(e, "a", token_budget=budget, ratio=ratio)
     for group in report.groups:
         assert group.tokens_after < group.tokens_before
@@ -242,9 +253,24 @@ def test_a_cut_off_that_is_not_a_finite_age_is_refused(engine, days):
 def test_a_keyed_memory_is_never_folded_into_a_summary(engine):
     """A decision with a key was grouped with the day's diary notes and trashed: the key had
     no live holder, and recall no longer found the decision."""
-    venue = engine.remember("a", "We will hold the wedding at the lake house",
+    venue = written(engine, "a", "We will hold the wedding at the lake house",
                             kind="decision", key="decision:wedding_venue", importance=0.3,
                             at=OLD + 1800)
     report = summarize(engine, "a", older_than_days=30, dry_run=False)
     assert all(venue.id not in g.source_ids for g in report.groups)
     assert engine.find_by_key("a", "decision:wedding_venue")[0].id == venue.id
+
+
+def test_notes_dated_long_ago_but_written_today_are_not_summarized():
+    """A chat from two years ago ingested today (``at``): its notes counted as untouched for
+    two years and the next summary folded them (sources to the trash, purged 30 days on)."""
+    from omoide.governance.ingest import ingest
+
+    e = MemoryEngine(HashingEmbedder(32), clock=Clock())
+    ingest(e, "a", ["The spare key is under the blue flowerpot.",
+                    "My grandmother's recipe uses two spoons of miso.",
+                    "I went to Kyoto with Ken and we saw the temples."], at=NOW - 700 * DAY)
+    assert len(e.memories("a")) >= 2
+    assert summarize(e, "a", older_than_days=30).groups == []
+    e.clock.t += 31 * DAY  # a month untouched: now they are old notes
+    assert [m.created_at for m in e.memories("a")] == [NOW - 700 * DAY] * len(e.memories("a"))

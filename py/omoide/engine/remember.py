@@ -54,7 +54,9 @@ def build_memory(
         key=validate.key(key),
         importance=validate.unit_interval("importance", importance),
         created_at=when,
-        updated_at=when,
+        # when the record was written: a note dated two years back (``at``) is new to the
+        # store, so maintenance (summaries, tiers, the cold pass's scan) treats it as such
+        updated_at=max(when, engine.now()) if at is not None else when,
         model=engine.embedder.stamp,
         meta=validate.meta(meta),
         context=None if context is None else validate.context(context, engine.max_text_length),
