@@ -209,3 +209,24 @@ def test_database_and_queue_files_are_private(tmp_path, usual_umask):
     backend.initialize()
     backend.shutdown()
     assert mode(existing) == 0o640
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_a_backup_server_echoing_the_request_never_gets_the_key_into_an_error(status):
+    """A 200 whose body was not JSON put the body's start in BACKEND_HTTP unmasked: a
+    server echoing the request headers put the key in the error, the backups report and
+    the mirror queue file's last_error."""
+    from omoide.transport import Reply
+
+    custom = "custom-header-secret-0123456789"
+
+    def echo(method, url, headers, body, timeout):
+        return Reply(status, f"<html>{headers}</html>".encode())
+
+    backend = HttpBackend(HttpConfig("http://127.0.0.1:9/", api_key=KEY,
+                                     headers={"X-Token": custom}), transport=echo)
+    with pytest.raises(OmoideError) as err:
+        backend.search("tea", character_id="a")
+    shown = str(err.value) + json.dumps(err.value.to_dict(), ensure_ascii=False)
+    assert err.value.code == "BACKEND_HTTP"
+    assert KEY[:6] not in shown and custom[:10] not in shown and "••••" in shown

@@ -30,7 +30,7 @@ from omoide.backends.base import DEFAULT_PAGE
 from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.keys import checked_key
-from omoide.transport import Transport, reply_detail, urllib_transport
+from omoide.transport import SECRET_MASK, Transport, reply_detail, urllib_transport
 
 
 @dataclass(frozen=True)
@@ -105,13 +105,22 @@ class HttpBackend:
             return status, None
         if not 200 <= status < 300:
             raise OmoideError.of("BACKEND_HTTP", url=url, status=status,
-                                 body=reply_detail(raw, self.config.api_key, 500))
+                                 body=self._detail(raw, 500))
         text = raw.decode("utf-8", "replace")
         try:
             return status, json.loads(text) if text.strip() else None
         except ValueError:
             raise OmoideError.of("BACKEND_HTTP", url=url, status=status,
-                                 body="not JSON: " + text[:200]) from None
+                                 body="not JSON: " + self._detail(raw, 200)) from None
+
+    def _detail(self, raw: bytes, limit: int) -> str:
+        """A reply for an error message, with the key and every configured header value
+        masked (a server that echoes the request puts them in its body, also with a 200)."""
+        text = reply_detail(raw, self.config.api_key, len(raw) + 1)
+        for value in self.config.headers.values():
+            if len(value) >= 8:
+                text = text.replace(value, SECRET_MASK)
+        return text[:limit]
 
     # -- verbs -------------------------------------------------------------------------------
 
