@@ -544,3 +544,19 @@ def test_json_nested_past_the_parsers_depth_is_malformed_input(cli, tmp_path):
                  ("import-tavern", str(deep))):
         assert "nested too deeply" in cli.fails(*argv)
     assert not cli.db.exists() or cli.json("stats")["memories"] == 0
+
+
+def test_json_with_a_number_too_long_to_convert_is_malformed_input(cli, tmp_path):
+    """int() refuses more than 4,300 digits with a ValueError, not a JSONDecodeError: every
+    reader of outside JSON answered with a traceback and exit 1."""
+    digits = "9" * 5000
+    files = {"import": {"format": "omoide-export", "version": 1, "characters": [
+                 {"id": "alice", "memories": [], "n": 0}]},
+             "ingest": [{"role": "user", "content": "hi", "n": 0}],
+             "import-tavern": {"spec": "chara_card_v2", "data": {"name": "A", "n": 0}}}
+    for verb, data in files.items():
+        path = tmp_path / f"{verb}.json"
+        path.write_text(json.dumps(data).replace('"n": 0', f'"n": {digits}'))
+        argv = (verb, str(path)) if verb != "ingest" else (verb, "alice", str(path))
+        assert "a number too long" in cli.fails(*argv)
+    assert not cli.db.exists() or cli.json("stats")["memories"] == 0
