@@ -211,6 +211,24 @@ def test_database_and_queue_files_are_private(tmp_path, usual_umask):
     assert mode(existing) == 0o640
 
 
+def test_an_export_file_is_private_and_keeps_the_mode_it_had(tmp_path, usual_umask):
+    """The export wrote a temporary file under the umask and renamed it over the target: a
+    0600 file holding every memory and the trash became world-readable (0644)."""
+    db = tmp_path / "w.db"
+    def run(*args: str) -> int:
+        return main(["--db", str(db), *args], stdout=io.StringIO(), stderr=io.StringIO(),
+                    embedder_factory=lambda model, dtype: HashingEmbedder())
+
+    assert run("remember", "alice", "secret") == 0
+    fresh, kept = tmp_path / "fresh.json", tmp_path / "kept.json"
+    kept.write_text("{}")
+    kept.chmod(0o640)
+    for target in (fresh, kept):
+        assert run("export", str(target)) == 0
+    assert (mode(fresh), mode(kept)) == (0o600, 0o640)
+    assert "secret" in fresh.read_text()
+
+
 @pytest.mark.parametrize("status", [200, 500])
 def test_a_backup_server_echoing_the_request_never_gets_the_key_into_an_error(status):
     """A 200 whose body was not JSON put the body's start in BACKEND_HTTP unmasked: a

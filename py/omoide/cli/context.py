@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -185,7 +187,14 @@ def write_output(ctx: Context, path: str, text: str) -> bool:
                              reason="it is the workspace itself (--db); name another file")
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(text + "\n", encoding="utf-8")
+        # every memory and the trash: private (0600) as the workspace, or the mode the user
+        # gave the file before (a rename over it would otherwise widen it to the umask's)
+        mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o600
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)  # a leftover temporary file of another mode
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
         tmp.replace(target)
     except OSError as e:
         tmp.unlink(missing_ok=True)
