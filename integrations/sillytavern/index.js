@@ -14,7 +14,9 @@
 // avatar file (two cards may share a name; "Alice" and "ALICE" share a slug), so the extension
 // keeps a link per avatar in its settings. An avatar met for the first time takes its name's
 // slug (what Omoide's import of the card creates) unless another ST character holds it, then
-// the slug's next free form (alice-2, alice-3, ...: Omoide's own rule for a new character).
+// the slug's next free form with an underscore (alice_2, alice_3, ...): no name's slug has
+// one (a slug is letters, digits and dashes), so it is never a character Omoide already holds
+// for another card ("Alice 2" is alice-2), whatever the grant lets this page see.
 // A rename moves the link (CHARACTER_RENAMED); a deleted ST character's Omoide character is
 // never handed to another automatically (a new card of the same name does not inherit its
 // memories); the settings panel shows the link and may change it.
@@ -52,7 +54,7 @@ export function linkOf(character) {
   const taken = new Set([...Object.values(s.characters), ...s.retired]);
   const slug = characterIdOf(character.name);
   let id = slug;
-  for (let n = 2; taken.has(id); n++) id = `${slug}-${n}`;
+  for (let n = 2; taken.has(id); n++) id = `${slug}_${n}`;
   s.characters[avatar] = id;
   st().saveSettingsDebounced();
   return id;
@@ -100,7 +102,11 @@ function report(err) {
 
 // A message the user sent, or edited (the edit may say something new; what it already
 // said is merged by Omoide's dedup, a changed value supersedes the old one, kept as history).
-async function onUserMessage(index) {
+// SillyTavern awaits its listeners before it shows the message and generates: the ingest
+// runs after the handler returns, one message after another (their order kept).
+let ingesting = Promise.resolve();
+
+function onUserMessage(index) {
   const ctx = st();
   const message = ctx.chat?.[index];
   if (!settings().enabled || !message?.is_user || !message.mes) return;
@@ -110,18 +116,23 @@ async function onUserMessage(index) {
   const before = ctx.chat?.[index - 1];
   const previous = before && !before.is_user && before.mes
     ? [{ role: "assistant", content: before.mes }] : [];
+  const messages = [...previous, { role: "user", content: message.mes }];
   // The chat's own id: its turns join one conversation in Omoide, which recall uses.
   const conversation = ctx.chatId ? `sillytavern:${ctx.chatId}`.slice(0, 256) : undefined;
-  try {
-    const c = await omoide();
-    for (const character of characters) {
-      await c.ingest(character, [...previous, { role: "user", content: message.mes }],
-        { conversation });
+  ingesting = ingesting.then(() => ingestInto(characters, messages, conversation));
+}
+
+// Each member on its own: one refused (outside the grant) keeps none of the others from it.
+async function ingestInto(characters, messages, conversation) {
+  const failures = [];
+  for (const character of characters) {
+    try {
+      await (await omoide()).ingest(character, messages, { conversation });
+    } catch (err) {
+      failures.push(err);
     }
-    report(null);
-  } catch (err) {
-    report(err);
   }
+  report(failures[0] ?? null);
 }
 
 function onRenamed(oldAvatar, newAvatar) {
@@ -157,7 +168,7 @@ async function generateInterceptor(chat) {
   const query = [...chat].reverse().find((m) => m.is_user && m.mes)?.mes ?? "";
   try {
     const block = await (await omoide()).context(character, query,
-      { tokenBudget: Number(settings().tokenBudget) || DEFAULTS.tokenBudget });
+      { tokenBudget: budgetOf(settings().tokenBudget) });
     if (mine !== generation || currentCharacter() !== character) return;
     if (block.text) {
       ctx.setExtensionPrompt(KEY, `[What {{char}} remembers (date, kind, memory):\n` +
@@ -167,6 +178,14 @@ async function generateInterceptor(chat) {
   } catch (err) {
     report(err); // generation goes on without memories
   }
+}
+
+// The memory budget in tokens: a whole number in 50..8000 (what Omoide accepts and more than
+// a prompt should spend), the default when not a number.
+export function budgetOf(value) {
+  const n = Math.round(Number(value));
+  return Number.isFinite(n) && String(value).trim() !== ""
+    ? Math.min(8000, Math.max(50, n)) : DEFAULTS.tokenBudget;
 }
 
 function settingsPanel() {
@@ -197,6 +216,7 @@ function settingsPanel() {
   const status = Object.assign(document.createElement("small"), { id: "omoide_status" });
   panel.append(connectWindow, " ", status);
   const save = () => {
+    budget.value = budgetOf(budget.value); // a typed 50000 turned memories off
     Object.assign(settings(), { enabled: enabled.checked, url: url.value,
       tokenBudget: Number(budget.value) });
     client?.then((c) => c.close(), () => {});
@@ -260,4 +280,11 @@ if (events.CHARACTER_RENAMED) eventSource.on(events.CHARACTER_RENAMED, onRenamed
 if (events.CHARACTER_DELETED) eventSource.on(events.CHARACTER_DELETED, onDeleted);
 if (events.CHAT_CHANGED) eventSource.on(events.CHAT_CHANGED, showLink);
 settingsPanel();
-export const state = { get lastError() { return lastError; }, omoide };
+if (!events.CHARACTER_RENAMED || !events.CHARACTER_DELETED) {
+  // an older SillyTavern does not say when a card is renamed or deleted: a rename would cut
+  // the character off from its memories
+  report(Object.assign(new Error("This SillyTavern does not announce renamed or deleted " +
+    "characters; update it before renaming a character."), { code: "OLD_SILLYTAVERN" }));
+}
+// `settled()`: the ingests queued so far are done (for tests and tools)
+export const state = { get lastError() { return lastError; }, omoide, settled: () => ingesting };

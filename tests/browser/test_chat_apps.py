@@ -383,7 +383,7 @@ def test_sillytavern_extension(app, context, servers):
     page.goto(f"{host_url}/host.html?omoide={servers['app'].url}")
     page.wait_for_selector("body[data-ready='true']")
     page.evaluate("() => window.host.reply('Where do you like to walk?')")
-    page.evaluate("() => window.host.send('I love moonlit walks by the river.')")
+    page.evaluate("() => window.host.said('I love moonlit walks by the river.')")
     assert any("moonlit walks" in t for t in texts(app, "seraphina"))
     # the message it answered went along as its index context
     [walks] = [m for m in engine_call(app, "memories", {"character": "seraphina"})
@@ -440,14 +440,14 @@ def test_sillytavern_characters_of_one_name_keep_their_own_memories(app, context
     engine_call(app, "allow_origin", {"origin": f"http://127.0.0.1:{ST_HOST}",
                                       "characters": "*"})
     page = st_page(context, servers, ["Alice", "ALICE", "Alice", "Bob"])
-    page.evaluate("() => window.host.send('I love beekeeping in my garden.')")
+    page.evaluate("() => window.host.said('I love beekeeping in my garden.')")
     assert any("beekeeping" in t for t in texts(app, "alice"))
     links = page.evaluate("() => window.host.context.extensionSettings.omoide.characters")
     assert links == {"Alice.png": "alice"}
     for other in (1, 2):
         assert "beekeeping" not in st_prompt(page, other, "What do I love doing at home?")
     links = page.evaluate("() => window.host.context.extensionSettings.omoide.characters")
-    assert links == {"Alice.png": "alice", "ALICE.png": "alice-2", "Alice1.png": "alice-3"}
+    assert links == {"Alice.png": "alice", "ALICE.png": "alice_2", "Alice1.png": "alice_3"}
 
     # a rename moves the avatar file: the memories follow
     page.evaluate("() => window.host.rename(0, 'Alicia')")
@@ -460,7 +460,7 @@ def test_sillytavern_characters_of_one_name_keep_their_own_memories(app, context
     assert "beekeeping" not in st_prompt(page, fresh, "What do I love doing at home?")
     assert page.input_value("#omoide_link") == "alicia"
     # the user links it back on purpose, from the panel; a link another card holds is refused
-    page.fill("#omoide_link", "alice-2")
+    page.fill("#omoide_link", "alice_2")
     page.dispatch_event("#omoide_link", "change")
     assert page.input_value("#omoide_link") == "alicia"
     assert "CHARACTER_TAKEN" in page.text_content("#omoide_status")
@@ -477,7 +477,7 @@ def test_sillytavern_group_chats_and_edits(app, context, servers):
                                       "characters": "*"})
     page = st_page(context, servers, ["Mira", "Juno", "Tess"])
     page.evaluate("() => window.host.openGroup([0, 1])")
-    page.evaluate("() => window.host.send('I love the street food of Osaka.')")
+    page.evaluate("() => window.host.said('I love the street food of Osaka.')")
     for member in ("mira", "juno"):
         assert any("Osaka" in t for t in texts(app, member)), member
     assert texts(app, "tess") == []
@@ -491,7 +491,8 @@ def test_sillytavern_group_chats_and_edits(app, context, servers):
     assert "Osaka" in prompt
 
     # the user edits what they said: the new words are read (the old value stays as history)
-    page.evaluate("() => window.host.edit(0, 'I love the temples of Kyoto.')")
+    page.evaluate("async () => { await window.host.edit(0, 'I love the temples of Kyoto.');"
+                  " await window.host.settled(); }")
     for member in ("mira", "juno"):
         assert any("Kyoto" in t for t in texts(app, member)), member
     # an edit of the character's message is not the user's word
@@ -499,8 +500,41 @@ def test_sillytavern_group_chats_and_edits(app, context, servers):
       const h = window.host;
       h.reply('I love spiders.');
       await h.edit(h.context.chat.length - 1, 'I love snakes.');
+      await h.settled();
     }""")
     assert not any("snakes" in t or "spiders" in t for t in texts(app, "juno"))
+    page.close()
+
+
+def test_sillytavern_links_never_land_on_another_cards_character(app, context, servers):
+    """The next free form of a taken slug was alice-2: the slug of a card named "Alice 2",
+    whose memories Omoide already held; the second Alice read and wrote them. A group member
+    outside the grant stopped the message from reaching the members after it; a typed
+    budget of 50000 turned memories off."""
+    host = f"http://127.0.0.1:{ST_HOST}"
+    engine_call(app, "remember", {"character": "alice-2", "text": "My safe word is pineapple."})
+    engine_call(app, "allow_origin", {"origin": host, "characters": "*"})
+    page = st_page(context, servers, ["Alice", "Alice", "Alice 2"])
+    assert "pineapple" not in st_prompt(page, 1, "What is my safe word?")
+    assert "pineapple" in st_prompt(page, 2, "What is my safe word?")
+    links = page.evaluate("() => window.host.context.extensionSettings.omoide.characters")
+    assert links == {"Alice.png": "alice", "Alice1.png": "alice_2", "Alice 2.png": "alice-2"}
+
+    engine_call(app, "allow_origin", {"origin": host, "characters": ["rin", "sora"]})
+    page.evaluate("() => { const h = window.host; ['Rin', 'Kai', 'Sora'].forEach((n) => h.add(n));"
+                  " return h.openGroup([3, 4, 5]); }")
+    page.evaluate("() => window.host.said('I love playing the cello.')")
+    for member in ("rin", "sora"):
+        assert any("cello" in t for t in texts(app, member)), member
+    assert "CHARACTER_NOT_ALLOWED" in page.text_content("#omoide_status")
+
+    engine_call(app, "allow_origin", {"origin": host, "characters": "*"})
+    page.evaluate("() => { window.host.context.extensionSettings.omoide.tokenBudget = 50000; }")
+    prompt = page.evaluate("""async () => {
+      window.host.context.chat.push({ is_user: true, name: 'You', mes: 'What do I play?' });
+      return await window.host.draft(3);
+    }""")
+    assert "cello" in prompt
     page.close()
 
 
