@@ -129,6 +129,12 @@ def test_empty_input_is_an_empty_report():
     ([{"role": "user", "content": [{"type": "text", "text": 7}]}], "messages[0].content"),
     ({"role": "user", "content": "I love tea."}, "messages"),
     (42, "messages"),
+    # a 5 MB paste took the browser's engine out of memory and broke the chat app's bridge
+    ("I love tea. " * 9_000, "messages"),
+    (["hi", "I love tea. " * 9_000], "messages[1]"),
+    ([{"role": "user", "content": "I love tea. " * 9_000}], "messages[0].content"),
+    ([{"role": "user", "content": [{"type": "text", "text": "I love tea. " * 5_000}] * 2}],
+     "messages[0].content"),
 ])
 def test_a_message_of_another_shape_is_refused_by_name_and_nothing_is_written(messages, field):
     # a number among the messages was a crash (AttributeError: the page got "INTERNAL"), an

@@ -87,6 +87,7 @@ def checked_messages(messages: object) -> list[Message]:
     Anything else is refused naming the message (a number or an object as content was a
     crash, or its repr stored as the user's words)."""
     if isinstance(messages, str):
+        _within_limit(messages, "messages")
         return [messages]
     if isinstance(messages, Mapping) or not isinstance(messages, Iterable):
         raise OmoideError.of("INVALID_ARGUMENT", name="messages",
@@ -95,6 +96,7 @@ def checked_messages(messages: object) -> list[Message]:
     for n, message in enumerate(out):
         if isinstance(message, str):
             validate.unicode_text(message, f"messages[{n}]")  # the tokenizer's crash
+            _within_limit(message, f"messages[{n}]")
             continue
         if not isinstance(message, Mapping):
             raise OmoideError.of("INVALID_ARGUMENT", name=f"messages[{n}]",
@@ -111,7 +113,20 @@ def checked_messages(messages: object) -> list[Message]:
         for text in [content] if isinstance(content, str) else [
                 p.get("text", "") for p in parts or ()]:
             validate.unicode_text(text, f"messages[{n}].content")
+        _within_limit(" ".join([content] if isinstance(content, str) else [
+            p.get("text", "") for p in parts or ()]), f"messages[{n}].content")
     return out
+
+
+# One message of a chat: a pasted chapter fits, a 5 MB paste (50 s of extraction, then the
+# worker out of memory and the bridge broken until the chat page reloads) does not.
+MAX_MESSAGE_CHARS = 100_000
+
+
+def _within_limit(text: str, name: str) -> None:
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                             reason=f"{len(text)} characters, the limit is {MAX_MESSAGE_CHARS}")
 
 
 def message_text(message: Message) -> tuple[str, str]:
