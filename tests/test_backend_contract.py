@@ -75,8 +75,24 @@ def test_update_changes_only_given_fields_never_the_owner(backend):
     updated = backend.update(record["id"], {"importance": 0.9, "trashed_at": 5.0})
     assert updated["importance"] == 0.9 and updated["trashed_at"] == 5.0
     assert updated["text"] == "Alice likes tea"
-    moved = backend.update(record["id"], {"character_id": "bob"})
-    assert moved["character_id"] == "alice"
+    same = backend.update(record["id"], {"character_id": "alice", "importance": 0.8})
+    assert (same["character_id"], same["importance"]) == ("alice", 0.8)
+
+
+def test_an_update_naming_another_character_is_refused(backend):
+    """Two workspaces can hold one id under two characters (an export edited and imported);
+    their backup server took one's update of it over the other's memory (the character was
+    dropped from the change)."""
+    record = make_record("alice", "Alice keeps her spare key under the blue pot", importance=0.4)
+    backend.create(record)
+    with pytest.raises(OmoideError) as err:
+        backend.update(record["id"], {"character_id": "bob", "text": "Bob: meeting on Friday",
+                                      "vector": record["vector"], "importance": 0.1})
+    assert err.value.code in ("MEMORY_OWNER_CONFLICT", "BACKEND_HTTP")
+    assert err.value.code == "MEMORY_OWNER_CONFLICT" or err.value.fields["status"] == 409
+    kept = backend.get(record["id"])
+    assert (kept["character_id"], kept["text"], kept["importance"]) == (
+        "alice", record["text"], record["importance"])
 
 
 def test_bad_records_and_updates_are_refused_with_a_clear_error(backend):

@@ -346,3 +346,21 @@ def test_two_processes_on_one_queue_file_lose_none_of_each_others_ops(tmp_path):
         mirrored = fallback.get(kept["id"])
         assert (mirrored["text"], mirrored["importance"]) == ("Alice likes tea", 0.9)
     assert JsonFileQueueStore(queue_file).load() == []
+
+
+def test_a_backup_holding_the_id_under_another_character_is_never_overwritten(trio):
+    """Two workspaces backing up to one server can hold one id under two characters (an
+    export edited and imported): the mirrored update of bob's memory overwrote alice's."""
+    manager, primary, first, second, _ = trio
+    alices = make_record("alice", "Alice keeps her spare key under the blue pot")
+    first.inner.create(alices)
+    bobs = manager.create({**make_record("bob", "Bob's copy"), "id": alices["id"]})
+    manager.update(bobs["id"], said("Bob: meeting moved to Friday"))
+    manager.update(bobs["id"], {"trashed_at": 7.0})
+    manager.flush(timeout=2)
+    kept = first.inner.get(alices["id"])
+    assert (kept["character_id"], kept["text"], kept["trashed_at"]) == (
+        "alice", alices["text"], None)
+    errors = " ".join(str(op.get("last_error")) for op in manager.queue)
+    assert "belongs to another character" in errors
+    assert second.inner.get(alices["id"])["character_id"] == "bob"  # the other backup took it

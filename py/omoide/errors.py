@@ -56,6 +56,10 @@ MESSAGES: dict[str, str] = {
         "The memory {memory_id!r} was {what} by another process on the same workspace; "
         "nothing was written. Look at it again and retry."
     ),
+    "MEMORY_OWNER_CONFLICT": (
+        "The memory {memory_id!r} belongs to another character here than the change names "
+        "({character!r}); nothing was written."
+    ),
     "BACKEND_CONFIG": "The backend configuration is not valid: {reason}.",
     "SERVER_CONFIG": "The server will not start: {reason}.",
     "WORKSPACE_MODEL_MISMATCH": (

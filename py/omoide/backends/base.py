@@ -67,6 +67,16 @@ def check_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_owner(fields: dict[str, Any], stored_character: str, memory_id: str) -> None:
+    """An update may name the memory's character (``character_id``, never changed): a store
+    where that id belongs to another character refuses it. Two workspaces can hold one id
+    under two characters (an export edited and imported): a backup server's update of one
+    overwrote the other's memory."""
+    claimed = fields.get("character_id")
+    if claimed is not None and claimed != stored_character:
+        raise OmoideError.of("MEMORY_OWNER_CONFLICT", memory_id=memory_id, character=claimed)
+
+
 def check_record(record: Any, *, require_vector: bool = True) -> dict[str, Any]:
     """A complete record for ``create``: defaults filled in, every field checked by the one
     record schema (``validate.record``). A backend that cannot embed needs the vector."""

@@ -493,7 +493,10 @@ class BackendManager:
             if record is not None:  # gone from the primary since: a later delete follows
                 upsert(backend, record)
             return
-        if backend.update(op["id"], op["fields"]) is None:
+        owner = self.primary.get(op["id"])  # the guard of ``sync.upsert``: see there
+        fields = op["fields"] if owner is None else {**op["fields"],
+                                                       "character_id": owner["character_id"]}
+        if backend.update(op["id"], fields) is None:
             record = self.primary.get(op["id"], with_vector=True)
             if record is not None:  # gone from the primary since: a later delete follows
                 backend.create(record)

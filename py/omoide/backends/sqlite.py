@@ -32,6 +32,7 @@ from omoide.backends.base import (
     DEFAULT_PAGE,
     IMMUTABLE_FIELDS,
     check_fields,
+    check_owner,
     check_query_vector,
     check_record,
     page_args,
@@ -417,6 +418,7 @@ class SQLiteBackend:
                     raise OmoideError.of("MEMORY_CONFLICT", memory_id=memory_id,
                                          what="deleted" if current is None else "forgotten")
                 return None
+            check_owner(changes, current["character_id"], memory_id)
             changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
             if "vector" not in changes and any(
                     name in changes and changes[name] != current.get(name)

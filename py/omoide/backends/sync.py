@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from omoide.backends.base import IMMUTABLE_FIELDS, MemoryBackend
+from omoide.backends.base import MemoryBackend
 
 PAGE = 500
 
@@ -25,7 +25,9 @@ def all_records(backend: MemoryBackend, *, character_id: str | None = None
 
 
 def upsert(target: MemoryBackend, record: dict[str, Any]) -> str:
-    fields = {k: v for k, v in record.items() if k not in IMMUTABLE_FIELDS}
+    # the character goes along as a guard: a target holding the id under another character
+    # refuses the update (MEMORY_OWNER_CONFLICT) instead of overwriting that memory
+    fields = {k: v for k, v in record.items() if k != "id"}
     if target.update(record["id"], fields) is not None:
         return "updated"
     target.create(record)

@@ -25,6 +25,7 @@ from ..backends.base import (
     DEFAULT_PAGE,
     IMMUTABLE_FIELDS,
     check_fields,
+    check_owner,
     check_query_vector,
     check_record,
     memory_of,
@@ -165,11 +166,13 @@ class IndexedDBBackend:
         return self.get(memory.id, with_vector=True) or full
 
     def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
-        changes = {k: v for k, v in check_fields(fields).items() if k not in IMMUTABLE_FIELDS}
+        checked = check_fields(fields)
+        changes = {k: v for k, v in checked.items() if k not in IMMUTABLE_FIELDS}
         found = self._find(memory_id)
         if found is None:
             return None
         store, memory, trashed_at = found
+        check_owner(checked, memory.character_id, memory_id)
         record_fields = {k: v for k, v in changes.items() if k in Memory.__dataclass_fields__}
         new = dataclasses.replace(memory, **record_fields)
         vector = changes.get("vector")

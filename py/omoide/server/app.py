@@ -34,7 +34,8 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 # Backend errors that are not the client's fault; every other OmoideError is a 4xx.
-ERROR_STATUS = {"BACKEND_CONFLICT": 409, "BACKEND_WRITE_FAILED": 503}
+ERROR_STATUS = {"BACKEND_CONFLICT": 409, "MEMORY_OWNER_CONFLICT": 409,
+                "BACKEND_WRITE_FAILED": 503}
 MEMORY_PATH = re.compile(r"^/memories/([^/]+)$")
 METHODS = ("GET", "POST", "PATCH", "DELETE", "OPTIONS")
 DRAIN_FACTOR = 16
