@@ -46,3 +46,40 @@ def test_an_id_another_character_holds_is_not_put_twice():
     assert done["failed"] == 1 and done["imported"] == 0
     assert "alice" not in engine.characters() or engine.memories("alice") == []
     assert [m.id for m in engine.memories("bob")] == [mine.id]
+
+
+def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkeypatch):
+    """The restore read the server's list once, at its first step: a memory purged after it
+    (here or in another tab; the purge mirrored to the server too) was imported again by a
+    later step, the purged secret back and only in this browser."""
+    from omoide.browser import session as browser_session
+
+    engine = MemoryEngine(HashingEmbedder())
+    kept = engine.remember("alice", "Alice likes rain")
+    secret = engine.remember("alice", "my old password is hunter2")
+    on_server = [server_copy(engine, "alice", i) for i in (kept.id, secret.id)]
+    lost = MemoryEngine(HashingEmbedder()).remember("alice", "only on the server")
+    on_server.append(server_copy_of(lost, engine))
+    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
+    monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "server", lambda s: object())
+    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    monkeypatch.setattr(browser_session, "server_ids",
+                        lambda backend, character, with_vectors: list(on_server))
+    first = browser_session.restore_step(0, batch=1)  # the list is read here
+    engine.forget("alice", secret.id)
+    engine.purge_trash("alice")
+    cursor = first["done"]
+    while True:
+        step = browser_session.restore_step(cursor, batch=1)
+        cursor = step["done"]
+        if step["finished"]:
+            break
+    texts = sorted(m.text for m in engine.memories("alice"))
+    assert texts == ["Alice likes rain", "only on the server"]
+    assert engine.trash("alice") == []
+
+
+def server_copy_of(memory, engine: MemoryEngine) -> dict:
+    [vector] = engine.embedder.embed_passages([memory.text])
+    return memory.to_dict() | {"trashed_at": None, "vector": list(vector)}

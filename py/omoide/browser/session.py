@@ -548,8 +548,13 @@ def restore_step(cursor: int = 0, batch: int = 64,
             for character in characters or [None]:
                 records += server_ids(backend, character, with_vectors=True)
             records.sort(key=lambda r: (r.get("character_id", ""), r.get("id", "")))
-            job = {"records": records, "imported": 0, "reused": 0, "reembedded": 0,
-                   "skipped": 0, "failed": 0, "errors": [], "characters": []}
+            # What the browser holds now: one of these gone by a later step was forgotten
+            # for good meanwhile (here or in another tab), never brought back from the
+            # server's list of the first step (a purged secret came back, browser-only).
+            held = {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
+            job = {"records": records, "held": held, "imported": 0, "reused": 0,
+                   "reembedded": 0, "skipped": 0, "failed": 0, "errors": [],
+                   "characters": []}
             s.jobs["restore"] = job
     except OmoideError as err:
         mark(s, backend, err)
@@ -602,7 +607,8 @@ def restore_records(s: Session, job: dict[str, Any], character: str,
     known = engine.stores.get(character)
     existing = set(known.records) | set(known.trash) if known else set()
     records = [r for r in checked if not _elsewhere(engine, character, r["id"], job)]
-    fresh = [r for r in records if r["id"] not in existing]
+    fresh = [r for r in records
+             if r["id"] not in existing and r["id"] not in job.get("held", ())]
     job["skipped"] += len(records) - len(fresh)
     if not fresh:
         return set()
