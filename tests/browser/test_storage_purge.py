@@ -161,3 +161,40 @@ def test_emptying_the_trash_after_an_edit_erases_the_text_before_it(launch, app_
                                         "mode": "fulltext", "k": 1, "count": False})
     assert hits[0]["memory"]["id"] == "p0011"
     assert len(engine_call(page, "memories", {"character": "piko"})) == N
+
+
+STAGE = """async (rows) => {
+  const db = await new Promise((ok, fail) => { const r = indexedDB.open("omoide");
+    r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+  await new Promise((ok, fail) => {
+    const tx = db.transaction("staging", "readwrite");
+    for (const row of rows) {
+      tx.objectStore("staging").put({ ...row, dimension: 4, vector: new Float32Array(4) });
+    }
+    tx.oncomplete = ok; tx.onerror = () => fail(tx.error);
+  });
+  db.close();
+}"""
+
+
+def test_a_purge_or_a_new_text_erases_what_a_re_vectorization_staged(launch, app_url,
+                                                                   tmp_path):
+    """A re-vectorization stages each memory's text with its new vector, per model: a purge
+    erased the staged row of the current target model only (a cancelled run to another
+    model kept the purged text on disk for good), and an edit none (the old words stayed)."""
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    stamp = engine_call(page, "model_state")["stamp"]
+    assert page.evaluate(IMPORT, [N, stamp, int(stamp.rsplit("#", 1)[1])]) == N
+    staged = [{"stamp": s, "character": "piko", "id": i, "text": f"secret number {n} of piko"}
+              for s in ("cancelled/model@q8#4", "other/model@fp32#4")
+              for i, n in (("p0020", 20), ("p0030", 30))]
+    page.evaluate(STAGE, staged)
+    purge(page, ["p0020"])
+    engine_call(page, "update", {"character": "piko", "id": "p0030",
+                                 "text": "a harmless replacement sentence"})
+    engine_call(page, "purge_trash", {"character": "piko"})  # the edit's history copy too
+    raw = everything(page)
+    assert "secret number 20 of piko" not in raw and "secret number 30 of piko" not in raw
+    assert "secret number 21 of piko" in raw  # the others stay

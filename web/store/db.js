@@ -287,11 +287,7 @@ async function applyChange(db, change) {
       await eraseStale(db, character, successor);
     }
     await db.recalls.delete([character, change.memory_id]);
-    const target = (await db.settings.get("revectorize_target"))?.value;
-    if (target) {
-      const stamp = `${target.model}@${target.dtype}#${target.dimension}`;
-      await db.staging.delete([stamp, character, change.memory_id]);
-    }
+    await eraseStaged(db, character, [change.memory_id]);
   } else {
     throw new Error(`unknown change ${op}`);
   }
@@ -299,6 +295,17 @@ async function applyChange(db, change) {
 
 async function putMemory(db, change) {
   return putMemories(db, [change]);
+}
+
+// A re-vectorization's staged rows hold the text they embedded, under each model it ran for
+// (one cancelled, another finished: both stay). A purge, or a new text, erases the id's rows
+// of every model: the purged or replaced words are gone from disk (the staged stamps of a
+// character are few; ``uniqueKeys`` reads the index, not the rows).
+async function eraseStaged(db, character, ids) {
+  const stamps = (await db.staging.orderBy("[stamp+character]").uniqueKeys())
+    .filter(([, c]) => c === character).map(([stamp]) => stamp);
+  if (!stamps.length || !ids.length) return;
+  await db.staging.bulkDelete(stamps.flatMap((stamp) => ids.map((id) => [stamp, character, id])));
 }
 
 // Insert or replace records: one bulk read of the old ones (none when every id is new:
@@ -338,6 +345,12 @@ async function putMemories(db, changes) {
     rows.set(`${character}\n${memory.id}`, row);
   }
   await Promise.all([db.memories.bulkPut([...rows.values()]), checking]);
+  // new words of a stored memory: what a re-vectorization staged of the old ones goes
+  const renewed = changes.filter((c, n) => c.vector && olds[n]);
+  for (const character of new Set(renewed.map((c) => c.character))) {
+    await eraseStaged(db, character, renewed.filter((c) => c.character === character)
+      .map((c) => c.memory.id));
+  }
 }
 
 // Add memories new to the store with their vectors in one block (an import): the full
