@@ -377,6 +377,26 @@ def test_revectorize_switches_the_workspace(cli):
     assert "No embedding model with id 'no/such-model'" in err
 
 
+def test_revectorize_switches_past_a_damaged_row(cli):
+    """A row quarantined at load (damaged: never loaded, listed by the audit) made every
+    revectorize fail (its record was parsed as a memory): the workspace could not switch
+    models, and the CLI has no way to delete the row."""
+    fill(cli)
+    with sqlite3.connect(cli.db) as db:
+        db.execute("INSERT INTO memories (id, character_id, kind, trashed_at, updated_at, "
+                   "record, vector) VALUES ('DAMAGED1', 'alice', 'fact', NULL, 0, "
+                   "'{not json', NULL)")
+        db.execute("INSERT INTO memories (id, character_id, kind, trashed_at, updated_at, "
+                   "record, vector) VALUES ('DAMAGED2', 'alice', 'fact', NULL, 0, "
+                   "'{\"id\": \"DAMAGED2\"}', NULL)")
+    report = cli.json("revectorize", "--model", MINILM)
+    assert report["characters"] == ["alice", "bob"]
+    assert cli.json("stats")["mismatched"] == []
+    with sqlite3.connect(cli.db) as db:  # kept as they were, for the audit
+        damaged = db.execute("SELECT count(*) FROM memories WHERE id LIKE 'DAMAGED%'")
+        assert damaged.fetchone() == (2,)
+
+
 def test_revectorize_one_character_blocks_the_others(cli):
     fill(cli)
     out = cli.ok("revectorize", "--model", MINILM, "--character", "bob")

@@ -98,6 +98,15 @@ class Staging:
         self.saved.update((r[2], r[3]) for r in rows)
 
 
+def readable(record: str) -> dict[str, Any] | None:
+    """A stored row's record when it is a JSON object with a text, else None."""
+    try:
+        parsed = json.loads(record)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) and isinstance(parsed.get("text"), str) else None
+
+
 class SwapWriter:
     """Stands in for the workspace's ``BackendListener`` while re-vectorizing: a swap is
     written in ONE transaction, with the workspace's new model and the end of its staging.
@@ -126,7 +135,11 @@ class SwapWriter:
         with Transaction(self.backend) as db:
             rows = db.execute("SELECT id, record FROM memories WHERE character_id = ?",
                               (change.character_id,)).fetchall()
-            records = {memory_id: json.loads(record) for memory_id, record in rows}
+            # a damaged row (quarantined: never loaded) stays as it is, for the user to see
+            # in the audit; it never blocks the switch (it made it fail on every try)
+            records = {memory_id: parsed for memory_id, record in rows
+                       if memory_id not in self.engine.quarantine
+                       and (parsed := readable(record)) is not None}
             late = [memory_id for memory_id, record in records.items()
                     if memory_id not in change.vectors
                     or embedded.get(memory_id) != source(record["text"], record.get("context"))]
