@@ -809,6 +809,13 @@ const jsVerbs = {
         importedPacks.length = 0;
       }
       scheduleTextIndexing(); // BM25 analysis of the imported texts, after the call
+      // a character the user deleted (in the character trash) keeps what was imported into
+      // it out of sight until restored there: the report says so instead of only "imported"
+      const trashed = [];
+      for (const id of report?.characters ?? []) {
+        if ((await db.characters.get(id))?.deleted_at) trashed.push(id);
+      }
+      if (trashed.length) report.in_character_trash = trashed;
       return report;
     }), callTiming);
     callTiming.total_ms = performance.now() - received;

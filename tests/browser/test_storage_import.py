@@ -163,3 +163,20 @@ def test_a_newer_version_in_a_file_takes_its_packed_vector_without_embedding(
           const norm = Math.sqrt(row.reduce((s, x) => s + x * x, 0));
           window.__edited = Array.from(new Float32Array(row.map((x) => x / norm)));
         }""", [dim])
+
+
+def test_an_import_into_a_deleted_character_says_where_its_memories_went(launch, app_url,
+                                                                        tmp_path):
+    """The report said "imported" while the memories went into a character in the character
+    trash, out of sight, with no word of it."""
+    page, _, _ = open_app(launch, app_url, tmp_path / "profile")
+    engine_call(page, "remember", {"character": "hana", "text": "Hana likes plums"})
+    engine_call(page, "delete_character", {"character": "hana"})
+    data = {"format": "omoide-export", "version": 1, "characters": [
+        {"id": "hana", "memories": [{"id": "h0001", "text": "Hana grows tomatoes",
+                                     "kind": "fact", "created_at": 1.7e9,
+                                     "updated_at": 1.7e9}]},
+        {"id": "kei", "memories": [{"id": "k0001", "text": "Kei runs", "kind": "fact",
+                                    "created_at": 1.7e9, "updated_at": 1.7e9}]}]}
+    report = engine_call(page, "import_data", {"data": data})
+    assert report["imported"] == 2 and report["in_character_trash"] == ["hana"]

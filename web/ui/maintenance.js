@@ -19,7 +19,8 @@ function reportList(t, report) {
   const list = h("dl", { class: "report" });
   for (const [key, value] of Object.entries(report ?? {})) {
     let shown = value;
-    if (Array.isArray(value)) shown = String(value.length);
+    if (key === "in_character_trash") shown = value.join(", ");
+    else if (Array.isArray(value)) shown = String(value.length);
     else if (value && typeof value === "object") shown = JSON.stringify(value);
     else if (value === null || value === undefined) shown = "—";
     const label = t(`report.${key}`) === `report.${key}` ? key : t(`report.${key}`);
