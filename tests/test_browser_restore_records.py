@@ -83,3 +83,29 @@ def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkey
 def server_copy_of(memory, engine: MemoryEngine) -> dict:
     [vector] = engine.embedder.embed_passages([memory.text])
     return memory.to_dict() | {"trashed_at": None, "vector": list(vector)}
+
+
+def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch, tmp_path):
+    """"Back up now" read the server's ids at its first step; a memory the mirror pump
+    uploaded between two steps failed the whole backup with BACKEND_CONFLICT."""
+    from omoide.backends.base import record_of
+    from omoide.backends.sqlite import SQLiteBackend
+    from omoide.browser import session as browser_session
+
+    engine = MemoryEngine(HashingEmbedder())
+    memories = [engine.remember("alice", f"note {n}") for n in range(3)]
+    records = {m.id: record_of(m, list(engine.stores["alice"].kernel.vector(m.id)))
+               for m in memories}
+    server = SQLiteBackend(tmp_path / "server.db")
+    server.initialize()
+    primary = SimpleNamespace(get=lambda i, with_vector=False: dict(records[i]))
+    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
+    monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "server", lambda s: server)
+    monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
+    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    first = browser_session.backup_step(0, batch=1)
+    server.create(records[memories[2].id])  # the pump, between two steps
+    step = browser_session.backup_step(first["done"], batch=5)
+    assert step["finished"] and (step["created"], step["updated"]) == (2, 1)
+    assert server.list(character_id="alice")["total"] == 3

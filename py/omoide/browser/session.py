@@ -515,12 +515,20 @@ def backup_step(cursor: int = 0, batch: int = 100) -> dict[str, Any]:
             record = primary.get(memory_id, with_vector=True)
             if record is None:  # gone since the backup started
                 continue
-            fields = {k: v for k, v in record.items() if k not in ("id", "character_id")}
+            # the character goes along: a server holding the id under another one refuses
+            fields = {k: v for k, v in record.items() if k != "id"}
             if memory_id in job["on_server"] and backend.update(memory_id, fields) is not None:
                 job["updated"] += 1
-            else:
+                continue
+            try:
                 backend.create(record)
                 job["created"] += 1
+            except OmoideError as err:
+                # mirrored since the first step read the server's ids (the pump runs between
+                # steps, in any tab): the server holds it now, so it is an update
+                if err.code != "BACKEND_CONFLICT" or backend.update(memory_id, fields) is None:
+                    raise
+                job["updated"] += 1
     except OmoideError as err:
         mark(s, backend, err)
         raise
