@@ -580,3 +580,13 @@ def test_json_with_a_number_too_long_to_convert_is_malformed_input(cli, tmp_path
         argv = (verb, str(path)) if verb != "ingest" else (verb, "alice", str(path))
         assert "a number too long" in cli.fails(*argv)
     assert not cli.db.exists() or cli.json("stats")["memories"] == 0
+
+
+def test_a_command_that_only_reads_never_creates_a_workspace(cli, tmp_path):
+    """recall on a mistyped --db path created the file and stamped it with the default
+    model: the next command with the right model was refused (WORKSPACE_MODEL_MISMATCH)."""
+    typo = tmp_path / "typo.db"
+    for argv in (("recall", "alice", "tea"), ("stats",), ("characters",), ("audit", "alice"),
+                 ("export", "-")):
+        assert "there is no workspace there" in cli.fails(*argv, db=typo)
+    assert not typo.exists()

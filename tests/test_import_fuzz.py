@@ -79,7 +79,12 @@ def cli(db: Path, *argv: str) -> tuple[int, str, str]:
 
 
 def every_command_works(db: Path) -> dict[str, Any]:
-    """recall, stats, characters, export and audit on the workspace: valid JSON each time."""
+    """recall, stats, characters, export and audit on the workspace: valid JSON each time
+    (no workspace, when nothing was ever written: a clear error, and none is created)."""
+    if not db.exists():
+        code, _, err = cli(db, "--json", "stats")
+        assert code == 2 and "there is no workspace there" in err and not db.exists()
+        return {"format": "omoide-export", "version": 2, "characters": []}
     code, out, err = cli(db, "--json", "characters")
     assert code == 0, err
     for c in json.loads(out):

@@ -306,6 +306,9 @@ def test_cli_refuses_malformed_files_and_writes_nothing(cli, tmp_path):
     assert "does not name its character" in cli.fails("import-tavern", str(lore))
     assert not cli.db.exists()
     assert "no such file" in cli.fails("import-tavern", str(tmp_path / "nope.json"))
+    assert "there is no workspace there" in cli.fails("export-worldinfo", "nobody", "-")
+    assert not cli.db.exists()  # a read never creates (and stamps) a workspace
+    cli.ok("remember", "alice", "I love tea")
     assert "No character" in cli.fails("export-worldinfo", "nobody", "-")
 
 

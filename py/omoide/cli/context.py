@@ -96,6 +96,16 @@ class Context:
     def workspace(self) -> Workspace:
         return self.open()
 
+    @property
+    def existing_workspace(self) -> Workspace:
+        """The workspace for a command that only reads: a path with none (a mistyped --db)
+        is an error, never a new workspace stamped with the default model."""
+        if self._workspace is None and not self.path.exists():
+            raise OmoideError.of("FILE_UNREADABLE", path=str(self.path),
+                                 reason="there is no workspace there (a command that "
+                                        "writes, such as remember or import, creates one)")
+        return self.open()
+
     def close(self) -> None:
         if self._workspace is not None:
             self._workspace.close()

@@ -37,7 +37,7 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 
 def export(ctx: Context) -> int:
     a = ctx.args
-    engine = ctx.workspace.engine
+    engine = ctx.existing_workspace.engine
     data = exchange.export_data(engine, a.characters, with_vectors=a.with_vectors,
                                 names=ctx.workspace.backend.character_names())
     text = json.dumps(data, ensure_ascii=False, allow_nan=False,

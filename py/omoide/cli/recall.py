@@ -27,7 +27,7 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 
 def recall(ctx: Context) -> int:
     a = ctx.args
-    ws = ctx.workspace
+    ws = ctx.existing_workspace
     ws.engine.existing_store(a.character)
     args = {"k": a.k, "mode": a.mode, "kinds": a.kinds, "threshold": a.threshold,
             "min_relevance": a.min_relevance}

@@ -30,7 +30,7 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 
 
 def characters(ctx: Context) -> int:
-    engine = ctx.workspace.engine
+    engine = ctx.existing_workspace.engine
     names = ctx.workspace.backend.character_names()  # named by an import, maybe empty
     rows = [engine.stats(c) if c in engine.stores else
             {"character_id": c, "memories": 0, "trashed": 0, "model": None,
@@ -56,7 +56,7 @@ def characters(ctx: Context) -> int:
 
 
 def stats(ctx: Context) -> int:
-    engine = ctx.workspace.engine
+    engine = ctx.existing_workspace.engine
     if ctx.args.character is not None:
         data: Any = engine.stats(ctx.args.character)
     else:
@@ -97,7 +97,7 @@ def show_character(ctx: Context, s: dict[str, Any]) -> None:
 
 
 def audit(ctx: Context) -> int:
-    ws = ctx.workspace
+    ws = ctx.existing_workspace
     ws.engine.existing_store(ctx.args.character)
     g = ws.governor
     report = audit_module.audit(ws.engine, ctx.args.character, policy=g.policy,

@@ -88,7 +88,7 @@ def import_tavern(ctx: Context) -> int:
 
 def export_worldinfo(ctx: Context) -> int:
     a = ctx.args
-    data = export_world_info(ctx.workspace.engine, a.character, name=a.name)
+    data = export_world_info(ctx.existing_workspace.engine, a.character, name=a.name)
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if not write_output(ctx, a.file, text):
         return 0
