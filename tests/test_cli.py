@@ -590,3 +590,17 @@ def test_a_command_that_only_reads_never_creates_a_workspace(cli, tmp_path):
                  ("export", "-")):
         assert "there is no workspace there" in cli.fails(*argv, db=typo)
     assert not typo.exists()
+
+
+def test_memory_text_cannot_drive_the_terminal(cli):
+    """Text from a card, an import or an MCP agent reached the terminal raw: ESC [2J cleared
+    the screen, OSC 52 wrote the clipboard. Shown escaped (JSON escapes them itself)."""
+    hostile = "I love tea\x1b[2J\x1b]52;c;ZXZpbA==\x07 \x9b31m"
+    cli.ok("remember", "alice", hostile)
+    for out in (cli.ok("recall", "alice", "tea"), cli.ok("audit", "alice")):
+        assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert "\\x1b[2J" in cli.ok("recall", "alice", "tea")
+    [hit] = cli.json("recall", "alice", "tea")["hits"]
+    assert hit["text"] == hostile  # stored and given to programs as it is
+    err = cli.fails("recall", "alice\x1b[2J", "tea")
+    assert "\x1b" not in err

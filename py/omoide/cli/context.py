@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -128,11 +129,11 @@ class Context:
         return bool(self.args.json)
 
     def out(self, line: str = "") -> None:
-        print(line, file=self.stdout)
+        print(shown(line), file=self.stdout)
 
     def note(self, line: str) -> None:
         """A remark for a person (stderr, so stdout stays clean for pipes)."""
-        print(line, file=self.stderr)
+        print(shown(line), file=self.stderr)
 
     def emit(self, data: Any) -> None:
         json.dump(data, self.stdout, ensure_ascii=False, indent=2)
@@ -181,6 +182,17 @@ def _stdin_text() -> str:
     into lone surrogates (``surrogateescape``) instead of refusing them."""
     raw = getattr(sys.stdin, "buffer", None)
     return sys.stdin.read() if raw is None else raw.read().decode("utf-8")
+
+
+# Control characters other than a line break or a tab: memory text is untrusted (a card's
+# lorebook, an import, an MCP agent), and ESC [2J clears the screen, OSC 52 writes the
+# clipboard. Shown escaped; JSON output escapes them itself.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(line: str) -> str:
+    """``line`` for a terminal: control characters as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
 
 
 def write_output(ctx: Context, path: str, text: str) -> bool:

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None, *, embedder_factory: EmbedderFactory | N
     try:
         return int(args.handler(ctx))
     except OmoideError as e:
-        print(f"error: {ctx.translate(e)}", file=ctx.stderr)
+        ctx.note(f"error: {ctx.translate(e)}")
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=ctx.stderr)
