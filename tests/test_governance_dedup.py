@@ -230,3 +230,17 @@ def test_the_same_words_under_a_key_of_earlier_rules_merge():
     [item] = ingest(e, "a", ["my daughter is a doctor"]).items
     assert (item.action, item.memory_id) == ("merged", old.id), item
     assert [m.id for m in e.memories("a")] == [old.id]
+
+
+def test_near_identical_vectors_of_other_words_are_not_a_duplicate():
+    """Two notes on one topic sit above the threshold with e5 while saying different things:
+    the second merged into the first, its words in the trash until a purge. Here the vectors
+    are the same (cosine 1), the words not."""
+    e = make_engine()
+    note = e.remember("a", "Pochi has been sick since yesterday.", kind="diary")
+    vector = e.stores["a"].kernel.vector(note.id)
+    index = DedupIndex(e.stores["a"])
+    assert index.match("diary", None, vector, text="Pochi has recovered and is eating again.",
+                       ) is None
+    same = index.match("diary", None, vector, text="Pochi has been sick since yesterday!")
+    assert same is not None and same.memory_id == note.id

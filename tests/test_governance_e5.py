@@ -63,3 +63,19 @@ def test_a_negation_e5_finds_near_identical_never_merges(e5):
     [item] = ingest(engine, "a", ["I don't like spicy ramen anymore."]).items
     assert item.action == "superseded"
     assert [t.memory.text for t in engine.trash("a")] == ["I love spicy ramen"]
+
+
+def test_notes_on_one_topic_that_say_different_things_are_kept_apart(e5):
+    """e5 puts a passport's and a driving licence's expiry above the merge threshold: the
+    cold pass folded one into the other, its words purged 30 days on. (The ingest side:
+    ``test_governance_dedup``.)"""
+    from omoide.governance.dedup import duplicate_pairs
+
+    engine = MemoryEngine(e5)
+    a, b = (engine.remember("a", text, kind="fact") for text in (
+        "My passport expires in March 2027.", "My driver's license expires in August 2029."))
+    store = engine.stores["a"]
+    cosine = sum(x * y for x, y in zip(store.kernel.vector(a.id), store.kernel.vector(b.id),
+                                       strict=True))
+    assert cosine >= DEFAULT_THRESHOLD
+    assert duplicate_pairs(store) == []

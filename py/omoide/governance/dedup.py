@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
 from omoide.engine.sentences import split_sentences
 from omoide.engine.store import CharacterStore, as_float_list
@@ -87,6 +88,18 @@ def same_words(a: str, b: str) -> bool:
     """Whether two texts say the same words in the same order (case and punctuation
     aside): a repeat, which a merge may fold without keeping the new text."""
     return _units(a) == _units(b)
+
+
+def mostly_the_same_words(a: str, b: str) -> bool:
+    """Whether two texts share most of their indexed words (at least half of all the words
+    either holds): near-identical vectors are not enough. Two notes on one topic sit above
+    the threshold while saying different things ("Pochi has been sick since yesterday" /
+    "Pochi has recovered and is eating again"; a passport's and a driving licence's expiry
+    dates): merged, the second's words went to the trash and, 30 days on, were purged."""
+    x, y = set(analyze(a)), set(analyze(b))
+    if not x or not y:
+        return True
+    return 2 * len(x & y) >= len(x | y)
 
 
 def is_strict_superset(new: str, old: str) -> bool:
@@ -241,7 +254,8 @@ class DedupIndex:
         for memory, cos in neighbours:
             if (memory.kind != kind or not keys_compatible(key, memory.key)
                     or (key is not None and self._subjects_of(memory) - {key})
-                    or (polarity is not None and polarity_of(memory) != polarity)):
+                    or (polarity is not None and polarity_of(memory) != polarity)
+                    or (text is not None and not mostly_the_same_words(memory.text, text))):
                 continue
             if cos > best_cos:
                 best_id, best_cos = memory.id, cos
@@ -281,7 +295,8 @@ def duplicate_pairs(
             other = store.records[other_id]
             if (other_id == memory.id or cos < threshold or other.kind != memory.kind
                     or not keys_compatible(memory.key, other.key)
-                    or polarity_of(memory) != polarity_of(other)):
+                    or polarity_of(memory) != polarity_of(other)
+                    or not mostly_the_same_words(memory.text, other.text)):
                 continue
             pair = tuple(sorted((memory.id, other_id)))
             pairs.setdefault(pair, ("near-identical", round(cos, 4)))  # type: ignore[arg-type]
