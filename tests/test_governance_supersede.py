@@ -534,3 +534,17 @@ def test_a_denied_or_past_stance_is_a_contradiction_not_a_repeat(before, after):
     assert item.action == "superseded" and item.polarity == "dislike", item
     assert [m.text for m in e.memories("a")] == [after]
     assert trashed(e)[first.memory_id].text == before
+
+
+def test_a_chat_dated_before_the_value_was_said_again_does_not_replace_it():
+    """"nurse" in January and again in October, then a chat of April saying "doctor"
+    imported: it superseded the value the user had confirmed since (only the first time it
+    was said was compared)."""
+    e = make_engine()
+    january, april, october = 1_704_067_200.0, 1_711_929_600.0, 1_727_740_800.0
+    first = ingest(e, "a", ["I work as a nurse."], at=january).stored[0]
+    assert ingest(e, "a", ["I work as a nurse."], at=october).items[0].action == "merged"
+    [item] = ingest(e, "a", ["I work as a doctor."], at=april).items
+    assert item.action == "superseded" and item.memory_id == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == ["I work as a nurse."]
+    assert [t.memory.text for t in e.trash("a")] == ["I work as a doctor."]  # its history

@@ -174,6 +174,15 @@ def gives_a_new_value(existing: Memory, candidate: Candidate) -> bool:
             and not same_words(old, new))
 
 
+def last_said(memory: Memory) -> float:
+    """When the memory was last said: its own time, or a later repeat's (``meta.said_at``,
+    set by a merge): a chat dated between the two ("doctor" in April, after "nurse" in
+    January and again in October) changes nothing."""
+    again = memory.meta.get("said_at")
+    return max(memory.created_at, again) if isinstance(again, (int, float)) \
+        and not isinstance(again, bool) else memory.created_at
+
+
 def same_session_repeat(existing: Memory, candidate: Candidate,
                         extra_meta: Mapping[str, Any]) -> bool:
     """Whether ``candidate`` is a memory's own words brought again from the session that
@@ -331,7 +340,7 @@ def ingest(
         # the language model's reading never replaces what the user pinned (a judge told
         # "the user can eat peanuts" by a message superseded the pinned allergy)
         held_pin = candidate.via == "llm" and existing.meta.get("pinned") is True
-        if (contradiction or renewed) and (session_at < existing.created_at or held_pin):
+        if (contradiction or renewed) and (session_at < last_said(existing) or held_pin):
             # said before the live memory (a conversation dated earlier, ingested later), or
             # a judged change of a pinned one: the live one stays the truth and the
             # candidate becomes its history, restorable
@@ -353,6 +362,9 @@ def ingest(
             item.action, item.tier = "superseded", memory.meta.get("tier")
         else:
             updated = merged(existing, candidate, now)
+            if session_at > last_said(existing):  # said again later: still the truth then
+                updated = dataclasses.replace(updated, meta={**updated.meta,
+                                                             "said_at": session_at})
             if updated.text == existing.text:
                 index.plan(updated, None)
                 item.action, item.memory_id = "merged", existing.id
