@@ -364,3 +364,16 @@ def test_a_backup_holding_the_id_under_another_character_is_never_overwritten(tr
     errors = " ".join(str(op.get("last_error")) for op in manager.queue)
     assert "belongs to another character" in errors
     assert second.inner.get(alices["id"])["character_id"] == "bob"  # the other backup took it
+
+
+def test_a_damaged_queue_file_is_set_aside_with_a_warning(tmp_path, caplog):
+    """A damaged mirror-queue file failed every command using a backup with a traceback."""
+    path = tmp_path / "w.db.mirror-queue.json"
+    path.write_text('[{"op": "delete", "id": "x"}, {broken')
+    with caplog.at_level("WARNING", logger="omoide.backends"):
+        assert JsonFileQueueStore(path).load() == []
+    [aside] = tmp_path.glob("w.db.mirror-queue.json.damaged-*")
+    assert aside.read_text().startswith('[{"op"') and not path.exists()
+    assert "omoide backup" in caplog.text
+    path.write_text('{"not": "a list"}')
+    assert JsonFileQueueStore(path).load() == []

@@ -607,3 +607,14 @@ def test_a_record_naming_another_character_than_its_section_is_refused():
         exchange.import_data(target, data)
     assert caught.value.fields["field"] == "character_id"
     assert target.characters() == []
+
+
+@pytest.mark.parametrize("version", [True, False, 1.5, "1", None])
+def test_a_version_that_is_no_readable_number_is_refused(version):
+    """JSON true equals 1 in Python: a file saying "version": true was read as version 1."""
+    from omoide.errors import OmoideError
+
+    with pytest.raises(OmoideError) as caught:
+        exchange.check_format({"format": exchange.EXPORT_FORMAT, "version": version,
+                               "characters": []})
+    assert caught.value.code == "MALFORMED_IMPORT" and caught.value.fields["field"] == "version"

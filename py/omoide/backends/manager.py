@@ -24,6 +24,7 @@ the browser (no threads) the engine worker calls ``pump()`` and ``check_health()
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -42,6 +43,7 @@ from omoide.backends.sync import upsert
 from omoide.errors import OmoideError
 
 T = TypeVar("T")
+LOG = logging.getLogger("omoide.backends")
 RETRY_BASE_S = 1.0
 RETRY_MAX_S = 300.0
 # A shared pump writes its results back to the queue file every SETTLE_EVERY ops or
@@ -106,7 +108,20 @@ class JsonFileQueueStore:
     def load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        return json.loads(self.path.read_text("utf-8"))
+        try:
+            ops = json.loads(self.path.read_text("utf-8"))
+            if isinstance(ops, list) and all(isinstance(op, dict) for op in ops):
+                return ops
+        except (ValueError, UnicodeDecodeError):
+            pass
+        # a damaged file (a disk error, a hand edit) failed every command with a traceback:
+        # it is set aside, kept for a look, and the backups are told to be copied again
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.time_ns()}")
+        os.replace(self.path, aside)
+        LOG.warning("The backup queue %s was damaged and is set aside as %s; the backups may "
+                    "miss changes made before: run `omoide backup` to copy everything again.",
+                    self.path, aside)
+        return []
 
     @contextmanager
     def locked(self) -> Iterator[None]:

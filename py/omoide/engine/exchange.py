@@ -342,7 +342,8 @@ def check_format(data: Any) -> None:
     is even opened."""
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise _bad(f"not an Omoide export (format must be {EXPORT_FORMAT!r})", "format")
-    if data.get("version") not in READABLE_VERSIONS:
+    version = data.get("version")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:  # true == 1
         raise _bad(f"unsupported version {data.get('version')!r} (readable: "
                    f"{', '.join(map(str, READABLE_VERSIONS))})", "version")
     if not isinstance(data.get("characters"), list):
