@@ -23,10 +23,17 @@ export async function sha256(bytes) {
   return hex(await crypto.subtle.digest("SHA-256", bytes));
 }
 
-// One operation per file at a time: OPFS grants one synchronous access handle per file.
+// One operation per file at a time: OPFS grants one synchronous access handle per file,
+// across the whole origin. Another tab's embedding worker reading or writing the same file
+// made this one's access fail ("Access Handles cannot be created if there is another open
+// Access Handle": a remember failed while the other tab downloaded the model), so the
+// origin-wide Web Lock of the file is held too; within this worker the queue below keeps
+// the order.
 const busy = new Map();
+const originLock = (path, job) => (globalThis.navigator?.locks
+  ? navigator.locks.request(`omoide-model-file:${path}`, () => job()) : job());
 function exclusive(path, job) {
-  const run = (busy.get(path) ?? Promise.resolve()).then(job);
+  const run = (busy.get(path) ?? Promise.resolve()).then(() => originLock(path, job));
   const settled = run.catch(() => {});
   busy.set(path, settled);
   settled.then(() => {
