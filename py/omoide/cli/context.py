@@ -199,7 +199,7 @@ def write_output(ctx: Context, path: str, text: str) -> bool:
     """Write ``text`` to ``path`` atomically (a temporary file, then a rename), or to standard
     output for ``-``; True when it went to a file."""
     if path == "-":
-        ctx.out(text)
+        print(text, file=ctx.stdout)  # data for a program, as it is (never ``shown``)
         return False
     target = Path(path)
     workspace = ctx.path.resolve()
