@@ -445,8 +445,11 @@ async function ensureStamp(db, character, stamp, modelId, dimension) {
 
 // Replace a character's whole index by vectors of another model, atomically: the new
 // segments, the new slots of every memory and the new stamp commit together, then the old
-// segments and the staging rows are gone.
-export async function swapIndex(db, { character, stamp, model_id, dimension, ids, vectors }) {
+// segments and the staging rows are gone. ``kept``: the ids of the character's quarantined
+// records (invalid, not in the engine: no new vector). Each stays an override row with its
+// record as stored, without a vector (one is made from its text once it is valid again).
+export async function swapIndex(db, { character, stamp, model_id, dimension, ids, vectors,
+  kept = [] }) {
   return db.transaction("rw", ALL_TABLES(db), async () => {
     const old = await db.stamps.get(character);
     const byId = await allRows(db, character, old?.dimension);
@@ -458,15 +461,25 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
       await db.segments.put(seal({ character, stamp, seg, ids: segIds, data }, dimension));
     }
     const moved = [];
+    const quarantined = new Set(kept);
+    const unmoved = [];
     for (const [id, record] of byId) {
-      if (!slots.has(id)) throw new Error(`swap misses the vector of ${id}`);
-      moved.push({ ...record, slot: slots.get(id), record: stamped(record.record, stamp) });
+      if (slots.has(id)) {
+        moved.push({ ...record, slot: slots.get(id), record: stamped(record.record, stamp) });
+      } else if (quarantined.has(id)) {
+        // its old stamp: never taken for a row of the new index
+        const { tail, ...row } = record;
+        unmoved.push({ ...row, slot: null, vector: null, checked: 0 });
+      } else {
+        throw new Error(`swap misses the vector of ${id}`);
+      }
     }
-    // every record now has its vector in a segment: all of them packed anew
+    // every other record now has its vector in a segment: all of them packed anew
     await db.record_packs.where("character").equals(character).delete();
     await db.text_postings.where("character").equals(character).delete();
     await db.memories.where("character").equals(character).delete();
     await writePacks(db, character, stamp, moved);
+    if (unmoved.length) await db.memories.bulkPut(unmoved);
     if (old && old.stamp !== stamp) {
       await db.segments.where("[character+stamp]").equals([character, old.stamp]).delete();
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from ..engine.listener import Change
@@ -43,6 +44,8 @@ class IndexedDBListener:
         # ``browser.importer``): committed first, in the same transaction as the changes
         self.pending_bulk: list[dict[str, Any]] = []
         self.stats = stats  # records are stored without the counts of the ``recalls`` table
+        # the ids of a character's quarantined records (a swap keeps them as they are stored)
+        self.quarantined: Callable[[str], list[str]] = lambda character: []
 
     def on_change(self, change: Change) -> None:
         self.pending.append(change)
@@ -74,7 +77,8 @@ class IndexedDBListener:
                 self.stats.purged(change.character_id, change.memory_id)
             if change.op == "swap":
                 ids = sorted(change.vectors)
-                payload |= {"ids": ids, "vectors_at": len(flat)}
+                payload |= {"ids": ids, "vectors_at": len(flat),
+                            "kept": self.quarantined(change.character_id)}
                 for i in ids:
                     flat.extend(change.vectors[i])
             elif change.vector is not None:

@@ -78,9 +78,14 @@ class Session:
                                    kernel=wasm_kernel_factory(**KERNEL_OPTIONS),
                                    bm25_scorer=WasmScorer(),
                                    listeners=[self.listener, self.mirror])
+        self.listener.quarantined = self.quarantined
         self.governor = Governor(self.engine)
         self.settings: dict[str, Any] = {k: v[0] for k, v in SETTINGS.items()}
         self.settings |= dict.fromkeys(TEXT_SETTINGS)
+
+    def quarantined(self, character: str) -> list[str]:
+        return sorted(q["id"] for q in self.engine.quarantine.values()
+                      if q["character_id"] == character)
 
     def embedder(self, model: str, dtype: str) -> CachedEmbedder:
         return CachedEmbedder(BrowserEmbedder(model, dtype), self.cache)
