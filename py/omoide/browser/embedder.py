@@ -8,6 +8,7 @@ The worker adds the model's query/passage prefixes and L2-normalizes, like ``Onn
 from __future__ import annotations
 
 from ..embeddings.registry import check_dtype, get_model, parse_stamp, vector_stamp
+from ..errors import OmoideError
 from .host import floats_from_js, host, wait
 from .phases import phase
 
@@ -26,10 +27,13 @@ class BrowserEmbedder:
         if not texts:
             return []
         with phase("embed"):  # the embedding worker's round trip (recall timings leave it out)
-            reply = wait(host().embed(texts, kind, self.model_id, self.dtype))
+            reply = wait(host().embed(texts, kind, self.model_id, self.dtype), self._failed)
             flat = floats_from_js(reply.data)
         d = self.dimension
         return [flat[i * d : (i + 1) * d].tolist() for i in range(len(texts))]
+
+    def _failed(self, err: Exception) -> OmoideError:
+        return OmoideError.of("EMBEDDING_FAILED", provider=self.model_id, reason=str(err))
 
     def embed_passages(self, texts: list[str]) -> list[list[float]]:
         return self._embed(list(texts), "passage")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import OmoideError
@@ -22,14 +23,15 @@ def host() -> Any:
     return importlib.import_module(HOST_MODULE)
 
 
-def wait(promise: Any) -> Any:
-    """Block this Python call until a JS promise settles; JS errors become OmoideErrors."""
+def wait(promise: Any, failed: Callable[[Exception], OmoideError] | None = None) -> Any:
+    """Block this Python call until a JS promise settles; JS errors become OmoideErrors:
+    ``failed``'s, else a storage error (the host's other calls write or read IndexedDB)."""
     from pyodide.ffi import JsException, run_sync
 
     try:
         return run_sync(promise)
     except JsException as err:
-        raise from_js_error(err) from None
+        raise (failed or from_js_error)(err) from None
 
 
 def from_js_error(err: Exception) -> OmoideError:
