@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -188,6 +189,15 @@ def test_ingest_text_and_json(cli, tmp_path):
     assert cli.json("stats", "carol")["memories"] == len(stored)
 
 
+def test_a_conversation_line_ends_at_a_newline_only():
+    from omoide.cli.ingest import parse_conversation
+
+    text = "user: I love tea.\u2028Really.\r\nassistant: ok\u0085fine\nuser: more"
+    assert parse_conversation(text, "chat.txt") == [
+        {"role": "user", "content": "I love tea.\u2028Really."},
+        {"role": "assistant", "content": "ok\u0085fine"}, {"role": "user", "content": "more"}]
+
+
 @pytest.mark.parametrize(("content", "reason"), [
     ("", "it is empty"),
     ("hello there\nuser: hi", "line 1 does not start with 'user:'"),
@@ -227,6 +237,18 @@ def test_export_import_roundtrip(cli, tmp_path):
     third = tmp_path / "third.db"
     report = cli.json("import", str(plain), db=third)
     assert (report["imported"], report["reembedded"], report["characters"]) == (3, 3, ["alice"])
+
+
+def test_export_never_writes_through_a_link_at_its_temporary_name(cli, tmp_path):
+    fill(cli)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone else's file", encoding="utf-8")
+    target = tmp_path / "out.json"
+    (tmp_path / "out.json.tmp").symlink_to(victim)
+    cli.ok("export", str(target))
+    assert victim.read_text(encoding="utf-8") == "someone else's file"
+    assert not target.is_symlink() and json.loads(target.read_text(encoding="utf-8"))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
 def test_export_to_stdout_and_import_from_stdin(cli, tmp_path, monkeypatch):

@@ -405,3 +405,15 @@ def test_two_cards_whose_names_make_one_id_are_two_characters(cli, tmp_path):
     assert "robot" not in cli.ok("recall", "aqua", "robot")
     # a character chosen by the user takes the card, whatever its name
     assert cli.json("import-tavern", str(robot), "--character", "aqua")["character"] == "aqua"
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_a_chat_line_holding_a_unicode_line_separator_is_one_line(gov, separator):
+    """JSON.stringify writes U+2028 and the like raw: a line of a .jsonl ends at "\\n" only."""
+    said = f"I love green tea.{separator}Really."
+    messages = [{**m, "mes": said} if "green tea" in m["mes"] else m for m in s.CHAT_MESSAGES]
+    assert messages != s.CHAT_MESSAGES
+    report = import_file(gov, s.st_chat(messages=messages), "Seraphina - chat.jsonl")
+    assert report["messages"] == import_file(gov, s.st_chat(), "b.jsonl",
+                                             dry_run=True)["messages"]
+    assert any("green tea" in m.text for m in gov.engine.memories("seraphina"))

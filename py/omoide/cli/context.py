@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -207,18 +208,23 @@ def write_output(ctx: Context, path: str, text: str) -> bool:
                                          for suffix in ("-wal", "-shm", "-journal"))):
         raise OmoideError.of("FILE_UNWRITABLE", path=path,
                              reason="it is the workspace itself (--db); name another file")
-    tmp = target.with_name(target.name + ".tmp")
+    tmp: Path | None = None
     try:
         # every memory and the trash: private (0600) as the workspace, or the mode the user
         # gave the file before (a rename over it would otherwise widen it to the umask's)
         mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o600
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        # a new temporary file of a name no one could have made before (never a link or a
+        # file left there: O_EXCL), created 0600
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                    dir=target.parent)
+        tmp = Path(name)
         if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)  # a leftover temporary file of another mode
+            os.fchmod(fd, mode)
         with open(fd, "w", encoding="utf-8") as f:
             f.write(text + "\n")
         tmp.replace(target)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise OmoideError.of("FILE_UNWRITABLE", path=path, reason=e.strerror or str(e)) from None
     return True

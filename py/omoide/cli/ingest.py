@@ -86,7 +86,7 @@ def parse_conversation(text: str, path: str) -> list[dict[str, str]]:
             raise bad("it holds no messages")
         return messages
     messages = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # U+2028, U+0085...: within a line
         if not line.strip():
             continue
         match = ROLE_LINE.match(line)

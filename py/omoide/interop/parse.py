@@ -127,7 +127,8 @@ def _parse(data: bytes, bad: Bad) -> ImportPlan:
     stripped = text.strip()
     if not stripped:
         raise bad("file", "it is empty")
-    lines = [(n, line) for n, line in enumerate(stripped.splitlines(), 1) if line.strip()]
+    # a line ends at "\n" only: JSON.stringify writes U+2028, U+0085 and the like raw
+    lines = [(n, line) for n, line in enumerate(stripped.split("\n"), 1) if line.strip()]
     if path.endswith(".jsonl") or (len(lines) > 1
                                    and all(_json_object_line(x) for _, x in lines[:2])):
         return st_chat(lines, bad)
