@@ -618,3 +618,27 @@ def test_a_version_that_is_no_readable_number_is_refused(version):
         exchange.check_format({"format": exchange.EXPORT_FORMAT, "version": version,
                                "characters": []})
     assert caught.value.code == "MALFORMED_IMPORT" and caught.value.fields["field"] == "version"
+
+
+def test_a_newer_version_forgotten_in_the_file_replaces_the_one_held_here(tmp_path):
+    """Device A edited a memory, then forgot it; B's import of A's export skipped the
+    file's trashed version as "already present" (only live ones of the file were compared)
+    and the edited text was nowhere on B. It now replaces B's version, which keeps B's
+    state (live: an import never forgets, as a forget here holds against a file's live
+    one); B's old text is its history in the trash, and the same file again changes
+    nothing."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    memory_id = json.loads(run(a, "remember", "alice", "Alice keeps a red notebook",
+                               "--json"))["id"]
+    run(b, "import", str(export_to(a, tmp_path / "base.json")))
+    run(a, "update", "alice", memory_id, "--text", "Alice keeps a blue notebook")
+    run(a, "forget", "alice", memory_id)
+    path = export_to(a, tmp_path / "a.json")
+    assert "1 replaced by the file's newer version" in run(b, "import", str(path))
+    with opened(b) as ws:
+        assert [(m.id, m.text) for m in ws.engine.memories("alice")] == [
+            (memory_id, "Alice keeps a blue notebook")]
+        history = [e.memory for e in ws.engine.trash("alice")]
+        assert "Alice keeps a red notebook" in {m.text for m in history}
+        assert all(m.meta.get("superseded_by") == memory_id for m in history)
+    assert "replaced" not in run(b, "import", str(path))

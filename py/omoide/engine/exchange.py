@@ -184,8 +184,8 @@ def _held(store: CharacterStore, memory_id: str) -> Memory | None:
 
 
 def _is_newer(store: CharacterStore, record: dict[str, Any]) -> bool:
-    """Whether ``record`` (a live one of the file) is a later version of a memory the store
-    holds, live or in the trash: changed after it (``updated_at``) and saying something
+    """Whether ``record`` (of the file, live or trashed) is a later version of a memory the
+    store holds, live or in the trash: changed after it (``updated_at``) and saying something
     else (an edit made on another device since the last sync). A trashed one too: the edit
     made on the other device after this one forgot it was dropped, found nowhere."""
     memory = _held(store, record["id"])
@@ -299,7 +299,9 @@ def _check_import(engine: MemoryEngine, data: Any,
                                           or memory_id in store.trash):  # held: no copy
                     if trash and _left_live(store, record):
                         plan.unfinished[memory_id] = trashed_at
-                    elif not trash and _is_newer(store, record):
+                    elif _is_newer(store, record):
+                        # (one the file has in the trash too: edited there, then forgotten;
+                        # it keeps this store's state, as an import never forgets)
                         plan.newer.append(record)  # its vector: the file's, or embedded
                         if memory_id in store.trash:
                             plan.newer_trashed.add(memory_id)
