@@ -64,9 +64,22 @@ def test_round_trip_keeps_records_trash_and_recall(engine, kernel):
 
 def test_loading_into_another_character_name_rescopes_records(engine):
     index, records = engine.snapshot("alice")
-    engine.load_snapshot("alice-copy", index, records)
-    assert {m.character_id for m in engine.memories("alice-copy")} == {"alice-copy"}
-    assert engine.memories("alice")[0].character_id == "alice"
+    fresh = MemoryEngine(HashingEmbedder(16))
+    fresh.load_snapshot("alice-copy", index, records)
+    assert {m.character_id for m in fresh.memories("alice-copy")} == {"alice-copy"}
+
+
+def test_a_snapshot_whose_ids_another_character_holds_is_refused(engine):
+    """Loaded beside the character it was taken of, every memory id was held by two
+    characters at once (a forget by id, a backup or an export then met the wrong one)."""
+    index, records = engine.snapshot("alice")
+    before = {m.id for m in engine.memories("alice")}
+    assert code_of(lambda: engine.load_snapshot("alice-copy", index, records)) == (
+        "MEMORY_OWNER_CONFLICT")
+    assert "alice-copy" not in engine.characters()
+    assert {m.id for m in engine.memories("alice")} == before
+    engine.load_snapshot("alice", index, records)  # its own character: replaced, as before
+    assert {m.id for m in engine.memories("alice")} == before
 
 
 def test_every_truncation_is_rejected(engine):

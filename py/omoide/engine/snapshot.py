@@ -156,6 +156,18 @@ def dump_character(engine: MemoryEngine, character: str) -> tuple[bytes, str]:
     return index, json.dumps(records, ensure_ascii=False, sort_keys=True)
 
 
+def _check_owners(engine: MemoryEngine, character: str, ids: set[str]) -> None:
+    """Every memory belongs to one character: an id another character holds here (the
+    snapshot loaded beside the one it was taken of) refuses the whole snapshot."""
+    for store in engine.stores.values():
+        if store.character_id == character:
+            continue
+        taken = ids & store.records.keys() or ids & store.trash.keys()
+        if taken:
+            raise OmoideError.of("MEMORY_OWNER_CONFLICT", memory_id=min(taken),
+                                 character=character)
+
+
 def _parse_records(records_json: str) -> dict[str, Any]:
     try:
         records = json.loads(records_json)
@@ -203,6 +215,7 @@ def load_character(
         memories.append((Memory.from_dict(record), record["trashed_at"], record["vector"]))
     if sorted(m.id for m, _, _ in memories) != sorted(snapshot.ids):
         raise _corrupt("records and index hold different memory ids")
+    _check_owners(engine, character, set(snapshot.ids))
     store = engine.new_store(
         character, stamp=snapshot.stamp, model_id=snapshot.model_id, dimension=snapshot.dimension
     )
