@@ -41,6 +41,7 @@ from omoide.governance.keys import (  # noqa: F401 - re-exported: the extractor'
     make_key,
     normalize_subject,
 )
+from omoide.governance.when_words import time_words
 
 MIN_CONTENT = 3
 MAX_CONTENT = 500
@@ -239,6 +240,7 @@ def clamp_content(text: str) -> str | None:
     return text
 
 
+_AGAIN = re.compile(r"\b(?:again|another|once more)\b|また|もう一度|再び|今度も", re.I)
 _EN_STRONG = re.compile(r"\b(?:really|love|hate|never|absolutely|definitely)\b", re.I)
 _JA_STRONG = re.compile(r"大好き|大嫌い|必ず|絶対|決して|本当に|とても|すごく")
 
@@ -254,6 +256,10 @@ def extract_clause(
     if found is None:
         return None
     kind, polarity, subject, meta = found
+    if kind == "decision" and _AGAIN.search(clause) and time_words(clause):
+        # "heading to Tokyo again in August": a second trip, not the first one moved (its
+        # date is in its key; ``ingest.gives_a_new_value``)
+        subject = f"{subject} {' '.join(sorted(time_words(clause)))}"
     key = make_key(kind, subject)
     content = clamp_content(clause)
     if key is None or content is None:

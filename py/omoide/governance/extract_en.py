@@ -284,7 +284,9 @@ _FACTS = _rules([
      r"^i(?:'ve| have) been working (?:remotely |full[- ]time |part[- ]time |freelance )?"
      r"(?:as|in|at|for)\b"),
     ("employer", "fact", None, r"^i(?: work|'m working| am working) (?:at|for)\b"),
-    ("job", "fact", None, r"^i (?:teach|taught)\s+"),
+    # "I teach my little brother math on Sundays" is no job
+    ("job", "fact", None,
+     r"^i (?:teach|taught)\s+(?!my\b|him\b|her\b|them\b|myself\b|our\b|his\b)"),
     ("job", "fact", None, r"^i .{1,60}? for a living\b"),
     ("rel_job", "fact", None, rf"^my (?P<r>{REL}) .{{1,60}}? for a living\b"),
     ("job", "fact", None,
@@ -637,6 +639,21 @@ _NOT_ATTRIBUTE = re.compile(
     re.IGNORECASE)
 
 
+# A home or a job in the past tense ("I lived in London as a student", "my dad worked as a
+# taxi driver"): a fact of its own, keyed by its words, never the current value of the slot
+# (it superseded "I live in Osaka"). "I've been living in" is the present, and so is the
+# perfect with a span ("I've lived in Sapporo for ten years", "... since 2019").
+_SLOT_RULES = frozenset({"home", "job", "employer", "rel_home", "rel_job"})
+_PAST_SLOT = re.compile(
+    r"\b(?:lived|worked|taught|used to|(?:was|were) (?:living|working|teaching))\b", re.I)
+_PERFECT_SPAN = re.compile(
+    r"\b(?:'ve|have|has|'s) (?:lived|worked|taught)\b.*\b(?:for|since)\b", re.I)
+
+
+def _past_slot(text: str, matched: str) -> bool:
+    return bool(_PAST_SLOT.search(matched)) and not _PERFECT_SPAN.search(text)
+
+
 def _fact_subject(name: str, match: re.Match[str]) -> str:
     groups = match.groupdict()
     rel = groups.get("r")
@@ -853,6 +870,8 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     for name, kind, polarity, pattern in _FACTS:
         match = pattern.match(text)
         if match and not (name == "attribute" and _NOT_ATTRIBUTE.search(match.group(0))):
+            if name in _SLOT_RULES and _past_slot(text, match.group(0)):
+                return kind, polarity, _clean_subject("fact", text)[0], {}
             return kind, polarity, _fact_subject(name, match), {}
     if about_someone_else(text):  # their stance or plan: at most a fact about them
         return _late_fact(text)

@@ -176,7 +176,7 @@ _TIME_TOPIC = re.compile(
 
 _NUM = r"(?:[0-9]+|[一二三四五六七八九十]+)"
 _JOB_SUFFIX = re.compile(
-    r"(?:師|士|員|者|家|医|官|学生|大学生|院生|生徒|手|デザイナー|エンジニア|シェフ|パイロット|"
+    r"(?:師|士|員|者|家|医|官|学生|大学生|院生|生徒|(?<![苦下上])手|デザイナー|エンジニア|シェフ|パイロット|"
     r"プログラマー|ライター|トレーナー|マネージャー|アーティスト|フリーランス|教師|主婦|主夫|"
     r"店長|社長|ナース|コック|バリスタ|講師|作家|画家|記者|翻訳者|通訳|公務員|会社員|"
     r"フリーター|学生さん|職人|職|年生|屋|パティシエ|ソムリエ|カメラマン|スタイリスト|ドライバー|"
@@ -273,6 +273,14 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+# A home or a job in the past (「昔は東京に住んでた」「学生の頃は京都に住んでました」): a fact of
+# its own, keyed by its words, never the current value of the slot.
+_SLOT_RULES = frozenset({"home", "rel_home", "job", "rel_job", "employer", "job_at"})
+_PAST_SLOT = re.compile(
+    r"(?:住んで|暮らして|働いて|勤めて|やって|して)(?:い)?(?:た|ました)|^(?:昔|当時|以前|前)は|"
+    r"(?:頃|ころ|時|とき)(?:は|に)")
+
+
 def _fact(body: str, other: str | None) -> Found | None:
     for name, pattern in _FACTS:
         match = pattern.match(body)
@@ -282,6 +290,8 @@ def _fact(body: str, other: str | None) -> Found | None:
         rel = groups.get("r")
         if other and not rel and name not in ("rel_name", "have", "rel_partner"):
             continue  # about someone else: only the rules that name them
+        if name in _SLOT_RULES and _PAST_SLOT.search(body):
+            return "fact", None, body, {}
         if name == "identity":
             value = (groups["v"] or "").strip()
             if _JOB_SUFFIX.search(value):
@@ -357,7 +367,8 @@ def _fact(body: str, other: str | None) -> Found | None:
 _X = r"(?P<x>.*?)"
 _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
     (name, pol, re.compile(body)) for name, pol, body in [
-        ("favorite", "like", r"^(?:一番)?(?:好き|すき)な(?P<a>.+?)は(?P<v>.+)"),
+        ("favorite", "like",
+         r"^(?:今|いま|最近|現在)?(?:一番)?(?:好き|すき)な(?P<a>.+?)は(?P<v>.+)"),
         ("not_like", "dislike",
          rf"^{_X}(?:の方|のほう)?(?:は|が|も)?(?:あまり|あんまり|そんなに|それほど|全然|もう)?"
          r"(?:好き|すき)(?:では|じゃ)(?:ありません|ない|なかった|なくなった|なくなりました)"),
@@ -450,11 +461,20 @@ _PERSON_TOPIC = re.compile(
     rf"(?:うちの)?(?:{REL}|.{{1,8}}(?:さん|くん|君|ちゃん|先生|氏)|[ァ-ヴ][ァ-ヴー]{{1,5}})")
 
 
+# A stance word that describes a person (「辛いもの苦手な友達がいて」「猫好きな人って」): their
+# stance, never the user's
+_DESCRIBES_PERSON = re.compile(
+    r"(?:な|の)(?:人|友達|友人|子|奴|やつ|方|彼氏|彼女|彼|同僚|先輩|後輩|家族|仲間|男|女|上司|"
+    r"連中|お客|客|生徒|知り合い)")
+
+
 def _preference(body: str, previous: str | None) -> Found | None:
     for name, polarity, pattern in _PREFERENCES:
         match = pattern.match(body)
         if not match:
             continue
+        if _DESCRIBES_PERSON.match(body, match.end()):
+            return None
         groups = match.groupdict()
         if name == "favorite":
             return "preference", polarity, f"好きな{groups['a']}", {
@@ -674,12 +694,37 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         found = _fact(body, None)
         if found and found[2] in _PERSONAL:
             return found[0], found[1], f"{topic.group('n')}の{found[2]}", found[3]
+    owned = _owned_attribute(body, previous)
+    if owned:
+        return owned
     if _PAST_STATE.search(body):
         return _fact(body, None)  # 「子どもの頃は…嫌いだった」: not what the user likes now
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     if found and found[0] == "preference" and found[1] == "like" and _DENIED_TAIL.search(body):
         return found[0], "dislike", found[2], found[3]
     return found
+
+
+# An attribute without its owner (「名前はポチ」「誕生日は12月なんだ」) right after a clause
+# about a pet or a person (「犬を飼い始めたんだ。」「母の話なんだけど、」): theirs, never the
+# user's name or birthday.
+_BARE_ATTRIBUTE = re.compile(r"^(?:名前|誕生日|年齢|血液型|身長|体重|歳|好物|性格)(?:は|って)")
+_PET_WORD = re.compile(PET)
+_REL_WORD = re.compile(REL)
+
+
+def _owned_attribute(body: str, previous: str | None) -> Found | None:
+    if not previous or not _BARE_ATTRIBUTE.match(body):
+        return None
+    before = _clean(previous) or ""
+    owner = _other_person(before) or _PET_WORD.search(before) or _REL_WORD.search(before)
+    if owner is None:
+        return None
+    found = _fact(body, None)
+    if found is None or found[0] != "fact":
+        return None
+    who = owner if isinstance(owner, str) else owner.group(0)
+    return "fact", None, f"{who}の{found[2]}", {}
 
 
 # The stance the clause began with, then denied or put in the past by its tail:
