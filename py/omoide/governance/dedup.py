@@ -99,7 +99,39 @@ def mostly_the_same_words(a: str, b: str) -> bool:
     x, y = set(analyze(a)), set(analyze(b))
     if not x or not y:
         return True
-    return 2 * len(x & y) >= len(x | y)
+    return 2 * len(x & y) >= len(x | y) and marked_words(a) == marked_words(b)
+
+
+# The words that tell two notes of the same wording apart: numbers (a rent, a date, a time),
+# names (a capitalised word inside a sentence, a katakana word) and the people of a family
+# ("Took Pochi / Hana to the vet", "paid 80,000 / 85,000 yen", "my sister's / brother's
+# flight"). Two notes that differ in one are two notes, whatever else they share.
+_SENTENCE = re.compile(r"[^.!?。！？\n]+")
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_KATAKANA = re.compile(r"[ァ-ヴー]{2,}")
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'll", "i'd", "i’m", "i’ve", "i’ll", "i’d"})
+_PEOPLE = re.compile(
+    r"\b(?:sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|boyfriend|"
+    r"girlfriend|partner|grandma|grandpa|grandmother|grandfather|aunt|uncle|cousin|niece|"
+    r"nephew|boss|friend|coworker|colleague|neighbou?r)s?\b|"
+    r"姉|兄|妹|弟|母|父|夫|妻|息子|娘|彼氏|彼女|祖母|祖父|叔母|伯母|叔父|伯父|上司|友達|同僚",
+    re.IGNORECASE)
+
+
+def marked_words(text: str) -> frozenset[str]:
+    text = unicodedata.normalize("NFKC", text)
+    out = {n.replace(",", "") for n in _NUMBER.findall(text)}
+    out.update(_KATAKANA.findall(text))
+    out.update(m.group(0).lower().rstrip("s") for m in _PEOPLE.finditer(text))
+    for sentence in _SENTENCE.findall(text):
+        for n, word in enumerate(_EN_WORD.findall(sentence)):
+            # the first word is capitalised anyway: a name there when possessive ("Hana's")
+            possessive = re.search(r"['’]s$", word) is not None
+            if (word[0].isupper() and (n or possessive)
+                    and word.lower() not in _FIRST_PERSON):
+                out.add(re.sub(r"['’]s$", "", word))
+    return frozenset(out)
 
 
 def is_strict_superset(new: str, old: str) -> bool:
