@@ -200,3 +200,113 @@ def test_a_refused_request_leaves_a_kept_alive_connection_usable(tmp_path):
         with pytest.raises((OSError, http.client.HTTPException)):
             conn.request("GET", "/health", headers={"Authorization": "Bearer right"})
             conn.getresponse().read()
+
+
+class NotFoundHandler(BaseHTTPRequestHandler):
+    """A server where no route of the contract is (a backup URL with a wrong prefix)."""
+
+    def reply(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self.send_response(404)
+        self.send_header("Content-Length", "9")
+        self.end_headers()
+        self.wfile.write(b"not found")
+
+    do_GET = do_POST = do_PATCH = do_DELETE = reply  # noqa: N815
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_404_of_a_route_is_an_error_not_a_success():
+    """404 means "no such memory" on a memory's own URL only. A create answered 404 was taken
+    as stored: with a wrong prefix every mirrored change left the queue and reached no one."""
+    server = serve_plain(NotFoundHandler)
+    try:
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}/v1"))
+        record = make_record("alice", "Alice likes tea")
+        for call in (lambda: backend.create(record), lambda: backend.list(),
+                     lambda: backend.search("tea", character_id="alice"), backend.health):
+            with pytest.raises(OmoideError) as err:
+                call()
+            assert err.value.code == "BACKEND_HTTP" and err.value.fields["status"] == 404
+        assert backend.get("m1") is None and backend.delete("m1") is False
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+SEEN_KEYS: list[str | None] = []
+
+
+class RedirectHandler(BaseHTTPRequestHandler):
+    """Sends every request on to another origin (a compromised or misconfigured proxy)."""
+
+    def reply(self):
+        SEEN_KEYS.append(self.headers.get("Authorization"))
+        if self.server.server_address[1] == PORT:
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{PORT + 1}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = b'{"ok": true}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = reply  # noqa: N815
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_redirect_is_refused_and_the_key_goes_nowhere_else():
+    first = serve_plain(RedirectHandler)
+    second = ThreadingHTTPServer(("127.0.0.1", PORT + 1), RedirectHandler)
+    threading.Thread(target=second.serve_forever, daemon=True).start()
+    SEEN_KEYS.clear()
+    try:
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", api_key="k" * 32))
+        record = make_record("alice", "Alice likes tea")
+        for call in (backend.health, lambda: backend.create(record)):
+            with pytest.raises(OmoideError) as err:
+                call()
+            assert err.value.fields.get("status") == 302
+        assert SEEN_KEYS == ["Bearer " + "k" * 32] * 2  # the first server's two requests only
+    finally:
+        for server in (first, second):
+            server.shutdown()
+            server.server_close()
+
+
+class HugeHandler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        self.send_response(200)
+        self.end_headers()
+        chunk = b"x" * (1 << 20)
+        try:
+            for _ in range(200):
+                self.wfile.write(chunk)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_answer_larger_than_the_limit_is_cut_and_refused(monkeypatch):
+    import omoide.transport as transport
+
+    monkeypatch.setattr(transport, "MAX_REPLY_BYTES", 8 << 20)
+    server = serve_plain(HugeHandler)
+    try:
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}", timeout=20))
+        with pytest.raises(OmoideError) as err:
+            backend.health()
+        assert err.value.code == "BACKEND_UNREACHABLE" and "larger than" in str(err.value)
+    finally:
+        server.shutdown()
+        server.server_close()

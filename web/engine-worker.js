@@ -163,9 +163,10 @@ const host = plainErrors({
   // more try on a network error (a kept-alive connection the server left unusable).
   async http_request(method, url, body, headersJson, timeoutS) {
     const signal = AbortSignal.timeout(Math.max(1, timeoutS * 1000));
+    // redirect "error": never followed (omoide/transport.py), the key stays with its host
     const send = () => fetch(url, {
       method, body: body ?? undefined, headers: JSON.parse(headersJson), mode: "cors",
-      cache: "no-store", signal,
+      cache: "no-store", redirect: "error", signal,
     });
     let response;
     try {

@@ -8,7 +8,9 @@ Every HTTP client here (``backends.http.HttpBackend``, ``governance.llm.ChatClie
 Invariants every transport keeps, so that each client maps failures the same way:
 - any HTTP status (2xx, 4xx, 5xx) is a ``Reply``, never an exception;
 - no answer in time raises ``TimeoutError``; any other network failure (refused, DNS,
-  CORS, reset) raises ``OSError`` with a short reason.
+  CORS, reset, an answer over ``MAX_REPLY_BYTES``) raises ``OSError`` with a short reason;
+- a redirect is never followed (a 3xx is the reply): the key stays with the host it was
+  given for.
 
 ``urllib_transport`` is the CPython one; the Pyodide worker's is
 ``omoide.browser.http.fetch_transport`` (urllib has no network there).
@@ -29,6 +31,9 @@ class Reply(NamedTuple):
 Transport = Callable[[str, str, dict[str, str], bytes | None, float], Reply]
 
 SECRET_MASK = "••••"
+# An answer longer than this is cut and refused: a hostile or broken server never fills the
+# client's memory (a page of the backup listing with vectors is a few MiB).
+MAX_REPLY_BYTES = 256 << 20
 
 
 def reply_detail(body: bytes, secret: str | None, limit: int) -> str:
@@ -69,6 +74,26 @@ def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes
     return outcome[0]
 
 
+def _opener() -> Any:
+    """urllib without redirects: a 3xx is the answer (an error to every client here). A
+    redirect followed sent the key (``Authorization``) to whatever host it named, and turned
+    a POST into a GET that "succeeded"."""
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return urllib.request.build_opener(NoRedirect)
+
+
+def _read(reply: Any) -> bytes:
+    data = reply.read(MAX_REPLY_BYTES + 1)
+    if len(data) > MAX_REPLY_BYTES:
+        raise OSError(f"the answer is larger than {MAX_REPLY_BYTES >> 20} MiB")
+    return data
+
+
 def _shut(reply: Any) -> None:
     """End a reply another thread is reading: its socket is shut down, which ends the
     read at once (``close`` would wait for the read's lock, i.e. for the whole trickle)."""
@@ -91,11 +116,11 @@ def _urllib_request(method: str, url: str, headers: dict[str, str], body: bytes 
 
     try:
         request = urllib.request.Request(url, data=body, headers=headers, method=method)
-        with urllib.request.urlopen(request, timeout=timeout) as reply:
+        with _opener().open(request, timeout=timeout) as reply:
             connection.append(reply)
-            return Reply(reply.status, reply.read(), dict(reply.headers.items()))
+            return Reply(reply.status, _read(reply), dict(reply.headers.items()))
     except urllib.error.HTTPError as err:
-        return Reply(err.code, err.read(), dict(err.headers.items()) if err.headers else {})
+        return Reply(err.code, _read(err), dict(err.headers.items()) if err.headers else {})
     except urllib.error.URLError as err:
         if isinstance(err.reason, TimeoutError):
             raise TimeoutError(str(err.reason)) from None

@@ -12,7 +12,8 @@ Default contract (every path and parameter name is configurable, see ``HttpConfi
                                               -> 200 {"results": [{"memory", "score"}]}
     GET    /health                                         -> 200 {"ok": true, ...}
 
-404 answers None/False; any other non-2xx raises BACKEND_HTTP with the status and body. The
+404 on a memory's own URL answers None/False; on any other route, and any other non-2xx
+(a redirect too: never followed), raises BACKEND_HTTP with the status and body. The
 transport is the package's one seam (``omoide.transport``): urllib under CPython, the engine
 worker's ``fetch`` in the browser (``omoide.browser.http``).
 """
@@ -87,7 +88,10 @@ class HttpBackend:
         quoted = urllib.parse.quote(validate.memory_id(memory_id), safe="")
         return self.url(self.config.memory_path.replace("{id}", quoted))
 
-    def request(self, method: str, url: str, payload: Any = None) -> tuple[int, Any]:
+    def request(self, method: str, url: str, payload: Any = None, *,
+                missing_ok: bool = False) -> tuple[int, Any]:
+        """``missing_ok``: a 404 answers None (a memory's own URL: no such memory); on any
+        other route it is an error (a wrong prefix: nothing there was stored)."""
         headers = {"Accept": "application/json", **self.config.headers}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
@@ -101,7 +105,7 @@ class HttpBackend:
             raise OmoideError.of("BACKEND_TIMEOUT", url=url, timeout=self.config.timeout) from None
         except OSError as err:
             raise OmoideError.of("BACKEND_UNREACHABLE", url=url, reason=str(err)) from None
-        if status == 404:
+        if status == 404 and missing_ok:
             return status, None
         if not 200 <= status < 300:
             raise OmoideError.of("BACKEND_HTTP", url=url, status=status,
@@ -137,13 +141,13 @@ class HttpBackend:
         url = self.memory_url(memory_id)
         if with_vector:
             url += "?" + urllib.parse.urlencode({self.config.param("vectors"): 1})
-        return self.request("GET", url)[1]
+        return self.request("GET", url, missing_ok=True)[1]
 
     def update(self, memory_id: str, fields: dict[str, Any]) -> dict[str, Any] | None:
-        return self.request("PATCH", self.memory_url(memory_id), fields)[1]
+        return self.request("PATCH", self.memory_url(memory_id), fields, missing_ok=True)[1]
 
     def delete(self, memory_id: str) -> bool:
-        return self.request("DELETE", self.memory_url(memory_id))[0] != 404
+        return self.request("DELETE", self.memory_url(memory_id), missing_ok=True)[0] != 404
 
     def list(self, *, character_id: str | None = None, kind: str | None = None,
              trashed: bool | None = False, limit: int = DEFAULT_PAGE, offset: int = 0,
@@ -164,8 +168,8 @@ class HttpBackend:
     def health(self) -> dict[str, Any]:
         started = time.perf_counter()
         answer = self.request("GET", self.url(self.config.health_path))[1]
-        if answer is None:
+        if not isinstance(answer, dict):
             raise OmoideError.of("BACKEND_HTTP", url=self.url(self.config.health_path),
-                                 status=404, body="no health endpoint")
+                                 status=200, body="no health object")
         latency = round((time.perf_counter() - started) * 1000, 3)
         return {"backend": self.name, **answer, "latency_ms": latency}
