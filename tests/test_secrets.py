@@ -122,6 +122,27 @@ def test_keys_from_a_file_or_the_environment(tmp_path, monkeypatch):
     assert err.value.code == "FILE_UNREADABLE" and "missing" in str(err.value)
 
 
+def test_a_key_from_the_flag_or_the_environment_is_checked_as_a_key_file_is(monkeypatch):
+    """A server started with a key holding a space or a line break: the CLI refused the key,
+    or no client could send it (every request 401)."""
+    monkeypatch.setenv("OMOIDE_TEST_KEY", "k" * 24 + "\r")
+    assert resolve_key(None, None, "OMOIDE_TEST_KEY") == "k" * 24  # a pasted line's end
+    for flag, env in (("two words here", None), (None, "two words here"), ("a\x00b", None)):
+        if env is not None:
+            monkeypatch.setenv("OMOIDE_TEST_KEY", env)
+        with pytest.raises(OmoideError) as err:
+            resolve_key(flag, None, "OMOIDE_TEST_KEY")
+        assert err.value.code == "INVALID_ARGUMENT" and "words" not in str(err.value)
+        assert ("--key" if flag else "OMOIDE_TEST_KEY") in str(err.value)
+
+
+def test_a_backup_url_holding_a_password_is_refused_and_never_shown():
+    for url in ("http://user:PASSWORDLEAK@127.0.0.1:1", "https://PASSWORDLEAK@example.org"):
+        with pytest.raises(OmoideError) as err:
+            HttpConfig(url)
+        assert err.value.code == "BACKEND_CONFIG" and "PASSWORDLEAK" not in str(err.value)
+
+
 def cli(db: Path, *args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(["--db", str(db), "--backup", URL, *args, "--json"],

@@ -46,4 +46,6 @@ def resolve_key(flag: str | None, file: str | Path | None, env: str) -> str | No
                              reason="give the key or a key file, not both")
     if file:
         return read_key_file(file)
-    return flag or os.environ.get(env) or None
+    if flag:
+        return checked_key(flag, "--key")
+    return checked_key(os.environ.get(env) or None, f"${env}")

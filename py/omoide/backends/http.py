@@ -49,9 +49,12 @@ class HttpConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", checked_key(self.api_key))
-        scheme = urllib.parse.urlsplit(self.base_url).scheme
-        if scheme not in ("http", "https"):
+        parts = urllib.parse.urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https"):
             raise OmoideError.of("BACKEND_CONFIG", reason="base_url must be http(s)://...")
+        if "@" in parts.netloc:  # shown in status, errors and the queue file: never a secret
+            raise OmoideError.of("BACKEND_CONFIG", reason="base_url must hold no user or "
+                                 "password (give a key: --backup-key-file)")
         if "{id}" not in self.memory_path:
             raise OmoideError.of("BACKEND_CONFIG", reason="memory_path needs an {id} part")
         if not self.timeout > 0:
