@@ -65,3 +65,25 @@ def test_backup_without_a_server_is_a_clear_error(tmp_path):
     code = main(["--db", str(tmp_path / "w.db"), "backup"],
                 embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out, stderr=err)
     assert code == 2 and "no backup server" in err.getvalue()
+
+
+def test_a_backup_server_that_never_answers_holds_a_command_for_seconds_not_a_minute(tmp_path):
+    """It accepts connections and never answers: each command waited for the health check
+    (30 s), the mirror thread (10 s) and a last pump (30 s more). The change stays queued
+    for the next run."""
+    import socket
+    import time
+
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", PORT))
+    listener.listen(64)  # accepted by the kernel, never read nor answered
+    try:
+        started = time.monotonic()
+        code, memory, _ = run(tmp_path / "w.db", "remember", "fay", "Fay collects stamps")
+        took = time.monotonic() - started
+    finally:
+        listener.close()
+    assert code == 0 and took < 15, took
+    queue = json.loads((tmp_path / "w.db.mirror-queue.json").read_text())
+    assert [op["id"] for op in queue] == [memory["id"]]

@@ -110,12 +110,17 @@ class Workspace:
     def close(self) -> None:
         if self.manager is not None:
             # One last attempt for what is due; what fails stays in the queue file for the
-            # next run (never a wait on a server that is down).
-            self.manager.stop()
-            self.manager.pump()
+            # next run (never a wait on a server that is down). A thread still in a request
+            # after a few seconds means a server that does not answer: no last attempt to
+            # wait on as well (a command was held for 40 s).
+            if self.manager.stop(wait=CLOSE_WAIT):
+                self.manager.pump()
             self.manager.shutdown()
         else:
             self.backend.shutdown()
+
+
+CLOSE_WAIT = 3.0  # seconds a closing workspace waits for its mirror thread
 
 
 def open_workspace(

@@ -235,12 +235,17 @@ class BackendManager:
             self._thread = threading.Thread(target=self._run, name="omoide-mirror", daemon=True)
             self._thread.start()
 
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._stop.set()
-            self._wake.set()
-            self._thread.join(timeout=10)
-            self._thread = None
+    def stop(self, wait: float = 10.0) -> bool:
+        """End the mirror thread; False when it is still in a request after ``wait`` seconds
+        (a daemon: it ends with the process; what it was sending stays queued on disk)."""
+        if self._thread is None:
+            return True
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=wait)
+        ended = not self._thread.is_alive()
+        self._thread = None
+        return ended
 
     def _run(self) -> None:
         next_health = 0.0
