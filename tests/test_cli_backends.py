@@ -87,3 +87,27 @@ def test_a_backup_server_that_never_answers_holds_a_command_for_seconds_not_a_mi
     assert code == 0 and took < 15, took
     queue = json.loads((tmp_path / "w.db.mirror-queue.json").read_text())
     assert [op["id"] for op in queue] == [memory["id"]]
+
+
+def test_an_invalid_stored_record_is_left_out_of_backup_and_export_and_said(tmp_path):
+    """One damaged row stopped `backup` part way (the server refused it: 4 of 9 copied, or
+    none when it sorted first); `export` left it out without a word."""
+    import sqlite3
+
+    db = tmp_path / "w.db"
+    ids = [run(db, "remember", "alice", f"Alice note {n} about tea", backup=False)[1]["id"]
+           for n in range(5)]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE memories SET record = json_set(record, '$.kind', 'bogus') "
+                     "WHERE id = ?", (min(ids),))
+    server_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        code, counts, _ = run(db, "backup")
+        assert code == 0 and (counts["created"], counts["invalid"]) == (4, [min(ids)])
+        assert server_side.list(character_id="alice")["total"] == 4
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["--db", str(db), "export", str(tmp_path / "e.json")],
+                embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out,
+                stderr=err) == 0
+    assert "exported 4 memories" in out.getvalue()
+    assert "1 invalid stored record" in out.getvalue() + err.getvalue()

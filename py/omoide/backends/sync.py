@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from omoide.backends.base import MemoryBackend
+from omoide.engine import validate
+from omoide.errors import OmoideError
 
 PAGE = 500
 
@@ -37,10 +39,18 @@ def upsert(target: MemoryBackend, record: dict[str, Any]) -> str:
 def copy_all(source: MemoryBackend, target: MemoryBackend, *,
              character_id: str | None = None,
              progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Every record of ``source`` created or updated on ``target``. A stored record that
+    breaks the one record schema (a damaged row, quarantined by the engine) is left out and
+    named in ``invalid``: it never stops the copy of the others."""
     total = source.list(character_id=character_id, trashed=None, limit=0)["total"]
-    counts = {"created": 0, "updated": 0}
+    counts: dict[str, Any] = {"created": 0, "updated": 0, "invalid": []}
     for done, record in enumerate(all_records(source, character_id=character_id), 1):
-        counts[upsert(target, record)] += 1
+        try:
+            validate.record(record, stored=True)
+        except OmoideError:
+            counts["invalid"].append(str(record.get("id")))
+        else:
+            counts[upsert(target, record)] += 1
         if progress:
             progress(done, total)
     return counts

@@ -54,4 +54,7 @@ def backup(ctx: Context) -> int:
         ctx.emit(counts | {"target": target.name})
     else:
         ctx.out(f"{counts['created']} created, {counts['updated']} updated on {target.name}")
+    if counts["invalid"]:
+        ctx.note(f"{len(counts['invalid'])} invalid stored record(s) left out (kept in the "
+                 f"workspace untouched): see audit")
     return 0

@@ -45,10 +45,17 @@ def export(ctx: Context) -> int:
     counts = {"characters": len(data["characters"]),
               "memories": sum(len(c["memories"]) for c in data["characters"]),
               "trashed": sum(len(c["trash"]) for c in data["characters"])}
+    exported = {c["id"] for c in data["characters"]}
+    left_out = sorted(q["id"] for q in engine.quarantine.values()
+                      if q["character_id"] in exported or not a.characters)
+    if left_out:  # an export taken as a full backup: it must say what it does not hold
+        ctx.note(f"{len(left_out)} invalid stored record(s) left out of the export "
+                 f"(kept in the workspace untouched): see audit")
     if not write_output(ctx, a.file, text):
         return 0
     if ctx.json:
-        ctx.emit({"file": a.file, **counts, "with_vectors": a.with_vectors})
+        ctx.emit({"file": a.file, **counts, "with_vectors": a.with_vectors,
+                  "invalid": left_out})
     else:
         ctx.out(f"exported {counts['memories']} memories ({counts['trashed']} trashed) of "
                 f"{counts['characters']} characters to {a.file}")
