@@ -86,3 +86,17 @@ def test_now_is_no_subject_of_a_favourite(text, key):
     """「今」 was the subject: every favourite said with it shared ``preference:今``."""
     candidates, _ = extract([{"role": "user", "content": text}])
     assert [c.key for c in candidates] == [key]
+
+
+def test_a_new_value_of_a_fact_a_keyless_memory_states_keeps_both_live():
+    """"Same subject" merged the new value into the keyless memory: Osaka went to the trash
+    (30 days to its purge) and Kobe stayed the live answer. Superseding would hide the wife
+    and the cat the old sentence also says: both stay live."""
+    engine = MemoryEngine(HashingEmbedder(64), clock=ticking())
+    engine.remember("a", "I live in Kobe with my wife Emi and our cat Tama.", kind="fact")
+    ingest(engine, "a", [{"role": "user", "content": "I live in Osaka."}])
+    assert sorted(live_texts(engine)) == ["I live in Kobe with my wife Emi and our cat Tama.",
+                                          "I live in Osaka."]
+    assert engine.trash("a") == []
+    again = ingest(engine, "a", [{"role": "user", "content": "I live in Osaka!"}])
+    assert [i.action for i in again.items] == ["merged"]  # a repeat still merges

@@ -36,6 +36,7 @@ from omoide.governance.dedup import (
     DedupIndex,
     candidate_polarity,
     merged,
+    mostly_the_same_words,
     polarity_of,
     same_words,
 )
@@ -300,6 +301,13 @@ def ingest(
         polarity = candidate_polarity(candidate)
         found = index.match(candidate.kind, candidate.key, vector, polarity,
                             text=candidate.text)
+        if (found is not None and found.reason == "same subject" and candidate.kind == "fact"
+                and not mostly_the_same_words(index.current(found.memory_id).text,
+                                              candidate.text)):
+            # another value of a fact a keyless memory states among other things ("I live
+            # in Kobe with my wife Emi" -> "I live in Osaka"): merged, the new value was
+            # hidden in the trash; superseded, the wife would be. Both stay live.
+            found = None
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = {**extra_meta, **candidate.meta, "via": candidate.via,
