@@ -100,3 +100,15 @@ def test_a_new_value_of_a_fact_a_keyless_memory_states_keeps_both_live():
     assert engine.trash("a") == []
     again = ingest(engine, "a", [{"role": "user", "content": "I live in Osaka!"}])
     assert [i.action for i in again.items] == ["merged"]  # a repeat still merges
+
+
+def test_a_transcript_given_as_one_text_keeps_the_characters_lines_out():
+    """MCP's ``ingest`` takes "a text": a transcript sent so made the assistant's line the
+    user's home, superseding theirs."""
+    engine = said("I live in Nagoya.")
+    report = ingest(engine, "a", "user: tell me about yourself\n"
+                                 "assistant: Of course. I live in the Whispering Forest.")
+    assert live_texts(engine) == ["I live in Nagoya."]
+    assert all(i.action != "superseded" for i in report.items)
+    ingest(engine, "a", "User: I live in Osaka now.\nassistant: Oh, nice!")
+    assert live_texts(engine) == ["I live in Osaka now."]  # the user's lines still count

@@ -12,15 +12,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 from typing import Any
 
 from omoide import json_input
 from omoide.cli.context import Context, read_input
 from omoide.cli.progress import ProgressEmbedder
 from omoide.errors import OmoideError
-
-ROLE_LINE = re.compile(r"^\s*(user|assistant|system|tool)\s*[:：]\s?(.*)$", re.IGNORECASE)
+from omoide.governance.transcript import first_line, role_lines
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -85,17 +83,9 @@ def parse_conversation(text: str, path: str) -> list[dict[str, str]]:
         if not messages:
             raise bad("it holds no messages")
         return messages
-    messages = []
-    for n, line in enumerate(text.split("\n"), 1):  # U+2028, U+0085...: within a line
-        if not line.strip():
-            continue
-        match = ROLE_LINE.match(line)
-        if match:
-            messages.append({"role": match.group(1).lower(), "content": match.group(2).strip()})
-        elif messages:
-            messages[-1]["content"] += "\n" + line.strip()
-        else:
-            raise bad(f"line {n} does not start with 'user:' or 'assistant:'")
+    messages = role_lines(text)
+    if messages is None:
+        raise bad(f"line {first_line(text)} does not start with 'user:' or 'assistant:'")
     return messages
 
 

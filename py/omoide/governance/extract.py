@@ -41,6 +41,7 @@ from omoide.governance.keys import (  # noqa: F401 - re-exported: the extractor'
     make_key,
     normalize_subject,
 )
+from omoide.governance.transcript import role_lines
 from omoide.governance.when_words import time_words
 
 MIN_CONTENT = 3
@@ -89,7 +90,9 @@ def checked_messages(messages: object) -> list[Message]:
     crash, or its repr stored as the user's words)."""
     if isinstance(messages, str):
         _within_limit(messages, "messages")
-        return [messages]
+        # a transcript as one text ("user: ... / assistant: ..."): the assistant's lines are
+        # the character's, never the user's facts
+        return list(role_lines(messages) or [messages])
     if isinstance(messages, Mapping) or not isinstance(messages, Iterable):
         raise OmoideError.of("INVALID_ARGUMENT", name="messages",
                              reason="must be a text or a list of messages")
