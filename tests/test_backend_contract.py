@@ -226,3 +226,23 @@ def test_sqlite_search_sees_writes_of_another_connection(tmp_path):
     hit["memory"]["text"] = "mutated by a caller"
     assert server_side.search("night", character_id="alice")[0]["memory"]["text"] == (
         "Alice drinks tea at night")
+
+
+def test_what_would_be_silently_ignored_is_refused_naming_the_field(backend):
+    """A new id in an update (dropped: 200 and the record unchanged), an unknown kind as a
+    filter (an empty page) and a query vector of another length than its model's (no
+    results) each looked like an answer."""
+    record = make_record("alice", "Alice likes tea", importance=0.4)
+    backend.create(record)
+    checks = [
+        (lambda: backend.update(record["id"], {"id": "other", "importance": 0.9}), "id"),
+        (lambda: backend.list(character_id="alice", kind="bogus"), "kind"),
+        (lambda: backend.search("", character_id="alice", vector=[1.0, 2.0],
+                                model="test@f32#3"), "vector"),
+    ]
+    for call, field in checks:
+        with pytest.raises(OmoideError) as err:
+            call()
+        assert field in str(err.value)
+        assert err.value.code != "BACKEND_HTTP" or err.value.fields["status"] == 400
+    assert backend.get(record["id"])["importance"] == record["importance"]

@@ -89,7 +89,13 @@ def check_query_vector(vector: Any, model: Any) -> list[float] | None:
     if not isinstance(model, str) or not model:
         raise OmoideError.of("INVALID_ARGUMENT", name="model",
                              reason="a query vector needs the stamp of the model that made it")
-    return validate.vector(vector, name="vector")
+    checked = validate.vector(vector, name="vector")
+    dimension = validate.stamp_dimension(model, "model")
+    if dimension is not None and len(checked) != dimension:  # was a page of no results
+        raise OmoideError.of("INVALID_ARGUMENT", name="vector",
+                             reason=f"{len(checked)} numbers; the model {model[:80]!r} "
+                                    f"makes {dimension}")
+    return checked
 
 
 def record_of(memory: Memory, vector: list[float] | None = None,

@@ -419,6 +419,9 @@ class SQLiteBackend:
                                          what="deleted" if current is None else "forgotten")
                 return None
             check_owner(changes, current["character_id"], memory_id)
+            if changes.get("id", memory_id) != memory_id:  # was dropped without a word
+                raise validate.invalid_record("id", memory_id, "id: a memory's id never "
+                                              "changes")
             changes = {k: v for k, v in changes.items() if k not in IMMUTABLE_FIELDS}
             if "vector" not in changes and any(
                     name in changes and changes[name] != current.get(name)
@@ -455,6 +458,8 @@ class SQLiteBackend:
              trashed: bool | None = False, limit: int = DEFAULT_PAGE, offset: int = 0,
              with_vectors: bool = False) -> dict[str, Any]:
         limit, offset = page_args(limit, offset)
+        if kind is not None:
+            validate.kind(kind)  # an unknown kind was an empty page, never an error
         where, args = self._where(character_id, trashed)
         with self._lock:
             totals = dict(self.db.execute(
