@@ -642,3 +642,26 @@ def test_a_newer_version_forgotten_in_the_file_replaces_the_one_held_here(tmp_pa
         assert "Alice keeps a red notebook" in {m.text for m in history}
         assert all(m.meta.get("superseded_by") == memory_id for m in history)
     assert "replaced" not in run(b, "import", str(path))
+
+
+def test_a_newer_version_changing_only_the_importance_makes_no_copy_and_keeps_recalls(
+        tmp_path):
+    """As an edit of the importance alone makes no history copy, neither does its import;
+    and the recalls counted here are this device's use of the memory: kept (the file's
+    smaller count replaced them)."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    memory_id = json.loads(run(a, "remember", "alice", "Alice keeps a red notebook",
+                               "--json"))["id"]
+    run(b, "import", str(export_to(a, tmp_path / "base.json")))
+    with opened(b) as ws:
+        for _ in range(5):
+            ws.engine.recall("alice", "red notebook", k=1)
+        counted = ws.engine.get("alice", memory_id).recall_count
+    assert counted >= 5
+    run(a, "update", "alice", memory_id, "--importance", "0.9")
+    assert "1 replaced by the file's newer version" in run(
+        b, "import", str(export_to(a, tmp_path / "a.json")))
+    with opened(b) as ws:
+        [live] = ws.engine.memories("alice")
+        assert (live.id, live.importance, live.recall_count) == (memory_id, 0.9, counted)
+        assert ws.engine.trash("alice") == []

@@ -426,12 +426,23 @@ def _replace_with_newer(engine: MemoryEngine, store: CharacterStore,
     the memory takes the file's version (``vector`` None: text and context unchanged, the
     stored vector stays), and the copy goes to the trash as its history, restorable."""
     old = store.records[record["id"]]
+    # the recalls counted here are this device's use of the memory: never fewer after it
+    newer = dataclasses.replace(
+        Memory.from_dict(record), recall_count=max(old.recall_count,
+                                                   record.get("recall_count") or 0),
+        last_recalled_at=max(old.last_recalled_at or 0.0,
+                             record.get("last_recalled_at") or 0.0) or None)
+    if newer.text == old.text and newer.context == old.context:
+        # the same words (importance, kind, key or meta changed): no copy, as an edit of
+        # those makes none; the stored vector stays
+        store.put(linked(newer, held_links(old.meta)) if held_links(old.meta) else newer, None)
+        return
     at = engine.now()
     copy = dataclasses.replace(old, id=new_memory_id(at))
     store.put(copy, store.kernel.vector(old.id))
     # the held version's own history stays linked (a restore of it finds this memory)
     links = held_links(old.meta)
-    store.put(linked(Memory.from_dict(record), [*links, copy.id]), vector)
+    store.put(linked(newer, [*links, copy.id]), vector)
     retire(store, copy.id, old.id, at, "replaced by a newer version (import)")
 
 
