@@ -38,7 +38,11 @@ def trashed(e, character="a"):
 LIKES = ["I love spicy ramen", "I like tea", "I always commit before pushing",
          "No, I love it", "Nothing beats ramen", "I don't hate YAML",
          "私は辛いラーメンが大好きです", "Pythonは嫌いじゃない", "必ず、コミットします",
-         "すみません、コーヒーが好きです", "少ない量が好き", "毎朝コーヒーを飲まないと始まらない"]
+         "すみません、コーヒーが好きです", "少ない量が好き", "毎朝コーヒーを飲まないと始まらない",
+         # idioms of wanting more: their negator is no negation
+         "I can never get enough of jazz", "I can't live without coffee",
+         "I never thought I'd like jazz", "I couldn't be happier with my bike",
+         "コーヒーがないと生きていけない", "ポテチがやめられない", "この香り、たまらない"]
 DISLIKES = ["I don't like spicy ramen anymore.", "I no longer drink coffee", "I hate YAML",
             "I can't stand jazz", "I'm not a fan of jazz", "I never skip breakfast",
             "I stopped drinking coffee", "I'm over spicy ramen anymore",

@@ -12,6 +12,9 @@ Rule: ``stance = dislike`` when the text is negated XOR it uses a negative word.
   another negator it only stresses it. Two negators cancel ("I don't not like it").
 - negation, Japanese: ない after a verb or adjective stem (じゃない, ではない, 好きくない,
   食べない; not inside 少ない or 危ない, which are words), ません, なかった, ず, もう〜ない.
+- idioms of wanting more are no negation: can't get enough of, can't live without, can't
+  wait, couldn't be happier, never thought I'd like; 〜ないと生きていけない, やめられない,
+  たまらない, 待ちきれない.
 - negative words: hate, dislike, detest, loathe, despise, can't stand, quit, stopped, gave up,
   sick of, tired of; 嫌い, きらい, 苦手, にがて, やめた/やめました/辞めた, 嫌だ/いやだ.
 
@@ -42,6 +45,18 @@ _EN_NEGATORS = re.compile(
     re.IGNORECASE
 )
 _EN_ANYMORE = re.compile(r"\bany ?more\b", re.IGNORECASE)
+# A negator inside an idiom of wanting more ("I can't get enough of jazz", "I can't live
+# without coffee", "I never thought I'd love it"): a yes, never counted as negation (they
+# read as dislikes, and a dislike supersedes the like it agrees with).
+_LIKE_IDIOMS = re.compile(
+    r"\b(?:can'?t|cannot|can never|could never|couldn'?t) (?:get enough|live without|wait|"
+    r"stop (?:eating|drinking|listening|watching|playing|reading|thinking))\b|"
+    r"\bcouldn'?t be (?:happier|more excited)\b|"
+    r"\bnever (?:thought|knew|expected) i'?d (?:like|love|enjoy)\b|"
+    r"ないと(?:生きて|いきて)いけない|なしで(?:は|も)?(?:生きられない|生きていけない)|"
+    r"なしじゃ(?:生きられない|生きていけない)|やめられない|止められない|止まらない|たまらない|"
+    r"待ちきれない|待ち切れない",
+    re.IGNORECASE)
 
 _JA_NEGATIVE_WORDS = re.compile(
     r"嫌い|きらい|苦手|にがて|やめた|やめました|やめます|辞めた|辞めました|止めた|嫌だ|いやだ|嫌です|"
@@ -62,7 +77,7 @@ def _normalize(text: str) -> str:
 
 def negated(text: str) -> bool:
     """Whether the statement is negated (an odd number of negators)."""
-    text = _normalize(text)
+    text = _LIKE_IDIOMS.sub(" ", _normalize(text))
     en = _EN_WORD_WITH_NEGATOR.sub(" ", text)
     count = len(_EN_NEGATORS.findall(en))
     if count == 0 and _EN_ANYMORE.search(en):
