@@ -155,6 +155,11 @@ def _with_name(found: Found | None, relation: str, name: str) -> Found | None:
 _NAME_TOPIC = re.compile(
     r"^(?P<n>[ァ-ヴ][ァ-ヴー]{1,7}(?:さん|くん|ちゃん)?|[ぁ-ゖ]{2,4}(?:さん|くん|ちゃん)|"
     r"[\u4e00-\u9fff]{1,4}(?:さん|くん|ちゃん|君))(?:は|が|って)")
+# A kanji name without an honorific as the topic (「健太は大阪に住んでいます」): whose home or
+# job it is, never the user's (it superseded theirs). Only a personal fact takes it.
+_KANJI_NAME_TOPIC = re.compile(r"^(?P<n>[\u4e00-\u9fff]{2,4})(?:は|って)")
+_NOT_A_NAME = (r"(?:来年|去年|昨年|今年|毎年|毎月|毎週|先月|来月|先週|来週|昨日|明日|今日|"
+               r"実家|地元|将来|老後|結婚後|卒業後|以前|現在|当時|普段|本当|実際|一応|基本)")
 _PERSONAL = frozenset(("住まい", "年齢", "出身", "仕事", "勤務先", "言語", "学歴", "身長",
                        "結婚", "名前"))
 _OTHER_TOPIC = re.compile(
@@ -689,8 +694,9 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         found = _with_name(_fact(named, relation), relation, _name_of(body) or "")
         if found:
             return found
-    topic = _NAME_TOPIC.match(body)
-    if topic and not _TIME_TOPIC.match(topic.group("n")):
+    topic = _NAME_TOPIC.match(body) or _KANJI_NAME_TOPIC.match(body)
+    if topic and not _TIME_TOPIC.match(topic.group("n")) and not re.fullmatch(
+            rf"{_SELF}|{_NOT_A_NAME}|{_ATTRIBUTE}|{_OWNED_WORDS}", topic.group("n")):
         found = _fact(body, None)
         if found and found[2] in _PERSONAL:
             return found[0], found[1], f"{topic.group('n')}の{found[2]}", found[3]
@@ -708,7 +714,8 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
 # An attribute without its owner (「名前はポチ」「誕生日は12月なんだ」) right after a clause
 # about a pet or a person (「犬を飼い始めたんだ。」「母の話なんだけど、」): theirs, never the
 # user's name or birthday.
-_BARE_ATTRIBUTE = re.compile(r"^(?:名前|誕生日|年齢|血液型|身長|体重|歳|好物|性格)(?:は|って)")
+_OWNED_WORDS = r"(?:名前|誕生日|年齢|血液型|身長|体重|歳|好物|性格)"
+_BARE_ATTRIBUTE = re.compile(rf"^{_OWNED_WORDS}(?:は|って)")
 _PET_WORD = re.compile(PET)
 _REL_WORD = re.compile(REL)
 
