@@ -174,3 +174,19 @@ def test_a_chat_file_holding_one_is_imported_whole_with_the_replacement(tmp_path
     texts = [json.loads(r[0])["text"] for r in con.execute("SELECT record FROM memories")]
     con.close()
     assert any("coffee \ufffd" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b", "\ufeff", " \u200d\u2060 ", "\u3164"])
+def test_a_text_no_one_can_see_is_empty(text):
+    """Zero-width and filler characters only: a memory no one could read or find."""
+    from omoide.engine import MemoryEngine
+    from tests.test_engine_embedder import HashingEmbedder
+
+    engine = MemoryEngine(HashingEmbedder())
+    with pytest.raises(OmoideError) as err:
+        engine.remember("a", text)
+    assert err.value.code == "EMPTY_TEXT"
+    with pytest.raises(OmoideError) as err:
+        engine.remember("a", 12345)  # type: ignore[arg-type]
+    assert err.value.code == "INVALID_ARGUMENT" and "text" in str(err.value)
+    assert engine.remember("a", "\u200bhello").text == "\u200bhello"  # visible: kept

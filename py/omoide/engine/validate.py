@@ -216,8 +216,18 @@ def _holds_lone_surrogate(value: Any) -> bool:
     return False
 
 
+# Nothing a person can see: spaces and the zero-width and format characters (a text of
+# "\u200b\u200b" was a memory no one could read or find). A stored text is held to the old
+# rule (spaces only), so a memory accepted before is never quarantined by this one.
+_INVISIBLE = re.compile(
+    r"[\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u2064\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]*")
+
+
 def text(value: object, limit: int, *, stored: bool = False) -> str:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="text", reason="must be a string")
+    if not value.strip() or (not stored and _INVISIBLE.fullmatch(value)):
         raise OmoideError.of("EMPTY_TEXT")
     if len(value) > limit:
         raise OmoideError.of("TEXT_TOO_LONG", length=len(value), limit=limit)
@@ -603,7 +613,8 @@ def _plain_fields(full: dict[str, Any], limit: int, stored: bool) -> dict[str, A
     txt = full["text"]
     if type(txt) is not str or len(txt) > limit or not txt.strip():
         return None
-    if not stored and not txt.isascii() and _SURROGATE.search(txt) is not None:
+    if not stored and not txt.isascii() and (_SURROGATE.search(txt) is not None
+                                             or _INVISIBLE.fullmatch(txt)):
         return None
     kind_, type_ = full["kind"], full["type"]
     if type(kind_) is not str or kind_ not in _KINDS or type(type_) is not str \
