@@ -301,7 +301,7 @@ def test_near_identical_duplicates_are_merged_and_a_hot_twin_survives():
     a = cold(e, "We walked along the river and talked about books", kind="diary",
              importance=0.7)
     e.recall("a", "river books", k=1)
-    clock.t += DAY
+    clock.t += 60  # the same day (two days' notes stay two: test_governance_cold_folds)
     b = cold(e, "We walked along the river and talked about books.", kind="diary",
              importance=0.2)
     h = e.remember("a", "I always stretch before running", kind="pattern",

@@ -90,16 +90,21 @@ def same_words(a: str, b: str) -> bool:
     return _units(a) == _units(b)
 
 
-def mostly_the_same_words(a: str, b: str) -> bool:
-    """Whether two texts share most of their indexed words (at least half of all the words
-    either holds): near-identical vectors are not enough. Two notes on one topic sit above
-    the threshold while saying different things ("Pochi has been sick since yesterday" /
-    "Pochi has recovered and is eating again"; a passport's and a driving licence's expiry
-    dates): merged, the second's words went to the trash and, 30 days on, were purged."""
+def says_nothing_more(a: str, b: str) -> bool:
+    """Whether ``a`` says nothing ``b`` does not: each of its indexed words and each of its
+    numbers and names is in ``b``. The rule for a text folded away into another (a note
+    merged into a near-identical one, a cold duplicate): one differing word is the whole
+    fact in a short note ("allergic to penicillin" / "... amoxicillin", "umbrella on the
+    train" / "... bus": half their words shared, they were merged and, 30 days on,
+    purged)."""
     x, y = set(analyze(a)), set(analyze(b))
-    if not x or not y:
-        return True
-    return 2 * len(x & y) >= len(x | y) and marked_words(a) == marked_words(b)
+    return x <= y and marked_words(a) <= marked_words(b)
+
+
+def foldable(new: str, old: str) -> bool:
+    """Whether ``new`` may fold into ``old``: it says nothing more, or all of it and more in
+    one run (``is_strict_superset``: the caller then keeps the longer text)."""
+    return says_nothing_more(new, old) or is_strict_superset(new, old)
 
 
 # The words that tell two notes of the same wording apart: numbers (a rent, a date, a time),
@@ -287,7 +292,7 @@ class DedupIndex:
             if (memory.kind != kind or not keys_compatible(key, memory.key)
                     or (key is not None and self._subjects_of(memory) - {key})
                     or (polarity is not None and polarity_of(memory) != polarity)
-                    or (text is not None and not mostly_the_same_words(memory.text, text))):
+                    or (text is not None and not foldable(text, memory.text))):
                 continue
             if cos > best_cos:
                 best_id, best_cos = memory.id, cos
@@ -328,7 +333,8 @@ def duplicate_pairs(
             if (other_id == memory.id or cos < threshold or other.kind != memory.kind
                     or not keys_compatible(memory.key, other.key)
                     or polarity_of(memory) != polarity_of(other)
-                    or not mostly_the_same_words(memory.text, other.text)):
+                    or not (says_nothing_more(memory.text, other.text)
+                            or says_nothing_more(other.text, memory.text))):
                 continue
             pair = tuple(sorted((memory.id, other_id)))
             pairs.setdefault(pair, ("near-identical", round(cos, 4)))  # type: ignore[arg-type]

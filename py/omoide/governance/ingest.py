@@ -35,8 +35,8 @@ from omoide.governance.dedup import (
     DEFAULT_THRESHOLD,
     DedupIndex,
     candidate_polarity,
+    foldable,
     merged,
-    mostly_the_same_words,
     polarity_of,
     same_words,
 )
@@ -302,8 +302,7 @@ def ingest(
         found = index.match(candidate.kind, candidate.key, vector, polarity,
                             text=candidate.text)
         if (found is not None and found.reason == "same subject" and candidate.kind == "fact"
-                and not mostly_the_same_words(index.current(found.memory_id).text,
-                                              candidate.text)):
+                and not foldable(candidate.text, index.current(found.memory_id).text)):
             # another value of a fact a keyless memory states among other things ("I live
             # in Kobe with my wife Emi" -> "I live in Osaka"): merged, the new value was
             # hidden in the trash; superseded, the wife would be. Both stay live.

@@ -54,7 +54,12 @@ from omoide.engine.memory import Memory
 from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
 from omoide.governance import meta_fields
-from omoide.governance.dedup import DEFAULT_THRESHOLD, MAX_HISTORY, duplicate_pairs
+from omoide.governance.dedup import (
+    DEFAULT_THRESHOLD,
+    MAX_HISTORY,
+    duplicate_pairs,
+    says_nothing_more,
+)
 from omoide.governance.log import AuditLog
 
 if TYPE_CHECKING:
@@ -382,10 +387,17 @@ def _until(entry: Any) -> float:
     return float(until) if type(until) in (int, float) else 0.0
 
 
+def _day(memory: Memory) -> int:
+    return int(memory.created_at // 86_400)
+
+
 def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now: float,
-          *, contradiction: bool, reason: str) -> None:
+          *, contradiction: bool, reason: str, duplicate: bool = False) -> None:
     """Survivor first (record-only write), then the other record to the trash as its
-    history (``engine.supersede``: restorable, listed by the audit)."""
+    history (``engine.supersede``: restorable, listed by the audit). ``duplicate``: a
+    near-identical note, not a replaced version: it goes to the trash as merged into the
+    survivor (``merged_into``, as an ingest merge), so restoring it leaves both live (as a
+    version, its restore retired the survivor, whose text was then purged)."""
     meta: dict[str, Any] = dict(kept.meta)
     meta["merges"] = (meta_fields.count(meta, "merges") + 1
                       + meta_fields.count(gone.meta, "merges"))
@@ -400,14 +412,21 @@ def _fold(engine: MemoryEngine, character: str, kept: Memory, gone: Memory, now:
     meta["folded"] = folded[-MAX_HISTORY:]
     last = [t for t in (kept.last_recalled_at, gone.last_recalled_at) if t is not None]
     store = engine.existing_store(character)
-    store.put(linked(dataclasses.replace(
+    survivor = dataclasses.replace(
         kept,
         importance=max(kept.importance, gone.importance),
         recall_count=kept.recall_count + gone.recall_count,
         last_recalled_at=max(last) if last else None,
         key=kept.key or gone.key,
         meta=meta,
-    ), [gone.id]), None)
+    )
+    if duplicate:
+        store.put(survivor, None)
+        store.put(dataclasses.replace(gone, meta={**gone.meta, "merged_into": kept.id,
+                                                  "merged_reason": reason}), None)
+        store.move_to_trash(gone.id, now)
+        return
+    store.put(linked(survivor, [gone.id]), None)
     retire(store, gone.id, kept.id, now, reason)
 
 
@@ -455,12 +474,20 @@ def _cold_pass(engine: MemoryEngine, character: str, store: CharacterStore, now:
         hot_a, hot_b = tier_of(a) == HOT, tier_of(b) == HOT
         if hot_a and hot_b:
             continue  # the hot tier is not maintenance's business
+        if a.meta.get("pinned") is True or b.meta.get("pinned") is True:
+            continue  # the user's pin, whatever the tier
+        if a.kind == b.kind == "diary" and _day(a) != _day(b):
+            continue  # the same walk on two days: two days (a fold lost the older date)
         if hot_a != hot_b:
             kept, gone = (a, b) if hot_a else (b, a)
         else:
             gone, kept = sorted((a, b), key=lambda m: (m.updated_at, m.id))
+            if not says_nothing_more(gone.text, kept.text):
+                kept, gone = gone, kept  # the one that says more survives
+        if not says_nothing_more(gone.text, kept.text):
+            continue  # each says something the other does not: two notes
         _fold(engine, character, kept, gone, now, contradiction=False,
-              reason=f"cold maintenance: near-identical (cosine {cosine})")
+              reason=f"cold maintenance: near-identical (cosine {cosine})", duplicate=True)
         changed.add(kept.id)
         report.merged.append({"kept": kept.id, "trashed": gone.id, "cosine": cosine})
         if log is not None:
