@@ -1,6 +1,7 @@
 """Audit: counts, hot entries with plans, duplicates, stale, contradictions, model state,
 the governance log and its JSON export; and that the audit writes nothing."""
 
+import dataclasses
 import json
 
 import pytest
@@ -95,7 +96,10 @@ def test_plans_follow_the_rebalance_rule(setup, budget, state, n_sinking):
     if moved:
         promote(e, "a", moved[0], pin=True)
         pinned = [h for h in audit(e, "a", policy=policy).hot if h.id == moved[0]]
-        assert pinned[0].plan == "keep (pinned)" and pinned[0].value == float("inf")
+        assert pinned[0].plan == "keep (pinned)" and pinned[0].value is None
+        # strict JSON (no Infinity) for `audit --json` and MCP
+        json.loads(json.dumps(dataclasses.asdict(audit(e, "a", policy=policy)),
+                              allow_nan=False))
 
 
 def test_model_mismatch_is_reported(setup):

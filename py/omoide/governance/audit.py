@@ -52,7 +52,7 @@ class HotEntry:
     type: str
     text: str
     age_days: float
-    value: float
+    value: float | None  # None: pinned
     chars: int
     plan: str
     reason: str
@@ -168,7 +168,9 @@ def audit(
         entries.append(HotEntry(
             id=memory.id, kind=memory.kind, type=memory.type, text=memory.text,
             age_days=round((now - memory.created_at) / DAY, 2),
-            value=round(v, 4) if v != float("inf") else v, chars=line_cost(memory),
+            # pinned (worth +inf): null, as JSON has no infinity ("Infinity" broke every
+            # strict reader of `audit --json` and of MCP's audit); its plan says pinned
+            value=round(v, 4) if v != float("inf") else None, chars=line_cost(memory),
             plan=plan, reason=reason,
         ))
 
