@@ -118,3 +118,13 @@ def test_rrf_option_scores_are_reciprocal_ranks(engine):
     for h in hits:
         expected = sum(1 / (10 + r) for r in (h.vector_rank, h.fulltext_rank) if r is not None)
         assert h.score == pytest.approx(expected)
+
+
+def test_a_clock_set_back_never_rewinds_when_a_memory_was_last_recalled():
+    now = [1_800_000_000.0]
+    engine = MemoryEngine(HashingEmbedder(), clock=lambda: now[0])
+    memory = engine.remember("a", "Walked Pochi in the park")
+    engine.recall("a", "Pochi park", k=1)
+    now[0] -= 400 * 86_400  # a device's wrong date
+    engine.recall("a", "Pochi park", k=1)
+    assert engine.get("a", memory.id).last_recalled_at == 1_800_000_000.0

@@ -132,3 +132,16 @@ def test_a_recall_never_revives_a_memory_whose_key_another_holds_now():
     assert result.revived == []
     assert [m.id for m in e.memories("a")] == [coffee.id]
     assert [t.memory.id for t in e.trash("a")] == [tea.id]
+
+
+def test_purge_expired_with_an_infinite_grace_or_a_clock_near_1970_purges_nothing():
+    now = [100.0]  # a reset real-time clock
+    engine = MemoryEngine(HashingEmbedder(), clock=lambda: now[0])
+    memory = engine.remember("a", "Walked Pochi in the park")
+    engine.forget("a", memory.id)
+    assert purge_expired(engine, "a") == []
+    now[0] = 1_900_000_000.0
+    assert purge_expired(engine, "a", grace_days=float("inf")) == []
+    assert [t.memory.id for t in engine.trash("a")] == [memory.id]
+    with pytest.raises(ValueError):
+        purge_expired(engine, "a", grace_days=float("nan"))

@@ -31,8 +31,10 @@ class RecallStats:
         """Count one recall on each hit, in memory only (the worker persists the counts)."""
         counted = []
         for hit in hits:
-            memory = dataclasses.replace(hit.memory, last_recalled_at=now,
-                                         recall_count=hit.memory.recall_count + 1)
+            last = hit.memory.last_recalled_at  # the later time (engine/recall._touched)
+            memory = dataclasses.replace(
+                hit.memory, last_recalled_at=now if last is None else max(last, now),
+                recall_count=hit.memory.recall_count + 1)
             store.put(memory, None, emit=False)
             key = (store.character_id, memory.id)
             self.counted[key] = self.counted.get(key, 0) + 1

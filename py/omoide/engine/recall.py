@@ -289,9 +289,12 @@ def _touched(engine: MemoryEngine, store: CharacterStore, hits: list[Hit]) -> li
     now = engine.now()
     touched = []
     for hit in hits:
+        # the later time: a clock set back (a device's wrong date) never makes a memory
+        # used today look unused for months (summaries take such ones first)
+        last = hit.memory.last_recalled_at
         memory: Memory = dataclasses.replace(
-            hit.memory, last_recalled_at=now, recall_count=hit.memory.recall_count + 1
-        )
+            hit.memory, last_recalled_at=now if last is None else max(last, now),
+            recall_count=hit.memory.recall_count + 1)
         store.put(memory, None)
         touched.append(dataclasses.replace(hit, memory=memory))
     return touched

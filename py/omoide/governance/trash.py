@@ -30,9 +30,12 @@ REVIVE_CANDIDATES = 16  # trashed rows looked at: superseded history is skipped
 
 def purge_expired(engine: MemoryEngine, character: str, *, grace_days: float = 30.0
                   ) -> list[str]:
-    if grace_days < 0:
+    if not grace_days >= 0:  # NaN too
         raise ValueError("grace_days must be >= 0")
-    return engine.purge_trash(character, trashed_before=engine.now() - grace_days * DAY)
+    before = engine.now() - grace_days * DAY
+    if before <= 0:  # an infinite grace, or a clock near 1970 (a reset clock): nothing is due
+        return []
+    return engine.purge_trash(character, trashed_before=before)
 
 
 @dataclass
