@@ -274,3 +274,35 @@ def test_notes_dated_long_ago_but_written_today_are_not_summarized():
     assert summarize(e, "a", older_than_days=30).groups == []
     e.clock.t += 31 * DAY  # a month untouched: now they are old notes
     assert [m.created_at for m in e.memories("a")] == [NOW - 700 * DAY] * len(e.memories("a"))
+
+
+def test_a_summary_is_dated_the_day_it_covers(engine):
+    """Dated when it was written (two months on), "what did I do in September" no longer
+    found the day: its notes were in the trash, the summary outside the span."""
+    report = summarize(engine, "a", older_than_days=30, dry_run=False)
+    summary = engine.get("a", report.groups[0].summary_id)
+    assert summary.created_at == report.groups[0].start
+
+
+def test_a_note_is_cut_at_a_sentence_end_never_after_an_abbreviation():
+    from omoide.governance.summarize import first_sentence
+
+    assert first_sentence("Paid the rent to Mr. Sato for the Mitaka flat. Then lunch.") == (
+        "Paid the rent to Mr. Sato for the Mitaka flat.")
+    assert first_sentence("Met Dr. Yamada at 3 p.m. near the station. Rain.") == (
+        "Met Dr. Yamada at 3 p.m. near the station.")
+    assert first_sentence("Read J. K. Rowling again. It was fun.") == (
+        "Read J. K. Rowling again.")
+
+
+def test_notes_with_near_vectors_but_other_amounts_or_names_are_not_duplicates():
+    """A near vector alone made the second rent a duplicate of the first: left out of the
+    summary, it existed nowhere once its note was purged."""
+    e = MemoryEngine(HashingEmbedder(32), clock=Clock())
+    notes = [written(e, "a", text, kind="diary", importance=0.3, at=OLD + 60 * n)
+             for n, text in enumerate(["Paid the rent of 80,000 yen to Tanaka today.",
+                                       "Paid the rent of 85,000 yen to Sato today."])]
+    same = [e.stores["a"].kernel.vector(notes[0].id)] * 2  # the same vector: words decide
+    text = extractive_summary("day:2023-09-15", notes, 200,
+                              {m.id: v for m, v in zip(notes, same, strict=True)})
+    assert "Tanaka" in text and "Sato" in text
