@@ -1,6 +1,7 @@
 // The page: starts the engine worker, shows boot progress, then the app.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { pickLanguage, translatePage } from "./i18n.js";
+import { checkParams } from "./call-params.js";
 import { packImportCall } from "./store/import-vectors.js";
 import { createContext, setLanguage } from "./ui/shell.js";
 
@@ -187,9 +188,10 @@ async function start() {
   const engine = Comlink.wrap(worker);
   // Exposed for embedding apps and tests: omoide.call(method, params) -> plain data.
   // An import's vectors go to the worker as one transferred Float32Array per character.
-  const call = (method, params) => {
-    if (method !== "import_data") return engine.call(method, params);
-    const packed = packImportCall(params);
+  const call = async (method, params) => {
+    if (method !== "import_data") return engine.call(method, checkParams(params));
+    const packed = packImportCall(params); // its vectors in typed arrays: not walked
+    checkParams(packed.params);
     return engine.call(method, Comlink.transfer(packed.params, packed.transfer));
   };
   window.omoide = { call, engine,

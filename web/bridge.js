@@ -7,6 +7,7 @@
 // a character outside that origin's grant is refused and never listed. The engine boots on
 // the first allowed request, so an unknown page costs nothing. Answers go to that origin only.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
+import { checkParams } from "./call-params.js";
 import { allows, grantOf } from "./store/origins.js";
 import { openDatabase } from "./store/db.js";
 
@@ -62,7 +63,7 @@ function startEngine() {
       if (["download", "revectorize", "embedder"].includes(event.type)) forward(event);
     }));
     await worker.boot(Comlink.proxy((stage) => forward({ type: "boot", ...stage })));
-    return { call: (method, params) => worker.call(method, params) };
+    return { call: async (method, params) => worker.call(method, checkParams(params)) };
   })();
 }
 

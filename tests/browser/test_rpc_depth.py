@@ -1,0 +1,33 @@
+"""A call whose parameters nest deeper than any verb takes (a meta 2,000 levels deep, as a
+granted chat app may send) gets the same clear error as one 20 levels deep, never a call
+that never answers; the engine answers the next call."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import engine_call, wait_ready
+from .test_storage import call_error
+
+
+@pytest.mark.parametrize("depth", [20, 2000, 20000])
+def test_a_meta_nested_too_deep_is_refused_naming_it(launch, app_url, tmp_path, depth):
+    page = launch(tmp_path / "profile").new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    code, message = page.evaluate("""(depth) => {
+      let meta = {};
+      for (let i = 0; i < depth; i++) meta = { a: meta };
+      return Promise.race([
+        window.omoide.call("remember", { character: "rin", text: "Rin likes tea", meta })
+          .then(() => ["stored", ""], (e) => [e.name, e.message]),
+        new Promise((ok) => setTimeout(() => ok(["no answer", ""]), 15000)),
+      ]);
+    }""", depth)
+    if code == "RangeError":  # too deep for the page's own postMessage: it never left
+        assert "postMessage" in message
+    else:
+        assert code == "INVALID_ARGUMENT" and ("meta" in message or "params" in message), (
+            code, message)
+    assert engine_call(page, "memories", {"character": "rin"}) == []
+    engine_call(page, "remember", {"character": "rin", "text": "Rin likes tea"})
