@@ -387,3 +387,39 @@ def test_catalogues_cover_every_key_in_both_languages(page: Page) -> None:
             el.children.length === 0 && keys.has(el.textContent.trim())).map(el => el.textContent);
     }""")
     assert leaked == []
+
+
+def test_an_edit_keeps_its_focus_and_text_while_another_tab_changes_memories(
+        page: Page) -> None:
+    """The list was rebuilt on another tab's change: the form being edited was taken out
+    of the page and put back, losing its focus; the next keys went nowhere. A blank
+    importance was saved as 0 without a word."""
+    cid = create_character(page, "Nao")
+    kept = engine_call(page, "remember", {"character": cid, "text": "Nao likes tea"})
+    other = engine_call(page, "remember", {"character": cid, "text": "Nao walks at dawn"})
+    tab(page, "memories")
+    row = page.locator(f"#memory-list li.memory[data-id='{kept['id']}']")
+    row.get_by_role("button", name="Edit").click()
+    textarea = row.locator("form textarea")
+    textarea.click()
+    page.keyboard.press("End")
+    page.keyboard.type(" and")
+    second = page.context.new_page()
+    second.goto(page.url)
+    wait_ready(second)
+    changes = len(page.evaluate("window.omoide.events.filter(e => e.type === 'changed')"))
+    engine_call(second, "update", {"character": cid, "id": other["id"], "importance": 0.9})
+    page.wait_for_function(f"window.omoide.events.filter(e => e.type === 'changed').length"
+                           f" > {changes}")
+    expect(page.locator("#memory-list li.memory .chip").filter(has_text="0.9")).to_have_count(1)
+    page.keyboard.type(" cake")
+    expect(textarea).to_have_value("Nao likes tea and cake")
+    row.locator("form input[type=number]").fill("")
+    row.locator("form button[type=submit]").click()  # refused by the form: nothing sent
+    expect(row.locator("form")).to_have_count(1)
+    row.locator("form input[type=number]").fill("0.7")
+    row.locator("form button[type=submit]").click()
+    expect(row.locator("form")).to_have_count(0)
+    memory = engine_call(page, "get", {"character": cid, "id": kept["id"]})
+    assert (memory["text"], memory["importance"]) == ("Nao likes tea and cake", 0.7)
+    second.close()

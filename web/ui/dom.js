@@ -47,6 +47,19 @@ export function clear(el, ...children) {
   return append(el, children);
 }
 
+// ``el``'s children made ``nodes``, in order, moving none that is already in place: a node
+// the user is typing in keeps its focus and caret (``replaceChildren`` took it out of the
+// page and back, and the next keys went nowhere).
+export function reconcile(el, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...el.childNodes]) if (!wanted.has(child)) child.remove();
+  let ref = el.firstChild;
+  for (const node of nodes) {
+    if (node === ref) ref = ref.nextSibling;
+    else el.insertBefore(node, ref);
+  }
+}
+
 let uid = 0;
 export const nextId = (prefix) => `${prefix}-${++uid}`;
 

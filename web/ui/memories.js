@@ -1,6 +1,6 @@
 // Memories: the selected character's memories with kind, tier, importance, age and model
 // stamp; filters; add, edit, forget; "paste a conversation" with an ingest preview first.
-import { clear, field, formatAge, formatDate, formatNumber, h, options, tx } from "./dom.js";
+import { clear, field, formatAge, formatDate, formatNumber, h, options, reconcile, tx } from "./dom.js";
 import { progressLine } from "./progress.js";
 
 export const KINDS = ["preference", "pattern", "fact", "decision", "diary", "summary"];
@@ -72,8 +72,9 @@ export function mountMemories(panel, ctx) {
   // Add
   const addText = h("textarea", { rows: 3, required: true, id: "add-text" });
   const addKind = h("select", { id: "add-kind" });
+  // required: a blank field was Number("") = 0, saved without a word
   const addImportance = h("input", { type: "number", min: 0, max: 1, step: 0.05, value: "0.5",
-    id: "add-importance" });
+    id: "add-importance", required: true });
   const addKey = h("input", { type: "text", id: "add-key", autocomplete: "off" });
   const addButton = tx("button", "memories.add", { type: "submit" }, t);
   const addForm = h("form", { class: "stack", id: "add-memory" },
@@ -210,10 +211,14 @@ export function mountMemories(panel, ctx) {
     older.disabled = page.offset + page.items.length >= page.matched;
     where.textContent = t("memories.page", { from: page.items.length ? page.offset + 1 : 0,
       to: page.offset + page.items.length, matched: page.matched, total: page.total });
-    // a memory being edited keeps its form when the page is fetched again
+    // a memory being edited keeps its form, focus and typed text when the page is fetched
+    // again (another tab's change), in place; one no longer on the page (forgotten there)
+    // stays first, so that Save says what became of it instead of the text vanishing
     const editing = new Map([...list.querySelectorAll("li.memory")]
       .filter((li) => li.querySelector("form.edit")).map((li) => [li.dataset.id, li]));
-    clear(list, page.items.map((memory) => editing.get(memory.id) ?? item(memory)));
+    const shown = new Set(page.items.map((memory) => memory.id));
+    reconcile(list, [...[...editing].filter(([id]) => !shown.has(id)).map(([, li]) => li),
+      ...page.items.map((memory) => editing.get(memory.id) ?? item(memory))]);
   }
 
   function item(memory) {
@@ -257,7 +262,7 @@ export function mountMemories(panel, ctx) {
     const text = h("textarea", { rows: 3, value: memory.text, required: true });
     const kind = options(h("select", {}), KINDS.map((k) => [k, t(`kind.${k}`)]), memory.kind);
     const importance = h("input", { type: "number", min: 0, max: 1, step: 0.05,
-      value: String(memory.importance) });
+      value: String(memory.importance), required: true });
     const key = h("input", { type: "text", value: memory.key ?? "" });
     const save = tx("button", "save", { type: "submit" }, t);
     const cancel = tx("button", "cancel", { type: "button" }, t);
