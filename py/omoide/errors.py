@@ -15,8 +15,8 @@ MESSAGES: dict[str, str] = {
     "INVALID_ARGUMENT": "Invalid {name}: {reason}.",
     "MODEL_MISMATCH": (
         "The index of {character!r} was built with {stored}, but the selected model is "
-        "{selected}. Re-vectorize from the maintenance tab before recalling; vectors of two "
-        "models are never mixed."
+        "{selected}. Re-vectorize it (maintenance tab) before recalling by meaning or adding "
+        "memories to it; vectors of two models are never mixed."
     ),
     "DIMENSION_MISMATCH": "The model {model!r} returned {got}-d vectors; {expected}-d expected.",
     "CORRUPT_SNAPSHOT": "The snapshot is corrupt or truncated: {reason}.",
