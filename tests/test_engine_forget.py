@@ -88,3 +88,15 @@ def test_restoring_a_later_version_after_an_earlier_one_leaves_one_live(key):
     assert history[earlier].meta["superseded_by"] == m.id
     e.restore("u", earlier)  # and back again: still one
     assert [x.id for x in e.memories("u")] == [earlier]
+
+
+def test_a_link_only_one_side_holds_retires_nothing_on_a_restore(engine):
+    """An app wrote ``{"supersedes": [G]}`` into a note's meta (meta is the caller's JSON),
+    then forgot the note: the user's restore of it moved G, unrelated, to the trash as its
+    "history"."""
+    g = next(m for m in engine.memories("alice") if m.text == "lives in Osaka")
+    note = engine.remember("alice", "a harmless looking note", meta={"supersedes": [g.id]})
+    engine.forget("alice", note.id)
+    engine.restore("alice", note.id)
+    assert g.id in {m.id for m in engine.memories("alice")}
+    assert engine.trash("alice") == []

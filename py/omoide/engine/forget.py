@@ -21,6 +21,7 @@ from omoide.engine.supersede import (
     MAX_LINKS,
     SUPERSEDED_BY,
     SUPERSEDES,
+    WAS_SUPERSEDED_BY,
     holders,
     linked,
     retire,
@@ -77,10 +78,23 @@ def _live_predecessors(store: CharacterStore, memory: Memory) -> list[str]:
                 continue
             seen.add(earlier)
             if earlier in store.records:
-                live.append(earlier)
+                if _links_back(store.records[earlier], seen):
+                    live.append(earlier)
             elif earlier in store.trash:
                 line.append(store.trash[earlier].memory)
     return live
+
+
+def _links_back(memory: Memory, line: set[str]) -> bool:
+    """Whether a live memory is a version of the line: restored, it retired the later one
+    and lists it (``supersedes``) or was replaced by one (``was_superseded_by``), or it is
+    still marked as replaced by one. A link that
+    only one side holds (``meta`` written by an app: ``{"supersedes": [any id]}``) retires
+    nothing: a restore moved an unrelated memory to the trash."""
+    links = memory.meta.get(SUPERSEDES)
+    marks = (memory.meta.get(SUPERSEDED_BY), memory.meta.get(WAS_SUPERSEDED_BY))
+    return (any(type(mark) is str and mark in line for mark in marks)
+            or (type(links) is list and any(i in line for i in links if type(i) is str)))
 
 
 def _live_successor(store: CharacterStore, memory: Memory) -> tuple[str | None, int]:

@@ -63,11 +63,19 @@ def retire(store: CharacterStore, old_id: str, new_id: str, at: float, reason: s
     return store.move_to_trash(old_id, at)
 
 
+# Kept on a restored version: the one it had been replaced by (``forget.restore`` retires
+# a live version only when the link is on both sides).
+WAS_SUPERSEDED_BY = "was_superseded_by"
+
+
 def unretired(memory: Memory) -> Memory:
-    """A restored memory without the marks of its retirement."""
+    """A restored memory without the marks of its retirement (what replaced it is kept as
+    ``was_superseded_by``)."""
     if not any(name in memory.meta for name in RETIRED_FIELDS):
         return memory
     meta = {k: v for k, v in memory.meta.items() if k not in RETIRED_FIELDS}
+    if type(memory.meta.get(SUPERSEDED_BY)) is str:
+        meta[WAS_SUPERSEDED_BY] = memory.meta[SUPERSEDED_BY]
     return dataclasses.replace(memory, meta=meta)
 
 
