@@ -171,8 +171,13 @@ async function answer(origin, method, params) {
   if (asWindow) document.getElementById("bridge-text").textContent = `Connected to ${origin}.`;
   engine ??= startEngine();
   const { call } = await engine;
-  // the grant may have changed while the engine booted: read it again
-  return VERBS[method](call, await grantOf(db, origin), params, origin);
+  // the grant may have changed while the engine booted: read it again (revoked: refused)
+  const current = await grantOf(db, origin);
+  if (!current) {
+    throw error("ORIGIN_NOT_ALLOWED", `${origin} is no longer allowed to use Omoide.`,
+      { origin });
+  }
+  return VERBS[method](call, current, params, origin);
 }
 
 addEventListener("message", async (event) => {
@@ -184,8 +189,13 @@ addEventListener("message", async (event) => {
     reply.ok = true;
   } catch (err) {
     reply.ok = false;
-    reply.error = { code: /^[A-Z_]+$/.test(err?.name) ? err.name : "INTERNAL",
-      message: String(err?.message ?? err), fields: err?.fields ?? {} };
+    const code = /^[A-Z_]+$/.test(err?.name) ? err.name : "INTERNAL";
+    // an internal failure's text (a Python traceback: paths, source lines) stays in this
+    // page's console; the other origin gets what failed, not how
+    if (code === "INTERNAL") console.error("omoide bridge:", err);
+    reply.error = { code, fields: code === "INTERNAL" ? {} : err?.fields ?? {},
+      message: code === "INTERNAL" ? "Omoide failed inside (an internal error); the " +
+        "details are in the console of Omoide's page." : String(err?.message ?? err) };
   }
   host.postMessage(reply, event.origin);
 });

@@ -668,8 +668,22 @@ function replyValue(reply) {
   if (reply.ok) return reply.result;
   const error = new Error(reply.error.message);
   error.name = reply.error.code;
+  error.fields = reply.error.fields ?? {}; // the field it names: apps switch on it
   throw error;
 }
+
+// An error crosses to the page (and the bridge) with its ``fields`` too: Comlink's own
+// handler sends message, name and stack only (every field an error named was lost).
+const throwing = Comlink.transferHandlers.get("throw");
+Comlink.transferHandlers.set("throw", {
+  canHandle: throwing.canHandle,
+  serialize({ value }) {
+    if (!(value instanceof Error)) return throwing.serialize({ value });
+    return [{ isError: true, value: { message: value.message, name: value.name,
+      stack: value.stack, fields: value.fields ?? {} } }, []];
+  },
+  deserialize: throwing.deserialize,
+});
 
 // One engine call, then the commit of everything it changed (one IndexedDB transaction).
 // A refused commit leaves the database as it was; the engine is then reloaded from it, so the

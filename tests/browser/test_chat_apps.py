@@ -35,7 +35,7 @@ CROSS_SITE = f"http://localhost:{DEMO}"
 CALL = """async ([method, args]) => {
   const c = window.client;
   try { return { ok: await (method in c ? c[method](...args) : c.call(method, ...args)) }; }
-  catch (e) { return { code: e.code, message: e.message }; }
+  catch (e) { return { code: e.code, message: e.message, fields: e.fields }; }
 }"""
 
 
@@ -230,6 +230,11 @@ def test_client_allowed_refused_revoked(app, context, servers):
     trash = engine_call(app, "trash", {"character": "seraphina"})
     assert stored["ok"]["id"] in [e["memory"]["id"] for e in trash]  # restorable
     assert call(client, "frobnicate")["code"] == "INVALID_ARGUMENT"
+    # the engine's own refusals name their field too (they came with empty fields)
+    refused = call(client, "recall", "seraphina", "tea", {"k": 0})
+    assert (refused["code"], refused["fields"].get("name")) == ("INVALID_ARGUMENT", "k")
+    refused = call(client, "recall", "seraphina", "   ")
+    assert refused["fields"].get("name") == "query" and "query" in refused["message"]
 
     # a character deleted in the app (its trash of characters) is out of every app's reach
     engine_call(app, "delete_character", {"character": "seraphina"})

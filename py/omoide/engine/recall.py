@@ -108,7 +108,7 @@ def checked_arguments(
     something before its recall (``governance.trash.recall_reviving``) checks them first,
     so a refused recall changes nothing."""
     character = validate.character_id(character)
-    query = validate.text(query, engine.max_text_length)
+    query = validate.query(query, engine.max_text_length)
     mode = validate.mode(mode)
     cut = None if min_relevance is None else validate.unit_interval("min_relevance",
                                                                      min_relevance)

@@ -234,6 +234,18 @@ def text(value: object, limit: int, *, stored: bool = False) -> str:
     return value if stored else unicode_text(value, "text")
 
 
+def query(value: object, limit: int) -> str:
+    """A recall's query: a text, named ``query`` when refused (it was "Memory text is
+    empty")."""
+    if not isinstance(value, str) or not value.strip():
+        raise OmoideError.of("INVALID_ARGUMENT", name="query",
+                             reason="must be a text with a visible character")
+    if len(value) > limit:
+        raise OmoideError.of("INVALID_ARGUMENT", name="query",
+                             reason=f"{len(value)} characters, the limit is {limit}")
+    return unicode_text(value, "query")
+
+
 def kind(value: object) -> str:
     if not isinstance(value, str) or value not in KINDS:
         raise OmoideError.of("INVALID_ARGUMENT", name="kind", reason=f"{value!r} not in {KINDS}")

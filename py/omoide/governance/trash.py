@@ -68,7 +68,7 @@ def recall_reviving(
     result = RecallResult([])
     if revive and store is not None and store.trash:
         engine.check_model(store)
-        q = embed_query(engine.embedder, validate.text(query, engine.max_text_length))
+        q = embed_query(engine.embedder, validate.query(query, engine.max_text_length))
         # the trash has its own kernel: the best forgotten (not superseded) one near the top
         trashed = store.trash_kernel.top_k(q, min(len(store.trash), REVIVE_CANDIDATES))
         ranked = zip(trashed.ids, trashed.scores, strict=True)
