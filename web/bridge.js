@@ -48,6 +48,25 @@ function error(code, message, fields = {}) {
   return Object.assign(new Error(message), { name: code, fields });
 }
 
+// Each connected frame runs an engine of its own (Pyodide and the model: ~0.5-0.9 GB). Nine
+// frames of one app ran the browser out of memory and every call failed: a frame takes one
+// of MAX_ENGINES slots (Web Locks, held until the frame goes) before it starts one.
+const MAX_ENGINES = 3;
+
+async function engineSlot() {
+  if (!navigator.locks) return true;
+  for (let n = 0; n < MAX_ENGINES; n++) {
+    const got = await new Promise((resolve) => {
+      navigator.locks.request(`omoide-bridge-engine-${n}`, { ifAvailable: true }, (lock) => {
+        resolve(lock !== null);
+        return lock ? new Promise(() => {}) : undefined; // held for this frame's life
+      });
+    });
+    if (got) return true;
+  }
+  return false;
+}
+
 function startEngine() {
   const engineWorker = new Worker(new URL("./engine-worker.js", import.meta.url),
     { type: "module" });
@@ -169,7 +188,12 @@ async function answer(origin, method, params) {
   }
   eventOrigin = origin;
   if (asWindow) document.getElementById("bridge-text").textContent = `Connected to ${origin}.`;
-  engine ??= startEngine();
+  engine ??= engineSlot().then((got) => {
+    if (got) return startEngine();
+    engine = null; // a later call tries again (another frame may have gone)
+    throw error("TOO_MANY_CONNECTIONS", `Omoide already serves ${MAX_ENGINES} connections ` +
+      "of apps in this browser (each runs its own engine); close one, then try again.");
+  });
   const { call } = await engine;
   // the grant may have changed while the engine booted: read it again (revoked: refused)
   const current = await grantOf(db, origin);

@@ -269,6 +269,35 @@ def test_client_allowed_refused_revoked(app, context, servers):
     client.close()
 
 
+def test_a_fourth_connection_is_refused_instead_of_running_the_browser_out_of_memory(
+        app, context, servers):
+    """Each connection boots an engine of its own: nine frames of one app ran the browser
+    out of memory and every call failed. Three run; the fourth is told, and gets its turn
+    once one has gone."""
+    app.fill("#client-origin", SAME_SITE)
+    app.check("#client-pick-seraphina")
+    app.click("#client-allow")
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    answers = client.evaluate("""async (url) => {
+      const { connect } = await import('/client.js');
+      const clients = [window.client];
+      for (let i = 0; i < 3; i++) clients.push(await connect({ url }));
+      window.clients = clients;
+      return Promise.all(clients.map((c) => c.characters().then(
+        (list) => list.map((x) => x.id).join(), (e) => e.code)));
+    }""", servers["app"].url)
+    assert sorted(answers) == ["TOO_MANY_CONNECTIONS", "seraphina", "seraphina", "seraphina"]
+    late = answers.index("TOO_MANY_CONNECTIONS")
+    first = next(i for i, a in enumerate(answers) if a == "seraphina")
+    assert client.evaluate(f"""async () => {{
+      window.clients[{first}].close();
+      await new Promise((ok) => setTimeout(ok, 500));
+      return (await window.clients[{late}].characters()).map((x) => x.id).join();
+    }}""") == "seraphina"
+    app.click(f"#clients-list li[data-origin='{SAME_SITE}'] button.revoke")
+    client.close()
+
+
 def test_client_places_memories_in_the_conversation_it_names(app, context, servers):
     """A chat app sending one message at a time names its chat: each memory takes the next
     turn there (``engine/neighbourhood.py``); a bad place is refused by name, nothing written."""
