@@ -126,8 +126,17 @@ export class OmoideClient {
       }, this.timeoutMs) : null;
       this.pending.set(id, { resolve, reject, timer });
       if (this.popup) this.watchPopup();
-      this.target().postMessage({ protocol: PROTOCOL, type: "request", id, method, params },
-        this.origin);
+      try {
+        if (this.closed) throw new OmoideError("CLOSED", "The client was closed.");
+        this.target().postMessage({ protocol: PROTOCOL, type: "request", id, method, params },
+          this.origin);
+      } catch (err) { // a value the browser cannot send (a function in meta): never pending
+        clearTimeout(timer);
+        this.pending.delete(id);
+        reject(err instanceof OmoideError ? err : new OmoideError("INVALID_ARGUMENT",
+          `Invalid params: ${err?.message ?? err} (only JSON data can be sent).`,
+          { name: "params" }));
+      }
     });
   }
 
@@ -161,7 +170,8 @@ export class OmoideClient {
    *  `context`: words indexed with it, never shown; `conversation`: your chat's id, so that
    *  memories a few turns apart help each other at recall; `turn`: its place there (default:
    *  after the chat's last turn). */
-  remember(character, text, { kind, importance, key, meta, context, conversation, turn } = {}) {
+  remember(character, text, options) {
+    const { kind, importance, key, meta, context, conversation, turn } = options ?? {};
     return this.call("remember", { character, text, kind, importance, key, meta, context,
       conversation, turn });
   }
@@ -171,18 +181,21 @@ export class OmoideClient {
    *  when you send one message at a time (new memories take the turns after its last one);
    *  without it a batch is a conversation of its own, named in the answer. `at`: when it was
    *  said (seconds since 1970, default now). */
-  ingest(character, messages, { conversation, at } = {}) {
+  ingest(character, messages, options) {
+    const { conversation, at } = options ?? {};
     return this.call("ingest", { character, messages, conversation, at });
   }
 
   /** Best memories for a query: [{id, text, kind, key, created_at, score}]. */
-  recall(character, query, { k = 8, mode = "hybrid" } = {}) {
+  recall(character, query, options) {
+    const { k = 8, mode = "hybrid" } = options ?? {};
     return this.call("recall", { character, query, k, mode });
   }
 
   /** A prompt-ready block: {text, tokens, hot, recalled}; hot memories then recalled ones,
    *  one dated line each, deduplicated, never over tokenBudget (estimated tokens). */
-  context(character, query, { tokenBudget = 800, k = 8 } = {}) {
+  context(character, query, options) {
+    const { tokenBudget = 800, k = 8 } = options ?? {};
     return this.call("context", { character, query, tokenBudget, k });
   }
 
@@ -199,6 +212,7 @@ export class OmoideClient {
   }
 
   close() {
+    this.closed = true;
     removeEventListener("message", this.onMessage);
     this.failAll("CLOSED", "The client was closed.");
     this.frame.remove();

@@ -298,6 +298,25 @@ def test_a_fourth_connection_is_refused_instead_of_running_the_browser_out_of_me
     client.close()
 
 
+def test_a_careless_apps_mistakes_are_omoide_errors_and_leave_nothing_pending(
+        app, context, servers):
+    """Options given as null threw a TypeError; a function in meta threw the browser's
+    DataCloneError and left the call pending for ever; a call after close() was a TypeError."""
+    client = client_page(context, SAME_SITE, servers["app"].url)
+    assert client.evaluate("""async () => {
+      const c = window.client;
+      const code = (p) => p.then(() => "answered", (e) => e.code ?? `not an OmoideError: ${e}`);
+      const out = [await code(c.remember("seraphina", "tea", null)),
+                   await code(c.recall("seraphina", "tea", null)),
+                   await code(c.remember("seraphina", "tea", { meta: { f: () => 1 } })),
+                   c.pending.size];
+      c.close();
+      out.push(await code(c.characters()));
+      return out;
+    }""") == ["ORIGIN_NOT_ALLOWED", "ORIGIN_NOT_ALLOWED", "INVALID_ARGUMENT", 0, "CLOSED"]
+    client.close()
+
+
 def test_client_places_memories_in_the_conversation_it_names(app, context, servers):
     """A chat app sending one message at a time names its chat: each memory takes the next
     turn there (``engine/neighbourhood.py``); a bad place is refused by name, nothing written."""
