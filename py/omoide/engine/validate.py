@@ -235,15 +235,18 @@ def text(value: object, limit: int, *, stored: bool = False) -> str:
 
 
 def query(value: object, limit: int) -> str:
-    """A recall's query: a text, named ``query`` when refused (it was "Memory text is
-    empty")."""
+    """A recall's query, named ``query`` when refused (it was "Memory text is empty")."""
+    return _bounded_text(value, "query", limit)
+
+
+def _bounded_text(value: object, name: str, limit: int, *, stored: bool = False) -> str:
+    """A non-blank string of at most ``limit`` characters, refused naming ``name``."""
     if not isinstance(value, str) or not value.strip():
-        raise OmoideError.of("INVALID_ARGUMENT", name="query",
-                             reason="must be a text with a visible character")
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a non-empty string")
     if len(value) > limit:
-        raise OmoideError.of("INVALID_ARGUMENT", name="query",
+        raise OmoideError.of("INVALID_ARGUMENT", name=name,
                              reason=f"{len(value)} characters, the limit is {limit}")
-    return unicode_text(value, "query")
+    return value if stored else unicode_text(value, name)
 
 
 def kind(value: object) -> str:
@@ -419,13 +422,7 @@ def conversation(value: object, *, stored: bool = False) -> str | None:
     """Optional conversation id: a non-blank string of at most ``MAX_CONVERSATION``."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
-        raise OmoideError.of("INVALID_ARGUMENT", name="conversation",
-                             reason="must be a non-empty string")
-    if len(value) > MAX_CONVERSATION:
-        raise OmoideError.of("INVALID_ARGUMENT", name="conversation",
-                             reason=f"{len(value)} characters, the limit is {MAX_CONVERSATION}")
-    return value if stored else unicode_text(value, "conversation")
+    return _bounded_text(value, "conversation", MAX_CONVERSATION, stored=stored)
 
 
 def turn(value: object) -> int | None:
