@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 
-from .conftest import DIST, E5, engine_call, open_app_offline, shot, tab
+from .conftest import DIST, E5, engine_call, open_app_offline, shot, tab, wait_ready
 
 expect.set_options(timeout=20_000)
 MINILM = "omoide/all-MiniLM-L6-v2"
@@ -157,6 +157,13 @@ def test_switch_model_then_revectorize_with_progress_cancel_and_resume(page: Pag
     expect(page.locator("#revectorize-start")).to_have_text("Resume")
     expect(banner).to_be_visible()
     shot(page, "revectorize-cancelled")
+    # after a reload the paused job is said so (it said "Nothing to do" beside "Resume")
+    page.reload()
+    wait_ready(page)
+    tab(page, "maintenance")
+    expect(page.locator("#revectorize-text")).to_contain_text("Paused:")
+    expect(page.locator("#revectorize-start")).to_have_text("Resume")
+    page.evaluate(PROGRESS_PROBE)
 
     page.click("#revectorize-start")
     expect(box).to_have_attribute("data-state", "finished", timeout=120_000)

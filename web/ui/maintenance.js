@@ -178,10 +178,15 @@ export function mountMaintenance(panel, ctx) {
     revBox.dataset.running = String(Boolean(s.running));
     revCancel.disabled = !s.running;
     revStart.disabled = Boolean(s.running);
-    const partial = !s.running && (ctx.modelState?.jobs?.length > 0 || lastState === "cancelled");
+    // a job of the selected model only: one left by a model switched away from is not what
+    // the button would go on with
+    const job = ctx.modelState?.jobs?.find((j) => j.stamp === ctx.modelState.stamp);
+    const partial = !s.running && (Boolean(job) || lastState === "cancelled");
     revStart.textContent = t(partial ? "revectorize.resume" : "revectorize.start");
     if (!s.total && !s.running) {
-      revText.textContent = t("revectorize.idle");
+      // after a reload the job is still there: said so, not "Nothing to do"
+      revText.textContent = job ? t("revectorize.paused", { staged: job.staged })
+        : t("revectorize.idle");
       return;
     }
     revText.textContent = t("revectorize.progress", {
