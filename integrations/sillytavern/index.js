@@ -34,6 +34,7 @@ function settings() {
   all[KEY] = { ...DEFAULTS, ...(all[KEY] ?? {}) };
   all[KEY].characters ??= {}; // avatar -> Omoide character id
   all[KEY].retired ??= []; // ids of deleted ST characters, never handed out again
+  all[KEY].pending ??= []; // ingests that failed for a while: [{character, messages, ...}]
   return all[KEY];
 }
 
@@ -123,17 +124,75 @@ function onUserMessage(index) {
 }
 
 // Each member on its own: one refused (outside the grant) keeps none of the others from it.
+// A failure that passes (Omoide re-vectorizing that character, its tab reloading, too many
+// connections, Omoide not reachable) keeps the message in `pending`, in the settings, with
+// when it was said: it is ingested again, in order, before the next message and every
+// minute, until it is stored. Refusals that stay (outside the grant, an invalid message)
+// are reported and dropped.
+const PASSING = new Set(["MODEL_MISMATCH", "TIMEOUT", "CLOSED", "RELOADED", "WINDOW_CLOSED",
+  "TOO_MANY_CONNECTIONS", "NOT_READY", "STORAGE_FAILED", "QUOTA_EXCEEDED", "EMBEDDING_FAILED",
+  "INTERNAL", "POPUP_BLOCKED"]);
+const MAX_PENDING = 500;
+function passing(err) {
+  // a client closed (or its window): the next call connects again
+  if (err?.code === "CLOSED" || err?.code === "WINDOW_CLOSED") client = null;
+  return !err?.code || PASSING.has(err.code);
+}
+
 async function ingestInto(characters, messages, conversation) {
   const failures = [];
+  const at = Date.now() / 1000;
+  const pending = await retryPending();
   for (const character of characters) {
+    const entry = { character, messages, conversation, at };
+    if (pending) { // the ones before it first: their order kept
+      keep(entry);
+      continue;
+    }
     try {
-      await (await omoide()).ingest(character, messages, { conversation });
+      await (await omoide()).ingest(character, messages, { conversation, at });
     } catch (err) {
       failures.push(err);
+      if (passing(err)) keep(entry);
     }
   }
-  report(failures[0] ?? null);
+  if (!pending) report(failures[0] ?? null); // else what stops the waiting ones is shown
 }
+
+function keep(entry) {
+  const s = settings();
+  if (s.pending.length >= MAX_PENDING) {
+    report({ code: "PENDING_FULL", message: `${MAX_PENDING} messages wait for Omoide; this ` +
+      "one was not kept. Open Omoide to see what stops it." });
+    return;
+  }
+  s.pending.push(entry);
+  st().saveSettingsDebounced();
+}
+
+// Ingest what waits, in order; true when some of it still waits (a failure that passes).
+async function retryPending() {
+  const s = settings();
+  while (s.pending.length) {
+    const { character, messages, conversation, at } = s.pending[0];
+    try {
+      await (await omoide()).ingest(character, messages, { conversation, at });
+    } catch (err) {
+      if (passing(err)) {
+        report(err);
+        return true;
+      }
+      report(err); // refused for good (outside the grant now): dropped, said
+    }
+    s.pending.shift();
+    st().saveSettingsDebounced();
+  }
+  return false;
+}
+
+setInterval(() => {
+  if (settings().pending.length) ingesting = ingesting.then(retryPending);
+}, 60_000);
 
 function onRenamed(oldAvatar, newAvatar) {
   const s = settings();
@@ -287,4 +346,7 @@ if (!events.CHARACTER_RENAMED || !events.CHARACTER_DELETED) {
     "characters; update it before renaming a character."), { code: "OLD_SILLYTAVERN" }));
 }
 // `settled()`: the ingests queued so far are done (for tests and tools)
-export const state = { get lastError() { return lastError; }, omoide, settled: () => ingesting };
+// `retry()`: ingest what waits now, instead of at the next message or minute
+export const state = { get lastError() { return lastError; }, omoide, settled: () => ingesting,
+  get pending() { return settings().pending.length; },
+  retry: () => (ingesting = ingesting.then(retryPending)) };

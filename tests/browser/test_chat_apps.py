@@ -591,6 +591,36 @@ def test_sillytavern_links_never_land_on_another_cards_character(app, context, s
     page.close()
 
 
+def test_sillytavern_messages_said_while_omoide_refuses_for_a_while_are_kept_and_stored(
+        app, context, servers):
+    """Said while Omoide could not take it (its connection closed, its tab reloading, the
+    character's index waiting for a re-vectorization), a message was reported and lost. It
+    waits in the extension's settings, in order, and is stored (dated when it was said)
+    once Omoide takes it again."""
+    engine_call(app, "allow_origin", {"origin": f"http://127.0.0.1:{ST_HOST}",
+                                      "characters": ["kaede"]})
+    page = st_page(context, servers, ["Kaede"])
+    page.evaluate("() => window.host.said('I love ginger tea.')")
+    assert any("ginger tea" in t for t in texts(app, "kaede"))
+    page.evaluate("async () => (await window.host.extension.state.omoide()).close()")
+    page.evaluate("() => window.host.said('I love hiking in the mountains.')")
+    # the first retry reconnects: what is said meanwhile waits behind what waits already
+    page.evaluate("""() => { window.host.extension.state.omoide().then((c) => c.close()); }""")
+    page.evaluate("() => window.host.said('I play the violin every evening.')")
+    state = page.evaluate("() => [window.host.extension.state.pending, "
+                          "window.host.extension.state.lastError?.code]")
+    assert state == [2, "CLOSED"]
+    said_at = page.evaluate("() => Date.now() / 1000")
+    page.evaluate("() => window.host.extension.state.retry()")
+    page.evaluate("() => window.host.settled()")
+    assert page.evaluate("() => window.host.extension.state.pending") == 0
+    memories = engine_call(app, "memories", {"character": "kaede"})
+    hiking = [m for m in memories if "hiking" in m["text"]]
+    assert len(hiking) == 1 and any("violin" in m["text"] for m in memories)
+    assert hiking[0]["created_at"] <= said_at  # when it was said, not when it was stored
+    page.close()
+
+
 def test_a_call_in_flight_when_the_bridge_reloads_fails_instead_of_hanging(app, context,
                                                                            servers):
     """The reloaded bridge's new "ready" was ignored: the call waited for ever (the default
