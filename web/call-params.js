@@ -15,30 +15,46 @@ function refused(path, reason) {
   return error;
 }
 
-// The path and reason of the first value that cannot go, or null.
-function firstBad(value, path, depth) {
-  if (typeof value === "number") {
-    return Number.isFinite(value) ? null : [path, "not a finite number"];
-  }
-  if (typeof value === "bigint") return [path, "a BigInt is not a JSON number"];
-  if (value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return null;
+// Why a leaf value cannot go, or null.
+function leafProblem(value) {
+  if (typeof value === "number") return Number.isFinite(value) ? null : "not a finite number";
+  return typeof value === "bigint" ? "a BigInt is not a JSON number" : null;
+}
+
+// The first value that cannot go, as [reason, ...keys from the innermost out], or null. No
+// path is built unless something is refused (an import's 100,000 records are walked).
+function firstBad(value, depth) {
   if (depth >= MAX_PARAMS_DEPTH) {
-    return [path, `nested deeper than ${MAX_PARAMS_DEPTH} levels (a meta is at most 16)`];
+    return [`nested deeper than ${MAX_PARAMS_DEPTH} levels (a meta is at most 16)`];
   }
   const proto = Object.getPrototypeOf(value);
   if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) {
-    return [path, `a ${proto?.constructor?.name ?? "special"} object is not JSON data`];
+    return [`a ${proto?.constructor?.name ?? "special"} object is not JSON data`];
   }
   for (const key in value) {
-    const bad = firstBad(value[key], Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`,
-      depth + 1);
-    if (bad) return bad;
+    const v = value[key];
+    let bad = null;
+    if (v === null || typeof v !== "object") {
+      const problem = leafProblem(v);
+      if (problem) bad = [problem];
+    } else if (!ArrayBuffer.isView(v)) {
+      bad = firstBad(v, depth + 1);
+    }
+    if (bad) {
+      bad.push(Array.isArray(value) ? `[${key}]` : `.${key}`);
+      return bad;
+    }
   }
   return null;
 }
 
 export function checkParams(params) {
-  const bad = firstBad(params, "params", 0);
-  if (bad) throw refused(bad[0].replace(/^params\./, ""), bad[1]);
+  if (params === null || typeof params !== "object") return params;
+  const bad = firstBad(params, 0);
+  if (bad) {
+    const [reason, ...keys] = bad;
+    const path = keys.reverse().join("").replace(/^\./, "") || "params";
+    throw refused(path, reason);
+  }
   return params;
 }
