@@ -281,9 +281,15 @@ class DedupIndex:
         neighbours = [(m, cos) for m, cos in near
                       if (m.key is None if key is not None else m.kind == kind)]
         if key is not None:
+            # a fact in other words is another value: never folded into a keyless memory
+            # that states it among other things ("I live in Kobe with my wife Emi" ->
+            # "I live in Osaka": merged, the new value was hidden in the trash; superseded,
+            # the wife would be), so both stay live
             same_subject = [(m, cos) for m, cos in neighbours
                             if m.key is None and self._subjects_of(m) == {key}
-                            and says_one_thing(m)]
+                            and says_one_thing(m)
+                            and not (kind == "fact" and text is not None
+                                     and not foldable(text, m.text))]
             if same_subject:
                 memory, cos = max(same_subject, key=lambda pair: pair[1])
                 return Match(memory.id, "same subject", round(cos, 4))

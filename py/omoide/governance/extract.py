@@ -259,10 +259,11 @@ def extract_clause(
     if found is None:
         return None
     kind, polarity, subject, meta = found
-    if kind == "decision" and _AGAIN.search(clause) and time_words(clause):
+    when = time_words(clause) if kind == "decision" and _AGAIN.search(clause) else None
+    if when:
         # "heading to Tokyo again in August": a second trip, not the first one moved (its
         # date is in its key; ``ingest.gives_a_new_value``)
-        subject = f"{subject} {' '.join(sorted(time_words(clause)))}"
+        subject = f"{subject} {' '.join(sorted(when))}"
     key = make_key(kind, subject)
     content = clamp_content(clause)
     if key is None or content is None:

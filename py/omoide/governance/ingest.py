@@ -35,7 +35,6 @@ from omoide.governance.dedup import (
     DEFAULT_THRESHOLD,
     DedupIndex,
     candidate_polarity,
-    foldable,
     merged,
     polarity_of,
     same_words,
@@ -301,12 +300,6 @@ def ingest(
         polarity = candidate_polarity(candidate)
         found = index.match(candidate.kind, candidate.key, vector, polarity,
                             text=candidate.text)
-        if (found is not None and found.reason == "same subject" and candidate.kind == "fact"
-                and not foldable(candidate.text, index.current(found.memory_id).text)):
-            # another value of a fact a keyless memory states among other things ("I live
-            # in Kobe with my wife Emi" -> "I live in Osaka"): merged, the new value was
-            # hidden in the trash; superseded, the wife would be. Both stay live.
-            found = None
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = {**extra_meta, **candidate.meta, "via": candidate.via,
