@@ -13,7 +13,10 @@ function invalid(name, reason) {
   return Object.assign(new Error(`Invalid ${name}: ${reason}.`), { name: "INVALID_ARGUMENT" });
 }
 
-// "https://chat.example:8080" exactly: scheme, host, port; no path, no trailing slash.
+// An origin as people copy or type it (a trailing slash, capitals, the default port, a
+// Unicode host) is kept as the browser names it in a message's origin ("https://chat.example",
+// "https://xn--bcher-kva.example"): the form the bridge compares with. A path, query,
+// fragment or user is refused: a grant is for the whole origin, not the page it names.
 export function checkOrigin(origin) {
   let url;
   try {
@@ -21,9 +24,10 @@ export function checkOrigin(origin) {
   } catch {
     throw invalid("origin", `${JSON.stringify(origin)} is not a URL`);
   }
-  if (!["http:", "https:"].includes(url.protocol) || url.origin !== String(origin)) {
+  if (!["http:", "https:"].includes(url.protocol) || url.pathname !== "/" || url.search ||
+      url.hash || url.username || url.password) {
     throw invalid("origin", `${JSON.stringify(origin)} must be an http(s) origin such as ` +
-      "https://chat.example (no path, no trailing slash)");
+      "https://chat.example (no path, query or user)");
   }
   return url.origin;
 }
