@@ -32,6 +32,7 @@ async function partitioned() {
   if (!ancestors.length) return true; // cannot tell: assume the worst, never show wrong data
   const here = new URL(location.origin);
   const sameHost = (origin) => {
+    if (!URL.canParse(origin)) return false; // "null": under a sandboxed frame or a file
     const url = new URL(origin);
     return url.protocol === here.protocol && url.hostname === here.hostname;
   };
@@ -169,6 +170,11 @@ const VERBS = {
 };
 
 async function answer(origin, method, params) {
+  if (origin === "null") {
+    throw error("ORIGIN_NOT_ALLOWED", "A page without an origin of its own (a sandboxed " +
+      "frame, a file) cannot be allowed to use Omoide; load the app from an http(s) address.",
+    { origin });
+  }
   if (isPartitioned) {
     throw error("STORAGE_PARTITIONED", "This frame is under a page of another site and only " +
       "sees a separate, empty storage; connect through an Omoide window (openWindow()).");
@@ -221,7 +227,11 @@ addEventListener("message", async (event) => {
       message: code === "INTERNAL" ? "Omoide failed inside (an internal error); the " +
         "details are in the console of Omoide's page." : String(err?.message ?? err) };
   }
-  host.postMessage(reply, event.origin);
+  // A sandboxed frame's origin is opaque ("null"): no target names it, so its refusal (no
+  // data: every call of such a page is refused above) goes to the window that asked, "*";
+  // without it the app waited for its timeout, or forever.
+  const opaque = event.origin === "null";
+  if (!opaque || !reply.ok) host.postMessage(reply, opaque ? "*" : event.origin);
 });
 
 if (asWindow) {

@@ -224,6 +224,13 @@ export class OmoideClient {
  *  (default: where this module came from); `timeoutMs`: per call (0: none). */
 export async function connect({ url = DEFAULT_URL, timeoutMs = 0, loadTimeoutMs = 30_000 } = {}) {
   const base = new URL("./", url).href;
+  if (self.origin === "null") {
+    // a sandboxed frame (or a data: page) has no origin to allow, and Omoide's frame under it
+    // inherits the sandbox (its scripts cannot load): it would wait out loadTimeoutMs
+    throw new OmoideError("ORIGIN_NOT_ALLOWED", "This page has no origin of its own (a " +
+      "sandboxed frame without allow-same-origin, or a data: page), so it cannot be allowed to " +
+      "use Omoide; load the app from an http(s) address.", { origin: "null" });
+  }
   const frame = document.createElement("iframe");
   frame.src = new URL("bridge.html", base).href;
   frame.title = "Omoide";

@@ -317,6 +317,46 @@ def test_a_careless_apps_mistakes_are_omoide_errors_and_leave_nothing_pending(
     client.close()
 
 
+def test_a_page_without_an_origin_is_refused_at_once_instead_of_never_answered(app, context,
+                                                                              servers):
+    """A page with an opaque origin ("null": a sandboxed frame without allow-same-origin, a
+    data: page) cannot be allowed. In a sandboxed frame the client waited out its 30 s load
+    timeout (Omoide's frame inherits the sandbox and cannot run); under an opaque page the
+    bridge failed to start (its ancestor's origin is no URL) and no reply can name the
+    origin. Both are refused in words, with no data."""
+    base = servers["app"].url
+    page = context.new_page()  # about:blank: an opaque origin, no content security policy
+    source = (DIST / "client.js").read_text("utf-8").replace(
+        'new URL("./", import.meta.url).href', json.dumps(base))
+    got = page.evaluate("""([source, base]) => new Promise((resolve) => {
+      const sandboxed = document.createElement('iframe');
+      sandboxed.sandbox = 'allow-scripts';
+      sandboxed.srcdoc = '<body><script type="module">' + source +
+        `\nconnect({ url: ${JSON.stringify(base)}, loadTimeoutMs: 20000 }).then(
+           () => parent.postMessage({ got: 'connected' }, '*'),
+           (e) => parent.postMessage({ got: e.code, message: e.message }, '*'));<\/script>`;
+      addEventListener('message', (e) => { if (e.data?.got) resolve(e.data); });
+      setTimeout(() => resolve({ got: 'no answer' }), 10000);
+      document.body.append(sandboxed);
+    })""", [source, base])
+    assert got["got"] == "ORIGIN_NOT_ALLOWED" and "sandboxed" in got["message"], got
+    reply = page.evaluate("""(bridge) => new Promise((resolve) => {
+      const frame = document.createElement('iframe');
+      frame.src = bridge;
+      addEventListener('message', (e) => {
+        if (e.data?.type === 'ready') frame.contentWindow.postMessage({ protocol:
+          'omoide-client/1', type: 'request', id: 1, method: 'characters', params: {} }, '*');
+        if (e.data?.type === 'reply') resolve(e.data);
+      });
+      setTimeout(() => resolve('no answer'), 20000);
+      document.body.append(frame);
+    })""", f"{base}bridge.html")
+    assert reply != "no answer"
+    assert (reply["ok"], reply["error"]["code"]) == (False, "ORIGIN_NOT_ALLOWED"), reply
+    assert "result" not in reply
+    page.close()
+
+
 def test_client_places_memories_in_the_conversation_it_names(app, context, servers):
     """A chat app sending one message at a time names its chat: each memory takes the next
     turn there (``engine/neighbourhood.py``); a bad place is refused by name, nothing written."""
