@@ -334,7 +334,7 @@ def test_a_page_without_an_origin_is_refused_at_once_instead_of_never_answered(a
       sandboxed.srcdoc = '<body><script type="module">' + source +
         `\nconnect({ url: ${JSON.stringify(base)}, loadTimeoutMs: 20000 }).then(
            () => parent.postMessage({ got: 'connected' }, '*'),
-           (e) => parent.postMessage({ got: e.code, message: e.message }, '*'));<\/script>`;
+           (e) => parent.postMessage({ got: e.code, message: e.message }, '*'));<\\/script>`;
       addEventListener('message', (e) => { if (e.data?.got) resolve(e.data); });
       setTimeout(() => resolve({ got: 'no answer' }), 10000);
       document.body.append(sandboxed);
