@@ -116,6 +116,27 @@ def test_unknown_character(setup):
     assert info.value.code == "UNKNOWN_CHARACTER"
 
 
+def test_a_character_the_app_names_before_its_first_memory_gets_an_empty_audit(
+        monkeypatch):
+    """The app lists a character from its name on; its audit tab said 'Unknown character'
+    until the first memory. The browser's audit of it is an empty report, and the reading
+    leaves the engine without a store for it."""
+    from omoide.browser import rpc, session
+    from omoide.kernels import default_kernel
+
+    s = session.Session("omoide/all-MiniLM-L6-v2", "q8")
+    s.engine.kernel_factory = default_kernel()  # the worker's is WebAssembly
+    monkeypatch.setattr(session, "SESSION", s)
+    reply = json.loads(rpc.dispatch("audit", json.dumps({"character": "new-one"})))
+    assert reply["ok"], reply
+    report = reply["result"]
+    assert report["character"] == "new-one" and report["hot"] == [] and report["stale"] == []
+    assert report["counts"]["live"] == 0 and report["budget_chars"] > 0
+    assert "new-one" not in s.engine.stores
+    refused = json.loads(rpc.dispatch("audit", json.dumps({"character": " bad id"})))
+    assert refused["error"]["code"] == "INVALID_CHARACTER_ID"
+
+
 def test_log_json_round_trip_and_bound():
     log = AuditLog(max_events=3)
     for i in range(5):

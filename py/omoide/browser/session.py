@@ -677,7 +677,8 @@ def summarize(character: str, dry_run: bool = True,
 
 @handler("audit")
 def audit(character: str) -> dict[str, Any]:
-    return session().governor.audit(character).to_dict()
+    # the app lists a character from its first name, before its first memory
+    return session().governor.audit(character, missing_ok=True).to_dict()
 
 
 @handler("hot_context")

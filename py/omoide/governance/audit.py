@@ -26,6 +26,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from omoide.engine import validate
 from omoide.engine.supersede import SUPERSEDED_BY
 from omoide.governance import meta_fields
 from omoide.governance.dedup import DEFAULT_THRESHOLD, duplicate_pairs, polarity_of
@@ -120,6 +121,14 @@ def _sink_now(hot: list[Memory], usage: int, now: float, policy: TierPolicy) -> 
     return out
 
 
+def _store_of(engine: MemoryEngine, character: str, missing_ok: bool) -> Any:
+    if not missing_ok or validate.character_id(character) in engine.stores:
+        return engine.existing_store(character)
+    e = engine.embedder  # an empty store, never registered: reading writes nothing
+    return engine.new_store(character, stamp=e.stamp, model_id=e.model_id,
+                            dimension=e.dimension)
+
+
 def audit(
     engine: MemoryEngine,
     character: str,
@@ -131,9 +140,14 @@ def audit(
     summarize_max_importance: float = 0.5,
     log: AuditLog | None = None,
     max_listed: int = 100,
+    missing_ok: bool = False,
 ) -> AuditReport:
+    """The character's tiers, duplicates, stale and superseded memories, and log events.
+    ``missing_ok``: a character the caller knows of but the engine holds no memory of (the
+    app names a character before its first one) gets the report of an empty store instead
+    of UNKNOWN_CHARACTER."""
     policy = policy or TierPolicy()
-    store = engine.existing_store(character)
+    store = _store_of(engine, character, missing_ok)
     now = engine.now()
     memories = sorted(store.records.values(), key=lambda m: (m.created_at, m.id))
     hot = [m for m in memories if tier_of(m) == HOT]
