@@ -235,6 +235,13 @@ MALFORMED = [
     (s.as_json({"type": "risuChat", "data": {"message": [{"role": "bot", "data": "x"}]}}),
      "role 'bot'"),
     ("\xff".encode("latin-1"), "not UTF-8"),
+    # longer than ingest takes: refused whole (the days before it were written)
+    (s.st_chat(messages=[s.CHAT_MESSAGES[1], dict(s.CHAT_MESSAGES[3], mes="x" * 100_001)]),
+     "line 3 is 100001 characters, the limit is 100000"),
+    (s.as_json({"type": "risuChat", "data": {"message": [
+        {"role": "user", "data": "I hate spicy food.", "time": 1714566660000},
+        {"role": "user", "data": "x" * 100_001, "time": 1814566660000}]}}),
+     "message 1 is 100001 characters"),
 ]
 
 

@@ -31,6 +31,7 @@ from omoide import json_input
 from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.governance import meta_fields
+from omoide.governance.extract import MAX_MESSAGE_CHARS
 from omoide.interop import png
 
 CARD_FIELDS = ("description", "personality", "scenario")
@@ -362,6 +363,13 @@ def parse_date(value: Any) -> float | None:
     return when.timestamp()
 
 
+def within_limit(text: str, what: str, where: str, bad: Bad) -> None:
+    """A message longer than ingest takes is refused here, naming it: ingest refused it
+    after the chat's earlier days were written."""
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise bad(what, f"{where} is {len(text)} characters, the limit is {MAX_MESSAGE_CHARS}")
+
+
 def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
     """``lines``: (line number, text) of the file's non-blank lines."""
     try:
@@ -384,6 +392,7 @@ def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
             raise bad("SillyTavern chat", f"line {n} has no text 'mes'")
         if m.get("is_system") or not m["mes"].strip():
             continue  # narrator / hidden system lines are not what anyone said
+        within_limit(m["mes"], "SillyTavern chat", f"line {n}", bad)
         at = parse_date(m.get("send_date"))
         plan.undated += at is None
         fallback = at if at is not None else fallback
@@ -406,6 +415,7 @@ def risu_chat(data: Any, bad: Bad) -> ImportPlan:
             raise bad("RisuAI chat", f"message {n} has role {m.get('role')!r}, not user/char")
         if not m["data"].strip():
             continue
+        within_limit(m["data"], "RisuAI chat", f"message {n}", bad)
         at = parse_date(m.get("time"))
         plan.undated += at is None
         last = at if at is not None else last
