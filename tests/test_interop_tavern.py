@@ -319,6 +319,30 @@ def test_cli_refuses_malformed_files_and_writes_nothing(cli, tmp_path):
     assert "No character" in cli.fails("export-worldinfo", "nobody", "-")
 
 
+class FailsOnOsaka(HashingEmbedder):
+    """The model failing on one text (its runtime out of memory, the user's Ctrl-C)."""
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        if any("Osaka" in t for t in texts):
+            raise OmoideError.of("EMBEDDING_FAILED", provider="test", reason="out of memory")
+        return super().embed_passages(texts)
+
+
+def test_cli_import_that_fails_half_way_writes_nothing(cli, tmp_path):
+    """The card's facts and the chat's first day were committed before its second day
+    failed: the import is one verb of the workspace, as ``import`` is."""
+    cli.ok("remember", "seraphina", "already here")
+    cli.factory = lambda model_id, dtype: FailsOnOsaka()
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(s.st_chat(messages=[s.CHAT_MESSAGES[1], dict(
+        s.CHAT_MESSAGES[3], mes="I live in Osaka.")]))
+    before = rows(cli.db)
+    assert "out of memory" in cli.fails("import-tavern", str(chat), "--character",
+                                        "seraphina")
+    assert rows(cli.db) == before
+    assert cli.ok("recall", "seraphina", "green tea").count("green tea") == 0
+
+
 def test_lorebook_entries_with_the_same_trigger_words_are_each_kept(gov):
     """Both entries keyed ["Alice"] got the key ``lore:alice``: the second replaced the
     first (the report said 4 stored, 3 were live), and a second import swapped them."""

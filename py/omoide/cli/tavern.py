@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from omoide.cli.context import Context, write_output
 from omoide.engine import validate
@@ -63,10 +64,18 @@ def import_tavern(ctx: Context) -> int:
     a = ctx.args
     plan = parse_file(read_bytes(a.file), a.file)
     target_character(plan, a.character)  # before the workspace is opened (or created)
-    report = apply_plan(ctx.workspace.governor, plan, character=a.character, dry_run=a.dry_run,
-                        names=ctx.workspace.backend.character_names())
-    if not a.dry_run:
-        keep_card_name(ctx, report["character"], report.get("name"))
+    ws = ctx.workspace
+
+    def one_verb() -> dict[str, Any]:
+        """The import as ONE verb (as ``import``): the facts, every day of the chat and
+        the name commit together, so a failure half way (the model, Ctrl-C) writes nothing."""
+        report = apply_plan(ws.governor, plan, character=a.character, dry_run=a.dry_run,
+                            names=ws.backend.character_names())
+        if not a.dry_run:
+            keep_card_name(ctx, report["character"], report.get("name"))
+        return report
+
+    report = ws.engine.run_fresh(one_verb)
     if ctx.json:
         ctx.emit(report)
         return 0
