@@ -235,6 +235,11 @@ MALFORMED = [
     (s.as_json({"type": "risuChat", "data": {"message": [{"role": "bot", "data": "x"}]}}),
      "role 'bot'"),
     ("\xff".encode("latin-1"), "not UTF-8"),
+    # a speaker the file does not say plainly: "false" made the character's line the user's
+    (s.st_chat(messages=[dict(s.CHAT_MESSAGES[0], mes="I love snakes.", is_user="false")]),
+     "line 2: 'is_user' must be true or false, not \"false\""),
+    (s.st_chat(messages=[dict(s.CHAT_MESSAGES[1], is_system="false")]),  # it was dropped
+     "line 2: 'is_system' must be true or false, not \"false\""),
     # longer than ingest takes: refused whole (the days before it were written)
     (s.st_chat(messages=[s.CHAT_MESSAGES[1], dict(s.CHAT_MESSAGES[3], mes="x" * 100_001)]),
      "line 3 is 100001 characters, the limit is 100000"),

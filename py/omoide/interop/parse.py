@@ -370,6 +370,17 @@ def within_limit(text: str, what: str, where: str, bad: Bad) -> None:
         raise bad(what, f"{where} is {len(text)} characters, the limit is {MAX_MESSAGE_CHARS}")
 
 
+def flag(message: dict[str, Any], name: str, line: int, bad: Bad) -> bool:
+    """A message's ``is_user`` / ``is_system``: true, false or absent (null). Any other
+    value is refused: ``"false"`` (a converter's) read as true made the character's lines
+    the user's facts, or dropped what the user said."""
+    value = message.get(name)
+    if value is not None and not isinstance(value, bool):
+        raise bad("SillyTavern chat", f"line {line}: '{name}' must be true or false, not "
+                                      f"{str(json.dumps(value))[:40]}")
+    return bool(value)
+
+
 def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
     """``lines``: (line number, text) of the file's non-blank lines."""
     try:
@@ -390,13 +401,14 @@ def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
             raise bad("SillyTavern chat", f"line {n} is not JSON ({e.msg})") from None
         if not isinstance(m, dict) or not isinstance(m.get("mes"), str):
             raise bad("SillyTavern chat", f"line {n} has no text 'mes'")
-        if m.get("is_system") or not m["mes"].strip():
+        is_user, is_system = flag(m, "is_user", n, bad), flag(m, "is_system", n, bad)
+        if is_system or not m["mes"].strip():
             continue  # narrator / hidden system lines are not what anyone said
         within_limit(m["mes"], "SillyTavern chat", f"line {n}", bad)
         at = parse_date(m.get("send_date"))
         plan.undated += at is None
         fallback = at if at is not None else fallback
-        plan.messages.append(ChatMessage("user" if m.get("is_user") else "assistant",
+        plan.messages.append(ChatMessage("user" if is_user else "assistant",
                                          m["mes"], fallback))
     if not plan.messages:
         raise bad("SillyTavern chat", "it holds no messages")
