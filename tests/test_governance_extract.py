@@ -146,6 +146,16 @@ def test_only_user_messages_by_default_and_roles_are_configurable():
     assert [c.key for c in found] == ["preference:help_you", "preference:sushi"]
 
 
+def test_roles_are_read_in_any_case_as_a_transcript_s_are():
+    """A JSON conversation of "User" / "Assistant" (a chat app's export) gave nothing and
+    said nothing: the user's words were no one's, where a text's "User:" lines are read."""
+    messages = [{"role": "Assistant", "content": "I love helping you"},
+                {"role": "User", "content": "I love sushi"}]
+    assert [c.key for c in extract(messages)[0]] == ["preference:sushi"]
+    assert [c.key for c in extract(messages, roles=("ASSISTANT",))[0]] == [
+        "preference:help_you"]
+
+
 def test_openai_content_parts_are_read():
     found, _ = extract([{"role": "user", "content": [{"type": "text", "text": "I hate YAML"}]}])
     assert [c.key for c in found] == ["preference:yaml"]

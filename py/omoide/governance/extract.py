@@ -134,13 +134,20 @@ def _within_limit(text: str, name: str) -> None:
 
 
 def message_text(message: Message) -> tuple[str, str]:
-    """(role, text) of a message: a plain string counts as the user speaking."""
+    """(role, text) of a message: a plain string counts as the user speaking. The role in
+    lower case (``wanted_roles``), as a transcript's ``User:`` lines are read: a JSON
+    message of role "User" was read as no one's, the user's words left out unsaid."""
     if isinstance(message, str):
         return "user", message
     content = message.get("content", "")
     if isinstance(content, list):  # OpenAI content parts
         content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return str(message.get("role", "user")), str(content or "")
+    return str(message.get("role", "user")).strip().lower(), str(content or "")
+
+
+def wanted_roles(roles: Iterable[str]) -> set[str]:
+    """The roles whose messages are read, compared as ``message_text`` gives them."""
+    return {str(role).strip().lower() for role in roles}
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?])|\n+")
@@ -312,7 +319,7 @@ def extract(
     them."""
     if isinstance(messages, str):
         messages = [messages]
-    wanted = set(roles)
+    wanted = wanted_roles(roles)
     found: dict[int, list[tuple[int, Candidate]]] = {}
     texts: dict[int, str] = {}
     # (message, clause, clause text, open text, about one of the user's people: facts only)

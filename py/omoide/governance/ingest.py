@@ -46,6 +46,7 @@ from omoide.governance.extract import (
     extract,
     has_japanese,
     message_text,
+    wanted_roles,
 )
 from omoide.governance.llm import MemoryLLM
 from omoide.governance.log import AuditLog
@@ -120,7 +121,7 @@ def _llm_candidates(llm: MemoryLLM, messages: Sequence[Message], roles: Iterable
     judged as the user's words), and its answer is input like any other: at most
     ``MAX_JUDGED`` memories plus two per message (a reply of 200 facts was stored whole)."""
     source = len(messages) - 1  # the memories' place: the conversation's last message
-    wanted = set(roles)
+    wanted = wanted_roles(roles)
     messages = [m for m in messages if message_text(m)[0] in wanted]
     if not messages:
         return [], "no message of the roles asked for"
