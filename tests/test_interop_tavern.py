@@ -197,9 +197,23 @@ def test_dates_as_the_apps_write_them(value, expected):
     assert parse_date(value) == at(expected)
 
 
-@pytest.mark.parametrize("value", ["yesterday", "", None, True, -5, "13/45/2024"])
+@pytest.mark.parametrize("value", ["yesterday", "", None, True, -5, "13/45/2024",
+                                   "1900-01-01T00:00:00Z", "January 1, 1900 1:00am",
+                                   "1969-12-31T23:00:00Z", "9999-12-31T23:59:59-14:00"])
 def test_unreadable_dates_are_none(value):
     assert parse_date(value) is None
+
+
+def test_a_date_no_memory_can_have_is_an_undated_message(gov):
+    """It failed the import after the chat's first day was written (1900), or crashed it
+    with a ValueError (year 9999 east of UTC)."""
+    for n, when in enumerate(["1900-01-01T00:00:00Z", "9999-12-31T23:59:59-14:00"]):
+        messages = [s.CHAT_MESSAGES[1], dict(s.CHAT_MESSAGES[3], send_date=when)]
+        report = import_file(gov, s.st_chat(messages=messages), f"{n}.jsonl")
+        assert report["undated"] == 1 and [x["day"] for x in report["sessions"]] == [
+            "2024-05-01"]
+    ts = next(m for m in gov.engine.memories("seraphina") if "TypeScript" in m.text)
+    assert ts.created_at == at("2024-05-01T12:31:00")
 
 
 def test_undated_messages_take_the_previous_date(gov):

@@ -336,8 +336,7 @@ def parse_date(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        seconds = value / 1000 if value > 1e11 else float(value)
-        return seconds if 0 < seconds < 1e10 else None
+        return in_range(value / 1000 if value > 1e11 else float(value))
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
@@ -360,7 +359,14 @@ def parse_date(value: Any) -> float | None:
     when = candidates[0]
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.timestamp()
+    return in_range(when.timestamp())
+
+
+def in_range(seconds: float) -> float | None:
+    """``seconds`` when a memory can be dated so (after 1970, before 2286), else None (an
+    undated message): a text date of 1900 failed the import half way, and one of year 9999
+    in a zone east of UTC crashed it."""
+    return seconds if 0 < seconds < 1e10 else None
 
 
 def within_limit(text: str, what: str, where: str, bad: Bad) -> None:
