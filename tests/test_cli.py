@@ -189,6 +189,21 @@ def test_ingest_text_and_json(cli, tmp_path):
     assert cli.json("stats", "carol")["memories"] == len(stored)
 
 
+def test_a_file_starting_with_a_byte_order_mark_is_read(cli, tmp_path):
+    """Notepad's UTF-8 puts U+FEFF first: the conversation was refused as not starting with
+    'user:' (the JSON one too), the backup as not JSON."""
+    chat, messages = tmp_path / "chat.txt", tmp_path / "chat.json"
+    chat.write_text("user: I prefer TypeScript.\r\nassistant: OK\r\n", encoding="utf-8-sig")
+    messages.write_text(json.dumps([{"role": "user", "content": "I love green tea."}]),
+                        encoding="utf-8-sig")
+    assert cli.json("ingest", "carol", str(chat))["items"][0]["action"] == "stored"
+    assert cli.json("ingest", "carol", str(messages))["items"][0]["action"] == "stored"
+    backup = tmp_path / "backup.json"
+    cli.ok("export", str(backup))
+    backup.write_text(backup.read_text(encoding="utf-8"), encoding="utf-8-sig")
+    assert cli.json("import", str(backup), db=tmp_path / "second.db")["imported"] == 2
+
+
 def test_a_conversation_line_ends_at_a_newline_only():
     from omoide.cli.ingest import parse_conversation
 

@@ -164,11 +164,13 @@ class Context:
 
 
 def read_input(path: str) -> str:
-    """The text of ``path`` (``-``: standard input), as UTF-8."""
+    """The text of ``path`` (``-``: standard input), as UTF-8 without the byte order mark an
+    editor may put first (Notepad: a conversation file was refused as not starting with
+    ``user:``, a backup as not JSON)."""
     try:
         if path == "-":
             return _stdin_text()
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise OmoideError.of("FILE_UNREADABLE", path=path, reason="no such file") from None
     except UnicodeDecodeError as e:
@@ -182,7 +184,7 @@ def _stdin_text() -> str:
     """Standard input decoded strictly: Python's own stdin turns bytes that are not UTF-8
     into lone surrogates (``surrogateescape``) instead of refusing them."""
     raw = getattr(sys.stdin, "buffer", None)
-    return sys.stdin.read() if raw is None else raw.read().decode("utf-8")
+    return sys.stdin.read() if raw is None else raw.read().decode("utf-8-sig")
 
 
 # Control characters other than a line break or a tab: memory text is untrusted (a card's
