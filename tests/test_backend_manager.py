@@ -378,3 +378,20 @@ def test_a_damaged_queue_file_is_set_aside_with_a_warning(tmp_path, caplog):
     assert "omoide backup" in caplog.text
     path.write_text('{"not": "a list"}')
     assert JsonFileQueueStore(path).load() == []
+
+
+def test_a_name_op_is_mirrored_and_never_merged_with_a_memory_of_the_same_id(trio):
+    """A character id may also be a memory id ("alice"): an update queued after the
+    character's name op was merged into it (a KeyError: nothing queued at all)."""
+    manager, primary, first, second, _ = trio
+    record = primary.create(make_record("bob", "Bob likes rain") | {"id": "alice"})
+    primary.add_character_names({"alice": "Alice Liddell"})
+    manager.mirror_many([{"op": "upsert", "id": "alice"}])
+    manager.pump()
+    manager.mirror_many([{"op": "name", "id": "alice"},
+                         {"op": "update", "id": "alice", "fields": {"importance": 0.9}}])
+    assert [op["op"] for op in manager.queue] == ["name", "name", "update", "update"]
+    manager.pump()
+    for fallback in (first, second):
+        assert fallback.inner.character_names()["alice"] == "Alice Liddell"
+        assert fallback.inner.get(record["id"])["importance"] == 0.9

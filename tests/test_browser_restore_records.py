@@ -62,7 +62,8 @@ def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkey
     on_server.append(server_copy_of(lost, engine))
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
     monkeypatch.setattr(browser_session, "session", lambda: s)
-    monkeypatch.setattr(browser_session, "server", lambda s: object())
+    monkeypatch.setattr(browser_session, "server",
+                        lambda s: SimpleNamespace(character_names=lambda: {}))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
     monkeypatch.setattr(browser_session, "server_ids",
                         lambda backend, character, with_vectors: list(on_server))
@@ -111,3 +112,37 @@ def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch,
     step = browser_session.backup_step(first["done"], batch=5)
     assert step["finished"] and (step["created"], step["updated"]) == (2, 1)
     assert server.list(character_id="alice")["total"] == 3
+
+
+def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch, tmp_path):
+    """"Back up now" sent memories only and the restore brought memories only: a browser
+    restored from the server showed every character by its id."""
+    from omoide.backends.base import record_of
+    from omoide.backends.sqlite import SQLiteBackend
+    from omoide.browser import session as browser_session
+
+    engine = MemoryEngine(HashingEmbedder())
+    memory = engine.remember("alice", "Alice likes rain")
+    record = record_of(memory, list(engine.stores["alice"].kernel.vector(memory.id)))
+    server = SQLiteBackend(tmp_path / "server.db")
+    server.initialize()
+    primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
+    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
+    monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "server", lambda s: server)
+    monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
+    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    step = browser_session.backup_step(0, names={"alice": "Alice Liddell", "bob": "bob"})
+    assert step["finished"] and step["named"] == 1
+    assert server.character_names() == {"alice": "Alice Liddell"}
+
+    bulk: list[dict] = []
+    fresh = SimpleNamespace(engine=MemoryEngine(HashingEmbedder()), jobs={},
+                            mirror=SimpleNamespace(pending=[]),
+                            listener=SimpleNamespace(add_bulk=lambda p, first: bulk.append(p)))
+    monkeypatch.setattr(browser_session, "session", lambda: fresh)
+    monkeypatch.setattr(browser_session, "server_ids",
+                        lambda backend, character, with_vectors: [dict(record)])
+    step = browser_session.restore_step(0)
+    assert step["finished"] and step["imported"] == 1 and step["named"] == 1
+    assert bulk == [{"op": "name", "character": "alice", "name": "Alice Liddell"}]

@@ -111,3 +111,28 @@ def test_an_invalid_stored_record_is_left_out_of_backup_and_export_and_said(tmp_
                 stderr=err) == 0
     assert "exported 4 memories" in out.getvalue()
     assert "1 invalid stored record" in out.getvalue() + err.getvalue()
+
+
+def test_display_names_reach_the_backup_server(tmp_path):
+    """Names given by an import (or a card) were kept in the workspace only: the REST
+    contract had no place for them, so the backup held every memory of "alice" but not
+    that she is "Alice Liddell", and a restore from it came back without names."""
+    db = tmp_path / "w.db"
+    export = {"format": "omoide-export", "version": 2, "characters": [
+        {"id": "alice", "name": "Alice Liddell", "stamp": None, "memories": [], "trash": []}]}
+    (tmp_path / "e.json").write_text(json.dumps(export))
+    run(db, "remember", "bob", "Bob likes rain", backup=False)
+    export["characters"] = [{"id": "bob", "name": "Bob Ross", "stamp": None, "memories": [],
+                             "trash": []}]
+    (tmp_path / "b.json").write_text(json.dumps(export))
+    assert run(db, "import", str(tmp_path / "b.json"), backup=False)[0] == 0
+    server_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        code, counts, _ = run(db, "backup")  # named before the server was set: copied
+        assert code == 0 and counts["named"] == 1
+        assert server_side.character_names()["bob"] == "Bob Ross"
+        code, _, _ = run(db, "import", str(tmp_path / "e.json"))  # mirrored as it happens
+        assert code == 0
+        assert server_side.character_names()["alice"] == "Alice Liddell"
+        server_side.set_character_name("bob", "Robert Ross")  # a rename replaces the name
+        assert server_side.character_names()["bob"] == "Robert Ross"

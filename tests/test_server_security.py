@@ -326,6 +326,14 @@ def test_stalled_connections_hold_no_thread_and_are_closed(tmp_path):
     ("POST", "/memories/search", {"query": "tea", "character_id": "alice", "vector": [1.0]}),
     ("PATCH", "/memories/01ABC", ["text"]),
     ("PATCH", "/memories/%ff%fe", {"text": "x"}),
+    ("PUT", "/characters/alice", {"name": 5}),
+    ("PUT", "/characters/alice", {"name": " padded "}),
+    ("PUT", "/characters/alice", {"name": "a\nb"}),
+    ("PUT", "/characters/alice", {"name": "x" * 81}),
+    ("PUT", "/characters/alice", {}),
+    ("PUT", "/characters/alice", ["Alice"]),
+    ("PUT", "/characters/a..b", {"name": "Alice"}),
+    ("PUT", "/characters/%ff%fe", {"name": "Alice"}),
 ])
 def test_wrong_parameter_types_are_a_400_with_a_short_message(tmp_path, method, path, body):
     with running_server(tmp_path / "s.db", PORT):
@@ -432,3 +440,27 @@ def test_a_blank_character_filter_is_refused_not_dropped(tmp_path):
         assert caught.value.code == "INVALID_ARGUMENT"
         with pytest.raises(OmoideError):
             backend.list(character_id="")
+
+
+def test_display_names_are_kept_and_a_bad_one_writes_nothing(tmp_path):
+    with running_server(tmp_path / "s.db", PORT, api_key=KEY):
+        auth = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+
+        def put(character: str, body: bytes) -> tuple[int, bytes]:
+            status, _, answer = send(request_bytes(
+                "PUT", f"/characters/{character}", auth | {"Content-Length": str(len(body))},
+                body))
+            return status, answer
+
+        assert put("%E3%81%82%E3%81%8A%E3%81%84", '{"name": "葵"}'.encode())[0] == 200
+        assert put("alice", b'{"name": "Alice Liddell"}')[0] == 200
+        status, answer = put("alice", b'{"name": "\\ud800"}')
+        assert_short_error(status, answer, 400)
+        assert put("bob", b'{"name": "Bob"}')[0] == 200
+        assert put("bob", b'{"name": "Bob", "name": null}')[0] == 400  # the last key wins
+        status, _, answer = send(request_bytes("GET", "/characters", auth))
+        assert status == 200
+        names = json.loads(answer)["names"]
+        assert names == {"alice": "Alice Liddell", "bob": "Bob", "あおい": "葵"}
+        assert send(request_bytes("GET", "/characters"))[0] == 401  # the key is needed
+        assert send(request_bytes("DELETE", "/characters/bob", auth))[0] == 405

@@ -857,7 +857,9 @@ const jsVerbs = {
   },
   // Backup server: the whole local store up to the server, or back from it, in steps (each
   // one an engine call under the lock), with progress events.
-  backup_now: () => backupJob("backup", "backup_step", {}),
+  // The display names live here (IndexedDB ``characters``), not in Python: they go along.
+  backup_now: async () => backupJob("backup", "backup_step", {
+    names: Object.fromEntries((await db.characters.toArray()).map((c) => [c.id, c.name])) }),
   backup_restore: ({ characters = null } = {}) =>
     backupJob("restore", "restore_step", characters ? { characters } : {}),
   backup_status: () => backupRunning ?? { running: false },

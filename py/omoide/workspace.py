@@ -156,5 +156,6 @@ def open_workspace(
         mirror = ManagerMirror(manager)
         engine.add_listener(mirror)  # then queued for every fallback
         engine.verb_guards.append(mirror.verb)  # a verb's ops in one save, before its commit
+        backend.on_names = mirror.named  # display names reach the backups too
     return Workspace(path, engine, Governor(engine), backend, manager, follower.loaded,
                      follower)

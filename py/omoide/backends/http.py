@@ -11,6 +11,8 @@ Default contract (every path and parameter name is configurable, see ``HttpConfi
     POST   /memories/search        body: {"query", "character_id", "k", "vector", "model", "kinds"}
                                               -> 200 {"results": [{"memory", "score"}]}
     GET    /health                                         -> 200 {"ok": true, ...}
+    GET    /characters                                     -> 200 {"names": {id: name}}
+    PUT    /characters/{id}        body: {"name"}          -> 200 {"id", "name"}
 
 404 on a memory's own URL answers None/False; on any other route, and any other non-2xx
 (a redirect too: never followed), raises BACKEND_HTTP with the status and body. The
@@ -45,6 +47,8 @@ class HttpConfig:
     memory_path: str = "/memories/{id}"
     search_path: str = "/memories/search"
     health_path: str = "/health"
+    characters_path: str = "/characters"  # display names of characters
+    character_path: str = "/characters/{id}"
     params: Mapping[str, str] = field(default_factory=dict)  # our name -> the server's name
 
     def __post_init__(self) -> None:
@@ -55,8 +59,9 @@ class HttpConfig:
         if "@" in parts.netloc:  # shown in status, errors and the queue file: never a secret
             raise OmoideError.of("BACKEND_CONFIG", reason="base_url must hold no user or "
                                  "password (give a key: --backup-key-file)")
-        if "{id}" not in self.memory_path:
-            raise OmoideError.of("BACKEND_CONFIG", reason="memory_path needs an {id} part")
+        if "{id}" not in self.memory_path or "{id}" not in self.character_path:
+            raise OmoideError.of("BACKEND_CONFIG", reason="memory_path and character_path "
+                                 "need an {id} part")
         if not self.timeout > 0:
             raise OmoideError.of("BACKEND_CONFIG", reason="timeout must be positive")
 
@@ -167,6 +172,19 @@ class HttpBackend:
                 "model": model, "kinds": kinds}
         answer = self.request("POST", self.url(self.config.search_path), body)[1]
         return (answer or {}).get("results", [])
+
+    def character_names(self) -> dict[str, str]:
+        """Display names the server holds, by character id."""
+        url = self.url(self.config.characters_path)
+        names = (self.request("GET", url)[1] or {}).get("names")
+        if not isinstance(names, dict):
+            raise OmoideError.of("BACKEND_HTTP", url=url, status=200, body="no names object")
+        return names
+
+    def set_character_name(self, character: str, name: str) -> dict[str, Any]:
+        quoted = urllib.parse.quote(validate.character_id(character), safe="")
+        url = self.url(self.config.character_path.replace("{id}", quoted))
+        return self.request("PUT", url, {"name": validate.character_name(name)})[1]
 
     def health(self) -> dict[str, Any]:
         started = time.perf_counter()

@@ -13,7 +13,8 @@ Routing:
 - ``mirror(op)``: a change made on the primary outside this manager (the browser engine's own
   writes) is queued the same way. Besides ``update`` and ``delete`` an op may be ``upsert``:
   the fallback gets the primary's full record (with its vector) as it is when the op is
-  applied, so the queue holds ids, not vectors.
+  applied, so the queue holds ids, not vectors; or ``name`` (its id a character's): the
+  fallback gets the character's display name the primary holds then.
 - ``health``: every backend is checked (also periodically by ``start``); ``status`` shows each
   backend's state and the queue length (UI and API).
 
@@ -384,6 +385,8 @@ class BackendManager:
         """Whether ``op`` merges into ``last``, the queue's latest op of its memory."""
         if op["op"] not in ("upsert", "update"):
             return False
+        if last is not None and last["op"] not in ("upsert", "update", "delete"):
+            return False  # a character's name op (its id may also be a memory's)
         if (last is None or last["op"] == "delete" or id(last) in self._sending
                 or last.get("sending")):  # in flight (here or in another process)
             return False
@@ -507,6 +510,11 @@ class BackendManager:
     def _apply(self, backend: MemoryBackend, op: dict[str, Any]) -> None:
         if op["op"] == "delete":
             backend.delete(op["id"])
+            return
+        if op["op"] == "name":  # the primary's name as it is now
+            name = self.primary.character_names().get(op["id"])  # type: ignore[attr-defined]
+            if name is not None:
+                backend.set_character_name(op["id"], name)  # type: ignore[attr-defined]
             return
         if op["op"] == "upsert":
             record = self.primary.get(op["id"], with_vector=True)

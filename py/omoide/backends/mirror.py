@@ -2,7 +2,8 @@
 browser alike): put -> upsert (the fallback gets the primary's full record, vector included,
 as it is when the op is sent) or, when only fields changed (recall counters, importance),
 an update of just the fields that differ from the record replaced; trash/restore -> update
-of ``trashed_at``; purge -> delete; swap (re-vectorization) -> upsert of every memory."""
+of ``trashed_at``; purge -> delete; swap (re-vectorization) -> upsert of every memory; a
+display name given to a character (an import, a card) -> name."""
 
 from __future__ import annotations
 
@@ -55,6 +56,16 @@ class ManagerMirror:
 
     def on_change(self, change: Change) -> None:
         ops = mirror_ops(change)
+        pending = getattr(self._pending, "ops", None)
+        if pending is not None:
+            pending += ops
+        elif ops:
+            self.manager.mirror_many(ops)
+
+    def named(self, characters: list[str]) -> None:
+        """Characters given display names: each backup gets the primary's name when the op
+        is sent (``BackendManager._apply``), with the verb's other ops."""
+        ops = [{"op": "name", "id": c} for c in characters]
         pending = getattr(self._pending, "ops", None)
         if pending is not None:
             pending += ops

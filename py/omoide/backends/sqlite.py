@@ -162,6 +162,9 @@ class SQLiteBackend:
         self.on_commit: Callable[[int, int], None] | None = None
         self._scope: VerbScope | None = None  # the open verb's writes (``verb``)
         self._erased = False  # a row deleted since the last commit: checkpoint after it
+        # Told the ids of characters given names (``add_character_names``): the workspace
+        # queues them for its backups (``ManagerMirror.named``)
+        self.on_names: Callable[[list[str]], None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -600,6 +603,18 @@ class SQLiteBackend:
                 "INSERT INTO characters (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE "
                 "SET name = excluded.name WHERE characters.name = characters.id",
                 sorted(names.items()))
+        if self.on_names is not None:
+            self.on_names(sorted(names))
+
+    def set_character_name(self, character: str, name: str) -> dict[str, str]:
+        """A character's display name as given, a character without memories too (a backup
+        server takes the primary's name: a rename there replaces the one it held)."""
+        character = validate.character_id(character)
+        name = validate.character_name(name)
+        with self._writing():
+            self.db.execute("INSERT INTO characters (id, name) VALUES (?, ?) ON CONFLICT (id) "
+                            "DO UPDATE SET name = excluded.name", (character, name))
+        return {"id": character, "name": name}
 
 
 def _readable(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """Copy every record of one backend to another (a full backup, or a restore): an update
-where the target has the id, a create where it does not. Nothing is deleted."""
+where the target has the id, a create where it does not; then the characters' display
+names. Nothing is deleted."""
 
 from __future__ import annotations
 
@@ -53,4 +54,17 @@ def copy_all(source: MemoryBackend, target: MemoryBackend, *,
             counts[upsert(target, record)] += 1
         if progress:
             progress(done, total)
+    counts["named"] = copy_names(source, target, character_id=character_id)
     return counts
+
+
+def copy_names(source: Any, target: Any, *, character_id: str | None = None) -> int:
+    """The display names ``source`` holds (a character named by its id has none) given to
+    ``target``; backends that keep no names (``character_names``) are skipped."""
+    if not hasattr(source, "character_names") or not hasattr(target, "set_character_name"):
+        return 0
+    names = {c: n for c, n in source.character_names().items()
+             if c != n and character_id in (None, c)}
+    for character, name in sorted(names.items()):
+        target.set_character_name(character, name)
+    return len(names)

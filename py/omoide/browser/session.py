@@ -502,10 +502,51 @@ def server_ids(backend: HttpBackend, character: str | None, with_vectors: bool =
             return out
 
 
+def names_unsupported(err: OmoideError) -> bool:
+    """A server without the display-name routes (an older or another server): its memories
+    are backed up and restored all the same, the names are said to be left out."""
+    return err.code == "BACKEND_HTTP" and err.fields.get("status") in (404, 405)
+
+
+def send_names(backend: HttpBackend, names: dict[str, str] | None) -> dict[str, Any]:
+    """The app's display names (its IndexedDB ``characters``, which the worker passes) to
+    the server; a character named by its id has none to send."""
+    given = {c: n for c, n in (names or {}).items() if c != n}
+    try:
+        for character, name in sorted(given.items()):
+            backend.set_character_name(character, name)
+    except OmoideError as err:
+        if not names_unsupported(err):
+            raise
+        return {"named": 0, "names_error": str(err)}
+    return {"named": len(given)}
+
+
+def server_names(backend: HttpBackend, characters: list[str] | None,
+                 job: dict[str, Any]) -> dict[str, str]:
+    """The server's display names of the restored characters (each checked as input)."""
+    try:
+        names = backend.character_names()
+    except OmoideError as err:
+        if not names_unsupported(err):
+            raise
+        job["errors"].append(f"display names: {err}")
+        return {}
+    out = {}
+    for character, name in names.items():
+        try:
+            out[validate.character_id(character)] = validate.character_name(name)
+        except OmoideError:
+            continue
+    return {c: n for c, n in out.items() if c != n and (not characters or c in characters)}
+
+
 @handler("backup_step")
-def backup_step(cursor: int = 0, batch: int = 100) -> dict[str, Any]:
+def backup_step(cursor: int = 0, batch: int = 100,
+                names: dict[str, str] | None = None) -> dict[str, Any]:
     """``backup_now`` in steps (the worker loops; other calls run between steps): every
-    local memory of every character, live and trashed, is upserted to the server."""
+    local memory of every character, live and trashed, is upserted to the server; at the
+    last step the characters' display names (``names``, by id)."""
     s = session()
     backend, primary = server(s), backends(s).primary
     job = s.jobs.get("backup")
@@ -534,16 +575,17 @@ def backup_step(cursor: int = 0, batch: int = 100) -> dict[str, Any]:
                 if err.code != "BACKEND_CONFLICT" or backend.update(memory_id, fields) is None:
                     raise
                 job["updated"] += 1
+        done = min(cursor + batch, len(job["ids"]))
+        finished = done >= len(job["ids"])
+        named = send_names(backend, names) if finished else {}
     except OmoideError as err:
         mark(s, backend, err)
         raise
     mark(s, backend, None)
-    done = min(cursor + batch, len(job["ids"]))
-    finished = done >= len(job["ids"])
     if finished:
         s.jobs.pop("backup", None)
     return {"done": done, "total": len(job["ids"]), "created": job["created"],
-            "updated": job["updated"], "finished": finished}
+            "updated": job["updated"], "finished": finished, **named}
 
 
 @handler("restore_step")
@@ -568,6 +610,12 @@ def restore_step(cursor: int = 0, batch: int = 64,
             job = {"records": records, "held": held, "imported": 0, "reused": 0,
                    "reembedded": 0, "skipped": 0, "failed": 0, "errors": [],
                    "characters": []}
+            # the names first, in this step's transaction: a character restored here is
+            # made with its name, not its id; a name this browser holds is kept
+            job["named"] = server_names(backend, characters, job)
+            for character, name in sorted(job["named"].items()):
+                s.listener.add_bulk({"op": "name", "character": character, "name": name},
+                                    first=True)
             s.jobs["restore"] = job
     except OmoideError as err:
         mark(s, backend, err)
@@ -592,6 +640,7 @@ def restore_step(cursor: int = 0, batch: int = 64,
     if finished:
         s.jobs.pop("restore", None)
     return {"done": done, "total": len(job["records"]), "finished": finished,
+            "named": len(job["named"]),
             **{k: job[k] for k in ("imported", "reused", "reembedded", "skipped", "failed",
                                    "errors", "characters")}}
 

@@ -37,7 +37,9 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 ERROR_STATUS = {"BACKEND_CONFLICT": 409, "MEMORY_OWNER_CONFLICT": 409,
                 "BACKEND_WRITE_FAILED": 503}
 MEMORY_PATH = re.compile(r"^/memories/([^/]+)$")
-METHODS = ("GET", "POST", "PATCH", "DELETE", "OPTIONS")
+CHARACTER_PATH = re.compile(r"^/characters/([^/]+)$")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+ROUTES = ("/health", "/memories", "/memories/search", "/characters")
 DRAIN_FACTOR = 16
 FLAGS = {"1": True, "true": True, "0": False, "false": False, "any": None}
 
@@ -217,13 +219,22 @@ class RestApp:
             args = search_args(object_body(await self.body(request), "a search"))
             results = await run(lambda: self.backend.search(**args))
             return 200, {"results": results}, ()
+        if path == "/characters" and method == "GET":
+            return 200, {"names": await run(self.backend.character_names)}, ()
+        match = CHARACTER_PATH.match(path)
+        if match is not None:
+            if method != "PUT":
+                raise HttpError(405, f"{method} is not allowed on a character")
+            name = object_body(await self.body(request), "a character's name").get("name")
+            character = validate.character_id(path_id(match, "character id"))
+            name = validate.character_name(name)
+            return 200, await run(self.backend.set_character_name, character, name), ()
         match = MEMORY_PATH.match(path)
+        if match is None and path in ROUTES:
+            raise HttpError(405, f"{method} is not allowed on {path}")
         if match is None:
             raise HttpError(404, "no such route")
-        try:
-            memory_id = urllib.parse.unquote(match.group(1), errors="strict")
-        except UnicodeDecodeError:
-            raise HttpError(400, "the memory id is not UTF-8") from None
+        memory_id = path_id(match, "memory id")
         found: Any
         if method == "GET":
             with_vector = bool(flag(query, "vectors", False))
@@ -243,6 +254,13 @@ class RestApp:
     async def run(call: Callable[..., Any], *args: Any) -> Any:
         """The backend's blocking SQLite work on a worker thread (bounded pool)."""
         return await anyio.to_thread.run_sync(call, *args)
+
+
+def path_id(match: re.Match[str], what: str) -> str:
+    try:
+        return urllib.parse.unquote(match.group(1), errors="strict")
+    except UnicodeDecodeError:
+        raise HttpError(400, f"the {what} is not UTF-8") from None
 
 
 def object_body(body: Any, what: str) -> dict[str, Any]:
@@ -271,7 +289,7 @@ def preflight_headers(request: Request) -> tuple[tuple[bytes, bytes], ...]:
     if request.header("origin") is None:
         return ((b"allow", ", ".join(METHODS).encode()),)
     headers = [(b"access-control-allow-headers", b"Authorization, Content-Type, Accept"),
-               (b"access-control-allow-methods", b"GET, POST, PATCH, DELETE, OPTIONS"),
+               (b"access-control-allow-methods", b"GET, POST, PUT, PATCH, DELETE, OPTIONS"),
                (b"access-control-max-age", b"600")]
     if request.header("access-control-request-private-network") == "true":
         # Chromium's Private Network Access: an app served from elsewhere may call loopback
