@@ -245,3 +245,20 @@ def test_a_character_whose_memories_were_all_purged_is_still_there_after_a_reope
         assert ws.backend.character_names() == {"carol": "Carol"}
     finally:
         ws.close()
+
+
+def test_a_file_damaged_inside_is_one_clear_error(tmp_path):
+    """Its first pages read, its memories' pages garbage: open_workspace (so every command
+    and the MCP server) ended in a sqlite3 traceback."""
+    db = tmp_path / "w.db"
+    ws = open_workspace(db, embedder=HashingEmbedder())
+    for n in range(200):
+        ws.engine.remember("alice", f"Alice note {n} about green tea and long walks " * 4)
+    ws.close()
+    data = bytearray(db.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 16384] = b"\xab" * 16384
+    db.write_bytes(bytes(data))
+    with pytest.raises(OmoideError) as err:
+        open_workspace(db, embedder=HashingEmbedder())
+    assert err.value.code == "FILE_UNREADABLE" and str(db) in str(err.value)
+

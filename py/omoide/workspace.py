@@ -140,14 +140,18 @@ def open_workspace(
         embedder = choose_embedder(model_id, dtype).embedder
     backend = SQLiteBackend(path)
     backend.initialize()
+    engine = MemoryEngine(embedder)
+    try:
+        follower = Follower(engine, backend)  # loads the engine; then other processes' commits
+    except sqlite3.DatabaseError as err:  # damaged inside (its first pages read): a traceback
+        backend.shutdown()
+        raise unreadable(path, err) from None
     manager = None
     if fallbacks:
         queue = JsonFileQueueStore(path.with_name(path.name + ".mirror-queue.json"))
         manager = BackendManager(backend, fallbacks, queue_store=queue)
         manager.initialize()
         manager.start()
-    engine = MemoryEngine(embedder)
-    follower = Follower(engine, backend)  # loads the engine; then other processes' commits
     backend.on_commit = follower.committed
     engine.add_refresher(follower)
     engine.verb_guards.append(follower.verb)  # a verb's writes: one transaction of the file
