@@ -262,3 +262,19 @@ def test_a_file_damaged_inside_is_one_clear_error(tmp_path):
         open_workspace(db, embedder=HashingEmbedder())
     assert err.value.code == "FILE_UNREADABLE" and str(db) in str(err.value)
 
+
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path):
+    """A --db naming another program's SQLite file (a browser's history, an app's store)
+    was taken as a new workspace: Omoide's tables were written into it and it was switched
+    to WAL for good; one with another 'memories' table got WAL before the error."""
+    for tables in ("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)",
+                   "CREATE TABLE memories (a, b)"):
+        db = tmp_path / f"other-{len(tables)}.sqlite"
+        with sqlite3.connect(db) as conn:
+            conn.execute(tables)
+        before = db.read_bytes()
+        with pytest.raises(OmoideError) as err:
+            open_workspace(db, embedder=HashingEmbedder())
+        assert err.value.code == "FILE_UNREADABLE" and "not an Omoide workspace" in str(
+            err.value)
+        assert db.read_bytes() == before

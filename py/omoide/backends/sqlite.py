@@ -137,6 +137,20 @@ def create_private(path: Path) -> None:
         pass
 
 
+def foreign_tables(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse another program's SQLite file (``--db`` naming a browser's history, an app's
+    store): it got Omoide's tables and WAL mode for good. Ours is empty (new), or holds
+    ``meta`` or ``memories``, a ``memories`` of our columns."""
+    tables = {r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    columns = {r[1] for r in db.execute("PRAGMA table_info(memories)")}
+    other_memories = "memories" in tables and not set(COLUMNS.split(", ")) <= columns
+    if tables and (other_memories or not tables & {"meta", "memories"}):
+        raise OmoideError.of("FILE_UNREADABLE", path=str(path),
+                             reason=f"not an Omoide workspace (another program's tables: "
+                                    f"{', '.join(sorted(tables))[:200]}); nothing was changed")
+
+
 @dataclass
 class VerbScope:
     """One verb's transaction (``SQLiteBackend.verb``)."""
@@ -181,6 +195,11 @@ class SQLiteBackend:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             create_private(self.path)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            try:
+                foreign_tables(db, self.path)  # before anything is written to it
+            except BaseException:
+                db.close()
+                raise
             db.execute("PRAGMA busy_timeout = 10000")
             # a purge erases: freed pages are zeroed (a default of some builds only, e.g.
             # Debian's; not python.org's), and the WAL is checkpointed after it (_erased)
