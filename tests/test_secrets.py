@@ -269,3 +269,19 @@ def test_a_backup_server_echoing_the_request_never_gets_the_key_into_an_error(st
     shown = str(err.value) + json.dumps(err.value.to_dict(), ensure_ascii=False)
     assert err.value.code == "BACKEND_HTTP"
     assert KEY[:6] not in shown and custom[:10] not in shown and "••••" in shown
+
+
+def test_a_key_outside_printable_ascii_is_refused_naming_where_it_came_from(tmp_path):
+    """A server started with "clé-…" from a key file answered 401 to every client (the
+    header travels as Latin-1, the server compared UTF-8 bytes), and a client's "鍵-…"
+    could not be sent at all: both are refused when given, never shown."""
+    for key in ("clé-secrète-1234", "鍵-secret-1234", "key\u00a0nbsp1234"):
+        with pytest.raises(OmoideError) as err:
+            read_key_file(key_file(tmp_path, key))
+        assert err.value.code == "INVALID_ARGUMENT" and key not in str(err.value)
+        with pytest.raises(OmoideError) as err:
+            HttpConfig(URL, api_key=key)
+        assert err.value.code == "INVALID_ARGUMENT" and key not in str(err.value)
+        with pytest.raises(OmoideError) as err:
+            running_server(tmp_path / "s.db", PORT, api_key=key).__enter__()
+        assert key not in str(err.value)

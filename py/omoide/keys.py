@@ -19,7 +19,13 @@ def read_key_file(path: str | Path) -> str:
     if not key or any(c.isspace() for c in key):
         raise OmoideError.of("INVALID_ARGUMENT", name=f"key file {path}",
                              reason="it must hold one key, on one line, without spaces")
-    return key
+    return checked_key(key, f"key file {path}") or key
+
+
+def _token(char: str) -> bool:
+    """Printable ASCII: a header carries other characters as Latin-1 bytes (or not at all),
+    so a key "clé…" never matched the server's UTF-8 copy (every request 401)."""
+    return "!" <= char <= "~"
 
 
 def checked_key(key: str | None, name: str = "api_key") -> str | None:
@@ -32,10 +38,10 @@ def checked_key(key: str | None, name: str = "api_key") -> str | None:
     if not isinstance(key, str):
         raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a string")
     key = key.strip()
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in key):
+    if not all(_token(c) for c in key):
         raise OmoideError.of("INVALID_ARGUMENT", name=name,
-                             reason="a key is one token: no spaces, line breaks or control "
-                                    "characters inside")
+                             reason="a key is one token of printable ASCII: no spaces, line "
+                                    "breaks, control or non-ASCII characters inside")
     return key or None
 
 

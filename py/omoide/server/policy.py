@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omoide.errors import OmoideError
+from omoide.keys import checked_key
 
 # The browser app's origin when served by `python3 build.py serve` (buildtools/serve.py).
 APP_ORIGINS = ("http://127.0.0.1:8742", "http://localhost:8742")
@@ -83,6 +84,7 @@ class ServerPolicy:
               body_timeout: float = 30.0, key_env: str = "OMOIDE_SERVER_KEY") -> ServerPolicy:
         if api_key is not None and not api_key.strip():
             raise OmoideError.of("SERVER_CONFIG", reason="the key is empty")
+        api_key = checked_key(api_key, "key")
         if not api_key and not no_key:
             raise OmoideError.of("SERVER_CONFIG", reason=f"no key: set {key_env} or give "
                                  "--key-file (or --no-key for a keyless loopback-only server)")
