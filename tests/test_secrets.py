@@ -137,7 +137,10 @@ def test_a_key_from_the_flag_or_the_environment_is_checked_as_a_key_file_is(monk
 
 
 def test_a_backup_url_holding_a_password_is_refused_and_never_shown():
-    for url in ("http://user:PASSWORDLEAK@127.0.0.1:1", "https://PASSWORDLEAK@example.org"):
+    """A token in the query (``?token=``) was shown in every error and status, and each
+    path went after it: every mirrored change answered 404 and stayed queued."""
+    for url in ("http://user:PASSWORDLEAK@127.0.0.1:1", "https://PASSWORDLEAK@example.org",
+                "http://127.0.0.1:1/?token=PASSWORDLEAK", "http://127.0.0.1:1/#PASSWORDLEAK"):
         with pytest.raises(OmoideError) as err:
             HttpConfig(url)
         assert err.value.code == "BACKEND_CONFIG" and "PASSWORDLEAK" not in str(err.value)
@@ -285,3 +288,4 @@ def test_a_key_outside_printable_ascii_is_refused_naming_where_it_came_from(tmp_
         with pytest.raises(OmoideError) as err:
             running_server(tmp_path / "s.db", PORT, api_key=key).__enter__()
         assert key not in str(err.value)
+

@@ -59,6 +59,10 @@ class HttpConfig:
         if "@" in parts.netloc:  # shown in status, errors and the queue file: never a secret
             raise OmoideError.of("BACKEND_CONFIG", reason="base_url must hold no user or "
                                  "password (give a key: --backup-key-file)")
+        if "?" in self.base_url or "#" in self.base_url:
+            # a ?token=... was shown the same way, and every path went after it (all 404)
+            raise OmoideError.of("BACKEND_CONFIG", reason="base_url must hold no query or "
+                                 "fragment (give a key: --backup-key-file)")
         if "{id}" not in self.memory_path or "{id}" not in self.character_path:
             raise OmoideError.of("BACKEND_CONFIG", reason="memory_path and character_path "
                                  "need an {id} part")
