@@ -289,3 +289,15 @@ def test_a_key_outside_printable_ascii_is_refused_naming_where_it_came_from(tmp_
             running_server(tmp_path / "s.db", PORT, api_key=key).__enter__()
         assert key not in str(err.value)
 
+
+def test_the_browsers_backup_url_setting_refuses_a_password_before_it_is_stored():
+    """The web app stored such a URL and showed it back in full in its settings (only the
+    backup engine refused it later)."""
+    from omoide.browser.session import checked_setting
+
+    for url in ("http://user:PASSWORDLEAK@127.0.0.1:1", "http://127.0.0.1:1/?t=PASSWORDLEAK"):
+        with pytest.raises(OmoideError) as err:
+            checked_setting("backup_url", url)
+        assert err.value.code == "INVALID_ARGUMENT" and err.value.fields["name"] == "backup_url"
+        assert "PASSWORDLEAK" not in str(err.value)
+    assert checked_setting("backup_url", " http://127.0.0.1:8750 ") == "http://127.0.0.1:8750"

@@ -314,6 +314,12 @@ def checked_text(name: str, value: Any) -> str | None:
     value = value.strip()
     if name in URL_SETTINGS and not checked_url(value):
         raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be an http(s) URL")
+    if name == "backup_url" and value:
+        try:  # the backend's own rules: no user, password or token in it (shown in full)
+            HttpConfig(value)
+        except OmoideError as err:
+            raise OmoideError.of("INVALID_ARGUMENT", name=name,
+                                 reason=str(err.fields.get("reason"))) from None
     return value or None
 
 
