@@ -136,3 +136,37 @@ def test_display_names_reach_the_backup_server(tmp_path):
         assert server_side.character_names()["alice"] == "Alice Liddell"
         server_side.set_character_name("bob", "Robert Ross")  # a rename replaces the name
         assert server_side.character_names()["bob"] == "Robert Ross"
+
+
+def before_names(app):
+    """The reference app as a server written to the REST contract before it had the names
+    routes: /characters is no route there (404)."""
+
+    async def older(scope, receive, send):
+        if scope["path"].startswith("/characters"):
+            scope = scope | {"raw_path": b"/no-route", "path": "/no-route"}
+        await app(scope, receive, send)
+
+    return older
+
+
+def test_a_server_without_the_names_routes_gets_every_memory_and_no_names(tmp_path):
+    """Such a server answers 404 there: the backup failed at its end, and a queued name op
+    held up every later change to it (per-server order), for good."""
+    db = tmp_path / "w.db"
+    export = {"format": "omoide-export", "version": 2, "characters": [
+        {"id": "bob", "name": "Bob Ross", "stamp": None, "memories": [], "trash": []}]}
+    (tmp_path / "b.json").write_text(json.dumps(export))
+    run(db, "remember", "bob", "Bob likes rain", backup=False)
+    assert run(db, "import", str(tmp_path / "b.json"), backup=False)[0] == 0
+    server_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    with running_server(tmp_path / "server.db", PORT, api_key="k", wrap_app=before_names):
+        code, counts, err = run(db, "backup")
+        assert (code, counts["created"], counts["named"]) == (0, 1, 0), err
+        export["characters"][0] |= {"id": "carol", "name": "Carol King"}
+        (tmp_path / "c.json").write_text(json.dumps(export))
+        assert run(db, "import", str(tmp_path / "c.json"))[0] == 0  # a name op, mirrored
+        code, snow, _ = run(db, "remember", "bob", "Bob likes snow")  # after it
+        assert code == 0 and server_side.get(snow["id"])["text"] == "Bob likes snow"
+        assert server_side.character_names() == {}
+    assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []

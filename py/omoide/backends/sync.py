@@ -65,6 +65,7 @@ def copy_names(source: Any, target: Any, *, character_id: str | None = None) -> 
         return 0
     names = {c: n for c, n in source.character_names().items()
              if c != n and character_id in (None, c)}
+    given = 0
     for character, name in sorted(names.items()):
-        target.set_character_name(character, name)
-    return len(names)
+        given += target.set_character_name(character, name) is not None  # None: not kept
+    return given
