@@ -318,6 +318,70 @@ def test_stdio_transport(tmp_path: Path) -> None:
     assert stored_model(tmp_path / "x.db") == (DEFAULT_MODEL_ID, DEFAULT_DTYPE)
 
 
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}})
+
+
+def stdio_replies(server: Any, lines: list[str]) -> dict[Any, dict[str, Any]]:
+    """The replies ``serve_stdio`` writes for raw stdin ``lines`` (after an initialize),
+    by id (the replies with id null in a list under None)."""
+    import io
+
+    from omoide.mcp.stdio import serve_stdio
+
+    out = io.StringIO()
+    stdin = io.StringIO("\n".join([INITIALIZE, *lines]) + "\n")
+
+    async def main() -> None:
+        await serve_stdio(server, anyio.wrap_file(stdin), anyio.wrap_file(out))
+
+    run_async(main)
+    replies: dict[Any, Any] = {None: []}
+    for line in out.getvalue().splitlines():
+        reply = json.loads(line)
+        if reply["id"] is None:
+            replies[None].append(reply)
+        else:
+            replies[reply["id"]] = reply
+    return replies
+
+
+def test_stdio_answers_a_line_that_is_not_a_message(workspace) -> None:
+    """A line that was not JSON, a batch, another jsonrpc version got no answer at all (the
+    SDK only logged it): the client waited for ever. Now -32700 / -32600, and the server
+    goes on serving."""
+    replies = stdio_replies(build_server(workspace), [
+        "not json",
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x\\ud800"}}',
+        '[{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]',
+        '{"jsonrpc": "1.0", "id": 3, "method": "tools/list"}',
+        '{"jsonrpc": "2.0", "id": "four", "method": "tools/call", "params": 5}',
+        '{"jsonrpc": "2.0", "id": 5, "method": "ping"}',
+    ])
+    parse_errors, invalid = replies[None][:2], replies[None][2:]
+    assert [r["error"]["code"] for r in parse_errors] == [-32700, -32700]  # a lone surrogate
+    assert [r["error"]["code"] for r in invalid] == [-32600]
+    assert "batch" in invalid[0]["error"]["message"]
+    assert replies[3]["error"]["code"] == -32600 and "jsonrpc" in replies[3]["error"]["message"]
+    assert replies["four"]["error"]["code"] == -32600
+    assert '"params"' in replies["four"]["error"]["message"]
+    assert replies[5]["result"] == {}
+    assert workspace.engine.characters() == []
+
+
+@pytest.mark.models
+def test_stdio_command_answers_a_line_that_is_not_json(tmp_path: Path) -> None:
+    need_model()
+    proc = subprocess.run(
+        [sys.executable, "-m", "omoide.mcp", "--db", str(tmp_path / "x.db")],
+        input=f'{INITIALIZE}\nnot json\n{{"jsonrpc": "2.0", "id": 1, "method": "ping"}}\n',
+        capture_output=True, text=True, env=child_env(), cwd=str(ROOT), timeout=TIMEOUT)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert sorted(((r["id"], r.get("error", {}).get("code")) for r in replies), key=str) == [
+        (0, None), (1, None), (None, -32700)], proc.stderr
+
+
 def wait_for_port(proc: subprocess.Popen, port: int, deadline: float) -> None:
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -113,8 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         server = build_server(workspace, log_level=args.log_level, translate=translate)
         if args.transport == "stdio":
+            import anyio
+
+            from omoide.mcp.stdio import serve_stdio
+
             log(f"serving {workspace.path} on stdio")
-            server.run("stdio")
+            anyio.run(serve_stdio, server)
         else:
             from omoide.mcp.http import serve_http
 
