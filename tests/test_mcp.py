@@ -323,23 +323,44 @@ INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "par
     "clientInfo": {"name": "raw", "version": "1"}}})
 
 
-def stdio_replies(server: Any, lines: list[str]) -> dict[Any, dict[str, Any]]:
-    """The replies ``serve_stdio`` writes for raw stdin ``lines`` (after an initialize),
-    by id (the replies with id null in a list under None)."""
-    import io
+class StdioPipe:
+    """Raw stdin lines for ``serve_stdio`` (after an initialize), held open until
+    ``expected`` replies came (at the end of stdin the server drops what is in flight); the
+    replies written, as JSON."""
 
+    def __init__(self, lines: list[str], expected: int) -> None:
+        self.lines, self.expected = [INITIALIZE, *lines], expected + 1
+        self.replies: list[dict[str, Any]] = []
+        self.done = anyio.Event()
+
+    async def __aiter__(self):
+        for line in self.lines:
+            yield line + "\n"
+        with anyio.fail_after(TIMEOUT):
+            await self.done.wait()
+
+    async def write(self, text: str) -> None:
+        self.replies.append(json.loads(text))
+        if len(self.replies) >= self.expected:
+            self.done.set()
+
+    async def flush(self) -> None:
+        pass
+
+
+def stdio_replies(server: Any, lines: list[str], expected: int) -> dict[Any, Any]:
+    """The replies ``serve_stdio`` writes for raw stdin ``lines``, by id (those with id null
+    in a list under None)."""
     from omoide.mcp.stdio import serve_stdio
 
-    out = io.StringIO()
-    stdin = io.StringIO("\n".join([INITIALIZE, *lines]) + "\n")
+    pipe = StdioPipe(lines, expected)
 
     async def main() -> None:
-        await serve_stdio(server, anyio.wrap_file(stdin), anyio.wrap_file(out))
+        await serve_stdio(server, pipe, pipe)
 
     run_async(main)
     replies: dict[Any, Any] = {None: []}
-    for line in out.getvalue().splitlines():
-        reply = json.loads(line)
+    for reply in pipe.replies:
         if reply["id"] is None:
             replies[None].append(reply)
         else:
@@ -358,7 +379,7 @@ def test_stdio_answers_a_line_that_is_not_a_message(workspace) -> None:
         '{"jsonrpc": "1.0", "id": 3, "method": "tools/list"}',
         '{"jsonrpc": "2.0", "id": "four", "method": "tools/call", "params": 5}',
         '{"jsonrpc": "2.0", "id": 5, "method": "ping"}',
-    ])
+    ], expected=6)
     parse_errors, invalid = replies[None][:2], replies[None][2:]
     assert [r["error"]["code"] for r in parse_errors] == [-32700, -32700]  # a lone surrogate
     assert [r["error"]["code"] for r in invalid] == [-32600]
@@ -373,13 +394,23 @@ def test_stdio_answers_a_line_that_is_not_a_message(workspace) -> None:
 @pytest.mark.models
 def test_stdio_command_answers_a_line_that_is_not_json(tmp_path: Path) -> None:
     need_model()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "omoide.mcp", "--db", str(tmp_path / "x.db")],
-        input=f'{INITIALIZE}\nnot json\n{{"jsonrpc": "2.0", "id": 1, "method": "ping"}}\n',
-        capture_output=True, text=True, env=child_env(), cwd=str(ROOT), timeout=TIMEOUT)
-    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=child_env(), cwd=str(ROOT))
+    watchdog = threading.Timer(TIMEOUT, proc.kill)  # a reply that never comes: no hang
+    watchdog.start()
+    try:
+        proc.stdin.write(f'{INITIALIZE}\nnot json\n{{"jsonrpc": "2.0", "id": 1, "method": '
+                         '"ping"}\n')
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    finally:
+        proc.stdin.close()
+        proc.wait(TIMEOUT)
+        watchdog.cancel()
     assert sorted(((r["id"], r.get("error", {}).get("code")) for r in replies), key=str) == [
-        (0, None), (1, None), (None, -32700)], proc.stderr
+        (0, None), (1, None), (None, -32700)]
 
 
 def wait_for_port(proc: subprocess.Popen, port: int, deadline: float) -> None:
