@@ -170,3 +170,18 @@ def test_a_server_without_the_names_routes_gets_every_memory_and_no_names(tmp_pa
         assert code == 0 and server_side.get(snow["id"])["text"] == "Bob likes snow"
         assert server_side.character_names() == {}
     assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []
+
+
+def test_a_bad_backup_key_names_the_backup_flags_and_writes_nothing(tmp_path):
+    """A backup key with a space was refused as "Invalid --key": no such CLI flag (the
+    user's was --backup-key)."""
+    db = tmp_path / "w.db"
+    for key in (["--backup-key", "two words"],
+                ["--backup-key", "k", "--backup-key-file", str(tmp_path / "k")]):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["--db", str(db), "--backup", URL, *key, "remember", "alice", "tea"],
+                    embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out,
+                    stderr=err)
+        assert code == 2 and "--backup-key" in err.getvalue(), err.getvalue()
+        assert "words" not in err.getvalue()
+    assert not db.exists()

@@ -45,13 +45,15 @@ def checked_key(key: str | None, name: str = "api_key") -> str | None:
     return key or None
 
 
-def resolve_key(flag: str | None, file: str | Path | None, env: str) -> str | None:
-    """``--key`` or ``--key-file`` (not both), else ``$env``; None when none is set."""
+def resolve_key(flag: str | None, file: str | Path | None, env: str, *,
+                option: str = "--key") -> str | None:
+    """``--key`` or ``--key-file`` (not both), else ``$env``; None when none is set.
+    ``option``: the flag's name in errors (the CLI's backup key is ``--backup-key``)."""
     if flag and file:
-        raise OmoideError.of("INVALID_ARGUMENT", name="key",
+        raise OmoideError.of("INVALID_ARGUMENT", name=f"{option} / {option}-file",
                              reason="give the key or a key file, not both")
     if file:
         return read_key_file(file)
     if flag:
-        return checked_key(flag, "--key")
+        return checked_key(flag, option)
     return checked_key(os.environ.get(env) or None, f"${env}")

@@ -91,7 +91,8 @@ class Context:
         if not url:
             return []
         key = resolve_key(getattr(self.args, "backup_key", None),
-                          getattr(self.args, "backup_key_file", None), "OMOIDE_BACKUP_KEY")
+                          getattr(self.args, "backup_key_file", None), "OMOIDE_BACKUP_KEY",
+                          option="--backup-key")
         return [HttpBackend(HttpConfig(url, api_key=key), name=f"backup {url}")]
 
     @property
