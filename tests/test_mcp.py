@@ -202,6 +202,29 @@ def test_an_unknown_argument_or_a_value_of_another_type_is_refused(workspace) ->
     assert [m.text for m in workspace.engine.memories("alice")] == ["hi"]
 
 
+def test_a_string_argument_is_kept_as_the_string_it_is(workspace) -> None:
+    """The SDK read string arguments as JSON: ``key="null"`` stored a memory without its
+    key, ``context="null"`` without its context, and a context that was JSON text was
+    refused as "not a valid string". A list sent as JSON text still reads as the list."""
+    server = build_server(workspace)
+
+    async def body(c: Client) -> None:
+        held = data(await c.call_tool("remember", {
+            "character": "alice", "text": "Alice likes tea", "key": "null",
+            "context": "null", "conversation": "null"}))
+        assert (held["key"], held["context"], held["conversation"]) == ("null",) * 3
+        turns = '["user: hi", "assistant: hello"]'
+        noted = data(await c.call_tool("remember", {"character": "alice",
+                                                    "text": "Alice has a cat",
+                                                    "context": turns}))
+        assert noted["context"] == turns
+        listed = data(await c.call_tool("ingest", {
+            "character": "alice", "messages": '["I love green tea.", "I live in Osaka."]'}))
+        assert [i["source"] for i in listed["items"]] == [0, 1]
+
+    run_with_client(server, body)
+
+
 def test_audit_reports_quarantined_rows(tmp_path: Path) -> None:
     import sqlite3
 

@@ -14,11 +14,14 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
+import types
+import typing
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import ToolAnnotations
 from pydantic import ConfigDict
 
@@ -205,6 +208,36 @@ def strict_arguments(server: MCPServer) -> None:
     it), ``turn=true`` was stored as 1, ``importance="0.9"`` as a number."""
     for tool in server._tool_manager.list_tools():  # noqa: SLF001 - no public hook for it
         loose = tool.fn_metadata.arg_model
+        tool.fn_metadata = StringsAsGiven(**{
+            name: getattr(tool.fn_metadata, name) for name in FuncMetadata.model_fields})
         tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {
             "model_config": ConfigDict(**loose.model_config, extra="forbid", strict=True)})
         tool.parameters["additionalProperties"] = False  # what a client reads says so too
+
+
+class StringsAsGiven(FuncMetadata):
+    """The SDK reads a string argument as JSON when it parses (a client that sends a list as
+    JSON text): ``key="null"`` stored a memory with no key, ``context="null"`` none, and a
+    context that was JSON text (``'["turn one", "turn two"]'``) was refused as "not a valid
+    string". A field that takes a string keeps the string it was given, unless the text is
+    a list or an object that the field takes too (``messages`` sent as JSON text)."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        parsed = super().pre_parse_json(data)
+        fields = self.arg_model.model_fields
+        return {name: data[name] if name in fields and keeps_string(
+                    fields[name].annotation, parsed[name]) else value
+                for name, value in parsed.items()}
+
+
+def keeps_string(annotation: Any, parsed: Any) -> bool:
+    takes = accepted_types(annotation)
+    return str in takes and (parsed is None or type(parsed) not in takes)
+
+
+def accepted_types(annotation: Any) -> set[Any]:
+    """The outer types an annotation accepts: ``str | list[str] | None`` -> str, list,
+    NoneType."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return set().union(*(accepted_types(a) for a in typing.get_args(annotation)))
+    return {typing.get_origin(annotation) or annotation}
