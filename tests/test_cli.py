@@ -4,6 +4,7 @@ resumable re-vectorization, and one real subprocess run with the real model."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -641,3 +642,14 @@ def test_memory_text_cannot_drive_the_terminal(cli):
     assert hit["text"] == hostile  # stored and given to programs as it is
     err = cli.fails("recall", "alice\x1b[2J", "tea")
     assert "\x1b" not in err
+
+
+def test_text_the_console_cannot_encode_is_shown_escaped(tmp_path, monkeypatch):
+    """With an ASCII (or cp1252) stdout, the confirmation of a memory in Japanese raised
+    UnicodeEncodeError: a traceback after the memory was written."""
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    code = main(["--db", str(tmp_path / "ws.db"), "remember", "alice", "アリスは猫が好き"],
+                embedder_factory=factory)
+    sys.stdout.flush()
+    assert code == 0 and "\\u732b" in raw.getvalue().decode("ascii")

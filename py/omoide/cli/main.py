@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None, *, embedder_factory: EmbedderFactory | N
         return int(e.code or 0)
     if args.db is None:
         args.db = str(default_path())
+    if stdout is None and stderr is None:
+        console_never_fails()
     ctx = Context(args, embedder_factory, stdout, stderr)
     try:
         return int(args.handler(ctx))
@@ -100,6 +102,15 @@ def main(argv: list[str] | None = None, *, embedder_factory: EmbedderFactory | N
         return 0
     finally:
         ctx.close()
+
+
+def console_never_fails() -> None:
+    """A console or pipe whose encoding cannot show a memory's text (PYTHONIOENCODING=ascii,
+    a Windows pipe in cp1252) shows it escaped (\\u732b): printing it raised
+    UnicodeEncodeError, a traceback after the command had already written."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def run() -> None:
