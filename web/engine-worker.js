@@ -473,6 +473,27 @@ async function catchUp() {
   }
 }
 
+// The stored settings, applied at boot. One that this version refuses (a backup URL holding
+// a token, stored by an older one) is left out and named; the others still apply (all of
+// them were ignored with it). IndexedDB keeps them all as they were.
+async function applyStoredSettings(values) {
+  const ignored = [];
+  for (;;) {
+    try {
+      await callPython("apply_settings", { values });
+      break;
+    } catch (err) {
+      ignored.push(err.message);
+      const name = err.fields?.name;
+      if (!Object.hasOwn(values, name)) break; // names no stored setting: none applied
+      values = Object.fromEntries(Object.entries(values).filter(([k]) => k !== name));
+    }
+  }
+  if (ignored.length) {
+    emit({ type: "notice", message: `stored settings ignored: ${ignored.join("; ")}` });
+  }
+}
+
 // ``ahead``: boot's read ahead (``readAhead``); a character's read is used only when its
 // generation and the global one are still those read with it (else it is read again).
 async function loadEverything(ahead = null) {
@@ -484,8 +505,7 @@ async function loadEverything(ahead = null) {
   py.session.start(selected.model, selected.dtype);
   const userSettings = await store.getSetting(db, "user_settings", {});
   backupConfigured = Boolean(userSettings.backup_url);
-  await callPython("apply_settings", { values: userSettings }).catch((err) =>
-    emit({ type: "notice", message: `stored settings ignored: ${err.message}` }));
+  await applyStoredSettings(userSettings);
   const notices = [];
   for (const { id } of await store.listCharacters(db)) {
     const placed = current(id) ? ahead.placed.get(id) : undefined;

@@ -284,6 +284,30 @@ def test_settings_are_validated_and_kept(launch, app_url, tmp_path):
     page.reload()
     wait_ready(page)
     assert engine_call(page, "settings")["rrf_k"] == 30
+    # A stored setting this version refuses (a backup URL with a user, stored by an older
+    # one) is left out at boot and named; the others still apply (all were dropped with it).
+    page.evaluate("""() => new Promise((ok, fail) => {
+      const open = indexedDB.open("omoide");
+      open.onsuccess = () => {
+        const tx = open.result.transaction("settings", "readwrite");
+        const settings = tx.objectStore("settings");
+        const read = settings.get("user_settings");
+        read.onsuccess = () => settings.put({ key: "user_settings", value: {
+          ...read.result.value, backup_url: "http://me:secret@backup.example/" } });
+        tx.oncomplete = () => { open.result.close(); ok(); };
+        tx.onerror = () => fail(tx.error);
+      };
+      open.onerror = () => fail(open.error);
+    })""")
+    page.reload()
+    wait_ready(page)
+    applied = engine_call(page, "settings")
+    assert (applied["rrf_k"], applied["hot_budget_chars"], applied["backup_url"]) == (
+        30, 8000, None)
+    notices = [e["message"] for e in page.evaluate("() => window.omoide.events")
+               if e.get("type") == "notice"]
+    assert any("stored settings ignored" in n and "backup_url" in n for n in notices), notices
+    assert not any("secret" in n for n in notices)
 
 
 def test_recall_revives_a_trashed_exact_match(launch, app_url, tmp_path):
