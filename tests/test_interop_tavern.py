@@ -163,6 +163,23 @@ def test_importing_the_same_chat_again_changes_nothing(gov):
     assert gov.engine.trash("seraphina") == []
 
 
+def test_what_the_user_forgot_stays_forgotten_when_the_file_comes_again(gov):
+    """The user forgot a memory a chat (or a card) brought; importing the same file again
+    stored it anew, live, beside the forgotten one in the trash: the forget undone."""
+    import_file(gov, s.st_chat(), "Seraphina - 2024-05-01.jsonl")
+    tea = next(m for m in gov.engine.memories("seraphina") if "green tea" in m.text)
+    gov.engine.forget("seraphina", tea.id)
+    again = import_file(gov, s.st_chat(), "Seraphina - 2024-05-01.jsonl")
+    assert "I love green tea." not in texts(gov, "seraphina")
+    assert again["stored"] == 0 and again["skipped"] == 3
+    assert [e.memory.id for e in gov.engine.trash("seraphina")] == [tea.id]  # restorable
+    card = import_file(gov, s.as_json(s.CARD_V2), "seraphina.json")
+    fact = gov.engine.memories(card["character"])[0]
+    gov.engine.forget(card["character"], fact.id)
+    again = import_file(gov, s.as_json(s.CARD_V2), "seraphina.json")
+    assert again["facts"] == 0 and fact.text not in texts(gov, card["character"])
+
+
 def test_the_same_words_in_another_session_still_count_as_a_repeat(gov):
     messages = [{**m, "send_date": "May 2, 2024 8:00am"} for m in s.CHAT_MESSAGES[:2]]
     import_file(gov, s.st_chat(), "a.jsonl")

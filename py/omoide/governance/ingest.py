@@ -209,6 +209,18 @@ def held_from_session(store: Any, existing: Memory, candidate: Candidate,
                for i in held_links(existing.meta) if i in trash)
 
 
+def trashed_from_session(store: Any, extra_meta: Mapping[str, Any]) -> dict[str, str]:
+    """The texts this session brought whose memories are in the trash (text -> memory id):
+    a chat imported again must not bring back what the user forgot from it. One pass over
+    the trash per ingest, only for a tagged session (an import names its day)."""
+    session = extra_meta.get("session")
+    if session is None or store is None:
+        return {}
+    return {entry.memory.text: entry.memory.id for entry in store.trash.values()
+            if entry.memory.meta.get("session") == session
+            and entry.memory.meta.get("source") == extra_meta.get("source")}
+
+
 def _places(store: Any, conversation: str | None, count: int, candidates: list[Candidate],
             at: float) -> list[tuple[str | None, int | None]]:
     """Each candidate's (conversation, turn): its message's place after the conversation's
@@ -290,6 +302,7 @@ def ingest(
     vectors = embed_memories(engine.embedder, list(zip([c.text for c in candidates], contexts,
                                                        strict=True)))
     index = DedupIndex(store, dedup_threshold)
+    trashed = trashed_from_session(store, extra_meta)
     now = engine.now()
     planned_items: list[IngestItem] = []
     for candidate, context, vector, (conv, turn) in zip(candidates, contexts, vectors, places,
@@ -298,6 +311,12 @@ def ingest(
             "stored", "new", text=candidate.text, kind=candidate.kind, key=candidate.key,
             polarity=candidate.polarity, source=candidate.source, via=candidate.via,
         )
+        if candidate.text in trashed:  # forgotten (or set aside) since the first import
+            item.action, item.memory_id = "skipped", trashed[candidate.text]
+            item.reason = (f"already brought from session {extra_meta['session']}; its "
+                           "memory is in the trash (restore it there)")
+            report.items.append(item)  # nothing written: not in the audit log
+            continue
         polarity = candidate_polarity(candidate)
         found = index.match(candidate.kind, candidate.key, vector, polarity,
                             text=candidate.text)

@@ -119,7 +119,12 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
     store = engine.stores.get(target)
     if store is not None:
         engine.check_model(store)  # refused before anything is embedded or written
-    held = {m.text for m in engine.memories(target)} if store is not None else set()
+    held = set()
+    if store is not None:
+        sources = {fact.meta.get("source") for fact in plan.facts}
+        # a fact the user forgot (in the trash) stays forgotten when the file comes again
+        held = {m.text for m in engine.memories(target)} | {
+            e.memory.text for e in engine.trash(target) if e.memory.meta.get("source") in sources}
     fresh, seen = [], set(held)
     for fact, key in zip(plan.facts, distinct_keys(plan.facts), strict=True):
         try:
