@@ -644,6 +644,19 @@ def test_memory_text_cannot_drive_the_terminal(cli):
     assert "\x1b" not in err
 
 
+def test_memory_text_cannot_reorder_what_the_terminal_shows(cli):
+    """A right-to-left override (U+202E) in a memory reversed everything the terminal printed
+    after it on the line: a memory could read as another. Shown escaped; the marks Arabic
+    and Hebrew need (U+200F) stay as they are."""
+    hostile = "I love tea \u202egnisoob\u202c and \u2067isolated\u2069 \u05e9\u05dc\u200f"
+    cli.ok("remember", "alice", hostile)
+    out = cli.ok("recall", "alice", "tea")
+    assert not any(c in out for c in "\u202e\u202c\u2067\u2069")
+    assert "\\u202egnisoob" in out and "\u05e9\u05dc\u200f" in out
+    [hit] = cli.json("recall", "alice", "tea")["hits"]
+    assert hit["text"] == hostile  # stored and given to programs as it is
+
+
 def test_text_the_console_cannot_encode_is_shown_escaped(tmp_path, monkeypatch):
     """With an ASCII (or cp1252) stdout, the confirmation of a memory in Japanese raised
     UnicodeEncodeError: a traceback after the memory was written."""

@@ -190,13 +190,20 @@ def _stdin_text() -> str:
 
 # Control characters other than a line break or a tab: memory text is untrusted (a card's
 # lorebook, an import, an MCP agent), and ESC [2J clears the screen, OSC 52 writes the
-# clipboard. Shown escaped; JSON output escapes them itself.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# clipboard; the bidirectional embeddings, overrides and isolates (U+202E) reorder what the
+# terminal shows after them, so a memory could print as something else (marks such as U+200F
+# stay: Arabic and Hebrew text needs them). Shown escaped; JSON output escapes what JSON must.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def shown(line: str) -> str:
-    """``line`` for a terminal: control characters as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
+    """``line`` for a terminal: control characters as ``\\xNN`` (``\\uNNNN`` above 0xff)."""
+    return _CONTROL.sub(lambda m: escaped(m.group()), line)
+
+
+def escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def write_output(ctx: Context, path: str, text: str) -> bool:
