@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -274,6 +275,14 @@ def test_errors_are_tool_errors_with_the_message(workspace) -> None:
         assert bad_type.is_error
         missing = await c.call_tool("recall", {"character": "alice"})
         assert missing.is_error
+        # every failure reads CODE: message, as the README says (the SDK put "Error
+        # executing tool <name>: " first, and a pydantic dump with links for arguments)
+        for result in (empty, unknown, bad_id, no_char, bad_type, missing):
+            text = error_text(result)
+            assert re.match(r"^[A-Z_]+: ", text) and "executing tool" not in text, text
+            assert "pydantic" not in text
+        assert error_text(missing).startswith("INVALID_ARGUMENT: ") and "query" in \
+            error_text(missing)
 
         # bob never sees alice's memory: error or empty, nothing else
         other = await c.call_tool("recall", {"character": "bob", "query": "Alice loves tea"})

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
-from mcp_types import ToolAnnotations
-from pydantic import ConfigDict
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict, ValidationError
 
 from omoide.engine.memory import Hit, TrashEntry
 from omoide.errors import OmoideError
@@ -53,6 +53,35 @@ _T = TypeVar("_T")
 class WorkspaceLike(Protocol):
     engine: Any
     governor: Any
+
+
+class ToolServer(MCPServer):
+    """The SDK's server with its tools' failures worded as the error table's
+    ``CODE: message``: it put "Error executing tool <name>: " before ours, and a pydantic
+    dump (with links) for arguments of the wrong type."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK answers it without its details
+        except ToolError as e:
+            return CallToolResult(content=[TextContent(type="text", text=tool_error_text(e))],
+                                  is_error=True)
+
+
+def tool_error_text(error: ToolError) -> str:
+    """``CODE: message`` of a tool's failure: ours as raised, the SDK's argument check as
+    INVALID_ARGUMENT naming each field (never the value given), an unknown tool's as is."""
+    cause = error.__cause__
+    if isinstance(cause, ToolError):  # raised by ``guarded``: already CODE: message
+        return str(cause)
+    if isinstance(cause, ValidationError):
+        fields = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                           for e in cause.errors())
+        return f"INVALID_ARGUMENT: Invalid arguments ({fields})."
+    return f"INVALID_ARGUMENT: {error}"
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:
@@ -96,7 +125,7 @@ def build_server(
 
         return call
 
-    server = MCPServer(name, instructions=INSTRUCTIONS, log_level=log_level)  # type: ignore[arg-type]
+    server = ToolServer(name, instructions=INSTRUCTIONS, log_level=log_level)  # type: ignore[arg-type]
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
