@@ -271,6 +271,16 @@ MALFORMED = [
      "line 2: 'is_user' must be true or false, not \"false\""),
     (s.st_chat(messages=[dict(s.CHAT_MESSAGES[1], is_system="false")]),  # it was dropped
      "line 2: 'is_system' must be true or false, not \"false\""),
+    # a lorebook flag as text: "false" switched the entry off, or to always on
+    (s.as_json({"entries": {"0": {"key": ["a"], "content": "x", "disable": "false"}}}),
+     "entry 0: 'disable' must be true or false, not \"false\""),
+    (s.as_json({"entries": {"0": {"key": ["a"], "content": "x", "constant": "false"}}}),
+     "entry 0: 'constant' must be true or false, not \"false\""),
+    (s.as_json({"entries": [{"keys": ["a"], "content": "x", "enabled": 0}]}),
+     "entry 0: 'enabled' must be true or false, not 0"),
+    (s.as_json({"type": "risu", "data": [{"key": "a", "content": "x",
+                                          "alwaysActive": "true"}]}),
+     "entry 0: 'alwaysActive' must be true or false"),
     # longer than ingest takes: refused whole (the days before it were written)
     (s.st_chat(messages=[s.CHAT_MESSAGES[1], dict(s.CHAT_MESSAGES[3], mes="x" * 100_001)]),
      "line 3 is 100001 characters, the limit is 100000"),

@@ -269,8 +269,10 @@ def lorebook(entries: Any, fmt: str, bad: Bad) -> ImportPlan:
         comment = entry.get("comment", entry.get("name", ""))
         if not isinstance(comment, str):
             raise bad("lorebook", f"{where}: 'comment' must be text")
-        disabled = bool(entry.get("disable")) or entry.get("enabled") is False
-        constant = bool(entry.get("constant") or entry.get("alwaysActive"))
+        yes = {name: flag(entry, name, "lorebook", where, bad)
+               for name in ("disable", "enabled", "constant", "alwaysActive")}
+        disabled = yes["disable"] or entry.get("enabled") is False
+        constant = yes["constant"] or yes["alwaysActive"]
         meta: dict[str, Any] = {"source": fmt, "keys": keys}
         if secondary:
             meta["secondary_keys"] = secondary
@@ -376,15 +378,17 @@ def within_limit(text: str, what: str, where: str, bad: Bad) -> None:
         raise bad(what, f"{where} is {len(text)} characters, the limit is {MAX_MESSAGE_CHARS}")
 
 
-def flag(message: dict[str, Any], name: str, line: int, bad: Bad) -> bool:
-    """A message's ``is_user`` / ``is_system``: true, false or absent (null). Any other
-    value is refused: ``"false"`` (a converter's) read as true made the character's lines
-    the user's facts, or dropped what the user said."""
-    value = message.get(name)
-    if value is not None and not isinstance(value, bool):
-        raise bad("SillyTavern chat", f"line {line}: '{name}' must be true or false, not "
-                                      f"{str(json.dumps(value))[:40]}")
-    return bool(value)
+def flag(value: dict[str, Any], name: str, what: str, where: str, bad: Bad) -> bool:
+    """A yes/no field of a chat message (``is_user``, ``is_system``) or a lorebook entry
+    (``disable``, ``constant``, ``enabled``, ``alwaysActive``): true, false or absent (null,
+    read as false). Any other value is refused, naming ``where`` and the field: ``"false"``
+    (a converter's) read as true made the character's lines the user's facts, dropped what
+    the user said, or switched a lorebook entry off or to always on."""
+    got = value.get(name)
+    if got is not None and not isinstance(got, bool):
+        raise bad(what, f"{where}: '{name}' must be true or false, not "
+                        f"{str(json.dumps(got))[:40]}")
+    return bool(got)
 
 
 def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
@@ -407,7 +411,8 @@ def st_chat(lines: list[tuple[int, str]], bad: Bad) -> ImportPlan:
             raise bad("SillyTavern chat", f"line {n} is not JSON ({e.msg})") from None
         if not isinstance(m, dict) or not isinstance(m.get("mes"), str):
             raise bad("SillyTavern chat", f"line {n} has no text 'mes'")
-        is_user, is_system = flag(m, "is_user", n, bad), flag(m, "is_system", n, bad)
+        is_user, is_system = (flag(m, name, "SillyTavern chat", f"line {n}", bad)
+                             for name in ("is_user", "is_system"))
         if is_system or not m["mes"].strip():
             continue  # narrator / hidden system lines are not what anyone said
         within_limit(m["mes"], "SillyTavern chat", f"line {n}", bad)
