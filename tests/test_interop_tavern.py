@@ -97,6 +97,40 @@ def test_world_info_entries_become_facts_with_their_keys(gov):
     assert lamp.meta["constant"] is True and lamp.meta["secondary_keys"] == ["storm"]
 
 
+def test_disabled_lorebook_entries_are_left_out_and_named(gov, cli, tmp_path):
+    """An entry the user switched off (ST ``disable: true``, a card book's ``enabled:
+    false``) was stored as a live memory with ``meta.disabled``, which nothing reads: text
+    the app never puts in a prompt came back in recall. It is left out, and said so."""
+    lore = {"entries": {
+        "0": {"key": ["door"], "content": "The secret door is behind the red curtain.",
+              "disable": True},
+        "1": {"key": ["dragon"], "content": "The blue dragon sleeps under the mountain.",
+              "disable": False},
+    }}
+    report = import_file(gov, s.as_json(lore), "wi.json", character="kaito")
+    assert texts(gov, "kaito") == ["The blue dragon sleeps under the mountain."]
+    assert (report["facts"], report["disabled"], report["disabled_entries"]) == (
+        1, 1, ["entry 0"])
+    assert all("door" not in h.memory.text for h in gov.engine.recall("kaito", "secret door"))
+    book = s.CARD_V2["data"]["character_book"]
+    off = {"keys": ["wolf"], "content": "A grey wolf follows Seraphina.", "enabled": False}
+    card = {**s.CARD_V2, "data": {**s.CARD_V2["data"],
+                                  "character_book": {**book, "entries": [*book["entries"], off]}}}
+    report = import_file(gov, s.as_json(card), "seraphina.json")
+    assert report["disabled_entries"] == ["entry 2"] and report["facts"] == 5
+    assert not any("wolf" in t for t in texts(gov, "seraphina"))
+    # an Omoide memory whose meta says "disabled" still makes the round trip
+    gov.engine.remember("rin", "Rin hides a spare key", meta={"disabled": True})
+    exported = export_world_info(gov.engine, "rin")
+    assert exported["entries"]["0"]["disable"] is True
+    back = import_file(gov, json.dumps(exported).encode(), "wi.json", character="rin-2")
+    assert texts(gov, "rin-2") == ["Rin hides a spare key"] and back["disabled"] == 0
+    path = tmp_path / "wi.json"
+    path.write_bytes(s.as_json(lore))
+    assert "1 disabled lorebook entries left out (entry 0)" in cli.ok(
+        "import-tavern", str(path), "--character", "kaito")
+
+
 def test_risu_lorebook(gov):
     import_file(gov, s.as_json(s.RISU_LOREBOOK), "risu.json", character="guild")
     (memory,) = gov.engine.memories("guild")

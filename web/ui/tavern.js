@@ -16,6 +16,7 @@ Object.assign(CATALOGUES.en, {
   "tavern.imported": "{format} → {character}: {facts} facts stored ({skipped} already " +
     "held); {messages} chat messages, {stored} memories stored, {merged} merged.",
   "tavern.exported": "World Info with {n} entries saved.",
+  "tavern.disabled": "{n} lorebook entries switched off in the file were left out ({entries}).",
 });
 Object.assign(CATALOGUES.ja, {
   "tavern.title": "SillyTavern / RisuAI",
@@ -28,6 +29,7 @@ Object.assign(CATALOGUES.ja, {
   "tavern.imported": "{format} → {character}：事実 {facts} 件を保存（既存 {skipped} 件）；" +
     "チャット {messages} 件から記憶 {stored} 件を保存、{merged} 件を統合。",
   "tavern.exported": "{n} 項目の World Info を保存しました。",
+  "tavern.disabled": "ファイルで無効になっているロアブック項目 {n} 件は取り込みませんでした（{entries}）。",
 });
 
 function base64(buffer) {
@@ -100,6 +102,10 @@ export function mountTavern(ctx) {
       format: report.format, character: ctx.characterName?.(report.character) ?? report.character,
       facts: report.facts, skipped: report.facts_skipped, messages: report.messages,
       stored: report.stored, merged: report.merged })));
+    if (report.disabled) {
+      out.append(h("p", {}, t("tavern.disabled", {
+        n: report.disabled, entries: report.disabled_entries.slice(0, 5).join(", ") })));
+    }
     out.dataset.state = "done";
     ctx.emit("changed", { characters: [report.character] });
   });

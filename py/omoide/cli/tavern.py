@@ -82,6 +82,10 @@ def import_tavern(ctx: Context) -> int:
     verb = "would store" if a.dry_run else "stored"
     line = (f"{report['format']} -> {report['character']}: {verb} {report['facts']} facts "
             f"({report['facts_skipped']} already held)")
+    if report.get("disabled"):
+        names = ", ".join(report["disabled_entries"][:5])
+        more = ", ..." if report["disabled"] > 5 else ""
+        line += (f"; {report['disabled']} disabled lorebook entries left out ({names}{more})")
     if report["messages"]:
         line += (f"; {report['messages']} chat messages in {len(report['sessions'])} days: "
                  f"{verb} {report['stored']}, merged {report['merged']}, "

@@ -148,6 +148,7 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         "format": plan.format, "character": target, "name": plan.name, "dry_run": dry_run,
         "facts": len(fresh), "facts_skipped": len(plan.facts) - len(fresh),
         "messages": len(plan.messages), "undated": plan.undated, "repaired": plan.repaired,
+        "disabled": len(plan.disabled), "disabled_entries": list(plan.disabled),
         "sessions": [],
         "stored": 0, "merged": 0, "skipped": 0,
     }

@@ -13,7 +13,8 @@ Formats, from the projects' public documentation:
   "comment", "content", "constant", "disable", ...}}}``; a card's ``character_book``
   (``"entries": [{"keys", "secondary_keys", "content", "comment", "enabled"}]``); RisuAI
   lorebook export ``{"type": "risu", "data": [{"key": "a, b", "secondkey", "comment",
-  "content"}]}``.
+  "content"}]}``. An entry switched off (``disable: true``, ``enabled: false``) is left
+  out and named in ``ImportPlan.disabled``: the app never puts it in a prompt.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class ImportPlan:
     undated: int = 0  # chat messages whose date was missing or unreadable
     path: str = ""  # the file it came from, for messages
     repaired: int = 0  # lone surrogates (JSON escapes) replaced by U+FFFD
+    # lorebook entries the user switched off (``disable`` / ``enabled: false``): left out
+    disabled: list[str] = field(default_factory=list)
 
     @property
     def character(self) -> str | None:
@@ -206,7 +209,9 @@ def card(data: dict[str, Any], fmt: str, bad: Bad) -> ImportPlan:
     if book is not None:
         if not isinstance(book, dict) or not isinstance(book.get("entries"), list):
             raise bad("character book", "'character_book.entries' must be a list")
-        plan.facts += lorebook(book["entries"], "character-book", bad).facts
+        embedded = lorebook(book["entries"], "character-book", bad)
+        plan.facts += embedded.facts
+        plan.disabled += embedded.disabled
     return plan
 
 
@@ -282,9 +287,16 @@ def lorebook(entries: Any, fmt: str, bad: Bad) -> ImportPlan:
             meta["constant"] = True
         if disabled:
             meta["disabled"] = True
-        fact = Fact(content.strip(), lore_key(keys, comment), meta, where=where)
         saved = (entry.get("extensions") or {}).get("omoide") if isinstance(
             entry.get("extensions"), dict) else None
+        if disabled and not (isinstance(saved, dict) and isinstance(saved.get("meta"), dict)
+                             and saved["meta"].get("disabled")):
+            # switched off in SillyTavern / RisuAI: never in its prompts, so not a memory
+            # to recall either; the report names it. (An entry Omoide exported from a
+            # memory whose meta says "disabled" comes back as that memory was.)
+            plan.disabled.append(where)
+            continue
+        fact = Fact(content.strip(), lore_key(keys, comment), meta, where=where)
         if isinstance(saved, dict):  # written by export_world_info: the memory as it was
             fact.kind = saved.get("kind", fact.kind)
             fact.importance = saved.get("importance", fact.importance)
