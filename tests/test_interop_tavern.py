@@ -55,6 +55,24 @@ def test_card_v2_json_makes_the_character_and_its_facts(gov):
     assert len(gov.engine.memories("seraphina")) == 5
 
 
+def test_char_in_the_cards_lorebook_is_the_characters_name(gov):
+    """``{{char}}`` was replaced in the card's fields but kept in its embedded lorebook's
+    entries: recall and prompts said "{{char}} fears the sea"."""
+    book = {"entries": [
+        {"keys": ["sea"], "content": "{{char}} fears the sea since {{user}} fell in.",
+         "enabled": True},
+        {"keys": ["lamp"], "content": "<BOT> trims the lamp at dusk.", "enabled": True}]}
+    card = {"spec": "chara_card_v2", "data": {"name": "Kaito", "description": "{{char}} "
+                                              "keeps a lighthouse.", "character_book": book}}
+    import_file(gov, s.as_json(card), "kaito.json")
+    assert texts(gov, "kaito") == ["Kaito fears the sea since {{user}} fell in.",
+                                   "Kaito keeps a lighthouse.",
+                                   "Kaito trims the lamp at dusk."]
+    # a lorebook alone names no character: its text is kept as written
+    import_file(gov, s.as_json(book), "book.json", character="other")
+    assert "{{char}} fears the sea since {{user}} fell in." in texts(gov, "other")
+
+
 @pytest.mark.parametrize(("card", "keyword", "fmt", "character"), [
     (s.CARD_V2, "chara", "card-v2", "seraphina"),
     (s.CARD_V3, "ccv3", "card-v3", "kaito"),

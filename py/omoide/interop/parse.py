@@ -200,7 +200,7 @@ def card(data: dict[str, Any], fmt: str, bad: Bad) -> ImportPlan:
         value = data.get(name_of_field, "")
         if not isinstance(value, str):
             raise bad("character card", f"'{name_of_field}' must be text")
-        text = re.sub(r"\{\{char\}\}|<BOT>", name, value, flags=re.IGNORECASE).strip()
+        text = with_name(value, name).strip()
         for n, part in enumerate(split_paragraphs(text), 1):
             plan.facts.append(Fact(part, f"card:{name_of_field}" + (f"#{n}" if n > 1 else ""),
                                    {"source": fmt, "field": name_of_field},
@@ -209,10 +209,16 @@ def card(data: dict[str, Any], fmt: str, bad: Bad) -> ImportPlan:
     if book is not None:
         if not isinstance(book, dict) or not isinstance(book.get("entries"), list):
             raise bad("character book", "'character_book.entries' must be a list")
-        embedded = lorebook(book["entries"], "character-book", bad)
+        embedded = lorebook(book["entries"], "character-book", bad, name=name)
         plan.facts += embedded.facts
         plan.disabled += embedded.disabled
     return plan
+
+
+def with_name(text: str, name: str) -> str:
+    """A card's text with ``{{char}}`` (``<BOT>``) as the character's name: the card names
+    it. ``{{user}}`` stays: the user's name is not known here."""
+    return re.sub(r"\{\{char\}\}|<BOT>", name, text, flags=re.IGNORECASE)
 
 
 def split_paragraphs(text: str, limit: int = CHUNK_CHARS) -> list[str]:
@@ -251,7 +257,9 @@ def _keys(value: Any, where: str, bad: Bad) -> list[str]:
     return [k.strip() for k in value if k.strip()]
 
 
-def lorebook(entries: Any, fmt: str, bad: Bad) -> ImportPlan:
+def lorebook(entries: Any, fmt: str, bad: Bad, *, name: str | None = None) -> ImportPlan:
+    """``name``: the character of the card holding the lorebook; its ``{{char}}`` in the
+    entries' text becomes that name, as in the card's own fields."""
     if isinstance(entries, dict):
         items = list(entries.items())
     elif isinstance(entries, list):
@@ -296,7 +304,8 @@ def lorebook(entries: Any, fmt: str, bad: Bad) -> ImportPlan:
             # memory whose meta says "disabled" comes back as that memory was.)
             plan.disabled.append(where)
             continue
-        fact = Fact(content.strip(), lore_key(keys, comment), meta, where=where)
+        text = (content if name is None else with_name(content, name)).strip()
+        fact = Fact(text, lore_key(keys, comment), meta, where=where)
         if isinstance(saved, dict):  # written by export_world_info: the memory as it was
             fact.kind = saved.get("kind", fact.kind)
             fact.importance = saved.get("importance", fact.importance)
