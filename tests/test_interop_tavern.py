@@ -73,6 +73,16 @@ def test_char_in_the_cards_lorebook_is_the_characters_name(gov):
     assert "{{char}} fears the sea since {{user}} fell in." in texts(gov, "other")
 
 
+@pytest.mark.parametrize("name", ["Dr\\d", "A\\1", "Rin\\n", "\\g<0>"])
+def test_a_name_with_a_backslash_is_written_as_it_is(gov, name):
+    """The name was a regex template: "Dr\\d" crashed the import (re.error, a traceback),
+    "Rin\\n" became "Rin" and a line break in every fact."""
+    card = {"name": name, "description": "{{char}} is here.",
+            "character_book": {"entries": [{"keys": ["a"], "content": "<BOT> waves."}]}}
+    report = import_file(gov, s.as_json(card), "card.json")
+    assert texts(gov, report["character"]) == [f"{name} is here.", f"{name} waves."]
+
+
 @pytest.mark.parametrize(("card", "keyword", "fmt", "character"), [
     (s.CARD_V2, "chara", "card-v2", "seraphina"),
     (s.CARD_V3, "ccv3", "card-v3", "kaito"),

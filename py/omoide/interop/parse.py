@@ -217,8 +217,9 @@ def card(data: dict[str, Any], fmt: str, bad: Bad) -> ImportPlan:
 
 def with_name(text: str, name: str) -> str:
     """A card's text with ``{{char}}`` (``<BOT>``) as the character's name: the card names
-    it. ``{{user}}`` stays: the user's name is not known here."""
-    return re.sub(r"\{\{char\}\}|<BOT>", name, text, flags=re.IGNORECASE)
+    it (as it is: a backslash in it is no template). ``{{user}}`` stays: the user's name
+    is not known here."""
+    return re.sub(r"\{\{char\}\}|<BOT>", lambda _: name, text, flags=re.IGNORECASE)
 
 
 def split_paragraphs(text: str, limit: int = CHUNK_CHARS) -> list[str]:
