@@ -251,6 +251,25 @@ def test_the_same_words_in_another_session_still_count_as_a_repeat(gov):
     assert tea.meta["merges"] == 1
 
 
+def test_history_a_chat_replaced_is_kept_the_grace_period_from_the_import(gov):
+    """The chat ran under the engine's clock set to its day, so the fact a later day
+    replaced went to the trash dated June 2024: ``purge_expired`` erased it at once, not 30
+    days after the import. The memories keep their own dates; the trash has this machine's."""
+    messages = [dict(s.CHAT_MESSAGES[1], mes="I work as a nurse."),
+                dict(s.CHAT_MESSAGES[3], mes="I work as a doctor.")]
+    report = import_file(gov, s.st_chat(messages=messages), "c.jsonl")
+    assert [x["day"] for x in report["sessions"]] == ["2024-05-01", "2024-06-03"]
+    [entry] = gov.engine.trash("seraphina")
+    assert entry.memory.text == "I work as a nurse."
+    assert entry.memory.created_at == at("2024-05-01T12:31:00")
+    assert entry.trashed_at == gov.engine.now() == 1_800_000_000.0
+    [doctor] = gov.engine.memories("seraphina")
+    assert doctor.created_at == at("2024-06-03T09:05:00")
+    assert gov.purge_expired("seraphina") == []
+    assert [e.memory.id for e in gov.engine.trash("seraphina")] == [entry.memory.id]
+    assert all(e.at == gov.engine.now() for e in gov.log.events())  # the log's time too
+
+
 def test_risu_chat(gov):
     report = import_file(gov, s.as_json(s.RISU_CHAT), "chat.json", character="risu")
     assert report["format"] == "risu-chat" and report["stored"] == 1

@@ -3,14 +3,16 @@
 Everything is checked before the first write (the character id, every fact through the same
 validation as ``remember``, the model of the character's index). Facts whose text the
 character already holds are skipped, so importing a file twice adds nothing. Chat messages
-are ingested one day at a time with the engine's clock set to that day's last message, so
-what they yield carries the date it was said (and ``meta.session`` = that day).
+are ingested one day at a time at that day's last message (ingest's ``at``), so what they
+yield carries the date it was said (and ``meta.session`` = that day), while what the import
+does on this machine has this machine's time: a fact a later day replaced goes to the trash
+now, so the trash's grace period runs from the import (under the engine's clock set to the
+chat's day, history of 2024 was purged as soon as it was imported).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +23,6 @@ from omoide.errors import OmoideError
 from omoide.interop.parse import ChatMessage, ImportPlan, parse_file
 
 if TYPE_CHECKING:
-    from omoide.engine.core import MemoryEngine
     from omoide.governance import Governor
 
 
@@ -30,19 +31,6 @@ def import_file(governor: Governor, data: bytes, path: str = "the file", *,
                 names: Mapping[str, str] | None = None) -> dict[str, Any]:
     return apply_plan(governor, parse_file(data, path), character=character, dry_run=dry_run,
                       names=names)
-
-
-@contextmanager
-def clock_at(engine: MemoryEngine, when: float | None) -> Iterator[None]:
-    if when is None:
-        yield
-        return
-    saved = engine.clock
-    engine.clock = lambda: when
-    try:
-        yield
-    finally:
-        engine.clock = saved
 
 
 def day_of(at: float | None) -> str | None:
@@ -156,9 +144,9 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         engine.remember_many(target, fresh)
     for day, group in sessions(plan.messages):
         meta = {"source": plan.format} | ({"session": day} if day else {})
-        with clock_at(engine, group[-1].at):
-            ingested = governor.ingest(target, [{"role": m.role, "content": m.text}
-                                                for m in group], dry_run=dry_run, meta=meta)
+        ingested = governor.ingest(target, [{"role": m.role, "content": m.text}
+                                            for m in group], dry_run=dry_run, meta=meta,
+                                   at=group[-1].at)
         stored, merged = ingested.count("stored"), len(ingested.merged)
         report["sessions"].append({"day": day, "messages": len(group), "stored": stored,
                                    "merged": merged})
