@@ -284,6 +284,38 @@ def test_dry_run_writes_nothing(gov):
     assert report["facts"] == 5 and gov.engine.characters() == []
 
 
+def test_dry_run_of_a_chat_of_several_days_says_what_the_import_does(gov):
+    """Each day was previewed against the store alone: the same sentences on two days
+    previewed "would store 4, merged 0", the import stored 2 and merged 2. The preview is
+    now the import itself, on a throw-away copy of the character."""
+    import_file(gov, s.as_json(s.CARD_V2), "seraphina.json")
+    gov.engine.remember("seraphina", "I work as a nurse.", key="fact:job")
+    before = {m.id: m.to_dict() for m in gov.engine.memories("seraphina")}
+    messages = [*s.CHAT_MESSAGES[:2], dict(s.CHAT_MESSAGES[1], send_date="May 2, 2024 8:00am"),
+                dict(s.CHAT_MESSAGES[1], send_date="May 3, 2024 8:00am",
+                     mes="I work as a doctor.")]
+    events = len(gov.log)
+    preview = import_file(gov, s.st_chat(messages=messages), "c.jsonl", dry_run=True)
+    assert {m.id: m.to_dict() for m in gov.engine.memories("seraphina")} == before
+    assert gov.engine.trash("seraphina") == [] and len(gov.log) == events
+    assert (preview["stored"], preview["merged"]) == (2, 2)
+    done = import_file(gov, s.st_chat(messages=messages), "c.jsonl")
+    assert preview == done | {"dry_run": True}
+
+
+def test_cli_dry_run_of_a_chat_writes_nothing_to_the_workspace(cli, tmp_path):
+    card = tmp_path / "card.json"
+    card.write_bytes(s.as_json(s.CARD_V2))
+    cli.ok("import-tavern", str(card))
+    before = rows(cli.db)
+    messages = [s.CHAT_MESSAGES[1], dict(s.CHAT_MESSAGES[1], send_date="May 2, 2024 8:00am")]
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(s.st_chat(messages=messages))
+    out = cli.ok("import-tavern", str(chat), "--dry-run")
+    assert "would store 2, merged 2" in out and rows(cli.db) == before
+    assert cli.json("import-tavern", str(chat))["merged"] == 2 and len(rows(cli.db)) == 7
+
+
 @pytest.mark.parametrize(("value", "expected"), [
     ("May 1, 2024 12:30pm", "2024-05-01T12:30:00"),
     ("June 3, 2024 9:05am", "2024-06-03T09:05:00"),

@@ -12,17 +12,19 @@ chat's day, history of 2024 was purged as soon as it was imported).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from omoide.engine import validate
+from omoide.engine import snapshot, validate
 from omoide.engine.remember import build_memory
 from omoide.engine.validate import MAX_CHARACTER_ID
 from omoide.errors import OmoideError
 from omoide.interop.parse import ChatMessage, ImportPlan, parse_file
 
 if TYPE_CHECKING:
+    from omoide.engine.core import MemoryEngine
     from omoide.governance import Governor
 
 
@@ -99,6 +101,24 @@ def distinct_keys(facts: list[Any]) -> list[str | None]:
     return keys
 
 
+def rehearsal(governor: Governor, character: str) -> Governor:
+    """A throw-away governor whose engine holds a copy of ``character``'s store (live
+    memories and trash, through the snapshot format) and nothing else: no listener, no
+    verb guard, so nothing it does reaches storage or the real store. Same embedder, clock,
+    LLM, tier policy and dedup threshold; its own audit log."""
+    from omoide.governance import Governor
+
+    engine = governor.engine
+    scratch: MemoryEngine = copy.copy(engine)
+    scratch.stores, scratch.listeners, scratch.refreshers, scratch.verb_guards = {}, [], [], []
+    scratch.revectorize_jobs, scratch.quarantine, scratch._verb_depth = {}, {}, 0
+    if character in engine.stores:
+        snapshot.load_character(scratch, character,
+                                *snapshot.dump_character(engine, character))
+    return Governor(scratch, llm=governor.llm, policy=governor.policy,
+                    dedup_threshold=governor.dedup_threshold)
+
+
 def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = None,
                dry_run: bool = False, names: Mapping[str, str] | None = None
                ) -> dict[str, Any]:
@@ -107,6 +127,13 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
     store = engine.stores.get(target)
     if store is not None:
         engine.check_model(store)  # refused before anything is embedded or written
+    if dry_run:
+        # The real import on a copy of the character: a chat's later days see what its
+        # earlier days (and the file's facts) would store. Each day previewed against the
+        # store alone said "would store 4, merged 0" for the same sentence on two days
+        # where the import stores 2 and merges 2.
+        return apply_plan(rehearsal(governor, target), plan, character=target) | {
+            "dry_run": True}
     held = set()
     if store is not None:
         sources = {fact.meta.get("source") for fact in plan.facts}
@@ -140,13 +167,12 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         "sessions": [],
         "stored": 0, "merged": 0, "skipped": 0,
     }
-    if not dry_run and fresh:
+    if fresh:
         engine.remember_many(target, fresh)
     for day, group in sessions(plan.messages):
         meta = {"source": plan.format} | ({"session": day} if day else {})
         ingested = governor.ingest(target, [{"role": m.role, "content": m.text}
-                                            for m in group], dry_run=dry_run, meta=meta,
-                                   at=group[-1].at)
+                                            for m in group], meta=meta, at=group[-1].at)
         stored, merged = ingested.count("stored"), len(ingested.merged)
         report["sessions"].append({"day": day, "messages": len(group), "stored": stored,
                                    "merged": merged})
