@@ -146,6 +146,36 @@ def test_japanese_contradiction_with_the_same_key_supersedes():
     assert trashed(e)[first.memory_id].text == "辛いラーメンが大好きです"
 
 
+@pytest.mark.parametrize("before, after, live", [
+    ("I love coffee.", "I used to love coffee, but now I prefer tea.",
+     ["I used to love coffee", "now I prefer tea."]),
+    ("I love jazz.", "I used to be a big fan of jazz.", ["I used to be a big fan of jazz."]),
+    ("コーヒーが大好き。", "昔はコーヒーが好きだったけど、今は紅茶派です。",
+     ["昔はコーヒーが好きだった", "今は紅茶派です。"]),
+])
+def test_a_liking_the_user_no_longer_has_retires_the_live_one(before, after, live):
+    """"I used to love coffee, but now I prefer tea" was one clause keyed by its words
+    (e5's stage) or nothing at all: "I love coffee" stayed live beside it, the change
+    unseen, and tea was no preference of its own. The past liking supersedes the live one
+    (kept as its history) and what the user prefers now is stored."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    ingest(e, "a", [after])
+    assert sorted(m.text for m in e.memories("a")) == sorted(live)
+    assert trashed(e)[first.memory_id].text == before  # restorable
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I love coffee.", "I used to love coffee and I still do."),
+    ("コーヒーが好き。", "昔はコーヒーが好きだったけど今も好き。"),
+])
+def test_a_liking_said_to_last_retires_nothing(before, after):
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    ingest(e, "a", [after])
+    assert before in [m.text for m in e.memories("a")] and first.memory_id not in trashed(e)
+
+
 @pytest.mark.parametrize("before, after", [
     ("I work as a nurse at the city hospital.", "I work as a doctor at the city hospital."),
     ("My favorite drink is tea", "My favorite drink is coffee now"),

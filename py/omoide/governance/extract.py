@@ -152,10 +152,13 @@ def wanted_roles(roles: Iterable[str]) -> set[str]:
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?])|\n+")
 # English: a new clause where a new first-person statement starts ("I hate YAML, but I love
-# TOML"; "I don't eat mushrooms, I just don't like the texture").
+# TOML"; "I don't eat mushrooms, I just don't like the texture"; "I used to love coffee, but
+# now I prefer tea"); "..., and I still do" belongs to the clause it takes back.
 _EN_CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|\s[-–—]\s|,?\s+(?:and|but|also|plus|so)(?=\s)|,)\s*"
-    r"(?=(?:i|we|let's|i'm|i've|i'll|my|no more|from now on)\b)",
+    r"(?!(?:i|we) still (?:do|am|are|have|love|like|enjoy)\b)"
+    r"(?=(?:(?:now|nowadays|these days|lately),?\s+)?"
+    r"(?:i|we|let's|i'm|i've|i'll|my|no more|from now on)\b)",
     re.IGNORECASE,
 )
 # A predicate's last kana before a reason or list conjunction (「好きだから、」「行くし、」):
@@ -169,9 +172,11 @@ _JA_CONJUNCTION_END = re.compile(
 # Japanese: after 「…ですが、」「…けど、」, after a reason 「…から、」「…ので、」 or a list
 # 「…し、」 (each side states its own thing: 「甘いの好きだし、毎日ケーキ食べてる」), before
 # 「、そして」, after a te-form 「…て、」「…で、」 (but not the topic 「…では、」), and after a
-# polite end 「…ません、」「…ます、」 (「肉は食べません、ヴィーガンなので」: two statements).
+# polite end 「…ません、」「…ます、」 (「肉は食べません、ヴィーガンなので」: two statements);
+# not before 「今も」「まだ」 (「昔は好きだったけど今も好き」 takes back its past).
 _JA_CLAUSE_SPLIT = re.compile(
-    r"(?<=[すたいだ]が)、|(?<=けど)、?|(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
+    r"(?<=[すたいだ]が)、|(?<=けど)(?!、?(?:今も|今でも|いまも|いまでも|まだ))、?|"
+    r"(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
     rf"(?<={_JA_PREDICATE_END}から)、|(?<=ので)、|"
     rf"(?<={_JA_PREDICATE_END}し){_JA_NOT_SPEAKER}、|"
     r"(?<=[^は][てで])、|(?<=ません)、|(?<=ます)、"

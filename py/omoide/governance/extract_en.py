@@ -65,7 +65,8 @@ _LEAD = re.compile(
     r"^(?:(?:well|welp|ok|okay|so|actually|honestly|also|and|but|yeah|yes|yep|oh|btw|personally|"
     r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
     r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
-    r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what)"
+    r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what|"
+    r"now|nowadays|these days|lately|currently)"
     r"[,!:.]*\s+)*",
     re.IGNORECASE,
 )
@@ -414,6 +415,11 @@ _PREFERENCES = _rules([
      rf"^(?P<x>.+?) (?:is|are) (?:what|something|one thing|one of the things|a \w+|an \w+|"
      rf"the \w+)(?: that)? (?:i|we) {ADV}(?:prefer|like|love|enjoy|want|adore)\b"),
     ("no_thanks", "preference", "dislike", r"^(?P<x>.+?),? no thanks?\b"),
+    # a stance held once and no more: "I used to love coffee" says the user does not now
+    # (it retires a live "I love coffee", kept as its history)
+    ("used_to", "preference", "dislike",
+     rf"^{I} {ADV}used to {ADV}(?:like|love|enjoy|adore|be (?:really |so )?(?:into|a (?:big |"
+     rf"huge )?fan of|obsessed with))\s+(?!.*\b(?:still|too)\b)(?P<x>.+)"),
     ("dont_like", "preference", "dislike",
      rf"^{I} {ADV}(?:don'?t|do not|never|didn'?t ever|no longer) {ADV}(?:like|love|enjoy|"
      rf"care for|dig|fancy)\s+(?P<x>.+)"),

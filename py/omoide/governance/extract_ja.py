@@ -703,8 +703,14 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
     owned = _owned_attribute(body, previous)
     if owned:
         return owned
-    if _PAST_STATE.search(body):
-        return _fact(body, None)  # 「子どもの頃は…嫌いだった」: not what the user likes now
+    past = _PAST_STATE.search(body)
+    if past:
+        # 「子どもの頃は…嫌いだった」: not what the user likes now; 「昔はコーヒーが好きだった」:
+        # a liking the user no longer has (it retires a live 「コーヒーが好き」)
+        then = _preference(body[past.end("then"):], previous)
+        if then and then[1] == "like":
+            return then[0], "dislike", then[2], then[3]
+        return _fact(body, None)
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     if found and found[0] == "preference" and found[1] == "like" and _DENIED_TAIL.search(body):
         return found[0], "dislike", found[2], found[3]
@@ -743,8 +749,9 @@ _DENIED_TAIL = re.compile(
 
 
 # A state the speaker had then, not now: a past time as the topic and a past ending.
-_PAST_STATE = re.compile(r"^(?:[^、,]{1,8}(?:の頃|のころ|の時|のとき)|昔|当時|以前)(?:は|って)?"
-                         r"[、,]?.*(?:だった|でした|かった|ました|てた|でた)(?:な|なあ|けど|よ|ね)*$")
+_PAST_STATE = re.compile(r"^(?P<then>(?:[^、,]{1,8}(?:の頃|のころ|の時|のとき)|昔|当時|以前)"
+                         r"(?:は|って)?[、,]?).*(?:だった|でした|かった|ました|てた|でた)"
+                         r"(?:な|なあ|けど|よ|ね)*$")
 
 
 def _decision(body: str) -> Found | None:
