@@ -423,6 +423,20 @@ def test_stdio_answers_a_line_that_is_not_a_message(workspace) -> None:
     assert workspace.engine.characters() == []
 
 
+def test_the_end_of_stdin_waits_for_the_answers_in_flight(workspace) -> None:
+    """``echo requests | python -m omoide.mcp``: at the end of stdin the SDK cancelled the
+    requests still being served, so their answers never came (the tools' writes were
+    done all the same). Every request read is answered before the server stops."""
+    calls = [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+        "name": "remember", "arguments": {"character": "alice", "text": f"note {n}"}}})
+        for n in range(1, 9)]
+    replies = stdio_replies(build_server(workspace), [*calls, json.dumps(
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"})], expected=0)  # stdin not held open
+    assert sorted(k for k in replies if k is not None) == [0, *range(1, 10)]
+    assert not any(replies[n]["result"].get("isError") for n in range(1, 9))
+    assert len(workspace.engine.memories("alice")) == 8
+
+
 @pytest.mark.models
 def test_stdio_command_answers_a_line_that_is_not_json(tmp_path: Path) -> None:
     need_model()

@@ -16,7 +16,14 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
 from pydantic import ValidationError
 
 from omoide.errors import OmoideError
@@ -66,21 +73,50 @@ def usable_id(sent: Any) -> str | int | None:
     return None
 
 
-async def answer_unreadable(read: Any, forward: Any, write: Any) -> None:
-    """Pass every message from ``read`` to ``forward``; answer every unreadable line."""
+# How long the end of stdin waits for the answers of requests still being served (an
+# ingest embeds for a while); a client that closed stdin to stop the server waits for its
+# exit, or stops it itself.
+END_GRACE_S = 120.0
+
+
+async def answer_unreadable(read: Any, forward: Any, write: Any, asked: set[Any]) -> None:
+    """Pass every message from ``read`` to ``forward``; answer every unreadable line. At the
+    end of stdin, wait for the answers of the requests passed (``asked``) before closing:
+    the SDK cancelled what was in flight (``echo request | python -m omoide.mcp`` got no
+    answer, a tool's writes done all the same)."""
     async with read, forward:
         async for item in read:
             if isinstance(item, Exception):
                 await write.send(SessionMessage(unreadable_reply(item)))
-            else:
-                await forward.send(item)
+                continue
+            if isinstance(item.message, JSONRPCRequest):
+                asked.add(item.message.id)
+            await forward.send(item)
+        with anyio.move_on_after(END_GRACE_S):
+            while asked:
+                await anyio.sleep(0.02)
+
+
+async def pass_answers(answers: Any, write: Any, asked: set[Any]) -> None:
+    """Write the server's messages, each answer crossing its request off ``asked``; stdout
+    closes after the last."""
+    async with answers, write:
+        async for item in answers:
+            if isinstance(item.message, JSONRPCResponse | JSONRPCError):
+                asked.discard(item.message.id)
+            await write.send(item)
 
 
 async def serve_stdio(server: MCPServer, stdin: Any = None, stdout: Any = None) -> None:
-    """Serve ``server`` on stdin/stdout (or the given async text files) until stdin ends."""
+    """Serve ``server`` on stdin/stdout (or the given async text files) until stdin ends
+    and every request read has its answer."""
     lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's run_stdio_async does this
     async with stdio_server(stdin, stdout) as (read, write):
         forward, messages = anyio.create_memory_object_stream[Any](0)
+        replies, answers = anyio.create_memory_object_stream[Any](0)
+        asked: set[Any] = set()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(answer_unreadable, read, forward, write)
-            await lowlevel.run(messages, write, lowlevel.create_initialization_options())
+            tasks.start_soon(answer_unreadable, read, forward, write, asked)
+            tasks.start_soon(pass_answers, answers, write, asked)
+            async with replies:
+                await lowlevel.run(messages, replies, lowlevel.create_initialization_options())
