@@ -57,6 +57,7 @@ from omoide.engine.sentences import SENTENCE_DEPTH, with_sentence_evidence
 from omoide.engine.store import CharacterStore
 from omoide.engine.timeframe import TimeFrame, parse_timeframe
 from omoide.errors import OmoideError
+from omoide.kernels.base import top_k_by_id
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -181,7 +182,7 @@ def _coverage(store: CharacterStore, terms: list[str], ids: list[str],
 
 def _vector_hits(engine, store: CharacterStore, query, k, floor, allowed, frame) -> list[Hit]:
     vector = embed_query(engine.embedder, query)
-    result = store.kernel.top_k(vector, k, allowed)
+    result = top_k_by_id(store.kernel, vector, k, allowed)
     hits = []
     for rank, (memory_id, cosine) in enumerate(zip(result.ids, result.scores, strict=True), 1):
         if floor is not None and cosine < floor:
@@ -221,12 +222,12 @@ def _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
     vector = embed_query(engine.embedder, query)
     terms = store.analyzer(query)
     term_weights = query_weights(terms)
-    by_vector = store.kernel.top_k(vector, depth, allowed)
+    by_vector = top_k_by_id(store.kernel, vector, depth, allowed)
     by_text = store.text_index.search(terms, depth, allowed, term_weights)
     in_frame = _in_frame(store, frame, allowed)
     extra: list[str] = []
     if in_frame:  # the span's best memories compete even when neither ranker's head has them
-        extra = store.kernel.top_k(vector, depth, in_frame).ids
+        extra = top_k_by_id(store.kernel, vector, depth, in_frame).ids
     candidates = list(dict.fromkeys(by_vector.ids + by_text.ids + extra))
     cosines = dict(zip(candidates, store.kernel.scores(vector, candidates), strict=True))
     bm25 = dict(zip(candidates, store.text_index.scores(terms, candidates, term_weights),

@@ -69,6 +69,26 @@ KernelFactory = Callable[[int], VectorKernel]
 """Makes an empty kernel for a given dimension (one per character index)."""
 
 
+def top_k_by_id(kernel: VectorKernel, query: Vector, k: int,
+                allowed: Iterable[str] | None = None) -> KernelResult:
+    """``kernel.top_k`` with equal scores ordered by id, whichever of them the kernel put
+    first: a kernel breaks ties by its row order, which a removal changes (numpy and the
+    WebAssembly kernel move their last row into the hole), so two memories of the same
+    vector swapped places after an unrelated memory was forgotten and restored, and at the
+    k-th place one replaced the other. Asks for more rows until the k-th score's ties are
+    all in (one row more than k unless they run past it)."""
+    want = k
+    while True:
+        result = kernel.top_k(query, want + 1, allowed)
+        if len(result.ids) <= want or k <= 0 or result.scores[want] < result.scores[k - 1]:
+            break
+        want *= 2
+    best = sorted(zip(result.scores, result.ids, strict=True),
+                  key=lambda pair: (-pair[0], pair[1]))[:max(k, 0)]
+    return KernelResult([i for _, i in best], [s for s, _ in best], result.mean, result.std,
+                        result.count)
+
+
 def moments(total: float, total_sq: float, count: int) -> tuple[float, float]:
     """Mean and population standard deviation from running sums (0, 0 when empty)."""
     if count <= 0:
