@@ -277,8 +277,8 @@ def parse_timeframe(query: str, now: float | dt.datetime) -> TimeFrame | None:
             continue
         try:
             span = build(match)
-        except ValueError:  # 31 February, month 13: not a date
-            continue
+        except (ValueError, OverflowError):  # 31 February, month 13, a day before year 1
+            continue  # or after 9999 ("99999999 days ago", "today" on 9999-12-31): not a date
         # the most specific rule wins (rules are ordered), not the leftmost match
         start, end = span
         return TimeFrame(start.timestamp(), end.timestamp(), match[0].strip())
