@@ -1,4 +1,5 @@
 import itertools
+import math
 
 import pytest
 
@@ -122,6 +123,27 @@ def test_embedder_returning_wrong_dimension_is_rejected():
     e = MemoryEngine(WrongDimensionEmbedder(8))
     assert code_of(lambda: e.remember("a", "hi")) == "DIMENSION_MISMATCH"
     assert e.stats("a")["memories"] == 0
+
+
+class NaNQueryEmbedder(HashingEmbedder):
+    def embed_queries(self, texts):
+        return [[math.nan] * self.dimension for _ in texts]
+
+
+class InfinitePassageEmbedder(HashingEmbedder):
+    def embed_passages(self, texts):
+        return [[math.inf] + v[1:] for v in super().embed_passages(texts)]
+
+
+def test_embedder_returning_nan_or_infinity_is_refused():
+    e = MemoryEngine(NaNQueryEmbedder(8))
+    e.remember("a", "green tea")
+    for mode in ("vector", "hybrid"):  # every cosine and relevance was NaN
+        assert code_of(lambda m=mode: e.recall("a", "tea", mode=m)) == "EMBEDDING_FAILED"
+    assert e.recall("a", "tea", mode="fulltext")[0].memory.text == "green tea"
+    bad = MemoryEngine(InfinitePassageEmbedder(8))
+    assert code_of(lambda: bad.remember("a", "hi")) == "EMBEDDING_FAILED"
+    assert bad.stats("a")["memories"] == 0
 
 
 def test_update_reembeds_only_when_text_changes(engine):

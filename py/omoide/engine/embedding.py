@@ -38,6 +38,11 @@ def _checked(embedder: Embedder, texts: list[str], rows: Any) -> list[Sequence[f
                 "DIMENSION_MISMATCH", model=embedder.model_id, got=len(row),
                 expected=embedder.dimension,
             )
+        if not all(map(math.isfinite, row)):
+            # a NaN row made every cosine, score and relevance of a recall NaN, and a
+            # remembered one was stored though a record's vector must be finite
+            raise OmoideError.of("EMBEDDING_FAILED", provider=embedder.model_id,
+                                 reason="a vector holds NaN or an infinity")
     return rows
 
 
