@@ -133,3 +133,18 @@ def test_numpy_kernel_grows_and_swap_removes_consistently():
     assert sorted(kernel.ids()) == sorted(live)
     for row_id, v in live.items():
         assert kernel.vector(row_id) == pytest.approx(v, abs=1e-6)
+
+
+@pytest.mark.parametrize("factory", KERNELS)
+def test_identical_rows_score_the_same_wherever_they_sit(factory):
+    # numpy's matrix-vector product summed rows in blocks of four and the rest otherwise:
+    # the same vector scored a float32 step apart by its slot, so ties were not ties
+    rng = np.random.default_rng(9)
+    row, q = unit_rows(rng, 2, 33)
+    kernel = factory(33)
+    ids = [f"m{i}" for i in range(7)]
+    kernel.add(ids, [row] * 7)
+    top = kernel.top_k(q, 7)
+    assert len(set(top.scores)) == 1
+    assert set(kernel.scores(q, ids[::-1])) == set(top.scores)
+    assert set(kernel.top_k(q, 3, ids[2:5]).scores) == set(top.scores)
