@@ -70,8 +70,10 @@ class PureKernel:
         else:
             candidates = [(i, self._rows[i]) for i in allowed if i in self._rows]
         scored = [(_dot(q, row), row_id) for row_id, row in candidates]
-        total = sum(s for s, _ in scored)
-        total_sq = sum(s * s for s, _ in scored)
+        # fsum: exact, so the moments do not depend on the order of ``allowed`` (a set,
+        # whose order changes with each process's string hashes)
+        total = math.fsum(s for s, _ in scored)
+        total_sq = math.fsum(s * s for s, _ in scored)
         mean, std = moments(total, total_sq, len(scored))
         # Ties are broken by id here; the protocol leaves tie order to each kernel.
         best = heapq.nsmallest(k, scored, key=lambda pair: (-pair[0], pair[1]))
