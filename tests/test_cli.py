@@ -483,6 +483,36 @@ def test_revectorize_cancels_on_ctrl_c_and_resumes(cli):
     con.close()
 
 
+def test_a_purge_erases_what_an_interrupted_revectorize_staged(cli):
+    """The staging of an interrupted re-vectorization kept each memory's words: a memory
+    purged (forgotten for good, by any process) afterwards still had its text in the file,
+    for as long as the re-vectorization was not resumed. An edit now drops the vector of
+    the old words too."""
+    for i in range(9):
+        cli.ok("remember", "alice", f"Alice's secret number {i} is {i * 7}")
+    target = InterruptingEmbedder(seed=1)
+    cli.factory = lambda m, d: target if m == MINILM else factory(m, d)
+    assert cli("revectorize", "--model", MINILM, "--batch-size", "2")[0] == 130
+    con = sqlite3.connect(cli.db)
+    first, second, *kept = [row[0] for row in con.execute(
+        "SELECT memory_id FROM revectorize_staged ORDER BY memory_id")]
+    other = open_workspace(cli.db, embedder=factory(E5, "q8"), model_id=E5)
+    other.engine.forget("alice", first)
+    other.engine.purge_trash("alice")
+    other.engine.update("alice", second, text="Alice has no secret number")
+    other.close()
+    staged = [row[0] for row in con.execute(
+        "SELECT memory_id FROM revectorize_staged ORDER BY memory_id")]
+    con.close()
+    assert staged == kept
+
+    cli.factory = factory
+    report = cli.json("revectorize", "--model", MINILM, "--batch-size", "2")
+    assert (report["resumed"], report["embedded"]) == (2, 7)  # the edit's history copy too
+    assert (cli.json("stats", "alice")["memories"], cli.json("stats", "alice")["trashed"]) == (
+        8, 1)
+
+
 class WritingElsewhereEmbedder(HashingEmbedder):
     """The new model of a re-vectorization during which another process writes the same
     workspace: on its second batch, a new memory and an edit arrive from another engine."""

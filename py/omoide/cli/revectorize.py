@@ -3,7 +3,8 @@ again.
 
 Resumable: after every batch the new vectors are saved in the workspace file
 (``revectorize_staged``), so a run stopped by Ctrl-C (or a crash) continues where it left
-off when the same command is run again; texts changed in between are embedded again.
+off when the same command is run again; texts changed in between are embedded again. A
+staged row goes with its memory: a purge (by any process) erases it, a rewrite drops it.
 Each character switches in one SQLite transaction (its vectors, the workspace's model, the
 end of its staging), so the file never holds a character half on one model. Ctrl-C is
 honoured between batches: the run stops cleanly with exit code 130.
@@ -40,6 +41,18 @@ CREATE TABLE IF NOT EXISTS revectorize_staged (
     vector BLOB NOT NULL,
     PRIMARY KEY (stamp, memory_id)
 );
+-- a staged row holds its memory's words: a purge (whoever writes) erases it with the memory,
+-- and a row written anew (an edit is a REPLACE: its words may be new) drops it, to be
+-- embedded again from the words it has now
+CREATE INDEX IF NOT EXISTS revectorize_staged_by_memory ON revectorize_staged (memory_id);
+CREATE TRIGGER IF NOT EXISTS revectorize_staged_purged AFTER DELETE ON memories BEGIN
+    DELETE FROM revectorize_staged WHERE memory_id = OLD.id;
+END;
+CREATE TRIGGER IF NOT EXISTS revectorize_staged_rewritten AFTER INSERT ON memories BEGIN
+    DELETE FROM revectorize_staged WHERE memory_id = NEW.id;
+END;
+-- purged before these triggers existed (a file staged by an older version)
+DELETE FROM revectorize_staged WHERE memory_id NOT IN (SELECT id FROM memories);
 """
 EXIT_CANCELLED = 130
 
