@@ -445,6 +445,28 @@ def test_revectorize_one_character_blocks_the_others(cli):
     assert cli.json("recall", "alice", "tea")["hits"]
 
 
+class NotANumberEmbedder(HashingEmbedder):
+    """A broken model (a damaged file): every vector it gives is NaN."""
+
+    def embed_passages(self, texts):
+        return [[float("nan")] * self.dimension for _ in texts]
+
+
+def test_revectorize_refuses_a_model_that_answers_nan(cli):
+    """The new model's NaN vectors were written over every memory's vector and the
+    workspace switched: at the next start every memory was quarantined (the character
+    showed none), its old vector gone. Now the embedding is refused, nothing written."""
+    fill(cli)
+    before = rows(cli.db)
+    broken = NotANumberEmbedder(seed=1)
+    cli.factory = lambda m, d: broken if m == MINILM else factory(m, d)
+    err = cli.fails("revectorize", "--model", MINILM)
+    assert "failed: a vector holds NaN or an infinity" in err
+    assert rows(cli.db) == before and meta(cli.db)["model"] == E5
+    cli.factory = factory
+    assert cli.json("stats", "alice")["memories"] == 3
+
+
 class InterruptingEmbedder(HashingEmbedder):
     """Presses Ctrl-C (a real SIGINT) during its second passage batch."""
 
