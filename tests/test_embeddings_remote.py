@@ -58,6 +58,9 @@ class Server:
                 ][::-1]
                 if step.get("drop_one"):
                     data = data[1:]
+                for item, index in zip(data, step.get("indexes", ()), strict=False):
+                    item["index"] = index
+                data = step.get("data", data)
                 self._send(200, {"object": "list", "data": data, "model": body["model"]})
 
             def _send(self, status, payload, headers=None):
@@ -190,6 +193,20 @@ def test_wrong_dimension_and_missing_vectors(server):
     with pytest.raises(OmoideError) as e:
         emb.embed_passages(["x", "y"])
     assert e.value.code == "EMBEDDING_FAILED" and "1 vectors for 2 texts" in str(e.value)
+
+
+def test_an_answer_whose_indexes_do_not_name_each_text_once_is_refused(server):
+    """An answer with an index given twice (or one out of range) was sorted by it and
+    taken: a text got another text's vector, stored as its own. Items that are not objects
+    raised an AttributeError (a traceback) instead of the provider's error."""
+    emb, _ = client(server)
+    server.script = [{"indexes": [0, 0]}, {"indexes": [1, 2]}, {"data": [1, 2]}]
+    for _ in range(3):
+        with pytest.raises(OmoideError) as e:
+            emb.embed_passages(["x", "yy"])
+        assert e.value.code == "EMBEDDING_FAILED" and "malformed answer" in str(e.value)
+    server.script = [{"data": [{"embedding": [1, 0, 0, 0]}, {"embedding": [0, 1, 0, 0]}]}]
+    assert emb.embed_passages(["x", "yy"]) == [[1, 0, 0, 0], [0, 1, 0, 0]]  # no index: in order
 
 
 def test_connection_refused_is_a_clear_error():

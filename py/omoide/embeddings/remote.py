@@ -47,6 +47,17 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when - (time.time() if now is None else now))
 
 
+def in_input_order(data: list[Any]) -> list[Any]:
+    """The answer's items in the order of the texts: by their ``index``, which must name
+    each text once (an index given twice put one text's vector on another); an answer with
+    no index at all is in order already."""
+    if not any(isinstance(d, dict) and "index" in d for d in data):
+        return data
+    if sorted(d["index"] for d in data) != list(range(len(data))):
+        raise ValueError(f"the indexes are not 0..{len(data) - 1}, each once")
+    return sorted(data, key=lambda d: d["index"])
+
+
 class RemoteEmbedder:
     """Implements ``Embedder`` over HTTP."""
 
@@ -144,16 +155,16 @@ class RemoteEmbedder:
 
     def _vectors(self, payload: Any, n: int) -> list[list[float]]:
         try:
-            data = sorted(payload["data"], key=lambda d: d.get("index", 0))
-            rows = [[float(x) for x in d["embedding"]] for d in data]
-        except (KeyError, TypeError, ValueError) as e:
+            data = list(payload["data"])
+            if len(data) != n:
+                raise OmoideError.of(
+                    "EMBEDDING_FAILED", provider=self.url,
+                    reason=f"{len(data)} vectors for {n} texts")
+            rows = [[float(x) for x in d["embedding"]] for d in in_input_order(data)]
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
             raise OmoideError.of(
                 "EMBEDDING_FAILED", provider=self.url, reason=f"malformed answer ({e!r})"
             ) from None
-        if len(rows) != n:
-            raise OmoideError.of(
-                "EMBEDDING_FAILED", provider=self.url, reason=f"{len(rows)} vectors for {n} texts"
-            )
         out = []
         for row in rows:
             if len(row) != self.dimension:
