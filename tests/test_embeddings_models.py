@@ -19,6 +19,7 @@ pytest.importorskip("tokenizers")
 from buildtools.models import build_models, sources, verify  # noqa: E402
 from omoide.embeddings.auto import choose_embedder  # noqa: E402
 from omoide.embeddings.onnx_provider import REPO_ROOT, OnnxEmbedder  # noqa: E402
+from omoide.errors import OmoideError  # noqa: E402
 
 pytestmark = pytest.mark.models
 OUT = REPO_ROOT / "dist" / "models"
@@ -178,3 +179,31 @@ def test_auto_falls_back_to_remote_then_reports_nothing(monkeypatch, tmp_path: P
     with pytest.raises(OmoideError) as e:
         choose_embedder(env={})
     assert e.value.code == "NO_EMBEDDER" and "not built" in str(e.value)
+
+
+def damaged_copy(root: Path, broken: str, content: bytes) -> Path:
+    """MiniLM's folder under ``root`` with one file replaced by ``content``."""
+    folder = root / MINILM
+    (folder / "onnx").mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        (folder / name).write_bytes((OUT / MINILM / name).read_bytes())
+    (folder / "onnx" / "model_quantized.onnx").write_bytes(b"\x08\x07" * 64)
+    (folder / broken).write_bytes(content)
+    return folder
+
+
+@pytest.mark.parametrize("broken, content", [
+    ("onnx/model_quantized.onnx", b"\x08\x07" * 64),  # a truncated download
+    ("tokenizer.json", b'{"version": "1.0", "trunc'),
+    ("tokenizer_config.json", b"[1]"),
+])
+def test_a_damaged_model_folder_is_a_clear_error(manifest, tmp_path, monkeypatch, broken,
+                                                 content):
+    """A damaged file in a model folder raised ONNX Runtime's InvalidProtobuf (or a
+    JSONDecodeError, an AttributeError): a traceback at every command, naming no model."""
+    damaged_copy(tmp_path, broken, content)
+    monkeypatch.setenv("OMOIDE_MODELS", str(tmp_path))
+    with pytest.raises(OmoideError) as e:
+        choose_embedder(MINILM, "q8")
+    assert e.value.code == "MODEL_DAMAGED"
+    assert MINILM in str(e.value) and str(tmp_path) in str(e.value)

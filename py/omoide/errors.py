@@ -39,6 +39,10 @@ MESSAGES: dict[str, str] = {
         "The files of {model!r} ({dtype}) were not found in {searched}; run `python3 build.py` "
         "or set OMOIDE_MODELS to a folder holding the built models."
     ),
+    "MODEL_DAMAGED": (
+        "The files of {model!r} ({dtype}) in {path} cannot be loaded ({reason}); build the "
+        "models again with `python3 build.py`, or set OMOIDE_MODELS to a folder holding good ones."
+    ),
     "NO_EMBEDDER": "No embedding provider is available: {reasons}.",
     "LLM_AUTH": "The chat endpoint {url} refused the API key (HTTP {status}).",
     "LLM_UNREACHABLE": "Cannot reach the chat endpoint {url}: {reason}.",

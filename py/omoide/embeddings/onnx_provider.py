@@ -41,6 +41,13 @@ def find_model_dir(model_id: str, dtype: str = "q8") -> Path | None:
     return None
 
 
+def damaged(model_id: str, dtype: str, model_dir: Path, error: BaseException) -> OmoideError:
+    """A model folder whose files are there but cannot be loaded, as one clear error."""
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+    return OmoideError.of("MODEL_DAMAGED", model=model_id, dtype=dtype, path=str(model_dir),
+                          reason=reason)
+
+
 class OnnxEmbedder:
     """A local model folder, run with ONNX Runtime on the CPU. Implements ``Embedder``."""
 
@@ -71,17 +78,20 @@ class OnnxEmbedder:
             raise OmoideError.of(
                 "MODEL_NOT_BUILT", model=self.model_id, dtype=self.dtype, searched=str(model_dir)
             )
-        tok_config = json.loads((model_dir / "tokenizer_config.json").read_text())
-        self.max_length = int(tok_config.get("model_max_length", self.info.max_tokens))
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.no_padding()  # we pad per batch ourselves
-        self.tokenizer.enable_truncation(self.max_length)
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = int(threads)
-        self.session = ort.InferenceSession(
-            str(onnx_path), opts, providers=["CPUExecutionProvider"]
-        )
+        try:
+            tok_config = json.loads((model_dir / "tokenizer_config.json").read_text())
+            self.max_length = int(tok_config.get("model_max_length", self.info.max_tokens))
+            self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+            self.tokenizer.no_padding()  # we pad per batch ourselves
+            self.tokenizer.enable_truncation(self.max_length)
+            opts = ort.SessionOptions()
+            if threads:
+                opts.intra_op_num_threads = int(threads)
+            self.session = ort.InferenceSession(
+                str(onnx_path), opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as e:  # a damaged file: json, tokenizers and ORT raise their own types
+            raise damaged(self.model_id, self.dtype, model_dir, e) from None
         self._inputs = {i.name for i in self.session.get_inputs()}
 
     @classmethod
