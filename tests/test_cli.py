@@ -415,6 +415,14 @@ def test_revectorize_switches_the_workspace(cli):
     assert "No embedding model with id 'no/such-model'" in err
 
 
+def test_revectorize_of_a_missing_workspace_is_refused(cli, tmp_path):
+    """A mistyped --db made a new empty workspace there and answered "the workspace now
+    uses ...": the real workspace was left on its old model, the user told it switched."""
+    typo = tmp_path / "wsx.db"
+    err = cli.fails("revectorize", "--model", MINILM, db=typo)
+    assert "there is no workspace there" in err and not typo.exists()
+
+
 def test_revectorize_switches_past_a_damaged_row(cli):
     """A row quarantined at load (damaged: never loaded, listed by the audit) made every
     revectorize fail (its record was parsed as a memory): the workspace could not switch

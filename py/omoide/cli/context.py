@@ -103,11 +103,14 @@ class Context:
     def existing_workspace(self) -> Workspace:
         """The workspace for a command that only reads: a path with none (a mistyped --db)
         is an error, never a new workspace stamped with the default model."""
+        self.check_exists()
+        return self.open()
+
+    def check_exists(self) -> None:
         if self._workspace is None and not self.path.exists():
             raise OmoideError.of("FILE_UNREADABLE", path=str(self.path),
                                  reason="there is no workspace there (a command that "
                                         "writes, such as remember or import, creates one)")
-        return self.open()
 
     def close(self) -> None:
         if self._workspace is not None:

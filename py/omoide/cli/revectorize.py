@@ -204,6 +204,7 @@ class CtrlC:
 def revectorize(ctx: Context) -> int:
     a = ctx.args
     model_id, dtype = a.target_model, a.target_dtype or DEFAULT_DTYPE
+    ctx.check_exists()  # a mistyped --db: never a new file said to be switched
     ws = ctx.open(model_id, dtype, record=False)
     engine, backend = ws.engine, ws.backend
     new = engine.embedder
