@@ -213,9 +213,11 @@ export function mountMemories(panel, ctx) {
       to: page.offset + page.items.length, matched: page.matched, total: page.total });
     // a memory being edited keeps its form, focus and typed text when the page is fetched
     // again (another tab's change), in place; one no longer on the page (forgotten there)
-    // stays first, so that Save says what became of it instead of the text vanishing
+    // stays first, so that Save says what became of it instead of the text vanishing. Only
+    // the shown character's: another character's memory is never shown in this list.
     const editing = new Map([...list.querySelectorAll("li.memory")]
-      .filter((li) => li.querySelector("form.edit")).map((li) => [li.dataset.id, li]));
+      .filter((li) => li.querySelector("form.edit") && li.dataset.character === loadedFor)
+      .map((li) => [li.dataset.id, li]));
     const shown = new Set(page.items.map((memory) => memory.id));
     reconcile(list, [...[...editing].filter(([id]) => !shown.has(id)).map(([, li]) => li),
       ...page.items.map((memory) => editing.get(memory.id) ?? item(memory))]);
@@ -227,7 +229,8 @@ export function mountMemories(panel, ctx) {
       && memory.model !== ctx.modelState.stamp;
     const edit = h("button", { type: "button" }, t("edit"));
     const forget = h("button", { type: "button", class: "danger" }, t("memories.forget"));
-    const li = h("li", { class: "memory", dataset: { id: memory.id, kind: memory.kind, tier } },
+    const li = h("li", { class: "memory", dataset: { id: memory.id, kind: memory.kind, tier,
+      character: memory.character_id } },
       h("p", { class: "text" }, memory.text),
       h("div", { class: "meta" },
         h("span", { class: "chip", title: t("memories.kind") }, t(`kind.${memory.kind}`)),
@@ -245,7 +248,7 @@ export function mountMemories(panel, ctx) {
     forget.setAttribute("aria-label", t("memories.forgetOf", { text: memory.text.slice(0, 40) }));
     edit.addEventListener("click", () => startEdit(li, memory));
     forget.addEventListener("click", async () => {
-      const character = ctx.character;
+      const character = memory.character_id; // the row's, whatever the picker says now
       const done = await ctx.run(forget, () => ctx.call("forget", { character, id: memory.id }));
       if (done === undefined) return;
       await reload();
@@ -286,7 +289,7 @@ export function mountMemories(panel, ctx) {
       let shown = memory;
       if (Object.keys(changes).length) {
         const done = await ctx.run(save, () =>
-          ctx.call("update", { character: ctx.character, id: memory.id, ...changes }));
+          ctx.call("update", { character: memory.character_id, id: memory.id, ...changes }));
         if (done === undefined) return;
         shown = done;
         ctx.notify(t("memories.updated"));
@@ -306,6 +309,7 @@ export function mountMemories(panel, ctx) {
     stale = false;
     if (!character) {
       page = { items: [], offset: 0, matched: 0, total: 0 };
+      loadedFor = null;
       renderList();
       return;
     }

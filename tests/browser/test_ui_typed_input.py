@@ -1,0 +1,90 @@
+"""What the user is typing survives what happens around it: a save still in flight, another
+tab's change, a language switch, a switch of character. And a memory being edited is never
+shown (or saved) under another character.
+
+One page (one persistent profile, one engine boot) serves the whole module; every
+test uses its own characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from buildtools.serve import AppServer
+
+from .conftest import DIST, engine_call, open_app_offline, tab, wait_ready
+
+expect.set_options(timeout=20_000)
+# Every call of `method` answers `ms` later (a model loading, a busy machine).
+SLOW_CALL = """([method, ms]) => {
+  const call = window.omoide.call;
+  window.omoide.call = async (m, p) => {
+    if (m === method) await new Promise((r) => setTimeout(r, ms));
+    return call(m, p);
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[AppServer]:
+    """This module's own server: its own port (so its own origin and storage)."""
+    server = AppServer(DIST, port=31310).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
+    context, page = open_app_offline(browser_type, server,
+                                     tmp_path_factory.mktemp("typed-profile"))
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def fresh(page: Page) -> Page:
+    """The page reloaded (no call wrapped by an earlier test), in English."""
+    page.evaluate("() => localStorage.setItem('omoide.lang', 'en')")
+    page.reload()
+    wait_ready(page)
+    page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
+    return page
+
+
+def select(page: Page, character: str) -> None:
+    page.select_option("#current-character", character)
+    tab(page, "memories")
+    expect(page.locator("#panel-memories")).to_have_attribute(
+        "data-loaded", f"{character}:" + str(engine_call(
+            page, "memories_page", {"character": character, "offset": 0, "limit": 1})["total"]))
+
+
+def new_character(page: Page, name: str) -> str:
+    made = engine_call(page, "create_character", {"name": name})
+    page.evaluate("() => window.omoide.ui.refreshCharacters()")
+    return made["id"]
+
+
+def test_an_edit_is_never_shown_or_saved_under_another_character(fresh: Page) -> None:
+    page = fresh
+    hana = new_character(page, "Hana edit")
+    zed = new_character(page, "Zed edit")
+    memory = engine_call(page, "remember", {"character": hana, "text": "I love green tea"})
+    engine_call(page, "remember", {"character": zed, "text": "I have a red bicycle"})
+    select(page, hana)
+    row = page.locator(f"#memory-list li[data-id='{memory['id']}']")
+    row.get_by_role("button", name="Edit").click()
+    row.locator("form.edit textarea").fill("I love green tea a lot")
+
+    select(page, zed)
+    expect(page.locator("#panel-memories h2")).to_have_text("Memories of Zed edit")
+    # Hana's memory (its form, its text) is not in Zed's list
+    expect(page.locator("#memory-list li.memory")).to_have_count(1)
+    expect(page.locator("#memory-list")).not_to_contain_text("green tea")
+    expect(page.locator("#memory-list form.edit")).to_have_count(0)
+    # nothing was changed on either side
+    assert engine_call(page, "get", {"character": hana, "id": memory["id"]})["text"] == \
+        "I love green tea"
