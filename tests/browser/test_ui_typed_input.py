@@ -88,3 +88,19 @@ def test_an_edit_is_never_shown_or_saved_under_another_character(fresh: Page) ->
     # nothing was changed on either side
     assert engine_call(page, "get", {"character": hana, "id": memory["id"]})["text"] == \
         "I love green tea"
+
+
+def test_what_is_typed_while_a_memory_saves_stays_in_the_form(fresh: Page) -> None:
+    page = fresh
+    who = new_character(page, "Typist")
+    select(page, who)
+    page.evaluate(SLOW_CALL, ["remember", 1500])
+    page.click("#add-box summary")
+    page.fill("#add-text", "My cat is called Pochi")
+    page.click("#add-memory button[type=submit]")
+    expect(page.locator("#add-memory button[type=submit]")).to_be_disabled()
+    # the next memory, typed while the first one saves
+    page.fill("#add-text", "My dog is called Shiro")
+    expect(page.locator("#memory-list li.memory")).to_have_count(1)
+    expect(page.locator("#memory-list")).to_contain_text("Pochi")
+    expect(page.locator("#add-text")).to_have_value("My dog is called Shiro")

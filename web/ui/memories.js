@@ -92,8 +92,9 @@ export function mountMemories(panel, ctx) {
     if (addKey.value.trim()) params.key = addKey.value.trim();
     const made = await ctx.run(addButton, () => ctx.call("remember", params));
     if (!made) return;
-    addText.value = "";
-    addKey.value = "";
+    // what was typed while it saved (the next memory) stays in the form
+    if (addText.value.trim() === text) addText.value = "";
+    if (addKey.value.trim() === (params.key ?? "")) addKey.value = "";
     ctx.notify(t(made.meta?.supersedes?.length ? "memories.replaced" : "memories.added"));
     await reload();
     ctx.refreshCharacters().catch(() => {});
@@ -133,14 +134,15 @@ export function mountMemories(panel, ctx) {
   });
   saveButton.addEventListener("click", async () => {
     if (!pending) return;
+    const sent = pending; // typing while it saves starts a new conversation: kept
     const report = await ctx.run([saveButton, previewButton], () => ingestProgress.track(() =>
-      ctx.call("ingest", { ...pending, dry_run: false })));
+      ctx.call("ingest", { ...sent, dry_run: false })));
     if (!report) return;
-    showReport(report, false, pending.messages);
-    pending = null;
-    saveButton.hidden = true;
-    cancelButton.hidden = true;
-    paste.value = "";
+    showReport(report, false, sent.messages);
+    if (pending === sent) {
+      resetPreview();
+      paste.value = "";
+    }
     await reload();
     ctx.refreshCharacters().catch(() => {});
   });
