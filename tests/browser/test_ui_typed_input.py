@@ -104,3 +104,29 @@ def test_what_is_typed_while_a_memory_saves_stays_in_the_form(fresh: Page) -> No
     expect(page.locator("#memory-list li.memory")).to_have_count(1)
     expect(page.locator("#memory-list")).to_contain_text("Pochi")
     expect(page.locator("#add-text")).to_have_value("My dog is called Shiro")
+
+
+def test_a_rename_being_typed_survives_another_tabs_change_and_a_language_switch(
+        fresh: Page) -> None:
+    page = fresh
+    who = new_character(page, "Rena")
+    tab(page, "characters")
+    card = page.locator(f"#character-list li[data-id='{who}']")
+    card.get_by_role("button", name="Rename Rena").click()
+    page.keyboard.press("End")  # the name is selected on open
+    page.keyboard.type(" Sakura")
+    other = page.context.new_page()
+    other.goto(page.url)
+    wait_ready(other)
+    engine_call(other, "create_character", {"name": "Made elsewhere"})
+    other.close()
+    expect(page.locator("#character-list")).to_contain_text("Made elsewhere")
+    expect(card.locator("form.rename input")).to_have_value("Rena Sakura")
+    expect(card.locator("form.rename input")).to_be_focused()
+    page.select_option("#lang", "ja")
+    expect(card.locator("form.rename input")).to_have_value("Rena Sakura")
+    card.locator("form.rename input").press("Enter")
+    expect(card.locator("form.rename")).to_have_count(0)
+    expect(card).to_contain_text("Rena Sakura")
+    names = {c["id"]: c["name"] for c in engine_call(page, "characters")}
+    assert names[who] == "Rena Sakura"

@@ -1,5 +1,5 @@
 // Characters: list with counts, create, rename, delete (to trash) and restore.
-import { clear, field, h, tx } from "./dom.js";
+import { clear, field, h, reconcile, tx } from "./dom.js";
 
 export function mountCharacters(panel, ctx) {
   const t = (...args) => ctx.t(...args);
@@ -62,14 +62,17 @@ export function mountCharacters(panel, ctx) {
     const cancel = tx("button", "cancel", { type: "button" }, t);
     const edit = h("form", { class: "inline-form rename" },
       field(t, "characters.newName", input).row, save, cancel);
-    cancel.addEventListener("click", render);
+    const close = () => { edit.remove(); render(); };
+    cancel.addEventListener("click", close);
     edit.addEventListener("submit", async (event) => {
       event.preventDefault();
       const value = input.value.trim();
       if (!value) return;
       const done = await ctx.run(save, () =>
         ctx.call("rename_character", { character: character.id, name: value }));
-      if (done !== undefined) await ctx.refreshCharacters();
+      if (done === undefined) return;
+      close();
+      await ctx.refreshCharacters();
     });
     item.replaceChildren(edit);
     input.focus();
@@ -87,7 +90,12 @@ export function mountCharacters(panel, ctx) {
   function render() {
     const live = ctx.characters.filter((c) => !c.deleted_at);
     const gone = ctx.characters.filter((c) => c.deleted_at);
-    clear(list, live.length ? live.map(row) : h("li", { class: "empty" }, t("characters.none")));
+    // a rename being typed keeps its form, focus and text when the list is drawn again (a
+    // change in another tab, a language switch)
+    const renaming = new Map([...list.querySelectorAll("li.card")]
+      .filter((li) => li.querySelector("form.rename")).map((li) => [li.dataset.id, li]));
+    reconcile(list, live.length ? live.map((c) => renaming.get(c.id) ?? row(c))
+      : [h("li", { class: "empty" }, t("characters.none"))]);
     trashedBox.hidden = gone.length === 0;
     clear(trashed, gone.map((character) => {
       const button = h("button", { type: "button",
