@@ -130,3 +130,20 @@ def test_a_rename_being_typed_survives_another_tabs_change_and_a_language_switch
     expect(card).to_contain_text("Rena Sakura")
     names = {c["id"]: c["name"] for c in engine_call(page, "characters")}
     assert names[who] == "Rena Sakura"
+
+
+def test_a_language_switch_keeps_what_is_typed_in_the_settings(fresh: Page) -> None:
+    page = fresh
+    tab(page, "maintenance")
+    page.fill("#setting-dedup_threshold", "0.95")
+    page.fill("#backup-key", "typed-secret-key")
+    page.fill("#backup-url", "http://127.0.0.1:8750")
+    page.select_option("#lang", "ja")
+    expect(page.locator("label[for='setting-dedup_threshold']")).to_have_text(
+        "重複判定のしきい値（コサイン）")
+    expect(page.locator("#setting-dedup_threshold")).to_have_value("0.95")
+    expect(page.locator("#backup-url")).to_have_value("http://127.0.0.1:8750")
+    expect(page.locator("#backup-key")).to_have_value("typed-secret-key")
+    page.click("#settings-save")
+    expect(page.locator("#notice .text")).to_have_text("設定を保存しました。")
+    assert engine_call(page, "settings")["dedup_threshold"] == 0.95

@@ -476,12 +476,16 @@ export function mountMaintenance(panel, ctx) {
     if (!backupSettings) return;
     if (document.activeElement !== backupUrl) backupUrl.value = backupSettings.backup_url ?? "";
     backupKey.value = "";
-    backupKeyNote.textContent = backupSettings.backup_key
-      ? t("backup.keySet", { mask: backupSettings.backup_key }) : t("backup.keyNone");
+    renderBackupKeyNote();
     const configured = Boolean(backupSettings.backup_url);
     backupNow.disabled = !configured;
     backupRestore.disabled = !configured;
     backupCheck.disabled = !configured;
+  }
+  function renderBackupKeyNote() { // alone on a language switch: typed values stay
+    if (!backupSettings) return;
+    backupKeyNote.textContent = backupSettings.backup_key
+      ? t("backup.keySet", { mask: backupSettings.backup_key }) : t("backup.keyNone");
   }
   function stateOf(b) {
     if (b.ok === true) return "ok";
@@ -598,9 +602,12 @@ export function mountMaintenance(panel, ctx) {
         const control = settingControl(key, value);
         control.dataset.key = key;
         control.dataset.kind = value === null ? "string" : typeof value;
-        const label = t(`settings.${key}`) === `settings.${key}` ? key : t(`settings.${key}`);
+        // a label the catalogue has follows a language switch by itself: the form is not
+        // drawn again then, so what was typed and not saved yet stays
+        const known = t(`settings.${key}`) !== `settings.${key}`;
         const row = h("div", { class: ["field", typeof value === "boolean" && "check"] },
-          h("label", { for: control.id }, label), control);
+          h("label", { for: control.id, "data-i18n": known ? `settings.${key}` : null },
+            known ? t(`settings.${key}`) : key), control);
         return row;
       });
     clear(settingsForm, h("div", { class: "row" }, rows), save);
@@ -686,7 +693,7 @@ export function mountMaintenance(panel, ctx) {
   });
   ctx.on("lang", () => {
     renderModels(); renderScope(); renderExportScope(); renderRevectorize();
-    renderTrash(); renderSettings(); renderBackupForm(); renderBackends(); renderBackupOut();
+    renderTrash(); renderBackupKeyNote(); renderBackends(); renderBackupOut();
     auditView.render();
   });
   renderScope();
