@@ -147,3 +147,20 @@ def test_a_language_switch_keeps_what_is_typed_in_the_settings(fresh: Page) -> N
     page.click("#settings-save")
     expect(page.locator("#notice .text")).to_have_text("設定を保存しました。")
     assert engine_call(page, "settings")["dedup_threshold"] == 0.95
+
+
+def test_a_blank_k_in_the_recall_form_is_asked_for_not_sent_as_zero(fresh: Page) -> None:
+    page = fresh
+    who = new_character(page, "Kei")
+    engine_call(page, "remember", {"character": who, "text": "Kei drinks oolong tea"})
+    page.select_option("#current-character", who)
+    tab(page, "recall")
+    page.fill("#recall-query", "tea")
+    page.fill("#recall-k", "")
+    page.click("#recall-search")
+    # the browser asks for the field; nothing was sent, nothing claims the user typed 0
+    assert page.eval_on_selector("#recall-k", "(el) => el.validity.valueMissing")
+    expect(page.locator("#recall-status")).to_have_text("")
+    page.fill("#recall-k", "3")
+    page.click("#recall-search")
+    expect(page.locator("#recall-results li.result")).to_have_count(1)

@@ -13,14 +13,16 @@ export function mountRecall(panel, ctx) {
   const query = h("input", { type: "search", id: "recall-query", required: true,
     autocomplete: "off" });
   const mode = h("select", { id: "recall-mode" });
-  const k = h("input", { type: "number", id: "recall-k", min: 1, max: 100, step: 1, value: "5" });
+  // required: a blank field was Number("") = 0, refused as "k: 0" though nothing was typed
+  const k = h("input", { type: "number", id: "recall-k", min: 1, max: 100, step: 1, value: "5",
+    required: true });
   const threshold = h("input", { type: "number", id: "recall-threshold", min: 0, step: "any",
     value: "" });
   // Empty = the engine's default cut-off; 0 shows every hit, however weak.
   const minRelevance = h("input", { type: "number", id: "recall-min-relevance", min: 0, max: 100,
     step: 1, value: "" });
   const rrfK = h("input", { type: "number", id: "recall-rrf-k", min: 1, max: 1000, step: 1,
-    value: "60" });
+    value: "60", required: true });
   const fusion = h("select", { id: "recall-fusion" });
   const search = tx("button", "recall.search", { type: "submit", id: "recall-search" }, t);
   const fusionRows = [field(t, "recall.fusion", fusion).row, field(t, "recall.rrfK", rrfK,
