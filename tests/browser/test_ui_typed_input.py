@@ -106,6 +106,31 @@ def test_what_is_typed_while_a_memory_saves_stays_in_the_form(fresh: Page) -> No
     expect(page.locator("#add-text")).to_have_value("My dog is called Shiro")
 
 
+def test_a_memory_typed_for_a_character_another_tab_deletes_is_not_added_to_another(
+        fresh: Page) -> None:
+    """Another tab deleted the character a memory was being typed for: the picker moved to
+    another character and Add stored the memory there (only the heading changed)."""
+    page = fresh
+    gone = new_character(page, "Gone soon")
+    other = new_character(page, "Still here")
+    select(page, gone)
+    page.click("#add-box summary")
+    page.fill("#add-text", "My sister lives in Osaka")
+    engine_call(page, "delete_character", {"character": gone})  # as another tab would
+    page.evaluate("() => window.omoide.ui.refreshCharacters()")
+    expect(page.locator("#current-character")).not_to_have_value(gone)
+    page.click("#add-memory button[type=submit]")
+    expect(page.locator("#notice")).to_contain_text("Gone soon")
+    expect(page.locator("#add-text")).to_have_value("My sister lives in Osaka")
+    for character in (other, page.locator("#current-character").input_value()):
+        assert not any("Osaka" in m["text"]
+                       for m in engine_call(page, "memories", {"character": character}))
+    page.click("#add-memory button[type=submit]")  # asked again: the character shown
+    shown = page.locator("#current-character").input_value()
+    expect(page.locator("#memory-list")).to_contain_text("Osaka")
+    assert any("Osaka" in m["text"] for m in engine_call(page, "memories", {"character": shown}))
+
+
 def test_a_rename_being_typed_survives_another_tabs_change_and_a_language_switch(
         fresh: Page) -> None:
     page = fresh

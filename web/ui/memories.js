@@ -83,17 +83,33 @@ export function mountMemories(panel, ctx) {
       field(t, "memories.importance", addImportance).row,
       field(t, "memories.key", addKey, { hint: "memories.keyHint" }).row),
     addButton);
+  // The character the text in Add was typed for: when another tab deletes it meanwhile the
+  // picker moves to another one, and the text was added there, only the heading changed.
+  let typedFor = null;
+  addText.addEventListener("input", () => {
+    typedFor = addText.value.trim() ? typedFor ?? ctx.character : null;
+  });
   addForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = addText.value.trim();
     if (!text || !ctx.character) return;
+    const gone = typedFor && !ctx.characters.some((c) => c.id === typedFor && !c.deleted_at);
+    if (gone) {
+      ctx.notify(t("memories.characterGone", { name: ctx.characterName(typedFor) }),
+        { kind: "error" });
+      typedFor = ctx.character; // kept: the next Add is for the character shown
+      return;
+    }
     const params = { character: ctx.character, text, kind: addKind.value,
       importance: Number(addImportance.value) };
     if (addKey.value.trim()) params.key = addKey.value.trim();
     const made = await ctx.run(addButton, () => ctx.call("remember", params));
     if (!made) return;
     // what was typed while it saved (the next memory) stays in the form
-    if (addText.value.trim() === text) addText.value = "";
+    if (addText.value.trim() === text) {
+      addText.value = "";
+      typedFor = null;
+    }
     if (addKey.value.trim() === (params.key ?? "")) addKey.value = "";
     ctx.notify(t(made.meta?.supersedes?.length ? "memories.replaced" : "memories.added"));
     await reload();
