@@ -4,6 +4,7 @@ resumable re-vectorization, and one real subprocess run with the real model."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -413,6 +414,31 @@ def test_revectorize_switches_the_workspace(cli):
     assert "nothing to re-embed" in cli.ok("revectorize", "--model", MINILM)
     err = cli.fails("revectorize", "--model", "no/such-model")
     assert "No embedding model with id 'no/such-model'" in err
+
+
+def test_a_server_started_before_a_switch_is_told_to_restart_not_to_switch_back(cli):
+    """An MCP server (one long-lived workspace) whose workspace a CLI revectorize switched
+    meanwhile answered "run revectorize --model <its old model>": re-embedding every memory
+    back. It is told the workspace now uses the other model, and to restart."""
+    from omoide.mcp.__main__ import open_with_model
+
+    fill(cli)
+    args = argparse.Namespace(db=str(cli.db), model=None, dtype=None, backup=None,
+                              backup_key=None, backup_key_file=None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("omoide.embeddings.auto.choose_embedder",
+                      lambda m, d: argparse.Namespace(embedder=factory(m, d), reason="test"))
+        workspace, translate = open_with_model(args)
+    try:
+        cli.json("revectorize", "--model", MINILM)  # another process
+        with pytest.raises(OmoideError) as refused:
+            workspace.engine.run_fresh(lambda: workspace.engine.recall("alice", "tea"))
+        told = translate(refused.value)
+        assert told.code == "WORKSPACE_SWITCHED", told
+        assert MINILM in str(told) and "restart" in str(told).lower()
+        assert "revectorize --model" not in str(told)
+    finally:
+        workspace.close()
 
 
 def test_revectorize_of_a_missing_workspace_is_refused(cli, tmp_path):

@@ -71,6 +71,11 @@ MESSAGES: dict[str, str] = {
         "embedded again), run `python -m omoide revectorize --model {model} --dtype {dtype}`; "
         "to keep {stored}, leave out --model/--dtype."
     ),
+    "WORKSPACE_SWITCHED": (
+        "The workspace {path} now uses {stored}: another command switched it since this one "
+        "started with {running}. Restart this server or command to use {stored}; nothing was "
+        "written."
+    ),
     "STORE_MODEL_MISMATCH": (
         "The memories of {character!r} were embedded with {stored}, but the workspace's model "
         "is {selected}. Run `python -m omoide revectorize --model {model} --dtype {dtype}` to "

@@ -118,14 +118,32 @@ class Context:
             self._workspace = None
 
     def translate(self, error: OmoideError) -> OmoideError:
-        """The engine's MODEL_MISMATCH speaks of the web app; on the CLI, name the command."""
+        """The engine's MODEL_MISMATCH speaks of the web app; on the CLI, name the command.
+        A long-running process (the MCP server) whose workspace another command switched
+        meanwhile is told to restart: it advised re-embedding everything back."""
         if error.code == "MODEL_MISMATCH":
+            switched = self.switched_since()
+            if switched is not None:
+                return OmoideError.of(
+                    "WORKSPACE_SWITCHED", path=str(self.path), stored=switched,
+                    running=f"{self.model_id} ({self.dtype})")
             return OmoideError.of(
                 "STORE_MODEL_MISMATCH", character=error.fields.get("character"),
                 stored=error.fields.get("stored"), selected=error.fields.get("selected"),
                 model=self.model_id, dtype=self.dtype,
             )
         return error
+
+    def switched_since(self) -> str | None:
+        """The model the workspace file records now when it is not the one this process
+        runs ("model (dtype)"), else None."""
+        try:
+            recorded = stored_model(self.path)
+        except OmoideError:
+            return None
+        if recorded is None or recorded == (self.model_id, self.dtype):
+            return None
+        return f"{recorded[0]} ({recorded[1]})"
 
     # -- output ------------------------------------------------------------------------------
 
