@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omoide.cli import main
-from omoide.engine import exchange
+from omoide.engine import MemoryEngine, exchange
 from omoide.engine.memory import KINDS
 from omoide.workspace import Workspace, open_workspace
 from tests.test_cli import factory as cli_factory
@@ -665,3 +665,30 @@ def test_a_newer_version_changing_only_the_importance_makes_no_copy_and_keeps_re
         [live] = ws.engine.memories("alice")
         assert (live.id, live.importance, live.recall_count) == (memory_id, 0.9, counted)
         assert ws.engine.trash("alice") == []
+
+
+def test_a_newer_version_forgotten_in_the_file_and_kept_live_here_keeps_one_holder_per_key():
+    """A memory keyed here lost its key (an edit) and a new memory took the key; the other
+    device, holding the old keyed version, edited it and forgot it. The import keeps it
+    live here in the file's version (an import never forgets), key included, and the key
+    was left with two live holders: the file's trashed records' keys were never settled,
+    and the next export -> import retired one of them (not a faithful round trip)."""
+    ticks = iter(range(1_750_000_000, 1_750_001_000))
+    here = MemoryEngine(HashingEmbedder(), clock=lambda: float(next(ticks)))
+    device = MemoryEngine(HashingEmbedder(), clock=here.clock)
+    nurse = here.remember("rin", "Rin works as a nurse", key="fact:job")
+    exchange.import_data(device, exchange.export_data(here))
+    here.update("rin", nurse.id, key=None)
+    doctor = here.remember("rin", "Rin works as a doctor", key="fact:job")
+    device.update("rin", nurse.id, text="Rin works as a night nurse")
+    device.forget("rin", nurse.id)
+    exchange.import_data(here, json.loads(json.dumps(exchange.export_data(device))))
+    [holder] = here.find_by_key("rin", "fact:job")  # one live memory per key
+    assert holder.id == nurse.id and holder.text == "Rin works as a night nurse"
+    [retired] = [e.memory for e in here.trash("rin") if e.memory.id == doctor.id]
+    assert retired.meta["superseded_by"] == nurse.id  # history, restorable
+    assert {m.text for m in here.memories("rin")} == {"Rin works as a night nurse"}
+    data = exchange.export_data(here, with_vectors=True)
+    fresh = MemoryEngine(HashingEmbedder(), clock=here.clock)
+    assert exchange.import_data(fresh, json.loads(json.dumps(data)))["superseded"] == 0
+    assert exchange.export_data(fresh, with_vectors=True) == data

@@ -111,8 +111,8 @@ class CharacterImport:
     # unchanged, as an import interrupted between the two writes of a trashed record left
     # them (``import_data`` writes it live, then moves it); the re-run finishes the move
     unfinished: dict[str, float] = field(default_factory=dict)
-    # the keys of the file's live records (held ones too): one live memory each after the
-    # import (``settle_imported``)
+    # the keys of the file's live records (held ones too) and of its newer versions that
+    # stay live here: one live memory each after the import (``settle_imported``)
     keys: set[str] = field(default_factory=set)
     # live records the store holds live in an older, different version (the file's
     # ``updated_at`` is later): the file's version replaces it, the store's becomes history
@@ -305,6 +305,8 @@ def _check_import(engine: MemoryEngine, data: Any,
                         plan.newer.append(record)  # its vector: the file's, or embedded
                         if memory_id in store.trash:
                             plan.newer_trashed.add(memory_id)
+                        elif record["key"] is not None:  # live here in the file's version
+                            plan.keys.add(record["key"])
                         if in_pack:
                             plan.newer_rows[memory_id] = pack_rows[memory_id]
                     else:
