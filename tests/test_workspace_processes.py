@@ -333,3 +333,16 @@ def test_the_change_feed_sees_every_writer_and_only_grows(tmp_path):
     other.close()
     assert feed.changes_since(after_delete) == ([], [], after_delete)
     feed.shutdown()
+
+
+def test_a_turn_written_elsewhere_and_forgotten_is_never_handed_out_again(pair):
+    """The next turn of a conversation comes after its forgotten turns too; one written by
+    the other process was not counted (this process's memo of the last turns did not see
+    it), so once forgotten its turn was handed out again here: a restore then put two
+    memories on one turn."""
+    db, a, b = pair
+    assert a.engine.remember("alice", "we adopted a cat", conversation="chat").turn == 0
+    elsewhere = b.engine.remember("alice", "the cat is grey", conversation="chat")
+    assert elsewhere.turn == 1
+    a.engine.forget("alice", elsewhere.id)
+    assert a.engine.remember("alice", "it sleeps all day", conversation="chat").turn == 2

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.backends.base import memory_of
 from omoide.backends.listener import checked_records, load_engine
+from omoide.engine.neighbourhood import note_turn
 
 if TYPE_CHECKING:
     from omoide.backends.sqlite import SQLiteBackend
@@ -99,6 +100,7 @@ class Follower:
                 memory.text, memory.model)
             try:
                 store.sync(memory, None if same_vector else record["vector"], trashed_at)
+                note_turn(store, memory)
                 self.applied += 1
             except (KeyError, TypeError, ValueError):
                 self.skipped += 1

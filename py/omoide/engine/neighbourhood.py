@@ -82,6 +82,16 @@ def next_turn(store: CharacterStore, conversation: str) -> int:
     return turn
 
 
+def note_turn(store: CharacterStore, memory: Memory) -> None:
+    """A memory another process wrote (``backends/follower.py``) counts in the memo of the
+    last turns, as one written here does: forgotten later, its turn is never handed out
+    again. A store without a memo yet builds it from its memories when first asked."""
+    place = _position(memory)
+    last = _last_turns.get(store)
+    if place is not None and last is not None and place[1] > last.get(place[0], -1):
+        last[place[0]] = place[1]
+
+
 def claim_turn(store: CharacterStore, conversation: str, turn: int) -> None:
     """Note a turn handed out (before it is stored), so the next ``next_turn`` is after it."""
     next_turn(store, conversation)  # builds the hint
