@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -31,6 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from omoide.engine import MemoryEngine, exchange
+from omoide.engine import memory as memory_module
 from omoide.engine.memory import KINDS, Memory
 from omoide.errors import OmoideError
 from omoide.governance import Governor
@@ -151,6 +154,10 @@ class VerbsMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
+        # ids from a seeded generator: a run picks the same memories every time (a random
+        # id order made hypothesis's replays differ)
+        self.real_secrets = memory_module.secrets
+        memory_module.secrets = SimpleNamespace(randbits=random.Random(0).getrandbits)
         self.clock = Clock()
         self.embedder = HashingEmbedder(16)
         self.engine = self.fresh_engine()
@@ -209,6 +216,11 @@ class VerbsMachine(RuleBasedStateMachine):
         if wanted.get("at") is not None:
             assert got["created_at"] == wanted["at"]
         assert (got["turn"] is None) == (wanted.get("conversation") is None)
+        if got["conversation"] is not None:  # after the conversation's turns, forgotten too
+            taken = [m["turn"] for m in [*self.live[c].values(),
+                                         *(m for m, _ in self.trashed[c].values())]
+                     if m["conversation"] == got["conversation"]]
+            assert got["turn"] > max(taken, default=-1), (got["turn"], taken)
         for old in self.holders(c, memory.key):
             self.retire(c, old)
         self.live[c][memory.id] = got
@@ -410,7 +422,7 @@ class VerbsMachine(RuleBasedStateMachine):
             store = self.engine.stores[c]
             live = {i: said(m) for i, m in store.records.items()}
             trash = {i: said(e.memory) for i, e in store.trash.items()}
-            for memory_id, was in self.live[c].items():
+            for memory_id, was in list(self.live[c].items()):
                 now = live.get(memory_id, trash.get(memory_id))
                 assert now == was, f"{memory_id} lost or changed by an import"
                 if memory_id not in live:
@@ -560,6 +572,28 @@ class VerbsMachine(RuleBasedStateMachine):
         assert any(n.lower() in message for n in named.split("|")), (named, message)
         assert self.dump() == before, f"a refused call ({refused.value}) changed the state"
 
+    @precondition(lambda self: any(self.live.values()) or any(self.trashed.values()))
+    @rule(c=st.sampled_from(CHARACTERS), n=indexes,
+          damage=st.sampled_from(("other character", "flipped byte", "records of another")))
+    def refused_snapshot(self, c: str, n: int, damage: str) -> None:
+        """A snapshot loaded under another character's name while its memories are here,
+        or a damaged one, is refused and changes nothing."""
+        if not (self.live[c] or self.trashed[c]):
+            return
+        index, records = self.engine.snapshot(c)
+        target = next(d for d in CHARACTERS if d != c)
+        if damage == "flipped byte":
+            target = c
+            spot = 8 + n % (len(index) - 8)
+            index = index[:spot] + bytes([index[spot] ^ 0x10]) + index[spot + 1:]
+        elif damage == "records of another":
+            target = c
+            records = records.replace(sorted(self.live[c] or self.trashed[c])[0], "01OTHER")
+        before = self.dump()
+        with pytest.raises(OmoideError, match="snapshot|belongs to another"):
+            self.engine.load_snapshot(target, index, records)
+        assert self.dump() == before
+
     @precondition(lambda self: any(self.live.values()))
     @rule(c=st.sampled_from(CHARACTERS), n=indexes,
           damage=st.sampled_from(("importance", "owner", "kind", "vector", "twice")))
@@ -622,7 +656,7 @@ class VerbsMachine(RuleBasedStateMachine):
             assert not engine.memories(c) and not engine.trash(c)
 
     def teardown(self) -> None:
-        pass
+        memory_module.secrets = self.real_secrets
 
 
 class SQLiteVerbsMachine(VerbsMachine):
@@ -675,6 +709,47 @@ class SQLiteVerbsMachine(VerbsMachine):
             ws.close()
         assert self.dump() == before
 
+    @rule(c=st.sampled_from(CHARACTERS), n=indexes, text=texts,
+          op=st.sampled_from(("remember", "forget", "update", "restore", "purge")))
+    def another_process_writes(self, c: str, n: int, text: str, op: str) -> None:
+        """A second process on the same file changes a memory: this one's next verb
+        sees the change (the model follows it)."""
+        ws = open_workspace(self.ws.path, embedder=self.embedder)
+        try:
+            ws.engine.clock = self.clock
+            other = ws.engine
+            if op == "remember":
+                wanted = {"text": text, "key": "fact:job" if n % 3 == 0 else None,
+                          "conversation": "chat-1" if n % 2 else None}
+                memory = other.remember(c, text, key=wanted["key"],
+                                        conversation=wanted["conversation"])
+                self.stored(c, memory, wanted)
+            elif op == "restore" and self.trashed[c]:
+                # only a plainly forgotten one: what else a restore retires is checked above
+                trash = self.engine.stores[c].trash
+                plain = sorted(i for i, (m, _) in self.trashed[c].items()
+                               if m["key"] is None and not trash[i].memory.meta)
+                if plain:
+                    memory_id = plain[n % len(plain)]
+                    other.restore(c, memory_id)
+                    self.live[c][memory_id] = self.trashed[c].pop(memory_id)[0]
+            elif op == "purge" and c in other.characters():
+                self.check()
+                gone = other.purge_trash(c)
+                assert sorted(gone) == sorted(self.trashed[c])
+                self.trashed[c].clear()
+                self.purged.update(gone)
+            elif self.live[c]:
+                memory_id = self.pick(c, n)
+                if op == "forget":
+                    other.forget(c, memory_id)
+                    self.retire(c, memory_id)
+                elif op == "update":
+                    other.update(c, memory_id, importance=0.125)
+                    self.live[c][memory_id]["importance"] = 0.125
+        finally:
+            ws.close()
+
     @rule()
     def reopen(self) -> None:
         before = self.dump()
@@ -714,6 +789,7 @@ class SQLiteVerbsMachine(VerbsMachine):
         for ws in self.workspaces:
             ws.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+        super().teardown()
 
 
 # sized for the normal suite (~10 s); OMOIDE_STATEFUL_EXAMPLES=500 (random seeds, and
