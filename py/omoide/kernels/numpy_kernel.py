@@ -132,11 +132,14 @@ class NumpyKernel:
 
     def _top_k_exact(self, q: np.ndarray, k: int, slots: np.ndarray | None, count: int):
         matrix = self._matrix[:count] if slots is None else self._matrix[slots]
-        scores = _cosines(matrix, q)
+        scores = matrix @ q  # BLAS over every row (einsum took 1.6x as long at 100,000)
         mean, std = _moments(scores)
         best = _best_positions(scores, k)
-        chosen = best if slots is None else slots[best]
-        return self._result(chosen, scores[best], mean, std, count)
+        # the k scored again row by row: BLAS's last bit depends on a row's slot
+        exact = _cosines(matrix[best], q)
+        order = np.argsort(-exact, kind="stable")
+        chosen = best[order] if slots is None else slots[best[order]]
+        return self._result(chosen, exact[order], mean, std, count)
 
     def _top_k_int8(self, q: np.ndarray, k: int, slots: np.ndarray | None, count: int):
         q_int8, q_scale = _quantize(q[None, :])
@@ -180,7 +183,8 @@ def _cosines(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     BLAS matrix-vector product (``rows @ q``) sums rows in blocks of four and the rest
     otherwise, so two memories of the same vector got cosines a float32 step apart by their
     slots, and their order (ties by id) changed when a forget moved a row. einsum runs one
-    loop per row (and is as fast here)."""
+    loop per row: for the few rows a caller keeps (a whole matrix goes through BLAS, then its
+    best rows through this)."""
     return np.einsum("ij,j->i", rows, q, optimize=False)
 
 
