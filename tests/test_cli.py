@@ -441,6 +441,35 @@ def test_a_server_started_before_a_switch_is_told_to_restart_not_to_switch_back(
         workspace.close()
 
 
+def test_rows_of_another_model_in_a_character_block_it_until_revectorized(cli):
+    """A row of another model with vectors of the same length (written by a backup server
+    or another device after a switch) was loaded into the character's index and ranked
+    with the rest: two models' cosines compared. The character is blocked as mismatched
+    until revectorize embeds every row with one model."""
+    fill(cli)
+    con = sqlite3.connect(cli.db)
+    try:
+        row = list(con.execute("SELECT id, character_id, kind, trashed_at, updated_at, "
+                               "record, vector FROM memories WHERE character_id = 'alice'"
+                               ).fetchone())
+        record = json.loads(row[5]) | {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ",
+                                       "text": "Alice came back from the backup",
+                                       "model": HashingEmbedder(seed=1).stamp}
+        row[0], row[5] = record["id"], json.dumps(record)
+        con.execute("INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+        con.commit()
+    finally:
+        con.close()
+    assert cli.json("stats", "alice")["model_mismatch"] is True
+    assert "revectorize" in cli.fails("recall", "alice", "tea")
+    assert cli.json("recall", "bob", "coffee")["hits"]  # the others are not blocked
+    assert cli.json("revectorize", "--model", E5)["embedded"] == 4
+    assert cli.json("stats", "alice")["model_mismatch"] is False
+    assert {json.loads(r[3])["model"] for r in rows(cli.db)} == {HashingEmbedder(seed=0).stamp}
+    hits = cli.json("recall", "alice", "back from the backup")["hits"]
+    assert hits[0]["id"] == record["id"]
+
+
 def test_revectorize_of_a_missing_workspace_is_refused(cli, tmp_path):
     """A mistyped --db made a new empty workspace there and answered "the workspace now
     uses ...": the real workspace was left on its old model, the user told it switched."""

@@ -113,6 +113,16 @@ def quarantine(engine: MemoryEngine, raw: Any, error: OmoideError) -> None:
     }
 
 
+def mixed_stamp(stamp: str, rows: list[dict[str, Any]]) -> str:
+    """``stamp``, or, when some rows hold another model's vectors of the same length (a
+    backup server or another device wrote them after a switch), a stamp no model has: the
+    character is then blocked as another model's (MODEL_MISMATCH: no recall compares the
+    two models' vectors) until ``revectorize`` embeds every row again with one model. They
+    were loaded into one index and ranked together."""
+    others = sorted({r["model"] for r in rows} - {stamp})
+    return stamp if not others else "mixed:" + "+".join([stamp, *others])
+
+
 def load_engine(engine: MemoryEngine, records: list[dict[str, Any]],
                 characters: Iterable[str] = ()) -> dict[str, int]:
     """Fill ``engine`` with stored records (every one with its vector); no listener fires.
@@ -138,8 +148,8 @@ def load_engine(engine: MemoryEngine, records: list[dict[str, Any]],
                 quarantine(engine, r, validate.invalid_record(
                     "vector", r["id"],
                     f"vector: {len(r['vector'])} numbers in an index of {dimension}"))
-        store = engine.new_store(character, stamp=stamp, model_id=model_id,
-                                 dimension=dimension)
+        store = engine.new_store(character, stamp=mixed_stamp(stamp, fitting),
+                                 model_id=model_id, dimension=dimension)
         live = [(memory_of(r), r["vector"]) for r in fitting if r["trashed_at"] is None]
         trashed = [TrashEntry(memory_of(r), r["vector"], r["trashed_at"])
                    for r in fitting if r["trashed_at"] is not None]
