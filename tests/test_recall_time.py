@@ -1,6 +1,7 @@
 """Time-aware recall: a span named in the query lifts and marks the memories inside it."""
 
 import datetime as dt
+import time
 
 import pytest
 
@@ -70,3 +71,29 @@ def test_the_words_naming_a_span_do_not_count_against_relevance(engine):
                             min_relevance=0, use_time=False)[0]
     assert with_span.relevance > without.relevance
     assert engine.recall("mika", "ramen dinner in July 2023", now=NOW)  # a good match
+
+
+@pytest.fixture
+def tokyo_local_time(monkeypatch):
+    """The process's local zone is Tokyo (UTC+9) for the test, then back."""
+    if not hasattr(time, "tzset"):
+        pytest.skip("time.tzset is POSIX only")
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_naive_now_is_local_time_as_a_naive_at_is(tokyo_local_time):
+    # remember reads a naive `at` as local time (datetime.timestamp()); recall read a naive
+    # `now` as UTC when it reckoned the span, so "yesterday" was the wrong day here
+    e = MemoryEngine(HashingEmbedder(128))
+    e.remember("mika", "We went hiking on Mount Takao", kind="diary",
+               at=dt.datetime(2023, 7, 14, 3, 0))  # 3 am local: 18:00 UTC the day before
+    hits = e.recall("mika", "what did we do yesterday", now=dt.datetime(2023, 7, 15, 1, 0),
+                    min_relevance=0)
+    assert [h.in_timeframe for h in hits] == [True]
+    late = e.recall("mika", "what did we do yesterday", now=dt.datetime(2023, 7, 16, 1, 0),
+                    min_relevance=0)
+    assert [h.in_timeframe for h in late] == [False]

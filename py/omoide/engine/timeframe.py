@@ -265,8 +265,9 @@ def _rules(now: dt.datetime, tz: dt.tzinfo):
 def parse_timeframe(query: str, now: float | dt.datetime) -> TimeFrame | None:
     """The span the query's most specific time expression names, or None (module doc)."""
     if isinstance(now, dt.datetime):
-        tz = now.tzinfo or dt.UTC
-        moment = now if now.tzinfo else now.replace(tzinfo=dt.UTC)
+        # a naive one is local time, as datetime.timestamp() (and so remember's `at`) reads it
+        moment = now if now.tzinfo else now.astimezone()
+        tz = moment.tzinfo or dt.UTC
     else:
         tz = dt.UTC
         moment = dt.datetime.fromtimestamp(now, dt.UTC)
