@@ -58,6 +58,22 @@ def test_explicit_time_is_kept(engine):
     assert m.created_at == datetime(2020, 1, 1, tzinfo=UTC).timestamp()
 
 
+def test_a_datetime_before_1970_is_refused_naming_the_field(engine):
+    # a naive datetime of year 1 (or one that no local time can read) raised the ValueError
+    # of datetime.timestamp() instead of the refusal that names `at` / `now`
+    from datetime import datetime
+
+    assert code_of(lambda: engine.remember("alice", "x", at=datetime(1, 1, 1))) == (
+        "INVALID_ARGUMENT")
+    assert code_of(lambda: engine.remember_many("alice", [{"text": "x",
+                                                           "at": datetime(1, 1, 1)}])) == (
+        "INVALID_ARGUMENT")
+    engine.remember("alice", "fine")
+    assert code_of(lambda: engine.recall("alice", "x", now=datetime(1, 1, 1))) == (
+        "INVALID_ARGUMENT")
+    assert [m.text for m in engine.memories("alice")] == ["fine"]
+
+
 def test_remember_many_embeds_in_one_call(engine):
     memories = engine.remember_many(
         "alice", ["one", {"text": "two", "kind": "diary"}, {"text": "three", "importance": 1}]

@@ -342,14 +342,18 @@ def threshold(value: object, search_mode: str) -> float | None:
 def timestamp(value: object, name: str = "at") -> float:
     from datetime import datetime
 
+    seconds = value
     if isinstance(value, datetime):
-        value = value.timestamp()
-    if not _is_number(value) or not 0 <= value <= MAX_TIME:  # type: ignore[operator]
+        try:
+            seconds = value.timestamp()
+        except (ValueError, OverflowError, OSError):  # naive, read as local time: year 1
+            seconds = None
+    if not _is_number(seconds) or not 0 <= seconds <= MAX_TIME:  # type: ignore[operator]
         raise OmoideError.of(
             "INVALID_ARGUMENT", name=name,
             reason=f"{_short(value)} is not a time (seconds since 1970, up to year 9999)",
         )
-    return float(value)  # type: ignore[arg-type]
+    return float(seconds)  # type: ignore[arg-type]
 
 
 def optional_timestamp(value: object, name: str) -> float | None:
