@@ -877,11 +877,13 @@ const jsVerbs = {
   },
   // Backup server: the whole local store up to the server, or back from it, in steps (each
   // one an engine call under the lock), with progress events.
-  // The display names live here (IndexedDB ``characters``), not in Python: they go along.
-  backup_now: async () => backupJob("backup", "backup_step", {
-    names: Object.fromEntries((await db.characters.toArray()).map((c) => [c.id, c.name])) }),
+  // The display names live here (IndexedDB ``characters``), not in Python: they go along,
+  // read at each step under the lock (the last step sends them: a rename made while the
+  // backup ran is the name sent, never the one read at its start).
+  backup_now: async () => backupJob("backup", "backup_step", async () => ({
+    names: Object.fromEntries((await db.characters.toArray()).map((c) => [c.id, c.name])) })),
   backup_restore: ({ characters = null } = {}) =>
-    backupJob("restore", "restore_step", characters ? { characters } : {}),
+    backupJob("restore", "restore_step", async () => (characters ? { characters } : {})),
   backup_status: () => backupRunning ?? { running: false },
   // What this tab's engine reflects: generations, reloads caused by other tabs, recall
   // counts not yet written.
@@ -932,6 +934,7 @@ async function backendsTick() {
   }
 }
 
+// ``params``: a step's parameters, read under the lock before each step.
 async function backupJob(kind, stepVerb, params) {
   if (backupRunning) {
     throw Object.assign(new Error(`A ${backupRunning.kind} is already running.`),
@@ -940,7 +943,8 @@ async function backupJob(kind, stepVerb, params) {
   backupRunning = { running: true, kind, done: 0, total: 0 };
   try {
     for (let cursor = 0; ;) {
-      const step = await locked(() => callPython(stepVerb, { ...params, cursor }));
+      const step = await locked(async () => callPython(stepVerb,
+        { ...(await params()), cursor }));
       Object.assign(backupRunning, { done: step.done, total: step.total });
       emit({ type: "backup", kind, state: step.finished ? "finished" : "running", ...step });
       if (step.finished) return step;

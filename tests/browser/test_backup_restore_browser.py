@@ -1,0 +1,81 @@
+"""Backup to the reference server and restore from it, end to end in Chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+from buildtools.serve import AppServer
+from omoide.backends.sqlite import SQLiteBackend
+from tests.backend_fixtures import running_server
+
+from .conftest import DIST, engine_call, wait_ready
+
+APP_PORT = 31521
+SERVER_PORT = 31522
+SERVER_URL = f"http://127.0.0.1:{SERVER_PORT}"
+KEY = "bkup-probe-key-91c2e7"
+MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    server = AppServer(DIST, port=APP_PORT).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def backup_db(tmp_path: Path) -> Path:
+    return tmp_path / "backup.db"
+
+
+@pytest.fixture
+def ref_server(backup_db, app_url):
+    with running_server(backup_db, SERVER_PORT, api_key=KEY, origins=[app_url]) as server:
+        yield server
+
+
+def open_app(launch, profile: Path, app_url: str) -> Page:
+    context = launch(profile)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(app_url)
+    wait_ready(page)
+    engine_call(page, "select_model", MINILM)
+    engine_call(page, "set_settings", {"backup_url": SERVER_URL, "backup_key": KEY})
+    return page
+
+
+def server_names(db: Path) -> dict:
+    backend = SQLiteBackend(db)
+    try:
+        return backend.character_names()
+    finally:
+        backend.shutdown()
+
+
+def test_a_rename_made_while_a_backup_runs_is_the_name_it_sends(launch, app_url, tmp_path,
+                                                             ref_server, backup_db):
+    """"Back up now" read the display names once, before its first step, and sent them at
+    its last: a character renamed while it ran kept its old name on the server, the backup
+    said finished, and a restore brought the old name back."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "remember_many", {"character": "rin", "items": [
+        {"text": f"Rin's note {n}"} for n in range(301)]})  # four steps of 100
+    result = page.evaluate("""async () => {
+      let renamed = null;
+      window.omoide.onEvent((e) => {
+        if (e.type === 'backup' && e.state === 'running' && !renamed) {
+          renamed = window.omoide.call('rename_character',
+            {character: 'rin', name: 'Rin Tohsaka'});
+        }
+      });
+      const done = await window.omoide.call('backup_now', {});
+      await renamed;
+      return done;
+    }""")
+    assert result["finished"] and result["total"] == 301 and result["named"] == 1
+    assert server_names(backup_db) == {"rin": "Rin Tohsaka"}
