@@ -146,3 +146,50 @@ def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch
     step = browser_session.restore_step(0)
     assert step["finished"] and step["imported"] == 1 and step["named"] == 1
     assert bulk == [{"op": "name", "character": "alice", "name": "Alice Liddell"}]
+
+
+def test_a_garbage_answer_of_the_server_is_a_clear_error_and_one_bad_record_is_one_failure(
+        monkeypatch):
+    """The server's listing is input: a page that was not one (a list, a total in words, an
+    item that is no object) crashed the restore with a KeyError / AttributeError / ValueError
+    (an INTERNAL error, or one naming the call's params), and one record without a
+    ``character_id`` made the whole restore fail, nothing restored."""
+    import json
+
+    import pytest
+
+    from omoide.backends.http import HttpBackend, HttpConfig
+    from omoide.browser import session as browser_session
+    from omoide.errors import OmoideError
+
+    backup = MemoryEngine(HashingEmbedder())
+    good = [server_copy(backup, "alice", backup.remember("alice", t).id)
+            for t in ("Alice likes rain", "Alice has a cat")]
+    answer: list = []
+
+    def transport(method, url, headers, body, timeout):
+        if "/characters" in url:
+            return 200, b'{"names": {}}', {}
+        return 200, json.dumps(answer[0] if "offset=0" in url else
+                               {"items": [], "total": 0}).encode(), {}
+
+    backend = HttpBackend(HttpConfig("http://127.0.0.1:1"), transport=transport)
+    engine = MemoryEngine(HashingEmbedder())
+    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]),
+                        listener=SimpleNamespace(add_bulk=lambda p, first: None))
+    monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "server", lambda s: backend)
+    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    for page in ([good[0]], "oops", {"items": good, "total": "two"},
+                 {"items": [good[0], "junk"], "total": 2}, {"total": 1}):
+        answer[:] = [page]
+        with pytest.raises(OmoideError) as err:
+            browser_session.restore_step(0)
+        assert err.value.code == "BACKEND_HTTP" and "not a page" in str(err.value)
+        assert engine.characters() == []
+    orphan = {k: v for k, v in good[0].items() if k != "character_id"} | {"id": "01" + "A" * 24}
+    answer[:] = [{"items": [orphan, *good], "total": 3}]
+    step = browser_session.restore_step(0)
+    assert step["finished"] and step["imported"] == 2 and step["failed"] == 1
+    assert sorted(m.text for m in engine.memories("alice")) == ["Alice has a cat",
+                                                                 "Alice likes rain"]

@@ -168,7 +168,18 @@ class HttpBackend:
         query = {"character_id": character_id, "kind": kind, "limit": limit, "offset": offset,
                  "trashed": {None: "any", True: "1", False: "0"}[trashed],
                  "vectors": 1 if with_vectors else None}
-        return self.request("GET", self.url(self.config.memories_path, query))[1]
+        url = self.url(self.config.memories_path, query)
+        page = self.request("GET", url)[1]
+        # the server's answer is input: a page that is not one (a list, a text total, an
+        # item that is no object) is refused here, not met as a crash half way through
+        items = page.get("items") if isinstance(page, dict) else None
+        total = page.get("total") if isinstance(page, dict) else None
+        if (not isinstance(items, list) or not all(isinstance(i, dict) for i in items)
+                or not isinstance(total, int) or isinstance(total, bool)):
+            raise OmoideError.of("BACKEND_HTTP", url=url, status=200,
+                                 body="not a page of memories ({items: [objects], total: "
+                                      "integer})")
+        return page
 
     def search(self, query: str, *, character_id: str, k: int = 10,
                vector: list[float] | None = None, model: str | None = None,

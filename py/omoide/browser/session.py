@@ -608,7 +608,7 @@ def restore_step(cursor: int = 0, batch: int = 64,
             records = []
             for character in characters or [None]:
                 records += server_ids(backend, character, with_vectors=True)
-            records.sort(key=lambda r: (r.get("character_id", ""), r.get("id", "")))
+            records.sort(key=lambda r: (str(r.get("character_id")), str(r.get("id"))))
             # What the browser holds now: one of these gone by a later step was forgotten
             # for good meanwhile (here or in another tab), never brought back from the
             # server's list of the first step (a purged secret came back, browser-only).
@@ -630,7 +630,12 @@ def restore_step(cursor: int = 0, batch: int = 64,
     chunk = job["records"][cursor:cursor + batch]
     by_character: dict[str, list[dict[str, Any]]] = {}
     for record in chunk:
-        by_character.setdefault(record["character_id"], []).append(record)
+        character = record.get("character_id")
+        if not isinstance(character, str):  # checked with its record below, where it has one
+            job["failed"] += 1
+            job["errors"].append(f"{record.get('id')!s:.40}: invalid character_id")
+            continue
+        by_character.setdefault(character, []).append(record)
     reused_ids: set[str] = set()
     for character, records in by_character.items():
         try:
