@@ -182,6 +182,11 @@ const host = plainErrors({
   async queue_load() {
     return JSON.stringify(await store.getSetting(db, store.MIRROR_QUEUE, []));
   },
+  // The display names by id (a ``name`` mirror op sends the one it names).
+  async character_names() {
+    return JSON.stringify(Object.fromEntries((await db.characters.toArray())
+      .map((c) => [c.id, c.name])));
+  },
   async queue_save(json) {
     await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
   },

@@ -79,3 +79,17 @@ def test_a_rename_made_while_a_backup_runs_is_the_name_it_sends(launch, app_url,
     }""")
     assert result["finished"] and result["total"] == 301 and result["named"] == 1
     assert server_names(backup_db) == {"rin": "Rin Tohsaka"}
+
+
+def test_a_new_or_renamed_character_is_mirrored_without_back_up_now(launch, app_url, tmp_path,
+                                                                    ref_server, backup_db):
+    """Memories were mirrored at once, display names only by "Back up now": with the mirror
+    drained (nothing queued) the server still named a new character by its id and a
+    renamed one by its old name, and a restore brought those back."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "remember", {"character": "rin", "text": "Rin likes green tea"})
+    engine_call(page, "create_character", {"name": "Mio Named", "id": "mio"})
+    engine_call(page, "rename_character", {"character": "rin", "name": "Rin Tohsaka"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    assert server_names(backup_db) == {"rin": "Rin Tohsaka", "mio": "Mio Named"}

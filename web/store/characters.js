@@ -37,6 +37,15 @@ function newId(name, taken) {
 }
 
 export function characterVerbs(getDb, callPython, locked, touched) {
+  // A name given here goes to the backup server like a memory change (a queued ``name``
+  // op). Stored already: a queue that cannot be written leaves it to "Back up now".
+  async function mirrorName(character) {
+    try {
+      await callPython("mirror_name", { character });
+    } catch (err) {
+      console.warn("the name is not queued for the backup server", err);
+    }
+  }
   async function find(id) {
     const found = await getDb().characters.get(id);
     if (!found) throw unknown(id);
@@ -67,6 +76,7 @@ export function characterVerbs(getDb, callPython, locked, touched) {
         }
         await store.putCharacter(getDb(), character);
         await touched(character.id);
+        await mirrorName(character.id);
         return character;
       });
     },
@@ -76,6 +86,7 @@ export function characterVerbs(getDb, callPython, locked, touched) {
         const row = { ...(await find(character)), name: clean };
         await store.putCharacter(getDb(), row);
         await touched(character);
+        await mirrorName(character);
         return row;
       });
     },

@@ -50,9 +50,17 @@ QUEUE_KEY = "mirror_queue"
 class IndexedDBBackend:
     """The ``MemoryBackend`` contract over the browser session's engine."""
 
-    def __init__(self, engine: Callable[[], MemoryEngine], *, name: str = "indexeddb") -> None:
+    def __init__(self, engine: Callable[[], MemoryEngine], *, name: str = "indexeddb",
+                 names: Callable[[], dict[str, str]] | None = None) -> None:
         self._engine = engine
+        self._names = names  # the display names (IndexedDB ``characters``, a host call)
         self.name = name
+
+    def character_names(self) -> dict[str, str]:
+        """The display names as IndexedDB holds them now, by character id (a ``name``
+        mirror op sends the one it names)."""
+        names = self._names() if self._names else None
+        return dict(names) if isinstance(names, dict) else {}
 
     @property
     def engine(self) -> MemoryEngine:

@@ -427,7 +427,8 @@ def configure_backends(s: Session) -> None:
         config = HttpConfig(url, api_key=key, timeout=BACKUP_TIMEOUT_S)
         fallbacks.append(HttpBackend(config, transport=fetch_transport,
                                      name=f"server:{url}"))
-    s.backends = BackendManager(IndexedDBBackend(lambda: s.engine), fallbacks,
+    primary = IndexedDBBackend(lambda: s.engine, names=lambda: call_json("character_names", {}))
+    s.backends = BackendManager(primary, fallbacks,
                                 queue_store=s.queue_store)
     s.backends_config = (url, key)
 
@@ -477,6 +478,15 @@ def due_now(targets: set[str]) -> None:
         for op in manager.queue:
             if op["target"] in targets:
                 op["due"] = min(op["due"], now)
+
+
+@handler("mirror_name")
+def mirror_name(character: str) -> None:
+    """A display name the app gave (a new character, a rename) is mirrored like a memory
+    change: a ``name`` op, sent by the pump with the name IndexedDB holds then."""
+    s = session()
+    if backends(s).fallbacks:
+        reload_queue(s).mirror({"op": "name", "id": validate.character_id(character)})
 
 
 @handler("backends_pump")
