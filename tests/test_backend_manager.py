@@ -395,3 +395,24 @@ def test_a_name_op_is_mirrored_and_never_merged_with_a_memory_of_the_same_id(tri
     for fallback in (first, second):
         assert fallback.inner.character_names()["alice"] == "Alice Liddell"
         assert fallback.inner.get(record["id"])["importance"] == 0.9
+
+
+def test_a_copy_racing_another_writer_of_the_same_id_updates_it_instead_of_failing(tmp_path):
+    """``backup`` (``sync.copy_all``) and the mirror pump (its own thread, or another
+    process's) both copy a record: the pump created it between the copy's update (404) and
+    its create (409), and the whole backup failed with BACKEND_CONFLICT."""
+    from omoide.backends.sync import copy_all
+
+    source, target = SQLiteBackend(tmp_path / "s.db"), SQLiteBackend(tmp_path / "t.db")
+    record = source.create(make_record("alice", "Alice loves green tea"))
+    update = target.update
+
+    def raced(memory_id, fields, **kw):
+        found = update(memory_id, fields, **kw)
+        if found is None and target.get(memory_id) is None:
+            target.create(record | {"text": "the pump's older copy"})  # the other writer
+        return found
+
+    target.update = raced
+    assert copy_all(source, target)["updated"] == 1
+    assert target.get(record["id"])["text"] == "Alice loves green tea"

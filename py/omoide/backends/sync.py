@@ -33,7 +33,14 @@ def upsert(target: MemoryBackend, record: dict[str, Any]) -> str:
     fields = {k: v for k, v in record.items() if k != "id"}
     if target.update(record["id"], fields) is not None:
         return "updated"
-    target.create(record)
+    try:
+        target.create(record)
+    except OmoideError as err:
+        # another writer (the mirror pump, another process's) created it since the update
+        # found none: a 409 that failed a whole backup; the record is updated over it
+        if err.code != "BACKEND_CONFLICT" or target.update(record["id"], fields) is None:
+            raise
+        return "updated"
     return "created"
 
 
