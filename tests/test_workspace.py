@@ -229,6 +229,19 @@ def test_a_purged_text_is_gone_from_every_file_of_the_workspace_while_it_is_open
         ws.close()
 
 
+def test_a_commit_is_on_disk_before_the_verb_returns(tmp_path):
+    """A power cut right after a command said "remembered" (exit 0, an MCP answer) must not
+    lose the memory: with ``synchronous = NORMAL`` a WAL commit is not synced, and the last
+    commits before a power loss rolled back (the mirror queue, synced, then named changes the
+    file never held)."""
+    ws = open_workspace(tmp_path / "w.db", embedder=HashingEmbedder())
+    try:
+        assert ws.backend.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert ws.backend.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    finally:
+        ws.close()
+
+
 def test_a_character_whose_memories_were_all_purged_is_still_there_after_a_reopen(tmp_path):
     db = tmp_path / "w.db"
     ws = open_workspace(db, embedder=HashingEmbedder())
