@@ -11,11 +11,15 @@ from buildtools.serve import AppServer
 from omoide.backends.sqlite import SQLiteBackend
 from tests.backend_fixtures import running_server
 
+from .backup_proxy import FaultProxy
 from .conftest import DIST, engine_call, wait_ready
 
 APP_PORT = 31521
 SERVER_PORT = 31522
 SERVER_URL = f"http://127.0.0.1:{SERVER_PORT}"
+PROXY_PORT = 31812  # a FaultProxy in front of a reference server on FAULTY_PORT
+FAULTY_PORT = 31811
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 KEY = "bkup-probe-key-91c2e7"
 MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
 
@@ -38,13 +42,22 @@ def ref_server(backup_db, app_url):
         yield server
 
 
-def open_app(launch, profile: Path, app_url: str) -> Page:
+@pytest.fixture
+def proxy(backup_db, app_url):
+    """The reference server behind a FaultProxy (the app is given PROXY_URL)."""
+    with running_server(backup_db, FAULTY_PORT, api_key=KEY, origins=[app_url]):
+        fault = FaultProxy(PROXY_PORT, FAULTY_PORT).start()
+        yield fault
+        fault.stop()
+
+
+def open_app(launch, profile: Path, app_url: str, url: str = SERVER_URL) -> Page:
     context = launch(profile)
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(app_url)
     wait_ready(page)
     engine_call(page, "select_model", MINILM)
-    engine_call(page, "set_settings", {"backup_url": SERVER_URL, "backup_key": KEY})
+    engine_call(page, "set_settings", {"backup_url": url, "backup_key": KEY})
     return page
 
 
@@ -93,3 +106,32 @@ def test_a_new_or_renamed_character_is_mirrored_without_back_up_now(launch, app_
     engine_call(page, "rename_character", {"character": "rin", "name": "Rin Tohsaka"})
     assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
     assert server_names(backup_db) == {"rin": "Rin Tohsaka", "mio": "Mio Named"}
+
+
+def test_a_memory_purged_while_the_server_was_down_is_not_restored(launch, app_url, tmp_path,
+                                                                   proxy, backup_db):
+    """A memory forgotten for good while the server refused writes (its delete still
+    queued) came back live from the server's stale copy on a restore, and stayed in the
+    browser after the queued delete reached the server."""
+    page = open_app(launch, tmp_path / "profile", app_url, PROXY_URL)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "remember", {"character": "rin", "text": "an ordinary note"})
+    secret = engine_call(page, "remember", {"character": "rin", "text": "my bank PIN is 4321"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    proxy.rule = lambda method, path, n: ("status", 503) if method != "GET" else None
+    engine_call(page, "forget", {"character": "rin", "id": secret["id"]})
+    assert engine_call(page, "purge_trash", {"character": "rin"}) == [secret["id"]]
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 2
+    result = engine_call(page, "backup_restore", {})
+    assert result["finished"] and result["imported"] == 0 and result["skipped"] == 2
+
+    def texts() -> list[str]:
+        return [m["text"] for m in engine_call(page, "memories", {"character": "rin"})]
+
+    assert texts() == ["an ordinary note"]
+    assert engine_call(page, "trash", {"character": "rin"}) == []
+    proxy.rule = None
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    page.reload()
+    wait_ready(page)
+    assert texts() == ["an ordinary note"]

@@ -623,6 +623,9 @@ def restore_step(cursor: int = 0, batch: int = 64,
             # for good meanwhile (here or in another tab), never brought back from the
             # server's list of the first step (a purged secret came back, browser-only).
             held = {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
+            # and what was purged here while the server was unreachable: its delete is still
+            # queued, the server's copy is stale (a purged secret came back live)
+            held |= {op["id"] for op in reload_queue(s).queue if op.get("op") == "delete"}
             job = {"records": records, "held": held, "imported": 0, "reused": 0,
                    "reembedded": 0, "skipped": 0, "failed": 0, "errors": [],
                    "characters": []}
