@@ -62,6 +62,8 @@ def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkey
     on_server.append(server_copy_of(lost, engine))
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
     monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
+                        lambda s: SimpleNamespace(queue=[]))
     monkeypatch.setattr(browser_session, "server",
                         lambda s: SimpleNamespace(character_names=lambda: {}))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
@@ -102,6 +104,8 @@ def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch,
     primary = SimpleNamespace(get=lambda i, with_vector=False: dict(records[i]))
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
     monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
+                        lambda s: SimpleNamespace(queue=[]))
     monkeypatch.setattr(browser_session, "server", lambda s: server)
     monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
@@ -129,6 +133,8 @@ def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch
     primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
     monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
+                        lambda s: SimpleNamespace(queue=[]))
     monkeypatch.setattr(browser_session, "server", lambda s: server)
     monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
@@ -141,6 +147,8 @@ def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch
                             mirror=SimpleNamespace(pending=[]),
                             listener=SimpleNamespace(add_bulk=lambda p, first: bulk.append(p)))
     monkeypatch.setattr(browser_session, "session", lambda: fresh)
+    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
+                        lambda s: SimpleNamespace(queue=[]))
     monkeypatch.setattr(browser_session, "server_ids",
                         lambda backend, character, with_vectors: [dict(record)])
     step = browser_session.restore_step(0)
@@ -178,6 +186,8 @@ def test_a_garbage_answer_of_the_server_is_a_clear_error_and_one_bad_record_is_o
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]),
                         listener=SimpleNamespace(add_bulk=lambda p, first: None))
     monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
+                        lambda s: SimpleNamespace(queue=[]))
     monkeypatch.setattr(browser_session, "server", lambda s: backend)
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
     for page in ([good[0]], "oops", {"items": good, "total": "two"},
