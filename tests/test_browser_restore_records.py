@@ -88,6 +88,20 @@ def server_copy_of(memory, engine: MemoryEngine) -> dict:
     return memory.to_dict() | {"trashed_at": None, "vector": list(vector)}
 
 
+def backing_up(monkeypatch, engine: MemoryEngine, server, primary) -> None:
+    """The browser session's backup steps on ``engine``, sending to ``server`` the records
+    ``primary`` gives (IndexedDB's), with no mirror op queued."""
+    from omoide.browser import session as browser_session
+
+    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
+    monkeypatch.setattr(browser_session, "session", lambda: s)
+    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
+                        lambda s: SimpleNamespace(queue=[]))
+    monkeypatch.setattr(browser_session, "server", lambda s: server)
+    monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
+    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+
+
 def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch, tmp_path):
     """"Back up now" read the server's ids at its first step; a memory the mirror pump
     uploaded between two steps failed the whole backup with BACKEND_CONFLICT."""
@@ -102,13 +116,7 @@ def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch,
     server = SQLiteBackend(tmp_path / "server.db")
     server.initialize()
     primary = SimpleNamespace(get=lambda i, with_vector=False: dict(records[i]))
-    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
-    monkeypatch.setattr(browser_session, "session", lambda: s)
-    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
-                        lambda s: SimpleNamespace(queue=[]))
-    monkeypatch.setattr(browser_session, "server", lambda s: server)
-    monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
-    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    backing_up(monkeypatch, engine, server, primary)
     first = browser_session.backup_step(0, batch=1)
     # the pump, between two steps, uploads one the first step did not send (the backup
     # goes in id order; ids made in one millisecond are not in the order they were made)
@@ -131,13 +139,7 @@ def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch
     server = SQLiteBackend(tmp_path / "server.db")
     server.initialize()
     primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
-    s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
-    monkeypatch.setattr(browser_session, "session", lambda: s)
-    monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
-                        lambda s: SimpleNamespace(queue=[]))
-    monkeypatch.setattr(browser_session, "server", lambda s: server)
-    monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
-    monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    backing_up(monkeypatch, engine, server, primary)
     step = browser_session.backup_step(0, names={"alice": "Alice Liddell", "bob": "bob"})
     assert step["finished"] and step["named"] == 1
     assert server.character_names() == {"alice": "Alice Liddell"}
