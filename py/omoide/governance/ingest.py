@@ -28,7 +28,7 @@ from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory, new_memory_id
 from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.remember import build_memory
-from omoide.engine.supersede import held_links, linked, retire
+from omoide.engine.supersede import linked, retire
 from omoide.errors import OmoideError
 from omoide.governance.clause_model import classifier_for
 from omoide.governance.dedup import (
@@ -196,23 +196,12 @@ def same_session_repeat(existing: Memory, candidate: Candidate,
             and existing.meta.get("source") == extra_meta.get("source"))
 
 
-def held_from_session(store: Any, existing: Memory, candidate: Candidate,
-                      extra_meta: Mapping[str, Any]) -> bool:
-    """``same_session_repeat`` of the memory or of one of its earlier versions (its history
-    in the trash): a chat that changed a fact ("nurse", then "doctor") imported again
-    replayed every change, each time new copies (new ids, the pin and the recall counts
-    left behind) and more history."""
-    if same_session_repeat(existing, candidate, extra_meta):
-        return True
-    trash = getattr(store, "trash", None) or {}
-    return any(same_session_repeat(trash[i].memory, candidate, extra_meta)
-               for i in held_links(existing.meta) if i in trash)
-
-
 def trashed_from_session(store: Any, extra_meta: Mapping[str, Any]) -> dict[str, str]:
     """The texts this session brought whose memories are in the trash (text -> memory id):
-    a chat imported again must not bring back what the user forgot from it. One pass over
-    the trash per ingest, only for a tagged session (an import names its day)."""
+    a chat imported again must not bring back what the user forgot from it, nor replay a
+    change it made ("nurse", then "doctor": each import made new copies and more history,
+    the earlier version being in the trash). One pass over the trash per ingest, only for a
+    tagged session (an import names its day)."""
     session = extra_meta.get("session")
     if session is None or store is None:
         return {}
@@ -335,7 +324,7 @@ def ingest(
             continue
         existing = index.current(found.memory_id)
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
-        if held_from_session(store, existing, candidate, extra_meta):
+        if same_session_repeat(existing, candidate, extra_meta):
             # the same message brought again (a chat imported twice): not a repeat, and not
             # a change to replay (its later version is the live one)
             item.action, item.memory_id = "skipped", existing.id
