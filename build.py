@@ -67,7 +67,9 @@ def ensure_venv(requirements: Path) -> None:
     if not venv_python().exists():
         print(f"Creating virtualenv {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    run([str(venv_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+    # Twice quiet: errors only. Once quiet still printed a warning per package for every
+    # missing find-links folder on CI, ahead of the test output CI keeps.
+    run([str(venv_python()), "-m", "pip", "install", "-qq", "--disable-pip-version-check",
          "-r", str(requirements)])
     stamp(f"venv-{requirements.stem}", key)
     link_sources()
