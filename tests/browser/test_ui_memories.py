@@ -95,6 +95,65 @@ def test_create_rename_delete_and_restore_a_character(page: Page) -> None:
     expect(page.locator(f"#trashed-characters li[data-id='{cid}']")).to_have_count(0)
 
 
+FOCUSED = """() => { const el = document.activeElement;
+  return [el.tagName, el.textContent.trim().slice(0, 40),
+          el.closest('li')?.dataset.id ?? null]; }"""
+
+
+def test_keyboard_focus_stays_in_the_list_after_rename_delete_and_forget(page: Page) -> None:
+    """After a rename (saved or cancelled), a delete and a forget, keyboard focus fell to the
+    page body: a keyboard or screen reader user was thrown back to the top of the page."""
+    first = create_character(page, "Kaede")
+    second = create_character(page, "Momiji")
+    card = page.locator(f"#character-list li[data-id='{first}']")
+    card.get_by_role("button", name="Rename Kaede").click()
+    page.keyboard.type("Kaede-san")
+    page.keyboard.press("Enter")
+    expect(card.locator(".name")).to_have_text("Kaede-san")
+    assert page.evaluate(FOCUSED) == ["BUTTON", "Rename", first]
+    card.get_by_role("button", name="Rename Kaede-san").click()
+    card.get_by_role("button", name="Cancel").click()
+    assert page.evaluate(FOCUSED) == ["BUTTON", "Rename", first]
+
+    card.get_by_role("button", name="Delete Kaede-san (moves to trash)").click()
+    expect(card).to_have_count(0)
+    focused = page.evaluate(FOCUSED)
+    assert focused[0] == "BUTTON" and focused[2] is not None, focused  # the card now there
+    page.locator(f"#trashed-characters li[data-id='{first}'] button").click()
+    expect(card).to_be_visible()
+
+    page.select_option("#current-character", second)
+    add_memory(page, "Momiji likes maple leaves")
+    add_memory(page, "Momiji walks in the evening")
+    items = page.locator("#memory-list li.memory")
+    items.first.get_by_role("button", name="Forget").click()
+    expect(items).to_have_count(1)
+    focused = page.evaluate(FOCUSED)
+    assert focused[0] == "BUTTON" and focused[2] == items.first.get_attribute("data-id"), focused
+    items.first.get_by_role("button", name="Forget").click()
+    expect(items).to_have_count(0)
+    assert page.evaluate(FOCUSED)[0] == "H2"  # the list's heading, the list being empty
+
+
+def test_two_characters_with_one_name_are_told_apart(page: Page) -> None:
+    """Two characters named alike were two identical lines in the picker and the list:
+    which one a memory went to could not be seen. The id is shown beside a shared name."""
+    tab(page, "characters")
+    ids = []
+    for _ in range(2):
+        page.fill("#create-character input", "Twin")
+        page.click("#create-character button[type=submit]")
+        expect(page.locator("#character-list li.card")).to_have_count(
+            len(engine_call(page, "characters")))
+        ids.append(page.input_value("#current-character"))
+    assert ids[0] != ids[1]
+    labels = page.locator("#current-character option").all_text_contents()
+    for cid in ids:
+        assert any(label.startswith(f"Twin ({cid})") for label in labels), labels
+        expect(page.locator(f"#character-list li[data-id='{cid}'] .name")).to_have_text(
+            f"Twin ({cid})")
+
+
 def test_untrusted_memory_text_is_rendered_as_text_only(page: Page) -> None:
     cid = create_character(page, "Mallory")
     for payload in PAYLOADS:

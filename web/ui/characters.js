@@ -1,5 +1,5 @@
 // Characters: list with counts, create, rename, delete (to trash) and restore.
-import { clear, field, h, reconcile, tx } from "./dom.js";
+import { clear, field, focusNear, h, reconcile, tx } from "./dom.js";
 
 export function mountCharacters(panel, ctx) {
   const t = (...args) => ctx.t(...args);
@@ -31,7 +31,7 @@ export function mountCharacters(panel, ctx) {
         ctx.selectCharacter(character.id);
         ctx.showTab("memories", { focus: true });
       },
-    } }, character.name);
+    } }, ctx.characterLabel(character.id));
     const counts = h("span", { class: "muted" }, t("characters.count", { count: character.count }));
     const flags = [];
     if (character.id === ctx.character) flags.push(h("span", { class: "chip" }, t("characters.current")));
@@ -45,9 +45,11 @@ export function mountCharacters(panel, ctx) {
       h("div", { class: "actions" }, rename, remove));
     rename.addEventListener("click", () => startRename(item, character));
     remove.addEventListener("click", async () => {
+      const at = [...list.children].indexOf(item);
       const ok = await ctx.run(remove, () => ctx.call("delete_character", { character: character.id }));
       if (ok === undefined) return;
       await ctx.refreshCharacters();
+      focusNear(list, at, name);
       ctx.notify(t("characters.deleted", { name: character.name }), {
         actionLabel: t("undo"),
         action: () => restore(character),
@@ -62,7 +64,12 @@ export function mountCharacters(panel, ctx) {
     const cancel = tx("button", "cancel", { type: "button" }, t);
     const edit = h("form", { class: "inline-form rename" },
       field(t, "characters.newName", input).row, save, cancel);
-    const close = () => { edit.remove(); render(); };
+    // closed (saved or not), focus goes back to the card's Rename button, not the body
+    const close = () => {
+      edit.remove();
+      render();
+      cardButton(character.id, 1)?.focus();
+    };
     cancel.addEventListener("click", close);
     edit.addEventListener("submit", async (event) => {
       event.preventDefault();
@@ -71,12 +78,19 @@ export function mountCharacters(panel, ctx) {
       const done = await ctx.run(save, () =>
         ctx.call("rename_character", { character: character.id, name: value }));
       if (done === undefined) return;
-      close();
+      edit.remove();
       await ctx.refreshCharacters();
+      cardButton(character.id, 1)?.focus();
     });
     item.replaceChildren(edit);
     input.focus();
     input.select();
+  }
+
+  // The n-th button of a character's card in the list (0: its name, 1: Rename).
+  function cardButton(id, n) {
+    const card = [...list.querySelectorAll("li.card")].find((li) => li.dataset.id === id);
+    return card?.querySelectorAll("button")[n] ?? null;
   }
 
   async function restore(character) {
@@ -84,6 +98,9 @@ export function mountCharacters(panel, ctx) {
       ctx.call("restore_character", { character: character.id }));
     if (done === undefined) return;
     await ctx.refreshCharacters();
+    if (!document.activeElement || document.activeElement === document.body) {
+      cardButton(character.id, 0)?.focus(); // restored from the trash list: its card now
+    }
     ctx.notify(t("characters.restored", { name: character.name }));
   }
 
@@ -102,7 +119,8 @@ export function mountCharacters(panel, ctx) {
         "aria-label": t("characters.restoreOf", { name: character.name }) }, t("restore"));
       button.addEventListener("click", () => restore(character));
       return h("li", { class: "card trashed", dataset: { id: character.id } },
-        h("div", { class: "card-main" }, h("span", { class: "name" }, character.name),
+        h("div", { class: "card-main" }, h("span", { class: "name" },
+          ctx.characterLabel(character.id)),
           h("span", { class: "muted" }, t("characters.count", { count: character.count }))),
         h("div", { class: "actions" }, button));
     }));

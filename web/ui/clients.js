@@ -50,11 +50,7 @@ export function mountClients(ctx) {
   let grants = [];
 
   // a name two characters share is shown with the id: a grant is of one of them
-  const nameOf = (id) => {
-    const name = ctx.characters.find((c) => c.id === id)?.name ?? id;
-    const shared = ctx.characters.filter((c) => c.name === name).length > 1;
-    return shared ? `${name} (${id})` : name;
-  };
+  const nameOf = (id) => ctx.characterLabel(id);
   const describe = (grant) => grant.characters === "*" ? t("clients.allCharacters")
     : grant.characters.map(nameOf).join(", ");
 

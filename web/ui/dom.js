@@ -64,6 +64,15 @@ let uid = 0;
 export const nextId = (prefix) => `${prefix}-${++uid}`;
 
 // A labelled form control: returns {row, input}. The label text follows language switches.
+// Keyboard focus after a list item was removed (a memory forgotten, a character deleted):
+// the first button of the item now at its place (or of the new last item), else
+// ``fallback``. Left alone, focus fell to the page body: a keyboard user started over.
+export function focusNear(list, index, fallback) {
+  const items = [...list.children].filter((el) => el.querySelector("button"));
+  const target = items[Math.min(index, items.length - 1)]?.querySelector("button");
+  (target ?? fallback)?.focus();
+}
+
 export function field(t, key, control, { hint } = {}) {
   control.id ||= nextId("f");
   const label = h("label", { for: control.id, "data-i18n": key });

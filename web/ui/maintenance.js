@@ -167,8 +167,8 @@ export function mountMaintenance(panel, ctx) {
   let lastState = null; // "finished" | "cancelled" | "failed" of the last run
 
   function renderScope() {
-    options(revScope, [["", t("revectorize.all")],
-      ...ctx.characters.filter((c) => !c.deleted_at).map((c) => [c.id, c.name])], revScope.value);
+    options(revScope, [["", t("revectorize.all")], ...ctx.characters.filter((c) => !c.deleted_at)
+      .map((c) => [c.id, ctx.characterLabel(c.id)])], revScope.value);
   }
   function renderRevectorize(status) {
     revStatus = status ?? revStatus;
@@ -392,7 +392,7 @@ export function mountMaintenance(panel, ctx) {
     h("div", { class: "actions" }, importButton), importProgress.element, importOut);
   function renderExportScope() {
     options(exportScope, [["", t("export.all")], ...ctx.characters.filter((c) => !c.deleted_at)
-      .map((c) => [c.id, c.name])], exportScope.value);
+      .map((c) => [c.id, ctx.characterLabel(c.id)])], exportScope.value);
   }
   exportButton.addEventListener("click", async () => {
     // "All" is every character the app lists: one in the character trash is not exported

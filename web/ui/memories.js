@@ -1,6 +1,7 @@
 // Memories: the selected character's memories with kind, tier, importance, age and model
 // stamp; filters; add, edit, forget; "paste a conversation" with an ingest preview first.
-import { clear, field, formatAge, formatDate, formatNumber, h, options, reconcile, tx } from "./dom.js";
+import { clear, field, focusNear, formatAge, formatDate, formatNumber, h, options, reconcile,
+  tx } from "./dom.js";
 import { progressLine } from "./progress.js";
 
 export const KINDS = ["preference", "pattern", "fact", "decision", "diary", "summary"];
@@ -197,7 +198,7 @@ export function mountMemories(panel, ctx) {
     tx("summary", "memories.pasteTitle", {}, t), pasteForm);
 
   const list = h("ul", { class: "memories", id: "memory-list" });
-  const heading = h("h2", {});
+  const heading = h("h2", { tabindex: "-1" }); // focus lands here when the list empties
   const empty = h("p", { class: "muted", hidden: true });
   const newer = h("button", { type: "button", id: "memory-newer" });
   const older = h("button", { type: "button", id: "memory-older" });
@@ -218,7 +219,7 @@ export function mountMemories(panel, ctx) {
 
   function renderList() {
     heading.textContent = ctx.character
-      ? t("memories.title", { name: ctx.characterName() }) : t("tab.memories");
+      ? t("memories.title", { name: ctx.characterLabel(ctx.character) }) : t("tab.memories");
     summary.textContent = t("memories.showing", { shown: page.matched, total: page.total });
     empty.hidden = Boolean(ctx.character);
     empty.textContent = t("memories.pickCharacter");
@@ -267,9 +268,13 @@ export function mountMemories(panel, ctx) {
     edit.addEventListener("click", () => startEdit(li, memory));
     forget.addEventListener("click", async () => {
       const character = memory.character_id; // the row's, whatever the picker says now
+      const at = [...list.children].indexOf(li);
       const done = await ctx.run(forget, () => ctx.call("forget", { character, id: memory.id }));
       if (done === undefined) return;
       await reload();
+      if (!document.activeElement || document.activeElement === document.body) {
+        focusNear(list, at, heading);
+      }
       ctx.refreshCharacters().catch(() => {});
       ctx.notify(t("memories.forgotten"), { actionLabel: t("undo"), action: async () => {
         await ctx.run(null, () => ctx.call("restore", { character, id: memory.id }));
@@ -291,7 +296,13 @@ export function mountMemories(panel, ctx) {
       h("div", { class: "row" }, field(t, "memories.kind", kind).row,
         field(t, "memories.importance", importance).row, field(t, "memories.key", key).row),
       h("div", { class: "actions" }, save, cancel));
-    cancel.addEventListener("click", () => li.replaceWith(item(memory)));
+    // done editing (saved or not): focus goes back to the row's Edit button, not the body
+    const closeWith = (memory) => {
+      const row = item(memory);
+      li.replaceWith(row);
+      row.querySelector(".actions button")?.focus();
+    };
+    cancel.addEventListener("click", () => closeWith(memory));
     // what the fields showed: a textarea turns "\r\n" into "\n", and the text may be
     // padded; comparing the stored text with what the form sends rewrote (and re-embedded,
     // with a history copy) a memory whose importance alone was changed
@@ -313,7 +324,7 @@ export function mountMemories(panel, ctx) {
         ctx.notify(t("memories.updated"));
       }
       // done editing: the row shows what was saved at once, whatever reload is in flight
-      li.replaceWith(item(shown));
+      closeWith(shown);
       await reload();
     });
     li.replaceChildren(form);

@@ -61,6 +61,13 @@ export function createContext({ call, lang }) {
     characterName(id = ctx.character) {
       return ctx.characters.find((c) => c.id === id)?.name ?? id ?? "";
     },
+    // The name as lists and pickers show it: with the id when another character has the
+    // same name (two "Yui" were one line each, told apart by nothing).
+    characterLabel(id) {
+      const name = ctx.characterName(id);
+      const shared = ctx.characters.filter((c) => c.name === name).length > 1;
+      return shared ? `${name} (${id})` : name;
+    },
     async refreshCharacters() {
       ctx.characters = await ctx.call("characters", { include_deleted: true });
       const live = ctx.characters.filter((c) => !c.deleted_at);
@@ -89,7 +96,7 @@ export function createContext({ call, lang }) {
 function renderPicker(ctx) {
   const picker = document.getElementById("current-character");
   const live = ctx.characters.filter((c) => !c.deleted_at);
-  const items = live.map((c) => [c.id, `${c.name} (${c.count})`]);
+  const items = live.map((c) => [c.id, `${ctx.characterLabel(c.id)} (${c.count})`]);
   if (!items.length) items.push(["", ctx.t("app.noCharacters")]);
   options(picker, items, ctx.character ?? "");
   picker.disabled = !live.length;

@@ -68,7 +68,7 @@ export function mountTavern(ctx) {
 
   function renderTargets() {
     options(target, [["", t("tavern.fromFile")], ...ctx.characters.filter((c) => !c.deleted_at)
-      .map((c) => [c.id, c.name])], target.value);
+      .map((c) => [c.id, ctx.characterLabel(c.id)])], target.value);
   }
 
   importButton.addEventListener("click", async () => {
