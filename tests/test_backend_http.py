@@ -310,3 +310,21 @@ def test_an_answer_larger_than_the_limit_is_cut_and_refused(monkeypatch):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_deleted_character_is_kept_deleted_by_the_server_until_it_is_restored(tmp_path):
+    """The REST contract had no place for a character the user deleted (memories kept):
+    the server held it as live and a restore brought it back. ``deleted_at`` travels with
+    the name; a name sent without it leaves the character as the server holds it."""
+    with running_server(tmp_path / "s.db", PORT):
+        backend = HttpBackend(HttpConfig(f"http://127.0.0.1:{PORT}"))
+        backend.set_character_name("rei", "Rei", deleted_at=1700000000.25)
+        assert backend.deleted_characters() == {"rei": 1700000000.25}
+        backend.set_character_name("rei", "Rei Ayanami")  # a rename from an older client
+        assert backend.deleted_characters() == {"rei": 1700000000.25}
+        assert backend.character_names() == {"rei": "Rei Ayanami"}
+        backend.set_character_name("rei", "Rei Ayanami", deleted_at=None)  # restored
+        assert backend.deleted_characters() == {}
+        with pytest.raises(OmoideError) as err:
+            backend.set_character_name("rei", "Rei", deleted_at=float("nan"))
+        assert err.value.fields.get("name") == "deleted_at"

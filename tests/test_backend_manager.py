@@ -397,6 +397,24 @@ def test_a_name_op_is_mirrored_and_never_merged_with_a_memory_of_the_same_id(tri
         assert fallback.inner.get(record["id"])["importance"] == 0.9
 
 
+def test_a_name_op_carries_whether_the_character_is_deleted(trio):
+    """A character the user deleted (the browser's character trash: its memories kept) was
+    mirrored as a live one: the backup server never knew, and a restore from it brought the
+    character back live. A workspace file (which cannot delete or restore a character, only
+    hold what a restore brought) never makes one live again on the fallback."""
+    manager, primary, first, _, _ = trio
+    primary.inner.set_character_name("rei", "Rei", deleted_at=1700000000.0)
+    manager.mirror_many([{"op": "name", "id": "rei"}])
+    manager.pump()
+    assert first.inner.deleted_characters() == {"rei": 1700000000.0}
+    assert first.inner.character_names()["rei"] == "Rei"
+    primary.inner.set_character_name("mio", "Mio")  # live here: the fallback's state stays
+    first.inner.set_character_name("mio", "Mio", deleted_at=1700000001.0)
+    manager.mirror_many([{"op": "name", "id": "mio"}])
+    manager.pump()
+    assert first.inner.deleted_characters() == {"rei": 1700000000.0, "mio": 1700000001.0}
+
+
 def test_a_copy_racing_another_writer_of_the_same_id_updates_it_instead_of_failing(tmp_path):
     """``backup`` (``sync.copy_all``) and the mirror pump (its own thread, or another
     process's) both copy a record: the pump created it between the copy's update (404) and

@@ -65,7 +65,8 @@ def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkey
     monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
                         lambda s: SimpleNamespace(queue=[]))
     monkeypatch.setattr(browser_session, "server",
-                        lambda s: SimpleNamespace(character_names=lambda: {}))
+                        lambda s: SimpleNamespace(character_names=lambda: {},
+                                                  deleted_characters=lambda: {}))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
     monkeypatch.setattr(browser_session, "server_ids",
                         lambda backend, character, with_vectors: list(on_server))
@@ -155,7 +156,47 @@ def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch
                         lambda backend, character, with_vectors: [dict(record)])
     step = browser_session.restore_step(0)
     assert step["finished"] and step["imported"] == 1 and step["named"] == 1
-    assert bulk == [{"op": "name", "character": "alice", "name": "Alice Liddell"}]
+    assert bulk == [{"op": "name", "character": "alice", "name": "Alice Liddell",
+                     "deleted_at": None}]
+
+
+def test_a_deleted_character_goes_to_the_server_deleted_and_comes_back_deleted(
+        monkeypatch, tmp_path):
+    """A character the user deleted in the app (its memories kept, restorable from the
+    character trash) was backed up as a live one: a restore into a new browser brought it
+    back live, every memory of it in sight again. A character restored in the app is live
+    on the server again."""
+    from omoide.backends.base import record_of
+    from omoide.backends.sqlite import SQLiteBackend
+    from omoide.browser import session as browser_session
+
+    engine = MemoryEngine(HashingEmbedder())
+    memory = engine.remember("rei", "Rei keeps a secret diary")
+    record = record_of(memory, list(engine.stores["rei"].kernel.vector(memory.id)))
+    server = SQLiteBackend(tmp_path / "server.db")
+    server.initialize()
+    primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
+    backing_up(monkeypatch, engine, server, primary)
+    names = {"rei": "rei", "alice": "Alice Liddell"}  # rei: named by its id, and deleted
+    step = browser_session.backup_step(0, names=names, deleted={"rei": 1700000000.5})
+    assert step["finished"] and step["named"] == 2
+    assert server.deleted_characters() == {"rei": 1700000000.5}
+
+    bulk: list[dict] = []
+    fresh = SimpleNamespace(engine=MemoryEngine(HashingEmbedder()), jobs={},
+                            mirror=SimpleNamespace(pending=[]),
+                            listener=SimpleNamespace(add_bulk=lambda p, first: bulk.append(p)))
+    monkeypatch.setattr(browser_session, "session", lambda: fresh)
+    monkeypatch.setattr(browser_session, "server_ids",
+                        lambda backend, character, with_vectors=False: [dict(record)])
+    step = browser_session.restore_step(0)
+    assert step["finished"] and step["imported"] == 1  # the memories kept, as in the app
+    assert {"op": "name", "character": "rei", "name": "rei",
+            "deleted_at": 1700000000.5} in bulk
+
+    backing_up(monkeypatch, engine, server, primary)
+    browser_session.backup_step(0, names=names, deleted={})  # restored in the app
+    assert server.deleted_characters() == {}
 
 
 def test_a_garbage_answer_of_the_server_is_a_clear_error_and_one_bad_record_is_one_failure(

@@ -172,6 +172,25 @@ def test_a_server_without_the_names_routes_gets_every_memory_and_no_names(tmp_pa
     assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []
 
 
+def test_a_backup_from_the_cli_never_makes_a_deleted_character_live_again(tmp_path):
+    """A character the app deleted is held deleted by the backup server (memories kept).
+    The CLI cannot delete or restore a character: its `backup` of the same named
+    character sends the name and leaves the server's deletion as it is."""
+    db = tmp_path / "w.db"
+    export = {"format": "omoide-export", "version": 2, "characters": [
+        {"id": "bob", "name": "Bob Ross", "stamp": None, "memories": [], "trash": []}]}
+    (tmp_path / "b.json").write_text(json.dumps(export))
+    run(db, "remember", "bob", "Bob likes rain", backup=False)
+    assert run(db, "import", str(tmp_path / "b.json"), backup=False)[0] == 0
+    server_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        server_side.set_character_name("bob", "Bob", deleted_at=1700000000.0)
+        code, counts, _ = run(db, "backup")
+        assert code == 0 and counts["named"] == 1
+        assert server_side.character_names()["bob"] == "Bob Ross"
+        assert server_side.deleted_characters() == {"bob": 1700000000.0}
+
+
 def test_a_bad_backup_key_names_the_backup_flags_and_writes_nothing(tmp_path):
     """A backup key with a space was refused as "Invalid --key": no such CLI flag (the
     user's was --backup-key)."""

@@ -123,8 +123,14 @@ def test_a_version_2_workspace_file_still_opens(tmp_path):
                            ).fetchone()[0] == 1
         assert con.execute("SELECT COUNT(*) FROM memories WHERE id = ?", (purged,)
                            ).fetchone()[0] == 0
+    with sqlite3.connect(db) as con:
+        names = dict(con.execute("SELECT id, name FROM characters"))
     ws = open_workspace(db, embedder=HashingEmbedder())
     assert ws.loaded == {"alice": 5, "bob": 2}
+    with sqlite3.connect(db) as con:  # schema 3 in place: the characters' deleted_at
+        assert con.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == ("3",)
+        assert dict(con.execute("SELECT id, name FROM characters")) == names
+    assert ws.backend.deleted_characters() == {}
     engine = ws.engine
     new = engine.get("alice", "01M8VSF60230KD6T53PVRK34N0")
     assert (new.text, new.key, new.meta) == ("Alice loves jasmine tea now", "drink",

@@ -226,7 +226,7 @@ def test_a_version_1_file_gets_the_change_feed_and_is_followed(tmp_path):
     a = open_workspace(db, embedder=HashingEmbedder())
     b = open_workspace(db, embedder=HashingEmbedder())
     con = sqlite3.connect(db)
-    assert con.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == ("2",)
+    assert con.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == ("3",)
     assert con.execute("SELECT COUNT(*) FROM changes").fetchone() == (0,)
     con.close()
     old = a.engine.recall("alice", "green tea", touch=False)[0].memory

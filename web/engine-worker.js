@@ -182,10 +182,10 @@ const host = plainErrors({
   async queue_load() {
     return JSON.stringify(await store.getSetting(db, store.MIRROR_QUEUE, []));
   },
-  // The display names by id (a ``name`` mirror op sends the one it names).
+  // The display names by id, and when each deleted character was deleted (a ``name``
+  // mirror op sends the ones of the character it names).
   async character_names() {
-    return JSON.stringify(Object.fromEntries((await db.characters.toArray())
-      .map((c) => [c.id, c.name])));
+    return JSON.stringify(characterStates(await db.characters.toArray()));
   },
   async queue_save(json) {
     await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
@@ -885,8 +885,8 @@ const jsVerbs = {
   // The display names live here (IndexedDB ``characters``), not in Python: they go along,
   // read at each step under the lock (the last step sends them: a rename made while the
   // backup ran is the name sent, never the one read at its start).
-  backup_now: async () => backupJob("backup", "backup_step", async () => ({
-    names: Object.fromEntries((await db.characters.toArray()).map((c) => [c.id, c.name])) })),
+  backup_now: async () => backupJob("backup", "backup_step", async () =>
+    characterStates(await db.characters.toArray())),
   backup_restore: ({ characters = null } = {}) =>
     backupJob("restore", "restore_step", async () => (characters ? { characters } : {})),
   backup_status: () => backupRunning ?? { running: false },
@@ -940,6 +940,13 @@ async function backendsTick() {
 }
 
 // ``params``: a step's parameters, read under the lock before each step.
+// IndexedDB ``characters`` as the backup server holds them: names by id, and when the user
+// deleted each deleted one (its memories kept: a restore must not bring it back live).
+function characterStates(rows) {
+  return { names: Object.fromEntries(rows.map((c) => [c.id, c.name])),
+    deleted: Object.fromEntries(rows.filter((c) => c.deleted_at).map((c) => [c.id, c.deleted_at])) };
+}
+
 async function backupJob(kind, stepVerb, params) {
   if (backupRunning) {
     throw Object.assign(new Error(`A ${backupRunning.kind} is already running.`),

@@ -108,6 +108,46 @@ def test_a_new_or_renamed_character_is_mirrored_without_back_up_now(launch, app_
     assert server_names(backup_db) == {"rin": "Rin Tohsaka", "mio": "Mio Named"}
 
 
+def server_deleted(db: Path) -> dict:
+    backend = SQLiteBackend(db)
+    try:
+        return backend.deleted_characters()
+    finally:
+        backend.shutdown()
+
+
+def test_a_deleted_character_is_restored_deleted_and_a_restored_one_live(
+        launch, app_url, tmp_path, ref_server, backup_db):
+    """A character deleted in the app (in the character trash, memories kept) was held as
+    live by the backup server: a restore into a new browser brought it back live, each of
+    its memories in sight again. Now the deletion is mirrored like a rename, the restore
+    makes it deleted (memories kept, restorable), and restoring it there makes it live on
+    the server again."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rei", "id": "rei"})
+    engine_call(page, "remember", {"character": "rei", "text": "Rei keeps a secret diary"})
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "remember", {"character": "rin", "text": "Rin likes green tea"})
+    engine_call(page, "delete_character", {"character": "rei"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    assert set(server_deleted(backup_db)) == {"rei"}
+    page.context.close()
+
+    fresh = open_app(launch, tmp_path / "fresh", app_url)
+    result = engine_call(fresh, "backup_restore", {})
+    assert result["finished"] and result["imported"] == 2
+    live = {c["id"] for c in engine_call(fresh, "characters", {})}
+    assert "rin" in live and "rei" not in live
+    rei = [c for c in engine_call(fresh, "characters", {"include_deleted": True})
+           if c["id"] == "rei"]
+    assert rei and rei[0]["deleted_at"] and rei[0]["name"] == "Rei"
+    assert [m["text"] for m in engine_call(fresh, "memories", {"character": "rei"})] == [
+        "Rei keeps a secret diary"]  # kept, as in the character trash it was deleted to
+    engine_call(fresh, "restore_character", {"character": "rei"})
+    assert engine_call(fresh, "backends_pump", {"force": True})["queued"] == 0
+    assert server_deleted(backup_db) == {}
+
+
 def test_a_memory_purged_while_the_server_was_down_is_not_restored(launch, app_url, tmp_path,
                                                                    proxy, backup_db):
     """A memory forgotten for good while the server refused writes (its delete still

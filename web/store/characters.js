@@ -90,11 +90,14 @@ export function characterVerbs(getDb, callPython, locked, touched) {
         return row;
       });
     },
+    // Deleted or restored, the backup server is told like a rename (its ``name`` op
+    // carries deleted_at): a restore from it brings a deleted character back deleted.
     async delete_character({ character }) {
       return locked(async () => {
         const row = { ...(await find(character)), deleted_at: Date.now() / 1000 };
         await store.putCharacter(getDb(), row);
         await touched(character);
+        await mirrorName(character);
         return row;
       });
     },
@@ -103,6 +106,7 @@ export function characterVerbs(getDb, callPython, locked, touched) {
         const row = { ...(await find(character)), deleted_at: null };
         await store.putCharacter(getDb(), row);
         await touched(character);
+        await mirrorName(character);
         return row;
       });
     },

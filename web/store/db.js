@@ -217,9 +217,9 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
       const change = changes[i];
       const d = change.dimension;
       if (change.op === "name") { // an import's display name: one already here is kept
-        if (!(await db.characters.get(change.character))) {
+        if (!(await db.characters.get(change.character))) { // a restore's: deleted or not
           await db.characters.put({ id: change.character, name: change.name,
-            created_at: Date.now() / 1000, deleted_at: null });
+            created_at: Date.now() / 1000, deleted_at: change.deleted_at ?? null });
         }
         i += 1;
         continue;

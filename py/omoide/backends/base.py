@@ -15,6 +15,11 @@ them against SQLite and HTTP alike):
   its model is refused.
 - ``list`` returns ``{"items", "total", "totals_by_kind"}``; totals ignore limit/offset.
 - ``update`` changes only the fields it is given; ``id`` and ``character_id`` never change.
+
+Backends that keep characters (SQLite, HTTP, the browser's IndexedDB) also answer
+``character_names() -> {id: name}``, ``deleted_characters() -> {id: deleted_at}`` (the
+characters the user deleted, memories kept) and ``set_character_name(id, name,
+deleted_at=KEEP)`` (``deleted_at`` a time, None for live, ``KEEP`` leaves it as stored).
 """
 
 from __future__ import annotations
@@ -30,6 +35,16 @@ IMMUTABLE_FIELDS = ("id", "character_id")
 DEFAULT_PAGE = 100
 MAX_PAGE = 10_000
 MAX_OFFSET = 2**53 - 1  # SQLite's OFFSET takes a 64-bit integer; larger was an internal error
+
+
+class Keep:
+    """The type of ``KEEP``: a field not given, so the stored value stays."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = Keep()
 
 
 class MemoryBackend(Protocol):

@@ -11,8 +11,8 @@ Default contract (every path and parameter name is configurable, see ``HttpConfi
     POST   /memories/search        body: {"query", "character_id", "k", "vector", "model", "kinds"}
                                               -> 200 {"results": [{"memory", "score"}]}
     GET    /health                                         -> 200 {"ok": true, ...}
-    GET    /characters                                     -> 200 {"names": {id: name}}
-    PUT    /characters/{id}        body: {"name"}          -> 200 {"id", "name"}
+    GET    /characters                     -> 200 {"names": {id: name}, "deleted": {id: time}}
+    PUT    /characters/{id}        body: {"name", "deleted_at"?}   -> 200 {"id", "name", ...}
 
 404 on a memory's own URL answers None/False; on any other route, and any other non-2xx
 (a redirect too: never followed), raises BACKEND_HTTP with the status and body. The
@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from omoide.backends.base import DEFAULT_PAGE
+from omoide.backends.base import DEFAULT_PAGE, KEEP, Keep
 from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.keys import checked_key
@@ -75,6 +75,10 @@ class HttpConfig:
 
 
 class HttpBackend:
+    # a character live on the server is live in the app it backs up (never deleted, or
+    # restored from the character trash since): ``sync.deleted_at``
+    has_character_trash = True
+
     def __init__(self, config: HttpConfig, *, transport: Transport | None = None,
                  name: str | None = None) -> None:
         self.config = config
@@ -192,21 +196,35 @@ class HttpBackend:
     def character_names(self) -> dict[str, str]:
         """Display names the server holds, by character id; none from a server that keeps
         no names (``names_route``)."""
+        return self._characters("names")
+
+    def deleted_characters(self) -> dict[str, Any]:
+        """When each character the user deleted was deleted, by id; none from a server that
+        keeps no names or no deletions (one written before ``deleted`` was added)."""
+        return self._characters("deleted")
+
+    def _characters(self, part: str) -> dict[str, Any]:
         url = self.url(self.config.characters_path)
         with names_route():
-            names = (self.request("GET", url)[1] or {}).get("names")
-            if not isinstance(names, dict):
+            answer = self.request("GET", url)[1] or {}
+            found = answer.get(part, {} if part == "deleted" else None)
+            if not isinstance(found, dict):
                 raise OmoideError.of("BACKEND_HTTP", url=url, status=200,
-                                     body="no names object")
-            return names
+                                     body=f"no {part} object")
+            return found
         return {}
 
-    def set_character_name(self, character: str, name: str) -> dict[str, Any] | None:
-        """The name given to the server; None when it keeps no names (``names_route``)."""
+    def set_character_name(self, character: str, name: str,
+                           deleted_at: float | None | Keep = KEEP) -> dict[str, Any] | None:
+        """The name given to the server, and whether the character is deleted (sent only
+        when given); None when it keeps no names (``names_route``)."""
         quoted = urllib.parse.quote(validate.character_id(character), safe="")
         url = self.url(self.config.character_path.replace("{id}", quoted))
+        body: dict[str, Any] = {"name": validate.character_name(name)}
+        if not isinstance(deleted_at, Keep):
+            body["deleted_at"] = validate.optional_timestamp(deleted_at, "deleted_at")
         with names_route():
-            return self.request("PUT", url, {"name": validate.character_name(name)})[1]
+            return self.request("PUT", url, body)[1]
         return None
 
     def health(self) -> dict[str, Any]:

@@ -14,7 +14,8 @@ Routing:
   writes) is queued the same way. Besides ``update`` and ``delete`` an op may be ``upsert``:
   the fallback gets the primary's full record (with its vector) as it is when the op is
   applied, so the queue holds ids, not vectors; or ``name`` (its id a character's): the
-  fallback gets the character's display name the primary holds then.
+  fallback gets the character's display name the primary holds then, and whether it is
+  deleted (from a primary that keeps deletions: ``deleted_characters``).
 - ``health``: every backend is checked (also periodically by ``start``); ``status`` shows each
   backend's state and the queue length (UI and API).
 
@@ -40,7 +41,7 @@ except ImportError:  # Windows, Pyodide
     fcntl = None  # type: ignore[assignment]
 
 from omoide.backends.base import DEFAULT_PAGE, MemoryBackend
-from omoide.backends.sync import upsert
+from omoide.backends.sync import deleted_at, upsert
 from omoide.errors import OmoideError
 
 T = TypeVar("T")
@@ -511,10 +512,11 @@ class BackendManager:
         if op["op"] == "delete":
             backend.delete(op["id"])
             return
-        if op["op"] == "name":  # the primary's name as it is now
+        if op["op"] == "name":  # the primary's name (and deletion) as it is now
             name = self.primary.character_names().get(op["id"])  # type: ignore[attr-defined]
             if name is not None:
-                backend.set_character_name(op["id"], name)  # type: ignore[attr-defined]
+                backend.set_character_name(  # type: ignore[attr-defined]
+                    op["id"], name, deleted_at(self.primary, op["id"]))
             return
         if op["op"] == "upsert":
             record = self.primary.get(op["id"], with_vector=True)

@@ -1,8 +1,10 @@
 """``SQLiteBackend``: memories in one SQLite file (standard library ``sqlite3``, WAL mode).
 
-Layout (schema version 2): ``memories(id PK, character_id, kind, trashed_at, updated_at,
+Layout (schema version 3): ``memories(id PK, character_id, kind, trashed_at, updated_at,
 record JSON, vector BLOB)``; the vector is little-endian float32, the record JSON holds every
-other field. WAL lets a reader (the reference server, a CLI ``recall``) run while another
+other field. ``characters(id PK, name, deleted_at)``: display names, and when the user
+deleted the character (schema 3; a schema-1 or 2 file gets the column in place when
+opened). WAL lets a reader (the reference server, a CLI ``recall``) run while another
 process writes; every call is one transaction, so a crash never leaves half a write.
 
 The change feed (schema 2; a schema-1 file gets it in place when opened): triggers on
@@ -31,6 +33,8 @@ from omoide.backends import ranking
 from omoide.backends.base import (
     DEFAULT_PAGE,
     IMMUTABLE_FIELDS,
+    KEEP,
+    Keep,
     check_fields,
     check_owner,
     check_query_vector,
@@ -41,7 +45,7 @@ from omoide.engine import validate
 from omoide.engine.listener import StaleState
 from omoide.errors import OmoideError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
@@ -58,9 +62,13 @@ CREATE INDEX IF NOT EXISTS memories_by_character ON memories (character_id, kind
 CREATE INDEX IF NOT EXISTS memories_page ON memories (character_id, trashed_at, id);
 CREATE INDEX IF NOT EXISTS memories_totals ON memories (character_id, trashed_at, kind);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
--- display names of characters (an export carries them; a character may have no memories)
-CREATE TABLE IF NOT EXISTS characters (id TEXT PRIMARY KEY, name TEXT NOT NULL);
+-- display names of characters (an export carries them; a character may have no memories);
+-- deleted_at: when the user deleted the character (its memories kept, restorable), schema 3
+CREATE TABLE IF NOT EXISTS characters (id TEXT PRIMARY KEY, name TEXT NOT NULL,
+                                       deleted_at REAL);
 """
+# Schema 3 on a file made before it (``_migrate``).
+DELETED_AT_COLUMN = "ALTER TABLE characters ADD COLUMN deleted_at REAL;"
 # The change feed (schema 2). Triggers, not code: every writer of the file takes part.
 # ``seq`` is the rowid: a new entry gets the largest + 1; the entry it supersedes is deleted
 # AFTER the insert, so the largest is never deleted and ``seq`` only grows. A row that is no
@@ -224,16 +232,27 @@ class SQLiteBackend:
 
     @staticmethod
     def _migrate(db: sqlite3.Connection) -> None:
-        """Schema 1 -> 2 in place, in one transaction (idempotent: two processes opening
-        the file at once are safe): the change feed and the version. Rows already there
-        have no entry: the engine that opens the file loads them all anyway."""
-        try:
-            db.executescript(f"BEGIN IMMEDIATE; {CHANGE_FEED} INSERT OR REPLACE INTO meta "
-                             f"VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+        """Schema 1 or 2 -> 3 in place, in one transaction (two processes opening the file
+        at once are safe: the one that finds the column added by the other tries again):
+        the change feed (schema 2), the characters' ``deleted_at`` (schema 3) and the
+        version. Rows already there have no change-feed entry: the engine that opens the
+        file loads them all anyway."""
+        for attempt in range(2):
+            columns = {row[1] for row in db.execute("PRAGMA table_info(characters)")}
+            alter = "" if "deleted_at" in columns else DELETED_AT_COLUMN
+            try:
+                db.executescript(f"BEGIN IMMEDIATE; {CHANGE_FEED} {alter} INSERT OR REPLACE "
+                                 f"INTO meta VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;")
+                return
+            except sqlite3.OperationalError as err:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                if attempt or "duplicate column" not in str(err):
+                    raise
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
 
     def shutdown(self) -> None:
         with self._lock:
@@ -627,15 +646,32 @@ class SQLiteBackend:
         if self.on_names is not None:
             self.on_names(sorted(names))
 
-    def set_character_name(self, character: str, name: str) -> dict[str, str]:
+    def deleted_characters(self) -> dict[str, float]:
+        """When each deleted character was deleted, by id (its memories are kept: a backup
+        server holds the app's character trash, so a restore does not bring one back)."""
+        with self._lock:
+            return dict(self.db.execute(
+                "SELECT id, deleted_at FROM characters WHERE deleted_at IS NOT NULL ORDER BY id"))
+
+    def set_character_name(self, character: str, name: str,
+                           deleted_at: float | None | Keep = KEEP) -> dict[str, Any]:
         """A character's display name as given, a character without memories too (a backup
-        server takes the primary's name: a rename there replaces the one it held)."""
+        server takes the primary's name: a rename there replaces the one it held), and
+        whether it is deleted (``deleted_at``: a time, or None for a live character; left as
+        stored when not given)."""
         character = validate.character_id(character)
         name = validate.character_name(name)
+        if isinstance(deleted_at, Keep):
+            with self._writing():
+                self.db.execute("INSERT INTO characters (id, name) VALUES (?, ?) ON CONFLICT "
+                                "(id) DO UPDATE SET name = excluded.name", (character, name))
+            return {"id": character, "name": name}
+        deleted_at = validate.optional_timestamp(deleted_at, "deleted_at")
         with self._writing():
-            self.db.execute("INSERT INTO characters (id, name) VALUES (?, ?) ON CONFLICT (id) "
-                            "DO UPDATE SET name = excluded.name", (character, name))
-        return {"id": character, "name": name}
+            self.db.execute("INSERT INTO characters (id, name, deleted_at) VALUES (?, ?, ?) "
+                            "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
+                            "deleted_at = excluded.deleted_at", (character, name, deleted_at))
+        return {"id": character, "name": name, "deleted_at": deleted_at}
 
 
 def _readable(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:

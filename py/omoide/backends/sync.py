@@ -1,13 +1,13 @@
 """Copy every record of one backend to another (a full backup, or a restore): an update
 where the target has the id, a create where it does not; then the characters' display
-names. Nothing is deleted."""
+names and which of them the user deleted (memories kept). Nothing is deleted."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from omoide.backends.base import MemoryBackend
+from omoide.backends.base import KEEP, Keep, MemoryBackend
 from omoide.engine import validate
 from omoide.errors import OmoideError
 
@@ -66,13 +66,30 @@ def copy_all(source: MemoryBackend, target: MemoryBackend, *,
 
 
 def copy_names(source: Any, target: Any, *, character_id: str | None = None) -> int:
-    """The display names ``source`` holds (a character named by its id has none) given to
-    ``target``; backends that keep no names (``character_names``) are skipped."""
+    """The display names ``source`` holds (a character named by its id has none, unless
+    it is deleted) given to ``target`` with whether each is deleted (``deleted_at``);
+    backends that keep no names (``character_names``) are skipped."""
     if not hasattr(source, "character_names") or not hasattr(target, "set_character_name"):
         return 0
+    deleted = source.deleted_characters() if hasattr(source, "deleted_characters") else {}
     names = {c: n for c, n in source.character_names().items()
-             if c != n and character_id in (None, c)}
+             if (c != n or c in deleted) and character_id in (None, c)}
     given = 0
     for character, name in sorted(names.items()):
-        given += target.set_character_name(character, name) is not None  # None: not kept
+        state = deleted_at(source, character, deleted)
+        given += target.set_character_name(character, name, state) is not None  # None: kept none
     return given
+
+
+def deleted_at(source: Any, character: str,
+               deleted: dict[str, float] | None = None) -> float | None | Keep:
+    """What ``source`` says of ``character`` for ``set_character_name``: when it was
+    deleted; None when it is live and ``source`` has a character trash (the app, or a
+    backup server of it: live there means never deleted or restored); else KEEP (a CLI
+    workspace cannot delete or restore a character: the target's state is left)."""
+    if not hasattr(source, "deleted_characters"):
+        return KEEP
+    deleted = source.deleted_characters() if deleted is None else deleted
+    if character in deleted:
+        return deleted[character]
+    return None if getattr(source, "has_character_trash", False) else KEEP

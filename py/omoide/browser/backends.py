@@ -50,17 +50,28 @@ QUEUE_KEY = "mirror_queue"
 class IndexedDBBackend:
     """The ``MemoryBackend`` contract over the browser session's engine."""
 
+    has_character_trash = True  # the app deletes and restores characters: ``sync.deleted_at``
+
     def __init__(self, engine: Callable[[], MemoryEngine], *, name: str = "indexeddb",
-                 names: Callable[[], dict[str, str]] | None = None) -> None:
+                 characters: Callable[[], dict[str, Any]] | None = None) -> None:
         self._engine = engine
-        self._names = names  # the display names (IndexedDB ``characters``, a host call)
+        # IndexedDB ``characters`` (a host call): {"names": {id: name}, "deleted": {id: when}}
+        self._characters = characters
         self.name = name
 
     def character_names(self) -> dict[str, str]:
         """The display names as IndexedDB holds them now, by character id (a ``name``
         mirror op sends the one it names)."""
-        names = self._names() if self._names else None
-        return dict(names) if isinstance(names, dict) else {}
+        return self._part("names")
+
+    def deleted_characters(self) -> dict[str, float]:
+        """The characters the user deleted (memories kept), by id: when."""
+        return self._part("deleted")
+
+    def _part(self, part: str) -> dict[str, Any]:
+        found = self._characters() if self._characters else None
+        found = found.get(part) if isinstance(found, dict) else None
+        return dict(found) if isinstance(found, dict) else {}
 
     @property
     def engine(self) -> MemoryEngine:

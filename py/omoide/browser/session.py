@@ -427,7 +427,8 @@ def configure_backends(s: Session) -> None:
         config = HttpConfig(url, api_key=key, timeout=BACKUP_TIMEOUT_S)
         fallbacks.append(HttpBackend(config, transport=fetch_transport,
                                      name=f"server:{url}"))
-    primary = IndexedDBBackend(lambda: s.engine, names=lambda: call_json("character_names", {}))
+    primary = IndexedDBBackend(lambda: s.engine,
+                               characters=lambda: call_json("character_names", {}))
     s.backends = BackendManager(primary, fallbacks,
                                 queue_store=s.queue_store)
     s.backends_config = (url, key)
@@ -524,13 +525,19 @@ def names_unsupported(err: OmoideError) -> bool:
     return err.code == "BACKEND_HTTP" and err.fields.get("status") in (404, 405)
 
 
-def send_names(backend: HttpBackend, names: dict[str, str] | None) -> dict[str, Any]:
+def send_names(backend: HttpBackend, names: dict[str, str] | None,
+               deleted: dict[str, float] | None = None) -> dict[str, Any]:
     """The app's display names (its IndexedDB ``characters``, which the worker passes) to
-    the server; a character named by its id has none to send."""
-    given = {c: n for c, n in (names or {}).items() if c != n}
+    the server, each with whether the user deleted it (``deleted``: id -> when); a live
+    character named by its id has none to send, unless the server holds it as deleted
+    (restored in the app since)."""
+    deleted = deleted or {}
     try:
+        undeleted = set(backend.deleted_characters()) - set(deleted)
+        given = {c: n for c, n in (names or {}).items()
+                 if c != n or c in deleted or c in undeleted}
         for character, name in sorted(given.items()):
-            backend.set_character_name(character, name)
+            backend.set_character_name(character, name, deleted.get(character))
     except OmoideError as err:
         if not names_unsupported(err):
             raise
@@ -539,10 +546,12 @@ def send_names(backend: HttpBackend, names: dict[str, str] | None) -> dict[str, 
 
 
 def server_names(backend: HttpBackend, characters: list[str] | None,
-                 job: dict[str, Any]) -> dict[str, str]:
-    """The server's display names of the restored characters (each checked as input)."""
+                 job: dict[str, Any]) -> dict[str, tuple[str, float | None]]:
+    """The server's display names of the restored characters, and when each deleted one
+    was deleted (a character the user deleted comes back deleted, its memories kept, as
+    it was; each name and time checked as input)."""
     try:
-        names = backend.character_names()
+        names, deleted = backend.character_names(), backend.deleted_characters()
     except OmoideError as err:
         if not names_unsupported(err):
             raise
@@ -551,18 +560,23 @@ def server_names(backend: HttpBackend, characters: list[str] | None,
     out = {}
     for character, name in names.items():
         try:
-            out[validate.character_id(character)] = validate.character_name(name)
+            when = deleted.get(character)
+            out[validate.character_id(character)] = (
+                validate.character_name(name),
+                None if when is None else validate.timestamp(when, "deleted_at"))
         except OmoideError:
             continue
-    return {c: n for c, n in out.items() if c != n and (not characters or c in characters)}
+    return {c: (n, when) for c, (n, when) in out.items()
+            if (c != n or when is not None) and (not characters or c in characters)}
 
 
 @handler("backup_step")
-def backup_step(cursor: int = 0, batch: int = 100,
-                names: dict[str, str] | None = None) -> dict[str, Any]:
+def backup_step(cursor: int = 0, batch: int = 100, names: dict[str, str] | None = None,
+                deleted: dict[str, float] | None = None) -> dict[str, Any]:
     """``backup_now`` in steps (the worker loops; other calls run between steps): every
     local memory of every character, live and trashed, is upserted to the server; at the
-    last step the characters' display names (``names``, by id)."""
+    last step the characters' display names (``names``, by id) and which the user deleted
+    (``deleted``, id -> when)."""
     s = session()
     backend, primary = server(s), backends(s).primary
     job = s.jobs.get("backup")
@@ -593,7 +607,7 @@ def backup_step(cursor: int = 0, batch: int = 100,
                 job["updated"] += 1
         done = min(cursor + batch, len(job["ids"]))
         finished = done >= len(job["ids"])
-        named = send_names(backend, names) if finished else {}
+        named = send_names(backend, names, deleted) if finished else {}
     except OmoideError as err:
         mark(s, backend, err)
         raise
@@ -632,9 +646,9 @@ def restore_step(cursor: int = 0, batch: int = 64,
             # the names first, in this step's transaction: a character restored here is
             # made with its name, not its id; a name this browser holds is kept
             job["named"] = server_names(backend, characters, job)
-            for character, name in sorted(job["named"].items()):
-                s.listener.add_bulk({"op": "name", "character": character, "name": name},
-                                    first=True)
+            for character, (name, deleted_at) in sorted(job["named"].items()):
+                s.listener.add_bulk({"op": "name", "character": character, "name": name,
+                                     "deleted_at": deleted_at}, first=True)
             s.jobs["restore"] = job
     except OmoideError as err:
         mark(s, backend, err)

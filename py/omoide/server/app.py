@@ -22,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from omoide import json_input
+from omoide.backends.base import KEEP
 from omoide.backends.sqlite import SQLiteBackend
 from omoide.engine import validate
 from omoide.errors import OmoideError
@@ -220,15 +221,20 @@ class RestApp:
             results = await run(lambda: self.backend.search(**args))
             return 200, {"results": results}, ()
         if path == "/characters" and method == "GET":
-            return 200, {"names": await run(self.backend.character_names)}, ()
+            return 200, {"names": await run(self.backend.character_names),
+                         "deleted": await run(self.backend.deleted_characters)}, ()
         match = CHARACTER_PATH.match(path)
         if match is not None:
             if method != "PUT":
                 raise HttpError(405, f"{method} is not allowed on a character")
-            name = object_body(await self.body(request), "a character's name").get("name")
+            body = object_body(await self.body(request), "a character's name")
             character = validate.character_id(path_id(match, "character id"))
-            name = validate.character_name(name)
-            return 200, await run(self.backend.set_character_name, character, name), ()
+            name = validate.character_name(body.get("name"))
+            # absent: the character stays as deleted or live as it is here
+            deleted_at = (validate.optional_timestamp(body["deleted_at"], "deleted_at")
+                          if "deleted_at" in body else KEEP)
+            return 200, await run(self.backend.set_character_name, character, name,
+                                  deleted_at), ()
         match = MEMORY_PATH.match(path)
         if match is None and path in ROUTES:
             raise HttpError(405, f"{method} is not allowed on {path}")
