@@ -13,11 +13,13 @@ from tests.test_engine_embedder import HashingEmbedder
 
 PORT = 27675
 URL = f"http://127.0.0.1:{PORT}"
+OTHER_PORT = 27676
+OTHER_URL = f"http://127.0.0.1:{OTHER_PORT}"
 
 
-def run(db, *args, backup=True):
+def run(db, *args, backup=True, url=URL):
     out, err = io.StringIO(), io.StringIO()
-    server = ["--backup", URL, "--backup-key", "k"] if backup else []
+    server = ["--backup", url, "--backup-key", "k"] if backup else []
     code = main(["--db", str(db), *server, "--json", *args],
                 embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out, stderr=err)
     return code, (json.loads(out.getvalue()) if out.getvalue().strip() else None), err.getvalue()
@@ -204,3 +206,31 @@ def test_a_bad_backup_key_names_the_backup_flags_and_writes_nothing(tmp_path):
         assert code == 2 and "--backup-key" in err.getvalue(), err.getvalue()
         assert "words" not in err.getvalue()
     assert not db.exists()
+
+
+def test_changes_queued_for_one_backup_server_go_to_that_server_only(tmp_path):
+    """Changes queued while server A was down went to server B the next time the workspace
+    was opened with --backup B: A's backup silently missed them, and B got ops for records
+    it may never have had. They wait for A (said on every run and by `backends`) and reach
+    A when it is named again (its URL written another way too)."""
+    db = tmp_path / "w.db"
+    code, tea, _ = run(db, "remember", "alice", "Alice loves green tea")  # A down: queued
+    assert code == 0
+    a_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    b_side = HttpBackend(HttpConfig(OTHER_URL, api_key="k"))
+    with running_server(tmp_path / "b.db", OTHER_PORT, api_key="k"):
+        code, rain, err = run(db, "remember", "bob", "Bob likes rain", url=OTHER_URL)
+        assert code == 0 and b_side.get(rain["id"]) is not None  # B gets its run's change
+        assert b_side.get(tea["id"]) is None  # never A's change
+        assert f"1 change(s) wait for backup {URL}" in err
+        code, states, _ = run(db, "backends", url=OTHER_URL)
+        assert code == 2  # B is up; changes wait for A
+    assert [(s["role"], s["name"], s["queued"]) for s in states[1:]] == [
+        ("fallback", f"backup {OTHER_URL}", 0), ("waiting", f"backup {URL}", 1)]
+    assert "Cannot reach the backend" in states[2]["last_error"]
+    with running_server(tmp_path / "a.db", PORT, api_key="k"):
+        code, _, err = run(db, "stats", "alice", url=f"{URL}/")
+        assert code == 0 and "wait for" not in err
+        assert a_side.get(tea["id"])["text"] == "Alice loves green tea"
+        assert a_side.get(rain["id"]) is None  # B's change stays B's
+    assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from omoide.backends.base import MemoryBackend
 from omoide.backends.follower import Follower
+from omoide.backends.http import server_key
 from omoide.backends.listener import BackendListener
 from omoide.backends.manager import BackendManager, JsonFileQueueStore
 from omoide.backends.mirror import ManagerMirror
@@ -148,8 +149,10 @@ def open_workspace(
         raise unreadable(path, err) from None
     manager = None
     if fallbacks:
+        # one file for every server; each op names its server (``target``) and goes there
+        # only: ops of a server not named in this run wait for it (``status``: "waiting")
         queue = JsonFileQueueStore(path.with_name(path.name + ".mirror-queue.json"))
-        manager = BackendManager(backend, fallbacks, queue_store=queue)
+        manager = BackendManager(backend, fallbacks, queue_store=queue, server_key=server_key)
         manager.initialize()
         manager.start()
     backend.on_commit = follower.committed

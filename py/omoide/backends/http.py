@@ -23,6 +23,7 @@ worker's ``fetch`` in the browser (``omoide.browser.http``).
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.parse
 from collections.abc import Iterator, Mapping
@@ -235,6 +236,27 @@ class HttpBackend:
                                  status=200, body="no health object")
         latency = round((time.perf_counter() - started) * 1000, 3)
         return {"backend": self.name, **answer, "latency_ms": latency}
+
+
+def server_key(name: str) -> str:
+    """The server a backend's name points at, for its queued mirror ops: the http(s) URL in
+    the name (``backup http://Host:80/`` and ``http:http://host`` are one server), scheme
+    and host in lower case, without the default port or a trailing slash. A name without a
+    URL is its own key. Never holds a key (``HttpConfig`` refuses one in the URL)."""
+    found = re.search(r"https?://\S+", name, re.IGNORECASE)
+    if found is None:
+        return name
+    parts = urllib.parse.urlsplit(found.group())
+    try:
+        port = parts.port
+    except ValueError:  # not a port: the URL as written
+        return found.group()
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    scheme = parts.scheme.lower()
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        host += f":{port}"
+    return f"{scheme}://{host}{parts.path.rstrip('/')}"
 
 
 NO_ROUTE = (404, 405, 501)

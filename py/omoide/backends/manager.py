@@ -18,6 +18,10 @@ Routing:
   deleted (from a primary that keeps deletions: ``deleted_characters``).
 - ``health``: every backend is checked (also periodically by ``start``); ``status`` shows each
   backend's state and the queue length (UI and API).
+- Ops queued for a fallback no longer configured by that name (``adopt``): with
+  ``server_key`` (the CPython workspace) they go only to the server they were queued for,
+  and wait, shown by ``status``, while it is not named; without it (the browser) they
+  follow the current fallbacks.
 
 Under CPython ``start()`` runs the mirror pump and the health checks in a daemon thread; in
 the browser (no threads) the engine worker calls ``pump()`` and ``check_health()`` on a timer.
@@ -186,7 +190,8 @@ class BackendState:
 class BackendManager:
     def __init__(self, primary: MemoryBackend, fallbacks: Sequence[MemoryBackend] = (), *,
                  queue_store: QueueStore | None = None, clock: Callable[[], float] = time.time,
-                 health_interval: float = 30.0, pump_interval: float = 1.0) -> None:
+                 health_interval: float = 30.0, pump_interval: float = 1.0,
+                 server_key: Callable[[str], str] | None = None) -> None:
         self.primary = primary
         self.fallbacks = list(fallbacks)
         self.name = f"manager:{primary.name}"
@@ -196,10 +201,12 @@ class BackendManager:
             raise OmoideError.of("BACKEND_CONFIG", reason="backend names must be unique")
         self.queue_store = queue_store or MemoryQueueStore()
         self.clock = clock
+        self.server_key = server_key
         # A restart retries at once: the backoff only spaces attempts within one run.
         loaded = self.queue_store.load()
+        adopted = self.adopt(loaded)
         self.queue: list[dict[str, Any]] = [op | {"due": min(op["due"], clock())}
-                                            for op in self.adopt(loaded)]
+                                            for op in adopted]
         self.health_interval = health_interval
         self.pump_interval = pump_interval
         self._lock = threading.RLock()  # the queue and the states
@@ -210,8 +217,8 @@ class BackendManager:
         self._thread: threading.Thread | None = None
         self.last_pump_error: str | None = None
         now = clock()
-        if getattr(self.queue_store, "shared", False) and any(
-                op["due"] > now or op["target"] not in self.states for op in loaded):
+        if getattr(self.queue_store, "shared", False) and (adopted != loaded or any(
+                op["due"] > now for op in loaded if op["target"] in self.states)):
             # the file is what a shared pump reads: the adoption and the retry at once go there
             # (a read-only command over an up-to-date queue writes nothing)
             def restart(queue: list[dict[str, Any]]) -> None:
@@ -480,15 +487,23 @@ class BackendManager:
         return batch
 
     def adopt(self, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Ops queued for a fallback that is no longer configured (the backup URL changed)
-        follow the current fallbacks, one copy each, so nothing queued is ever dropped; the
-        new server converges (an update it cannot apply creates the primary's record). With
-        no fallback at all they wait in the queue."""
+        """Ops queued for a fallback that is no longer configured by that name; none is
+        ever dropped. With ``server_key`` each goes to the fallback of its server only (the
+        URL written another way), else it waits for that server: sent to another one, the
+        server it was queued for never got the change, and the other got ops for records it
+        may never have had. Without it (the browser) they follow the current fallbacks, one
+        copy each (the new server converges: an update it cannot apply creates the
+        primary's record). With no fallback at all they wait."""
         targets = [b.name for b in self.fallbacks]
+        same = {} if self.server_key is None else {self.server_key(t): t
+                                                   for t in reversed(targets)}
         adopted: list[dict[str, Any]] = []
         for op in ops:
             if op["target"] in self.states or not targets:
                 adopted.append(op)
+            elif self.server_key is not None:
+                target = same.get(self.server_key(op["target"]))
+                adopted.append(op if target is None else op | {"target": target})
             else:
                 adopted += [op | {"target": t, "attempts": 0} for t in targets]
         return adopted
@@ -532,12 +547,14 @@ class BackendManager:
                 backend.create(record)
 
     def flush(self, timeout: float = 30.0) -> bool:
-        """Pump until the queue is empty or ``timeout`` passes; True when empty."""
+        """Pump until nothing is queued for the configured fallbacks or ``timeout`` passes;
+        True then (ops waiting for a server not configured are not counted)."""
         deadline = time.monotonic() + timeout
         while True:
             self.pump()
-            if not self.queue or time.monotonic() >= deadline:
-                return not self.queue
+            left = any(op["target"] in self.states for op in self.queue)
+            if not left or time.monotonic() >= deadline:
+                return not left
             time.sleep(0.05)
 
     # -- health and state ----------------------------------------------------------------------
@@ -560,12 +577,21 @@ class BackendManager:
     def status(self) -> list[dict[str, Any]]:
         """Each backend's state; ``queue_error``: why the mirror thread's last round failed
         (the queue file unreadable or unwritable: nothing is sent until it passes), else
-        None."""
+        None. With ``server_key``, then a ``waiting`` row for each server not configured
+        that ops wait for (its name, how many, their last error)."""
         with self._lock:
-            queued = {name: sum(op["target"] == name for op in self.queue)
-                      for name in self.states}
-        return [s.to_dict(queued[name]) | {"queue_error": self.last_pump_error}
+            waiting: dict[str, list[dict[str, Any]]] = {}
+            for op in self.queue:
+                waiting.setdefault(op["target"], []).append(op)
+        rows = [s.to_dict(len(waiting.pop(name, []))) | {"queue_error": self.last_pump_error}
                 for name, s in self.states.items()]
+        for name, ops in waiting.items() if self.server_key is not None else ():
+            error = next((op["last_error"] for op in reversed(ops) if op.get("last_error")),
+                         None)
+            rows.append({"name": name, "role": "waiting", "ok": None, "last_error": error,
+                         "last_checked": None, "latency_ms": None, "queued": len(ops),
+                         "queue_error": self.last_pump_error})
+        return rows
 
 
 def _op_key(op: dict[str, Any]) -> tuple[Any, ...]:

@@ -31,6 +31,7 @@ def backends(ctx: Context) -> int:
         ctx.emit(states)
     for s in [] if ctx.json else states:
         state = {True: "ok", False: "down", None: "unknown"}[s.get("ok")]
+        state = "not set" if s["role"] == "waiting" else state  # ops wait for this server
         queued = f"  queued {s['queued']}" if s.get("queued") else ""
         error = f"  ({s['last_error']})" if s.get("last_error") else ""
         ctx.out(f"{s['role']:<8}  {state:<7}  {s['name']}{queued}{error}")

@@ -84,6 +84,12 @@ class Context:
         self._workspace = ws
         if record and not recorded:
             save_model(ws.backend, model_id, dtype)
+        for state in ws.manager.status() if ws.manager is not None else []:
+            if state["role"] == "waiting":  # queued while another server was named
+                url = state["name"].removeprefix("backup ")
+                self.note(f"{state['queued']} change(s) wait for {state['name']}, which is "
+                          f"not the backup server of this run: they go only there (give "
+                          f"--backup {url} to send them)")
         return ws
 
     def fallbacks(self) -> list[HttpBackend]:
