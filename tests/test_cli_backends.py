@@ -234,3 +234,22 @@ def test_changes_queued_for_one_backup_server_go_to_that_server_only(tmp_path):
         assert a_side.get(tea["id"])["text"] == "Alice loves green tea"
         assert a_side.get(rain["id"]) is None  # B's change stays B's
     assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []
+
+
+def test_changes_waiting_for_a_server_gone_for_good_can_be_dropped(tmp_path):
+    """Changes queued for a server the user left for good waited for it forever: every
+    command said so and `backends` exited 2, with no way out but editing the queue file.
+    `backends --drop-waiting` drops them (every memory stays in the workspace)."""
+    db = tmp_path / "w.db"
+    code, tea, _ = run(db, "remember", "alice", "Alice loves green tea")  # A down: queued
+    assert code == 0
+    with running_server(tmp_path / "b.db", OTHER_PORT, api_key="k"):
+        code, _, err = run(db, "backends", "--drop-waiting", url=OTHER_URL)
+        assert code == 0, err
+        assert f"dropped 1 change(s) queued for backup {URL}" in err
+        code, states, err = run(db, "backends", url=OTHER_URL)
+        assert code == 0 and "wait for" not in err
+        assert [s["role"] for s in states] == ["primary", "fallback"]
+    assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []
+    code, stats, _ = run(db, "stats", "alice", backup=False)
+    assert code == 0 and stats["memories"] == 1

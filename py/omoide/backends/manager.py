@@ -546,6 +546,20 @@ class BackendManager:
             if record is not None:  # gone from the primary since: a later delete follows
                 backend.create(record)
 
+    def drop_waiting(self) -> dict[str, int]:
+        """Drop the ops that wait for a server not configured here (the user's choice: that
+        server is gone for good). No memory is lost: the primary holds every one, and a
+        full copy (``sync.copy_all``) fills a new server. Returns how many, by server."""
+        def drop(queue: list[dict[str, Any]]) -> dict[str, int]:
+            dropped: dict[str, int] = {}
+            for op in queue:
+                if op["target"] not in self.states:
+                    dropped[op["target"]] = dropped.get(op["target"], 0) + 1
+            queue[:] = [op for op in queue if op["target"] in self.states]
+            return dropped
+
+        return self._edit(drop)
+
     def flush(self, timeout: float = 30.0) -> bool:
         """Pump until nothing is queued for the configured fallbacks or ``timeout`` passes;
         True then (ops waiting for a server not configured are not counted)."""

@@ -14,6 +14,9 @@ from omoide.errors import OmoideError
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("backends", parents=[common],
                        help="health of the workspace file and the backup server")
+    p.add_argument("--drop-waiting", action="store_true",
+                   help="drop the changes queued for a backup server not given with "
+                        "--backup in this run (one gone for good); every memory stays here")
     p.set_defaults(handler=backends)
     p = sub.add_parser("backup", parents=[common],
                        help="copy every memory (with its vector) to the backup server")
@@ -23,6 +26,12 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 
 def backends(ctx: Context) -> int:
     ws = ctx.workspace
+    if ctx.args.drop_waiting:
+        if ws.manager is None:
+            raise OmoideError.of("BACKEND_CONFIG", reason="--drop-waiting needs the backup "
+                                 "server that stays: give --backup URL")
+        for name, count in ws.manager.drop_waiting().items():
+            ctx.note(f"dropped {count} change(s) queued for {name}")
     if ws.manager is None:
         states = [{"name": ws.backend.name, "role": "primary", **ws.backend.health()}]
     else:
