@@ -434,3 +434,63 @@ def test_a_copy_racing_another_writer_of_the_same_id_updates_it_instead_of_faili
     target.update = raced
     assert copy_all(source, target)["updated"] == 1
     assert target.get(record["id"])["text"] == "Alice loves green tea"
+
+
+class Refusing(Switchable):
+    """A fallback that answers, and refuses the records whose id is in ``refuse`` (a 413,
+    as a server does for a record over its size limit)."""
+
+    def __init__(self, path, name):
+        super().__init__(path, name)
+        self.refuse: set[str] = set()
+        self.refusals = 0
+
+    def __getattr__(self, verb):
+        call = super().__getattr__(verb)
+
+        def refusing(*args, **kwargs):
+            if verb in ("create", "update") and args:
+                memory_id = args[0]["id"] if verb == "create" else args[0]
+                if memory_id in self.refuse:
+                    self.refusals += 1
+                    raise OmoideError.of("BACKEND_HTTP", url="http://b/memories", status=413,
+                                         body="too large")
+            return call(*args, **kwargs)
+
+        return refusing
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_record_the_server_refuses_holds_no_later_change_up(tmp_path, shared):
+    """One op the server refused (a 4xx that will not change: a record over its size limit)
+    stayed first in the queue, retried with backoff, and held every later change of that
+    server back: the backup stopped taking anything, silently but for "queued". Now it is
+    kept aside (shown with why, refused), the later changes go, and a retry sends it."""
+    primary = Switchable(tmp_path / "p.db", "primary")
+    fallback = Refusing(tmp_path / "f.db", "fallback")
+    store = JsonFileQueueStore(tmp_path / "queue.json") if shared else None
+    manager = BackendManager(primary, [fallback], clock=Clock(), queue_store=store)
+    manager.initialize()
+    big = primary.create(make_record("alice", "a record the server refuses"))
+    small = primary.create(make_record("alice", "Alice likes rain"))
+    fallback.refuse.add(big["id"])
+    manager.mirror_many([{"op": "upsert", "id": big["id"]}, {"op": "upsert", "id": small["id"]}])
+    manager.pump()
+    assert fallback.inner.get(small["id"]) is not None  # not held up by the refused one
+    assert [(op["id"], op.get("refused")) for op in manager.queue] == [(big["id"], True)]
+    [row] = [s for s in manager.status() if s["role"] == "fallback"]
+    assert row["ok"] and row["refused"] == 1 and "413" in row["refused_error"]
+    # a later change of the refused record is its own op, never folded into the refused one
+    manager.mirror_many([{"op": "update", "id": big["id"], "fields": {"importance": 0.9}}])
+    later = primary.create(make_record("alice", "Alice has a cat"))
+    manager.mirror_many([{"op": "upsert", "id": later["id"]}])
+    manager.pump()
+    assert fallback.inner.get(later["id"]) is not None
+    assert len(manager.queue) == 2 and all(op.get("refused") for op in manager.queue)
+    assert fallback.refusals == 2  # the upsert, then the update: each refused once
+    manager.pump()  # refused ones are not sent again by themselves
+    assert fallback.refusals == 2
+    fallback.refuse.clear()  # e.g. the server's limit raised
+    manager.retry()
+    manager.pump()
+    assert manager.queue == [] and fallback.inner.get(big["id"])["importance"] == 0.9

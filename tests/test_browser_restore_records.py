@@ -63,7 +63,7 @@ def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkey
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
     monkeypatch.setattr(browser_session, "session", lambda: s)
     monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
-                        lambda s: SimpleNamespace(queue=[]))
+                        lambda s: SimpleNamespace(queue=[], retry=lambda targets=None: None))
     monkeypatch.setattr(browser_session, "server",
                         lambda s: SimpleNamespace(character_names=lambda: {},
                                                   deleted_characters=lambda: {}))
@@ -97,7 +97,7 @@ def backing_up(monkeypatch, engine: MemoryEngine, server, primary) -> None:
     s = SimpleNamespace(engine=engine, jobs={}, mirror=SimpleNamespace(pending=[]))
     monkeypatch.setattr(browser_session, "session", lambda: s)
     monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
-                        lambda s: SimpleNamespace(queue=[]))
+                        lambda s: SimpleNamespace(queue=[], retry=lambda targets=None: None))
     monkeypatch.setattr(browser_session, "server", lambda s: server)
     monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
@@ -151,7 +151,7 @@ def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch
                             listener=SimpleNamespace(add_bulk=lambda p, first: bulk.append(p)))
     monkeypatch.setattr(browser_session, "session", lambda: fresh)
     monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
-                        lambda s: SimpleNamespace(queue=[]))
+                        lambda s: SimpleNamespace(queue=[], retry=lambda targets=None: None))
     monkeypatch.setattr(browser_session, "server_ids",
                         lambda backend, character, with_vectors: [dict(record)])
     step = browser_session.restore_step(0)
@@ -230,7 +230,7 @@ def test_a_garbage_answer_of_the_server_is_a_clear_error_and_one_bad_record_is_o
                         listener=SimpleNamespace(add_bulk=lambda p, first: None))
     monkeypatch.setattr(browser_session, "session", lambda: s)
     monkeypatch.setattr(browser_session, "reload_queue",  # no queued delete
-                        lambda s: SimpleNamespace(queue=[]))
+                        lambda s: SimpleNamespace(queue=[], retry=lambda targets=None: None))
     monkeypatch.setattr(browser_session, "server", lambda s: backend)
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
     for page in ([good[0]], "oops", {"items": good, "total": "two"},

@@ -501,7 +501,9 @@ export function mountMaintenance(panel, ctx) {
         h("td", {}, h("span", { class: ["chip", state === "ok" ? "ok" : state === "down"
           && "warn"] }, t(`backup.${state}`))),
         h("td", { class: "text" }, b.last_error ?? "—"),
-        h("td", { dataset: { queued: String(b.queued ?? 0) } }, String(b.queued ?? 0)));
+        h("td", { dataset: { queued: String(b.queued ?? 0), refused: String(b.refused ?? 0) } },
+          String(b.queued ?? 0), b.refused ? h("span", { class: "chip warn",
+            title: b.refused_error ?? "" }, t("backup.refused", { count: b.refused })) : null));
     }));
     backupBox.dataset.state = backends.some((b) => b.ok === false) ? "down"
       : backends.every((b) => b.ok === true) ? "ok" : "unknown";

@@ -181,10 +181,10 @@ class BackendState:
         self.last_checked: float | None = None
         self.latency_ms: float | None = None
 
-    def to_dict(self, queued: int) -> dict[str, Any]:
+    def to_dict(self, queued: int, refused: int = 0) -> dict[str, Any]:
         return {"name": self.backend.name, "role": self.role, "ok": self.ok,
                 "last_error": self.last_error, "last_checked": self.last_checked,
-                "latency_ms": self.latency_ms, "queued": queued}
+                "latency_ms": self.latency_ms, "queued": queued, "refused": refused}
 
 
 class BackendManager:
@@ -396,7 +396,7 @@ class BackendManager:
         if last is not None and last["op"] not in ("upsert", "update", "delete"):
             return False  # a character's name op (its id may also be a memory's)
         if (last is None or last["op"] == "delete" or id(last) in self._sending
-                or last.get("sending")):  # in flight (here or in another process)
+                or last.get("sending") or last.get("refused")):  # in flight, or refused
             return False
         if last["op"] == "upsert":
             return True
@@ -424,7 +424,7 @@ class BackendManager:
                         continue
                     if self._mirror(op):
                         applied.add(id(op))
-                    else:
+                    elif not op.get("refused"):
                         blocked.add(op["target"])
             finally:
                 with self._lock:
@@ -460,7 +460,7 @@ class BackendManager:
                         continue
                     ok = self._mirror(sent)
                     results.append((sent, ok))
-                    if not ok:
+                    if not ok and not sent.get("refused"):
                         blocked.add(sent["target"])
                     if len(results) >= SETTLE_EVERY or time.monotonic() - written >= SETTLE_S:
                         done += self._edit(lambda queue, r=results: _settled(queue, r))
@@ -478,7 +478,7 @@ class BackendManager:
     def _due(self, queue: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         now, blocked, batch = self.clock(), set(), []
         for op in self.queue if queue is None else queue:
-            if op["target"] in blocked or op["target"] not in self.states:
+            if op["target"] in blocked or op["target"] not in self.states or op.get("refused"):
                 continue
             if op["due"] > now:
                 blocked.add(op["target"])
@@ -514,6 +514,11 @@ class BackendManager:
             self.queue = self.adopt(self.queue_store.load())
 
     def _mirror(self, op: dict[str, Any]) -> bool:
+        """Send one op. A failure retries later with backoff and holds that target's later
+        ops (order kept); a refusal of this op itself (``refused``: the server answered
+        and will answer the same) is kept in the queue, shown by ``status``, sent again
+        only by ``retry``, and holds nothing up: one record a server refuses stopped every
+        later change from reaching it."""
         state = self.states[op["target"]]
         ok, err = self._attempt(state, lambda: self._apply(state.backend, op))
         if not ok:
@@ -521,7 +526,24 @@ class BackendManager:
             op["last_error"] = str(err)
             op["due"] = self.clock() + min(RETRY_BASE_S * 2 ** (op["attempts"] - 1),
                                            RETRY_MAX_S)
+            if refused(err):
+                op["refused"] = True
+                state.ok, state.last_error = True, None  # it answered: up, the op refused
         return ok
+
+    def retry(self, targets: set[str] | None = None) -> None:
+        """Every queued op of ``targets`` (default: all) due now, refused ones too (the user
+        asks to send everything again: "Back up now")."""
+        now = self.clock()
+
+        def due(queue: list[dict[str, Any]]) -> None:
+            for op in queue:
+                if targets is None or op["target"] in targets:
+                    op["due"] = min(op["due"], now)
+                    op.pop("refused", None)
+
+        self._edit(due)
+        self._wake.set()
 
     def _apply(self, backend: MemoryBackend, op: dict[str, Any]) -> None:
         if op["op"] == "delete":
@@ -597,13 +619,20 @@ class BackendManager:
             waiting: dict[str, list[dict[str, Any]]] = {}
             for op in self.queue:
                 waiting.setdefault(op["target"], []).append(op)
-        rows = [s.to_dict(len(waiting.pop(name, []))) | {"queue_error": self.last_pump_error}
-                for name, s in self.states.items()]
+        rows = []
+        for name, s in self.states.items():
+            ops = waiting.pop(name, [])
+            refusals = [op for op in ops if op.get("refused")]
+            rows.append(s.to_dict(len(ops), len(refusals)) | {
+                "queue_error": self.last_pump_error,
+                # why the server refused (the newest refusal): each refused op is kept
+                "refused_error": refusals[-1]["last_error"] if refusals else None})
         for name, ops in waiting.items() if self.server_key is not None else ():
             error = next((op["last_error"] for op in reversed(ops) if op.get("last_error")),
                          None)
             rows.append({"name": name, "role": "waiting", "ok": None, "last_error": error,
                          "last_checked": None, "latency_ms": None, "queued": len(ops),
+                         "refused": 0, "refused_error": None,
                          "queue_error": self.last_pump_error})
         return rows
 
@@ -611,6 +640,21 @@ class BackendManager:
 def _op_key(op: dict[str, Any]) -> tuple[Any, ...]:
     """What names a queued op, but its fields (compared only between ops with this key)."""
     return (op["target"], op["id"], op["op"], op.get("queued_at"))
+
+
+# A server's answer that will be the same for this op whenever it is sent: the record or
+# its fields are refused (400, 409 a conflict ``upsert`` could not settle, 413 too large,
+# 422). Not 401/403 (the key: every op), 404 (a wrong prefix: every op), 408/429/5xx.
+REFUSED_STATUS = frozenset({400, 409, 413, 422})
+REFUSED_CODES = frozenset({"INVALID_RECORD", "INVALID_ARGUMENT", "BACKEND_CONFLICT"})
+
+
+def refused(err: Exception) -> bool:
+    if not isinstance(err, OmoideError):
+        return False
+    if err.code == "BACKEND_HTTP":
+        return err.fields.get("status") in REFUSED_STATUS
+    return err.code in REFUSED_CODES
 
 
 def _settled(queue: list[dict[str, Any]], results: list[tuple[dict[str, Any], bool]]) -> int:
@@ -632,6 +676,8 @@ def _settled(queue: list[dict[str, Any]], results: list[tuple[dict[str, Any], bo
         else:
             queue[n].update(attempts=sent["attempts"], last_error=sent["last_error"],
                             due=sent["due"])
+            if sent.get("refused"):
+                queue[n]["refused"] = True
             queue[n].pop("sending", None)
     if removed:
         queue[:] = [op for n, op in enumerate(queue) if n not in removed]

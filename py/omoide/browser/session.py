@@ -494,8 +494,8 @@ def mirror_name(character: str) -> None:
 def backends_pump(force: bool = False) -> dict[str, Any]:
     """Mirror the due queued changes (``force``: every queued change, backoff or not)."""
     manager = reload_queue(session())
-    if force:
-        due_now({b.name for b in manager.fallbacks})
+    if force:  # refused ones too: the user asks to send everything again
+        manager.retry({b.name for b in manager.fallbacks})
     done = manager.pump()
     return {"mirrored": done, "queued": len(manager.queue), "backends": manager.status()}
 
@@ -614,6 +614,9 @@ def backup_step(cursor: int = 0, batch: int = 100, names: dict[str, str] | None 
     mark(s, backend, None)
     if finished:
         s.jobs.pop("backup", None)
+        # every memory went as it is now: the changes the server refused (kept in the
+        # queue, holding nothing up) go again at the next pump
+        reload_queue(s).retry()
     return {"done": done, "total": len(job["ids"]), "created": job["created"],
             "updated": job["updated"], "finished": finished, **named}
 

@@ -43,8 +43,10 @@ def backends(ctx: Context) -> int:
         state = "not set" if s["role"] == "waiting" else state  # ops wait for this server
         queued = f"  queued {s['queued']}" if s.get("queued") else ""
         error = f"  ({s['last_error']})" if s.get("last_error") else ""
+        if s.get("refused"):  # kept, holding nothing up: `backup` sends them again
+            error += f"  refused {s['refused']} ({s['refused_error']})"
         ctx.out(f"{s['role']:<8}  {state:<7}  {s['name']}{queued}{error}")
-    return 0 if all(s.get("ok") for s in states) else 2
+    return 0 if all(s.get("ok") and not s.get("refused") for s in states) else 2
 
 
 def backup(ctx: Context) -> int:
@@ -60,6 +62,7 @@ def backup(ctx: Context) -> int:
 
         counts = copy_all(ws.backend, target, character_id=ctx.args.character,
                           progress=progress)
+    ws.manager.retry()  # the changes the server refused are sent again (still queued)
     if ctx.json:
         ctx.emit(counts | {"target": target.name})
     else:
