@@ -423,6 +423,23 @@ def test_stdio_answers_a_line_that_is_not_a_message(workspace) -> None:
     assert workspace.engine.characters() == []
 
 
+def test_stdio_answers_a_request_whose_id_no_answer_can_carry(workspace) -> None:
+    """A request whose id was not a string or an integer (true, 1.5, an object, null) was
+    read by the SDK as a notification, never answered: the client waited for ever. It is
+    answered -32600 Invalid Request with id null, nothing runs, and serving goes on."""
+    calls = [json.dumps({"jsonrpc": "2.0", "id": bad, "method": "tools/call", "params": {
+        "name": "remember", "arguments": {"character": "alice", "text": "note"}}})
+        for bad in (True, 1.5, {"n": 1}, None)]
+    replies = stdio_replies(build_server(workspace), [
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), *calls,
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping"})], expected=5)
+    assert [r["error"]["code"] for r in replies[None]] == [-32600] * 4
+    assert all('"id" is not a string or an integer' in r["error"]["message"]
+               for r in replies[None])
+    assert replies[5]["result"] == {}
+    assert workspace.engine.characters() == []
+
+
 def test_the_end_of_stdin_waits_for_the_answers_in_flight(workspace) -> None:
     """``echo requests | python -m omoide.mcp``: at the end of stdin the SDK cancelled the
     requests still being served, so their answers never came (the tools' writes were
@@ -447,16 +464,16 @@ def test_stdio_command_answers_a_line_that_is_not_json(tmp_path: Path) -> None:
     watchdog = threading.Timer(TIMEOUT, proc.kill)  # a reply that never comes: no hang
     watchdog.start()
     try:
-        proc.stdin.write(f'{INITIALIZE}\nnot json\n{{"jsonrpc": "2.0", "id": 1, "method": '
-                         '"ping"}\n')
+        proc.stdin.write(f'{INITIALIZE}\nnot json\n{{"jsonrpc": "2.0", "id": true, "method": '
+                         '"ping"}\n{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
         proc.stdin.flush()
-        replies = [json.loads(proc.stdout.readline()) for _ in range(3)]
+        replies = [json.loads(proc.stdout.readline()) for _ in range(4)]
     finally:
         proc.stdin.close()
         proc.wait(TIMEOUT)
         watchdog.cancel()
     assert sorted(((r["id"], r.get("error", {}).get("code")) for r in replies), key=str) == [
-        (0, None), (1, None), (None, -32700)]
+        (0, None), (1, None), (None, -32600), (None, -32700)]
 
 
 def wait_for_port(proc: subprocess.Popen, port: int, deadline: float) -> None:

@@ -113,6 +113,50 @@ def test_a_stalled_body_times_out_instead_of_holding_the_server(served) -> None:
     assert post(port, {"Authorization": f"Bearer {KEY}"})[0] == 200
 
 
+def post_json(port: int, message: object, headers: dict[str, str] | None = None
+              ) -> tuple[int, dict, dict]:
+    """(status, headers, JSON body: {} when empty or not JSON) of one POST of ``message``,
+    with the key."""
+    con = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        con.request("POST", "/mcp", body=json.dumps(message).encode(), headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {KEY}", **(headers or {})})
+        reply = con.getresponse()
+        raw, kind = reply.read(), reply.getheader("content-type", "")
+        body = json.loads(raw) if raw and "json" in kind else {}
+        return reply.status, dict(reply.getheaders()), body
+    finally:
+        con.close()
+
+
+def session_headers(port: int) -> dict[str, str]:
+    """The headers of a session that is initialized."""
+    status, headers, _ = post_json(port, INIT)
+    assert status == 200
+    session = {"mcp-session-id": headers["mcp-session-id"],
+               "mcp-protocol-version": INIT["params"]["protocolVersion"]}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert post_json(port, initialized, session)[0] == 202
+    return session
+
+
+def test_a_request_whose_id_no_answer_can_carry_is_invalid_request(served) -> None:
+    """A request whose id was not a string or an integer was read by the SDK as a
+    notification: 202 Accepted, no answer, and the client waited for its response. It is
+    400 with -32600 Invalid Request (id null), and nothing runs."""
+    port, ws = served
+    session = session_headers(port)
+    for bad in (True, 1.5, {"n": 1}, None):
+        status, _, reply = post_json(port, {"jsonrpc": "2.0", "id": bad, "method": "tools/call",
+                                            "params": {"name": "remember", "arguments": {
+                                                "character": "alice", "text": "note"}}}, session)
+        assert status == 400, (bad, status)
+        assert reply["id"] is None and reply["error"]["code"] == -32600
+        assert '"id" is not a string or an integer' in reply["error"]["message"]
+    assert ws.engine.characters() == []
+
+
 def test_sdk_client_with_the_key_works(served) -> None:
     port, ws = served
 

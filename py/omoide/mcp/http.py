@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from omoide.mcp.envelope import refused_body
 from omoide.server.policy import BodyRefused, ServerPolicy, read_body
 
 Scope = dict[str, Any]
@@ -24,7 +25,9 @@ Scope = dict[str, Any]
 
 class PolicyGate:
     """ASGI middleware: answers 421 (Host), 403 (Origin) or 401 (key) before the app runs,
-    and 408/413 for a body that is late or too big."""
+    408/413 for a body that is late or too big, and 400 with a JSON-RPC -32600 for a request
+    whose id is not a string or an integer (``refused_body``: the SDK took it for a
+    notification, answered 202 and never the request)."""
 
     def __init__(self, app: Any, policy: ServerPolicy) -> None:
         self.app = app
@@ -47,21 +50,26 @@ class PolicyGate:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", ())}
         refused = self.refusal(headers)
-        if refused is None:
-            try:
-                receive = await self.buffered(receive)
-            except BodyRefused as refused:
-                await self.answer(send, refused.status, refused.message)
-                return
-            await self.app(scope, receive, send)
+        if refused is not None:
+            await self.answer(send, *refused)
             return
-        await self.answer(send, *refused)
+        try:
+            body = await read_body(receive, self.policy)
+        except BodyRefused as late:
+            await self.answer(send, late.status, late.message)
+            return
+        invalid = refused_body(body) if scope.get("method") == "POST" else None
+        if invalid is not None:
+            await self.answer_json(send, 400, invalid.model_dump_json(
+                by_alias=True, exclude_unset=True).encode())
+            return
+        await self.app(scope, self.replay(body, receive), send)
 
-    async def buffered(self, receive: Any) -> Any:
-        """The whole request body, read under the body deadline and size limit
-        (``read_body``), handed to the app as one message; later receives (a client's
+    @staticmethod
+    def replay(body: bytes, receive: Any) -> Any:
+        """The whole request body (read under the body deadline and size limit by
+        ``read_body``), handed to the app as one message; later receives (a client's
         disconnect) go to the server."""
-        body = await read_body(receive, self.policy)
         whole = {"type": "http.request", "body": body, "more_body": False}
         handed = False
 
@@ -74,13 +82,19 @@ class PolicyGate:
 
         return replay
 
-    @staticmethod
-    async def answer(send: Any, status: int, message: str) -> None:
+    @classmethod
+    async def answer(cls, send: Any, status: int, message: str) -> None:
         body = json.dumps({"error": {"code": "HTTP_ERROR", "message": message}}).encode()
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
+        await cls.answer_json(send, status, body, extra)
+
+    @staticmethod
+    async def answer_json(send: Any, status: int, body: bytes,
+                          extra: list[tuple[bytes, bytes]] | None = None) -> None:
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json; charset=utf-8"),
-            (b"content-length", str(len(body)).encode()), (b"connection", b"close"), *extra]})
+            (b"content-length", str(len(body)).encode()), (b"connection", b"close"),
+            *(extra or [])]})
         await send({"type": "http.response.body", "body": body})
 
 

@@ -2,76 +2,27 @@
 
 The SDK's stdio transport hands a line that is not a JSON-RPC message (not JSON, a batch
 array, another ``jsonrpc`` version, a request without a method) to the server as an
-exception, which the server only logs: the client got no answer and waited for ever.
-``serve_stdio`` answers such a line with the JSON-RPC error it calls for (-32700 Parse error
-for a line that is not JSON, -32600 Invalid Request for JSON that is not one message, with the
-request's id when it has a usable one) and serves the rest as the SDK does.
+exception, which the server only logs, and reads a request whose ``id`` is not a string or an
+integer as a notification, which it never answers: the client waited for ever.
+``serve_stdio`` answers such a line with the JSON-RPC error it calls for (``envelope``: -32700
+Parse error for a line that is not JSON, -32600 Invalid Request for JSON that is not one
+message, with the request's id when it has a usable one) and serves the rest as the SDK does.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import anyio
+from mcp.server import stdio as sdk_stdio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import (
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    ErrorData,
-    JSONRPCError,
-    JSONRPCRequest,
-    JSONRPCResponse,
-)
-from pydantic import ValidationError
+from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
-from omoide.errors import OmoideError
-
-
-def unreadable_reply(error: Exception) -> JSONRPCError:
-    """The JSON-RPC error answering a line the transport could not read as a message."""
-    problems = error.errors() if isinstance(error, ValidationError) else []
-    if not problems or any(p["type"] == "json_invalid" for p in problems):
-        why = OmoideError.of("MALFORMED_MESSAGE", reason="it is not JSON (one UTF-8 JSON "
-                             "object per line; lone surrogates are refused)")
-        return JSONRPCError(jsonrpc="2.0", id=None,
-                            error=ErrorData(code=PARSE_ERROR, message=str(why)))
-    sent = whole_message(problems)
-    why = OmoideError.of("MALFORMED_MESSAGE", reason=invalid_reason(sent, problems))
-    return JSONRPCError(jsonrpc="2.0", id=usable_id(sent),
-                        error=ErrorData(code=INVALID_REQUEST, message=str(why)))
-
-
-def whole_message(problems: list[Any]) -> Any:
-    """The parsed line, from a problem about the whole of it (None when there is none)."""
-    for p in problems:
-        if p["type"] == "missing" or (p["type"] == "model_type" and len(p["loc"]) == 1):
-            return p.get("input")
-    return None
-
-
-def invalid_reason(sent: Any, problems: list[Any]) -> str:
-    if isinstance(sent, list):
-        return "a batch (JSON array) is not supported; send one object per line"
-    if not isinstance(sent, dict):
-        return "it is not one JSON-RPC object"
-    if sent.get("jsonrpc") != "2.0":
-        return 'its "jsonrpc" is not "2.0"'
-    fields = [p for p in problems if len(p["loc"]) > 1 and p["loc"][0] == "JSONRPCRequest"]
-    if "method" in sent and fields:
-        return f'its "{fields[0]["loc"][1]}" is not valid ({fields[0]["msg"]})'
-    return "it is not a JSON-RPC request, notification or response"
-
-
-def usable_id(sent: Any) -> str | int | None:
-    """The id of a request (not of a client's response) that a reply can carry: a string or
-    an integer."""
-    found = sent.get("id") if isinstance(sent, dict) and "method" in sent else None
-    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
-        return found
-    return None
-
+from omoide.mcp.envelope import misread_request, parsed, unreadable_reply
 
 # How long the end of stdin waits for the answers of requests still being served (an
 # ingest embeds for a while); a client that closed stdin to stop the server waits for its
@@ -107,16 +58,60 @@ async def pass_answers(answers: Any, write: Any, asked: set[Any]) -> None:
             await write.send(item)
 
 
+class RequestIdCheck:
+    """The lines of stdin for the SDK's reader, less each request whose id no answer can
+    carry (``misread_request``): the SDK read it as a notification and never answered; it is
+    answered here, on the SDK's write stream once that is open."""
+
+    def __init__(self, lines: Any) -> None:
+        self.lines = lines
+        self.write: Any = None
+        self.opened = anyio.Event()
+
+    def open(self, write: Any) -> None:
+        self.write = write
+        self.opened.set()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.lines:
+            refused = misread_request(parsed(line))
+            if refused is None:
+                yield line
+                continue
+            await self.opened.wait()
+            await self.write.send(SessionMessage(refused))
+
+
+@contextmanager
+def claimed_stdin() -> Iterator[Any]:
+    """The process's stdin, opened as the SDK opens it when it is given none: read from a
+    private duplicate while fd 0 points at the null device (nothing a tool runs can read a
+    client's message), fd 0 back at the end. The SDK skips that claim for a stdin it is
+    given, and ``serve_stdio`` gives it one, to see each line first."""
+    claim = sdk_stdio._claim_fd  # noqa: SLF001 - the SDK's own claim, not a copy of it
+    buffer, release = claim(0, sys.stdin, "rb", sdk_stdio._open_stdin_diversion)  # noqa: SLF001
+    try:
+        text = sdk_stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace")  # noqa: SLF001
+        yield anyio.wrap_file(text)
+    finally:
+        if release is not None:
+            release()
+
+
 async def serve_stdio(server: MCPServer, stdin: Any = None, stdout: Any = None) -> None:
     """Serve ``server`` on stdin/stdout (or the given async text files) until stdin ends
     and every request read has its answer."""
     lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's run_stdio_async does this
-    async with stdio_server(stdin, stdout) as (read, write):
-        forward, messages = anyio.create_memory_object_stream[Any](0)
-        replies, answers = anyio.create_memory_object_stream[Any](0)
-        asked: set[Any] = set()
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(answer_unreadable, read, forward, write, asked)
-            tasks.start_soon(pass_answers, answers, write, asked)
-            async with replies:
-                await lowlevel.run(messages, replies, lowlevel.create_initialization_options())
+    with claimed_stdin() if stdin is None else nullcontext(stdin) as lines:
+        checked = RequestIdCheck(lines)
+        async with sdk_stdio.stdio_server(checked, stdout) as (read, write):
+            checked.open(write)
+            forward, messages = anyio.create_memory_object_stream[Any](0)
+            replies, answers = anyio.create_memory_object_stream[Any](0)
+            asked: set[Any] = set()
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(answer_unreadable, read, forward, write, asked)
+                tasks.start_soon(pass_answers, answers, write, asked)
+                async with replies:
+                    await lowlevel.run(messages, replies,
+                                       lowlevel.create_initialization_options())
