@@ -440,6 +440,26 @@ def test_stdio_answers_a_request_whose_id_no_answer_can_carry(workspace) -> None
     assert workspace.engine.characters() == []
 
 
+def test_invalid_params_are_answered_naming_the_field(workspace) -> None:
+    """-32602 said "Invalid request parameters" and nothing more (data ""): the client could
+    not tell which field was wrong. It names each field and the problem, never the value."""
+    replies = stdio_replies(build_server(workspace), [
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "arguments": {"character": "alice", "text": "note"}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "remember", "arguments": "secret text"}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {}}),
+    ], expected=3)
+    errors = [replies[n]["error"] for n in (1, 2, 3)]
+    assert [e["code"] for e in errors] == [-32602] * 3
+    assert "(name: Field required)" in errors[0]["message"]
+    assert "(arguments: Input should be a valid dictionary)" in errors[1]["message"]
+    assert "secret" not in json.dumps(errors[1])
+    assert "(uri: Field required)" in errors[2]["message"]
+    assert workspace.engine.characters() == []
+
+
 def test_the_end_of_stdin_waits_for_the_answers_in_flight(workspace) -> None:
     """``echo requests | python -m omoide.mcp``: at the end of stdin the SDK cancelled the
     requests still being served, so their answers never came (the tools' writes were

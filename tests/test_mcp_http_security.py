@@ -157,6 +157,23 @@ def test_a_request_whose_id_no_answer_can_carry_is_invalid_request(served) -> No
     assert ws.engine.characters() == []
 
 
+def test_a_batch_or_another_jsonrpc_is_invalid_request(served) -> None:
+    """A batch (a JSON array) or another ``jsonrpc`` was answered -32602 Invalid params, with a
+    pydantic dump of what was sent. The MCP version served has no batches: -32600 Invalid
+    Request naming what is wrong (with the request's id where it has one), nothing runs."""
+    port, ws = served
+    session = session_headers(port)
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "remember", "arguments": {"character": "alice", "text": "note"}}}
+    status, _, reply = post_json(port, [call], session)
+    assert status == 400 and reply["id"] is None and reply["error"]["code"] == -32600
+    assert "batches (JSON arrays) are not supported" in reply["error"]["message"]
+    status, _, reply = post_json(port, {**call, "jsonrpc": "1.0"}, session)
+    assert status == 400 and reply["id"] == 7 and reply["error"]["code"] == -32600
+    assert '"jsonrpc" is not "2.0"' in reply["error"]["message"]
+    assert ws.engine.characters() == []
+
+
 def test_sdk_client_with_the_key_works(served) -> None:
     port, ws = served
 

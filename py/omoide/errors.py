@@ -86,6 +86,7 @@ MESSAGES: dict[str, str] = {
     "MALFORMED_CHAT_DATA": "{path}: not a valid {what}: {reason}. Nothing was imported.",
     "MALFORMED_CONVERSATION": "The conversation file {path} is not valid: {reason}.",
     "MALFORMED_MESSAGE": "The message is not a JSON-RPC 2.0 message: {reason}. Nothing was run.",
+    "INVALID_PARAMS": "Invalid request parameters ({fields}). Nothing was run.",
 }
 
 

@@ -1,11 +1,11 @@
 """The JSON-RPC answers to a message that is not one request, notification or response.
 
 The SDK reads each message with ``jsonrpc_message_adapter``. What it cannot read it only logs
-(stdio); and a request whose ``id`` no answer can carry (``true``, ``1.5``, ``null``, an
-object) it reads as a notification, which it never answers: the client waited for ever.
-These are the answers the transports give instead: -32700 Parse error for what is not JSON,
--32600 Invalid Request, naming what is wrong, for the rest (with the request's id where it
-has a usable one).
+(stdio) or answers -32602 Invalid params with a pydantic dump (HTTP); and a request whose
+``id`` no answer can carry (``true``, ``1.5``, ``null``, an object) it reads as a
+notification, which it never answers: the client waited for ever. These are the answers the
+transports give instead: -32700 Parse error for what is not JSON, -32600 Invalid Request,
+naming what is wrong, for the rest (with the request's id where it has a usable one).
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 import pydantic_core
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from omoide.errors import OmoideError
@@ -58,7 +64,7 @@ def whole_message(problems: list[Any]) -> Any:
 
 def invalid_reason(sent: Any, problems: list[Any]) -> str:
     if isinstance(sent, list):
-        return "a batch (JSON array) is not supported; send one object per line"
+        return "batches (JSON arrays) are not supported; send one message at a time"
     if not isinstance(sent, dict):
         return "it is not one JSON-RPC object"
     if sent.get("jsonrpc") != "2.0":
@@ -91,7 +97,13 @@ NOT_JSON = object()
 
 
 def refused_body(body: bytes) -> JSONRPCError | None:
-    """The -32600 answer to an HTTP body that is a request whose id no answer can carry
-    (``misread_request``); None to leave the body to the SDK."""
+    """The -32600 answer to an HTTP body that is JSON but not one message the SDK would
+    serve as sent; None to leave it to the SDK (one message, or not JSON: its -32700)."""
     sent = parsed(body)
-    return None if sent is NOT_JSON else misread_request(sent)
+    if sent is NOT_JSON:
+        return None
+    try:
+        jsonrpc_message_adapter.validate_python(sent, by_name=False)
+    except ValidationError as error:
+        return unreadable_reply(error)
+    return misread_request(sent)

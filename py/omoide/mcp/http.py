@@ -25,9 +25,9 @@ Scope = dict[str, Any]
 
 class PolicyGate:
     """ASGI middleware: answers 421 (Host), 403 (Origin) or 401 (key) before the app runs,
-    408/413 for a body that is late or too big, and 400 with a JSON-RPC -32600 for a request
-    whose id is not a string or an integer (``refused_body``: the SDK took it for a
-    notification, answered 202 and never the request)."""
+    408/413 for a body that is late or too big, and 400 with a JSON-RPC -32600 for a body
+    that is JSON but not one message the SDK would serve as sent (``refused_body``: a batch,
+    a request whose id is not a string or an integer, another ``jsonrpc``)."""
 
     def __init__(self, app: Any, policy: ServerPolicy) -> None:
         self.app = app

@@ -22,7 +22,8 @@ from typing import Any, Protocol, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 
 from omoide.engine.memory import Hit, TrashEntry
@@ -69,6 +70,32 @@ class ToolServer(MCPServer):
         except ToolError as e:
             return CallToolResult(content=[TextContent(type="text", text=tool_error_text(e))],
                                   is_error=True)
+
+
+class NamedParams:
+    """Server middleware: a request whose params the SDK refuses is answered -32602 naming
+    each wrong field and what is wrong with it (``name: Field required``), never the value
+    sent; the SDK answered "Invalid request parameters" and nothing more."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(ctx)
+        except ValidationError as e:
+            if ctx.request_id is None:  # a notification: nothing answers it
+                raise
+            why = OmoideError.of("INVALID_PARAMS", fields=field_problems(e.errors()))
+            raise MCPError(code=INVALID_PARAMS, message=str(why)) from None
+
+
+def field_problems(problems: list[Any], most: int = 5) -> str:
+    """``field: problem`` of the first ``most`` problems, the field as a path in params."""
+    named = [f"{field_path(p['loc'])}: {p['msg']}" for p in problems[:most]]
+    return "; ".join(named + (["..."] if len(problems) > most else []))
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    inside = loc[1:] if loc[:1] == ("params",) else loc  # the SDK's check wraps params
+    return ".".join(str(part) for part in inside) or "params"
 
 
 def tool_error_text(error: ToolError) -> str:
@@ -125,7 +152,8 @@ def build_server(
 
         return call
 
-    server = ToolServer(name, instructions=INSTRUCTIONS, log_level=log_level)  # type: ignore[arg-type]
+    server = ToolServer(name, instructions=INSTRUCTIONS, log_level=log_level,  # type: ignore[arg-type]
+                        middleware=[NamedParams()])
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
