@@ -6,6 +6,7 @@ import pytest
 
 from omoide.embeddings.base import Embedder
 from omoide.embeddings.cache import CachedEmbedder, EmbeddingCache
+from omoide.engine.embedding import embed_query
 from omoide.errors import OmoideError
 
 
@@ -133,3 +134,37 @@ def test_invalid_settings_and_bad_inner_answers():
     assert e.value.code == "EMBEDDING_FAILED"
     with pytest.raises(TypeError):
         CachedEmbedder(CountingEmbedder()).embed_queries("a string")
+
+
+class Recovering(CountingEmbedder):
+    """A provider whose first answer is refused (``bad``: a NaN or a short row), then sound."""
+
+    def __init__(self, bad: list[float]) -> None:
+        super().__init__()
+        self.bad: list[float] | None = bad
+
+    def embed_queries(self, texts):
+        rows = super().embed_queries(texts)
+        if self.bad is not None:
+            rows[0], self.bad = self.bad, None
+        return rows
+
+
+@pytest.mark.parametrize("bad, code", [
+    ([float("nan"), 0.0, 1.0], "EMBEDDING_FAILED"),
+    ([0.0, float("inf"), 1.0], "EMBEDDING_FAILED"),
+    ([1.0, 0.0], "DIMENSION_MISMATCH"),
+])
+def test_a_refused_answer_is_never_cached(bad, code):
+    """The cache kept the provider's answer before it was checked: a NaN row was refused
+    (EMBEDDING_FAILED) and then served from the cache for the whole TTL after the provider
+    had recovered. Only checked rows are kept; the next call asks the provider again."""
+    inner = Recovering(bad)
+    c = CachedEmbedder(inner)
+    with pytest.raises(OmoideError) as e:
+        embed_query(c, "tea")
+    assert e.value.code == code
+    assert len(c.cache) == 0
+    assert embed_query(c, "tea") == inner._vec("query", "tea")
+    assert len(inner.calls) == 2
+    assert embed_query(c, "tea") == inner._vec("query", "tea") and len(inner.calls) == 2

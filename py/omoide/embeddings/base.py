@@ -19,7 +19,11 @@ browser's Transformers.js bridge):
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import OmoideError
 
 
 @runtime_checkable
@@ -43,3 +47,27 @@ def check_texts(texts: list[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("embed_* take a list of strings, not a str")
     return list(texts)
+
+
+def checked_rows(embedder: Embedder, texts: list[str], rows: Any) -> list[Sequence[float]]:
+    """``rows`` as the embedder's answer for ``texts``, refused (``EMBEDDING_FAILED``,
+    ``DIMENSION_MISMATCH``) unless it is one finite row of ``dimension`` floats per text."""
+    rows = list(rows)
+    if len(rows) != len(texts):
+        raise OmoideError.of(
+            "EMBEDDING_FAILED",
+            provider=embedder.model_id,
+            reason=f"{len(rows)} vectors for {len(texts)} texts",
+        )
+    for row in rows:
+        if len(row) != embedder.dimension:
+            raise OmoideError.of(
+                "DIMENSION_MISMATCH", model=embedder.model_id, got=len(row),
+                expected=embedder.dimension,
+            )
+        if not all(map(math.isfinite, row)):
+            # a NaN row made every cosine, score and relevance of a recall NaN, and a
+            # remembered one was stored though a record's vector must be finite
+            raise OmoideError.of("EMBEDDING_FAILED", provider=embedder.model_id,
+                                 reason="a vector holds NaN or an infinity")
+    return rows

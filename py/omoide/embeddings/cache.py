@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import OmoideError
-from .base import Embedder, check_texts
+from .base import Embedder, check_texts, checked_rows
 
 Key = tuple[str, str, str]
 
@@ -111,13 +111,10 @@ class CachedEmbedder:
         # One inner call for all misses, each distinct text once.
         missing = list(dict.fromkeys(t for t, v in zip(texts, out, strict=True) if v is None))
         if missing:
-            rows = [[float(x) for x in row] for row in compute(missing)]  # type: ignore[attr-defined]
-            if len(rows) != len(missing):
-                raise OmoideError.of(
-                    "EMBEDDING_FAILED",
-                    provider=self.model_id,
-                    reason=f"{len(rows)} vectors for {len(missing)} texts",
-                )
+            # checked before they are kept: a refused answer (NaN, wrong size) was cached
+            # and served again for the TTL after the provider had recovered
+            answer = checked_rows(self, missing, compute(missing))
+            rows = [[float(x) for x in row] for row in answer]
             fresh = dict(zip(missing, rows, strict=True))
             for t, row in fresh.items():
                 self.cache.put((self.stamp, kind, t), row)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from omoide.errors import OmoideError
+from omoide.embeddings.base import checked_rows
 
 
 class Embedder(Protocol):
@@ -24,32 +24,10 @@ class Embedder(Protocol):
     def embed_queries(self, texts: list[str]) -> Any: ...
 
 
-def _checked(embedder: Embedder, texts: list[str], rows: Any) -> list[Sequence[float]]:
-    rows = list(rows)
-    if len(rows) != len(texts):
-        raise OmoideError.of(
-            "EMBEDDING_FAILED",
-            provider=embedder.model_id,
-            reason=f"{len(rows)} vectors for {len(texts)} texts",
-        )
-    for row in rows:
-        if len(row) != embedder.dimension:
-            raise OmoideError.of(
-                "DIMENSION_MISMATCH", model=embedder.model_id, got=len(row),
-                expected=embedder.dimension,
-            )
-        if not all(map(math.isfinite, row)):
-            # a NaN row made every cosine, score and relevance of a recall NaN, and a
-            # remembered one was stored though a record's vector must be finite
-            raise OmoideError.of("EMBEDDING_FAILED", provider=embedder.model_id,
-                                 reason="a vector holds NaN or an infinity")
-    return rows
-
-
 def embed_passages(embedder: Embedder, texts: list[str]) -> list[Sequence[float]]:
     if not texts:
         return []
-    return _checked(embedder, texts, embedder.embed_passages(list(texts)))
+    return checked_rows(embedder, texts, embedder.embed_passages(list(texts)))
 
 
 def embed_memories(embedder: Embedder,
@@ -73,4 +51,4 @@ def embed_memories(embedder: Embedder,
 
 
 def embed_query(embedder: Embedder, text: str) -> Sequence[float]:
-    return _checked(embedder, [text], embedder.embed_queries([text]))[0]
+    return checked_rows(embedder, [text], embedder.embed_queries([text]))[0]
