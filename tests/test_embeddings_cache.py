@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from omoide.embeddings.base import Embedder
 from omoide.embeddings.cache import CachedEmbedder, EmbeddingCache
@@ -168,3 +170,23 @@ def test_a_refused_answer_is_never_cached(bad, code):
     assert embed_query(c, "tea") == inner._vec("query", "tea")
     assert len(inner.calls) == 2
     assert embed_query(c, "tea") == inner._vec("query", "tea") and len(inner.calls) == 2
+
+
+finite_rows = st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), max_size=40)
+
+
+@given(finite_rows)
+def test_the_finite_check_answers_as_the_check_of_every_number(values):
+    """``finite`` sums the row first (one C loop) and checks number by number only when the
+    sum is not finite: it must answer exactly as the element-wise check, for lists and
+    float32 arrays, NaN, infinities and sums past the float range included."""
+    import math
+
+    import numpy as np
+
+    from omoide.embeddings.base import finite
+
+    expected = all(map(math.isfinite, values))
+    assert finite(values) is expected
+    assert finite(np.array(values, dtype=np.float32)) is expected
+    assert finite([*values, 1.7e308, 1.7e308]) is expected  # a sum past the range
