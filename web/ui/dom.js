@@ -63,7 +63,6 @@ export function reconcile(el, nodes) {
 let uid = 0;
 export const nextId = (prefix) => `${prefix}-${++uid}`;
 
-// A labelled form control: returns {row, input}. The label text follows language switches.
 // Keyboard focus after a list item was removed (a memory forgotten, a character deleted):
 // the first button of the item now at its place (or of the new last item), else
 // ``fallback``. Left alone, focus fell to the page body: a keyboard user started over.
@@ -73,6 +72,7 @@ export function focusNear(list, index, fallback) {
   (target ?? fallback)?.focus();
 }
 
+// A labelled form control: returns {row, input}. The label text follows language switches.
 export function field(t, key, control, { hint } = {}) {
   control.id ||= nextId("f");
   const label = h("label", { for: control.id, "data-i18n": key });
