@@ -103,6 +103,24 @@ def backing_up(monkeypatch, engine: MemoryEngine, server, primary) -> None:
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
 
 
+def backing_up_one(monkeypatch, tmp_path, character: str, text: str):
+    """One memory of ``character`` in the browser session's engine, backed up to a fresh
+    reference-server file by the backup steps; returns its record, the server, and a call
+    that puts the backup steps' stand-ins back (after a restore's)."""
+    from omoide.backends.base import record_of
+    from omoide.backends.sqlite import SQLiteBackend
+
+    engine = MemoryEngine(HashingEmbedder())
+    memory = engine.remember(character, text)
+    record = record_of(memory, list(engine.stores[character].kernel.vector(memory.id)))
+    server = SQLiteBackend(tmp_path / "server.db")
+    server.initialize()
+    primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
+    backing_up(monkeypatch, engine, server, primary)
+    return record, server, lambda: backing_up(monkeypatch, engine, server, primary)
+
+
+
 def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch, tmp_path):
     """"Back up now" read the server's ids at its first step; a memory the mirror pump
     uploaded between two steps failed the whole backup with BACKEND_CONFLICT."""
@@ -130,17 +148,9 @@ def test_back_up_now_takes_a_memory_mirrored_meanwhile_as_an_update(monkeypatch,
 def test_display_names_go_to_the_server_and_come_back_with_a_restore(monkeypatch, tmp_path):
     """"Back up now" sent memories only and the restore brought memories only: a browser
     restored from the server showed every character by its id."""
-    from omoide.backends.base import record_of
-    from omoide.backends.sqlite import SQLiteBackend
     from omoide.browser import session as browser_session
 
-    engine = MemoryEngine(HashingEmbedder())
-    memory = engine.remember("alice", "Alice likes rain")
-    record = record_of(memory, list(engine.stores["alice"].kernel.vector(memory.id)))
-    server = SQLiteBackend(tmp_path / "server.db")
-    server.initialize()
-    primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
-    backing_up(monkeypatch, engine, server, primary)
+    record, server, _ = backing_up_one(monkeypatch, tmp_path, "alice", "Alice likes rain")
     step = browser_session.backup_step(0, names={"alice": "Alice Liddell", "bob": "bob"})
     assert step["finished"] and step["named"] == 1
     assert server.character_names() == {"alice": "Alice Liddell"}
@@ -166,17 +176,10 @@ def test_a_deleted_character_goes_to_the_server_deleted_and_comes_back_deleted(
     character trash) was backed up as a live one: a restore into a new browser brought it
     back live, every memory of it in sight again. A character restored in the app is live
     on the server again."""
-    from omoide.backends.base import record_of
-    from omoide.backends.sqlite import SQLiteBackend
     from omoide.browser import session as browser_session
 
-    engine = MemoryEngine(HashingEmbedder())
-    memory = engine.remember("rei", "Rei keeps a secret diary")
-    record = record_of(memory, list(engine.stores["rei"].kernel.vector(memory.id)))
-    server = SQLiteBackend(tmp_path / "server.db")
-    server.initialize()
-    primary = SimpleNamespace(get=lambda i, with_vector=False: dict(record))
-    backing_up(monkeypatch, engine, server, primary)
+    record, server, again = backing_up_one(monkeypatch, tmp_path, "rei",
+                                           "Rei keeps a secret diary")
     names = {"rei": "rei", "alice": "Alice Liddell"}  # rei: named by its id, and deleted
     step = browser_session.backup_step(0, names=names, deleted={"rei": 1700000000.5})
     assert step["finished"] and step["named"] == 2
@@ -194,7 +197,7 @@ def test_a_deleted_character_goes_to_the_server_deleted_and_comes_back_deleted(
     assert {"op": "name", "character": "rei", "name": "rei",
             "deleted_at": 1700000000.5} in bulk
 
-    backing_up(monkeypatch, engine, server, primary)
+    again()
     browser_session.backup_step(0, names=names, deleted={})  # restored in the app
     assert server.deleted_characters() == {}
 

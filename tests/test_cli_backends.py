@@ -152,15 +152,22 @@ def before_names(app):
     return older
 
 
-def test_a_server_without_the_names_routes_gets_every_memory_and_no_names(tmp_path):
-    """Such a server answers 404 there: the backup failed at its end, and a queued name op
-    held up every later change to it (per-server order), for good."""
+def bob_ross(tmp_path):
+    """A workspace (no backup server) holding one memory of "bob", named "Bob Ross" by an
+    import; returns its path and the export that named him."""
     db = tmp_path / "w.db"
     export = {"format": "omoide-export", "version": 2, "characters": [
         {"id": "bob", "name": "Bob Ross", "stamp": None, "memories": [], "trash": []}]}
     (tmp_path / "b.json").write_text(json.dumps(export))
     run(db, "remember", "bob", "Bob likes rain", backup=False)
     assert run(db, "import", str(tmp_path / "b.json"), backup=False)[0] == 0
+    return db, export
+
+
+def test_a_server_without_the_names_routes_gets_every_memory_and_no_names(tmp_path):
+    """Such a server answers 404 there: the backup failed at its end, and a queued name op
+    held up every later change to it (per-server order), for good."""
+    db, export = bob_ross(tmp_path)
     server_side = HttpBackend(HttpConfig(URL, api_key="k"))
     with running_server(tmp_path / "server.db", PORT, api_key="k", wrap_app=before_names):
         code, counts, err = run(db, "backup")
@@ -178,12 +185,7 @@ def test_a_backup_from_the_cli_never_makes_a_deleted_character_live_again(tmp_pa
     """A character the app deleted is held deleted by the backup server (memories kept).
     The CLI cannot delete or restore a character: its `backup` of the same named
     character sends the name and leaves the server's deletion as it is."""
-    db = tmp_path / "w.db"
-    export = {"format": "omoide-export", "version": 2, "characters": [
-        {"id": "bob", "name": "Bob Ross", "stamp": None, "memories": [], "trash": []}]}
-    (tmp_path / "b.json").write_text(json.dumps(export))
-    run(db, "remember", "bob", "Bob likes rain", backup=False)
-    assert run(db, "import", str(tmp_path / "b.json"), backup=False)[0] == 0
+    db, _ = bob_ross(tmp_path)
     server_side = HttpBackend(HttpConfig(URL, api_key="k"))
     with running_server(tmp_path / "server.db", PORT, api_key="k"):
         server_side.set_character_name("bob", "Bob", deleted_at=1700000000.0)

@@ -61,12 +61,18 @@ def open_app(launch, profile: Path, app_url: str, url: str = SERVER_URL) -> Page
     return page
 
 
-def server_names(db: Path) -> dict:
+def server_holds(db: Path, what: str = "character_names") -> dict:
+    """What the backup server's file holds of its characters (``character_names`` or
+    ``deleted_characters``)."""
     backend = SQLiteBackend(db)
     try:
-        return backend.character_names()
+        return getattr(backend, what)()
     finally:
         backend.shutdown()
+
+
+def server_names(db: Path) -> dict:
+    return server_holds(db)
 
 
 def test_a_rename_made_while_a_backup_runs_is_the_name_it_sends(launch, app_url, tmp_path,
@@ -109,11 +115,7 @@ def test_a_new_or_renamed_character_is_mirrored_without_back_up_now(launch, app_
 
 
 def server_deleted(db: Path) -> dict:
-    backend = SQLiteBackend(db)
-    try:
-        return backend.deleted_characters()
-    finally:
-        backend.shutdown()
+    return server_holds(db, "deleted_characters")
 
 
 def test_a_deleted_character_is_restored_deleted_and_a_restored_one_live(
