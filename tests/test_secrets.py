@@ -301,3 +301,24 @@ def test_the_browsers_backup_url_setting_refuses_a_password_before_it_is_stored(
         assert err.value.code == "INVALID_ARGUMENT" and err.value.fields["name"] == "backup_url"
         assert "PASSWORDLEAK" not in str(err.value)
     assert checked_setting("backup_url", " http://127.0.0.1:8750 ") == "http://127.0.0.1:8750"
+
+
+def test_an_llm_or_embedding_endpoint_holding_a_password_is_refused_and_never_shown():
+    """The chat and embedding endpoints took a URL with a user, password or token in it and
+    showed it in full: in every REMOTE_AUTH / REMOTE_ERROR / REMOTE_TIMEOUT, their repr, the
+    provider line the MCP server logs ("remote model ... at URL") and the web app's
+    settings (only ``backup_url`` was refused)."""
+    from omoide.browser.session import checked_setting
+    from omoide.embeddings.remote import RemoteEmbedder
+    from omoide.governance.llm import ChatClient
+
+    for url in ("http://user:PASSWORDLEAK@127.0.0.1:9/v1", "https://PASSWORDLEAK@example.org",
+                "http://127.0.0.1:9/v1?key=PASSWORDLEAK", "http://127.0.0.1:9/#PASSWORDLEAK"):
+        for make in (lambda u: RemoteEmbedder(u, "m"), lambda u: ChatClient(u, "m"),
+                     lambda u: checked_setting("llm_endpoint", u)):
+            with pytest.raises(OmoideError) as err:
+                make(url)
+            assert err.value.code == "INVALID_ARGUMENT"
+            assert "PASSWORDLEAK" not in str(err.value) + repr(err.value.to_dict())
+    assert checked_setting("llm_endpoint", " http://127.0.0.1:9/v1 ") == "http://127.0.0.1:9/v1"
+    assert ChatClient("http://127.0.0.1:9/v1/", "m").url == "http://127.0.0.1:9/v1/chat/completions"

@@ -57,3 +57,25 @@ def resolve_key(flag: str | None, file: str | Path | None, env: str, *,
     if flag:
         return checked_key(flag, option)
     return checked_key(os.environ.get(env) or None, f"${env}")
+
+
+def checked_endpoint(url: str, name: str = "base_url") -> str:
+    """An endpoint's base URL, which is shown in full (errors, reprs, the provider line,
+    settings): one holding a user or password, a query (``?key=``) or a fragment is refused
+    naming the field, never the URL. None of them ever worked: urllib sends no userinfo, the
+    browser's fetch refuses it, and the API path went after the query."""
+    import urllib.parse
+
+    if not isinstance(url, str):
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be a string")
+    try:
+        netloc = urllib.parse.urlsplit(url).netloc
+    except ValueError:
+        netloc = url
+    if "@" in netloc:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="it must hold no user or "
+                             "password (give the key as the API key)")
+    if "?" in url or "#" in url:
+        raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="it must hold no query or "
+                             "fragment (give the key as the API key)")
+    return url

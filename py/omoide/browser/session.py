@@ -25,6 +25,7 @@ from ..engine.supersede import settle_keys
 from ..errors import OmoideError
 from ..governance import Governor
 from ..governance.llm import ChatClient, MemoryLLM
+from ..keys import checked_endpoint
 from . import (  # noqa: F401 - listing and revectorize_ahead register their verbs
     listing,
     revectorize_ahead,
@@ -314,6 +315,8 @@ def checked_text(name: str, value: Any) -> str | None:
     value = value.strip()
     if name in URL_SETTINGS and not checked_url(value):
         raise OmoideError.of("INVALID_ARGUMENT", name=name, reason="must be an http(s) URL")
+    if name == "llm_endpoint" and value:  # shown back in full, and in every LLM error
+        checked_endpoint(value, name)
     if name == "backup_url" and value:
         try:  # the backend's own rules: no user, password or token in it (shown in full)
             HttpConfig(value)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import OmoideError
-from ..keys import checked_key
+from ..keys import checked_endpoint, checked_key
 from ..transport import Transport, reply_detail, urllib_transport
 from .base import check_texts
 from .registry import vector_stamp
@@ -77,7 +77,7 @@ class RemoteEmbedder:
         sleep: Callable[[float], None] = time.sleep,
         transport: Transport | None = None,
     ) -> None:
-        base = base_url.rstrip("/")
+        base = checked_endpoint(base_url).rstrip("/")
         self.url = base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
         self.model = model
         self.model_id = f"remote:{model}"

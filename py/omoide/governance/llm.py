@@ -24,7 +24,7 @@ from typing import Any
 
 from omoide.errors import OmoideError
 from omoide.governance.extract import Message, clamp_content, make_key, message_text
-from omoide.keys import checked_key
+from omoide.keys import checked_endpoint, checked_key
 from omoide.transport import SECRET_MASK, Transport, reply_detail, urllib_transport
 
 JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
@@ -42,7 +42,7 @@ class ChatClient:
         max_tokens: int = 512,
         transport: Transport | None = None,
     ) -> None:
-        base = base_url.rstrip("/")
+        base = checked_endpoint(base_url).rstrip("/")
         self.url = base + ("/chat/completions" if base.endswith("/v1") else
                            "/v1/chat/completions")
         self.model = model
