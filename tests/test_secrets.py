@@ -322,3 +322,55 @@ def test_an_llm_or_embedding_endpoint_holding_a_password_is_refused_and_never_sh
             assert "PASSWORDLEAK" not in str(err.value) + repr(err.value.to_dict())
     assert checked_setting("llm_endpoint", " http://127.0.0.1:9/v1 ") == "http://127.0.0.1:9/v1"
     assert ChatClient("http://127.0.0.1:9/v1/", "m").url == "http://127.0.0.1:9/v1/chat/completions"
+
+
+ESCAPED_ECHOES = {  # how servers write a request's headers back into their answer
+    "json": lambda text: json.dumps(text),  # Python, Node: " and \ escaped
+    "php": lambda text: json.dumps(text).replace("/", "\\/"),  # json_encode: "\/"
+    "go": lambda text: json.dumps(text).replace("&", "\\u0026").replace("<", "\\u003c")
+    .replace(">", "\\u003e"),  # encoding/json, HTML-safe
+    "ascii": lambda text: "".join(f"\\u{ord(c):04x}" if not c.isalnum() else c for c in text),
+    "html": lambda text: text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    .replace('"', "&quot;").replace("'", "&#x27;"),
+    "html-decimal": lambda text: "".join(c if c.isalnum() else f"&#{ord(c)};" for c in text),
+}
+
+
+@pytest.mark.parametrize("style", ESCAPED_ECHOES)
+def test_a_key_echoed_back_escaped_is_masked_too(style):
+    """A base64 or punctuated key ("Zq/9+x&...") echoed by a server that escapes what it
+    writes back (PHP's "\\/", Go's "\\u0026", an HTML error page's "&amp;") was not the
+    key's text, so it went unmasked into REMOTE_ERROR / BACKEND_HTTP, the ingest report, the
+    backups status and the mirror queue's last_error."""
+    from omoide.embeddings.remote import RemoteEmbedder
+    from omoide.governance.llm import ChatClient
+    from omoide.transport import Reply
+
+    key, header = "Zq/9+x&<secret>'\"key=end~", "hdr/value&<private>"
+    escape = ESCAPED_ECHOES[style]
+
+    def echo(method, url, headers, body, timeout):
+        lines = "\n".join(f"{name}: {value}" for name, value in headers.items())
+        return Reply(500, f"denied: {escape(lines)}".encode())
+
+    backend = HttpBackend(HttpConfig("http://127.0.0.1:9/", api_key=key,
+                                     headers={"X-Token": header}), transport=echo)
+    for call in (lambda: backend.list(),
+                 lambda: ChatClient(URL, "m", api_key=key, transport=echo).complete(
+                     [{"role": "user", "content": "hi"}]),
+                 lambda: RemoteEmbedder(URL, "m", api_key=key, transport=echo,
+                                        max_retries=0).embed_passages(["hi"])):
+        with pytest.raises(OmoideError) as err:
+            call()
+        shown = str(err.value) + json.dumps(err.value.to_dict(), ensure_ascii=False)
+        assert "denied" in shown and "••••" in shown
+        assert "secret" not in shown and "private" not in shown and "Zq" not in shown
+
+
+def test_masking_leaves_other_text_as_it_was():
+    from omoide.transport import mask_secret
+
+    assert mask_secret("a/b a\\/b a&amp;b", "a/b") == "•••• •••• a&amp;b"
+    assert mask_secret("a&amp;b a&#38;b a\\u0026b a&B", "a&b") == "•••• •••• •••• a&B"
+    assert mask_secret("plain key", None) == "plain key"
+    assert mask_secret("sk123 sk1234", "sk1234") == "sk123 ••••"

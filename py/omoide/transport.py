@@ -18,6 +18,7 @@ Invariants every transport keeps, so that each client maps failures the same way
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -31,19 +32,40 @@ class Reply(NamedTuple):
 Transport = Callable[[str, str, dict[str, str], bytes | None, float], Reply]
 
 SECRET_MASK = "••••"
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 # An answer longer than this is cut and refused: a hostile or broken server never fills the
 # client's memory (a page of the backup listing with vectors is a few MiB).
 MAX_REPLY_BYTES = 256 << 20
+
+
+def _written(char: str) -> str:
+    """A pattern for ``char`` as a reply may write it: itself or, when it is not a letter
+    or a digit, escaped the way JSON (``\\/``, ``\\u0026``) or HTML (``&amp;``, ``&#38;``)
+    writes it."""
+    if char.isalnum():
+        return re.escape(char)
+    code = ord(char)
+    forms = [re.escape(char), re.escape("\\" + char), rf"\\u{code:04x}", f"&#0*{code};",
+             rf"&#x0*{code:x};", _HTML.get(char, "")]
+    return "(?i:" + "|".join(f for f in forms if f) + ")"
+
+
+def mask_secret(text: str, secret: str | None) -> str:
+    """``text`` with every copy of ``secret`` masked, also one a server wrote escaped: an
+    echo of the request in JSON writes "a/b&c" as "a\\/b\\u0026c" (PHP, Go), an HTML page
+    as "a/b&amp;c". Keys are printable ASCII (``keys.checked_key``)."""
+    if not secret:
+        return text
+    if secret.isalnum():
+        return text.replace(secret, SECRET_MASK)
+    return re.sub("".join(_written(c) for c in secret), SECRET_MASK, text)
 
 
 def reply_detail(body: bytes, secret: str | None, limit: int) -> str:
     """The start of a refused reply, for an error message. A server that echoes the request
     (its headers) would put the API key there: it is masked in the whole body BEFORE the
     cut, so no prefix of it survives either."""
-    text = body.decode("utf-8", "replace")
-    if secret:
-        text = text.replace(secret, SECRET_MASK)
-    return text.strip()[:limit]
+    return mask_secret(body.decode("utf-8", "replace"), secret).strip()[:limit]
 
 
 def urllib_transport(method: str, url: str, headers: dict[str, str], body: bytes | None,

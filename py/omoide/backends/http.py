@@ -35,7 +35,7 @@ from omoide.backends.base import DEFAULT_PAGE, KEEP, Keep
 from omoide.engine import validate
 from omoide.errors import OmoideError
 from omoide.keys import checked_key
-from omoide.transport import SECRET_MASK, Transport, reply_detail, urllib_transport
+from omoide.transport import Transport, mask_secret, reply_detail, urllib_transport
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class HttpBackend:
         text = reply_detail(raw, self.config.api_key, len(raw) + 1)
         for value in self.config.headers.values():
             if len(value) >= 8:
-                text = text.replace(value, SECRET_MASK)
+                text = mask_secret(text, value)
         return text[:limit]
 
     # -- verbs -------------------------------------------------------------------------------

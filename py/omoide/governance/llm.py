@@ -25,7 +25,7 @@ from typing import Any
 from omoide.errors import OmoideError
 from omoide.governance.extract import Message, clamp_content, make_key, message_text
 from omoide.keys import checked_endpoint, checked_key
-from omoide.transport import SECRET_MASK, Transport, reply_detail, urllib_transport
+from omoide.transport import Transport, mask_secret, reply_detail, urllib_transport
 
 JUDGE_KINDS = ("preference", "decision", "pattern", "fact")
 
@@ -90,8 +90,8 @@ class ChatClient:
             ) from None
         if not isinstance(content, str) or not content.strip():
             raise OmoideError.of("LLM_BAD_ANSWER", url=self.url, reason="empty content")
-        if self._api_key:  # a server that echoes the request: the key is never stored
-            content = content.replace(self._api_key, SECRET_MASK)
+        # a server that echoes the request: the key is never stored
+        content = mask_secret(content, self._api_key)
         return content.strip()
 
 
