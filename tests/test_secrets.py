@@ -374,3 +374,29 @@ def test_masking_leaves_other_text_as_it_was():
     assert mask_secret("a&amp;b a&#38;b a\\u0026b a&B", "a&b") == "•••• •••• •••• a&B"
     assert mask_secret("plain key", None) == "plain key"
     assert mask_secret("sk123 sk1234", "sk1234") == "sk123 ••••"
+
+
+def test_an_unusable_answer_that_echoes_the_key_never_quotes_it():
+    """A 200 whose content was not what the protocol says went into EMBEDDING_FAILED /
+    LLM_BAD_ANSWER through the exception's text: float()'s error quotes the value (an
+    echoed "Bearer <key>" in a vector), a UnicodeDecodeError's repr the whole answer."""
+    from omoide.embeddings.remote import RemoteEmbedder
+    from omoide.governance.llm import ChatClient
+    from omoide.transport import Reply
+
+    def vector_echo(method, url, headers, body, timeout):
+        return Reply(200, json.dumps({"data": [{"embedding": [headers["Authorization"]]}]})
+                     .encode())
+
+    def bytes_echo(method, url, headers, body, timeout):
+        return Reply(200, b"\xff" + repr(headers).encode())
+
+    for call in (lambda: RemoteEmbedder(URL, "m", api_key=KEY, transport=vector_echo)
+                 .embed_passages(["hi"]),
+                 lambda: ChatClient(URL, "m", api_key=KEY, transport=bytes_echo).complete(
+                     [{"role": "user", "content": "hi"}])):
+        with pytest.raises(OmoideError) as err:
+            call()
+        shown = str(err.value) + repr(err.value.to_dict())
+        assert err.value.code in ("EMBEDDING_FAILED", "LLM_BAD_ANSWER")
+        assert KEY[:6] not in shown

@@ -58,6 +58,15 @@ def in_input_order(data: list[Any]) -> list[Any]:
     return sorted(data, key=lambda d: d["index"])
 
 
+def numbers(values: Any) -> list[float]:
+    """An answer's vector as floats. float()'s own error quotes the value: a server echoing
+    the request put "Bearer <key>" there, and the error carried it."""
+    try:
+        return [float(x) for x in values]
+    except ValueError:
+        raise ValueError("an embedding holds a text that is not a number") from None
+
+
 class RemoteEmbedder:
     """Implements ``Embedder`` over HTTP."""
 
@@ -160,7 +169,7 @@ class RemoteEmbedder:
                 raise OmoideError.of(
                     "EMBEDDING_FAILED", provider=self.url,
                     reason=f"{len(data)} vectors for {n} texts")
-            rows = [[float(x) for x in d["embedding"]] for d in in_input_order(data)]
+            rows = [numbers(d["embedding"]) for d in in_input_order(data)]
         except (AttributeError, KeyError, TypeError, ValueError) as e:
             raise OmoideError.of(
                 "EMBEDDING_FAILED", provider=self.url, reason=f"malformed answer ({e!r})"

@@ -82,9 +82,14 @@ class ChatClient:
             detail = reply_detail(body, self._api_key, 200) or "(empty)"
             raise OmoideError.of("REMOTE_ERROR", url=self.url, status=status, body=detail)
         try:
-            answer = json.loads(body.decode("utf-8"))
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:  # its repr holds the whole answer (an echoed key)
+            raise OmoideError.of("LLM_BAD_ANSWER", url=self.url,
+                                 reason=f"not UTF-8 text (byte {e.start})") from None
+        try:
+            answer = json.loads(text)
             content = answer["choices"][0]["message"]["content"]
-        except (ValueError, UnicodeDecodeError, KeyError, IndexError, TypeError) as e:
+        except (ValueError, KeyError, IndexError, TypeError) as e:
             raise OmoideError.of(
                 "LLM_BAD_ANSWER", url=self.url, reason=f"not a chat completion ({e!r})"
             ) from None
