@@ -334,3 +334,14 @@ def test_a_judged_change_never_replaces_a_pinned_memory(server):
     judged = [i for i in report.items if i.text == "The user can eat peanuts safely."]
     assert judged and judged[0].action == "superseded" and "pinned" in judged[0].reason
     assert "The user can eat peanuts safely." in [t.memory.text for t in e.trash("a")]
+
+
+def test_an_unreachable_endpoint_is_an_error_the_rpc_boundary_can_send():
+    """LLM_UNREACHABLE kept the OSError itself in its fields: the error's ``to_dict`` (what
+    the browser's RPC and the MCP server send) could not be written as JSON, so the clear
+    error became an internal one."""
+    client = ChatClient("http://127.0.0.1:9", "m", timeout=2)  # nothing listens on port 9
+    with pytest.raises(OmoideError) as err:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert err.value.code == "LLM_UNREACHABLE"
+    assert json.loads(json.dumps(err.value.to_dict()))["code"] == "LLM_UNREACHABLE"

@@ -75,7 +75,7 @@ class ChatClient:
         except TimeoutError:
             raise OmoideError.of("REMOTE_TIMEOUT", url=self.url, timeout=self.timeout) from None
         except OSError as e:
-            raise OmoideError.of("LLM_UNREACHABLE", url=self.url, reason=e) from None
+            raise OmoideError.of("LLM_UNREACHABLE", url=self.url, reason=str(e)) from None
         if status in (401, 403):
             raise OmoideError.of("LLM_AUTH", url=self.url, status=status)
         if status != 200:
