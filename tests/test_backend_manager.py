@@ -481,6 +481,7 @@ def test_a_record_the_server_refuses_holds_no_later_change_up(tmp_path, shared):
     [row] = [s for s in manager.status() if s["role"] == "fallback"]
     assert row["ok"] and row["refused"] == 1 and "413" in row["refused_error"]
     # a later change of the refused record is its own op, never folded into the refused one
+    primary.inner.update(big["id"], {"importance": 0.9})  # as the engine writes, then queues
     manager.mirror_many([{"op": "update", "id": big["id"], "fields": {"importance": 0.9}}])
     later = primary.create(make_record("alice", "Alice has a cat"))
     manager.mirror_many([{"op": "upsert", "id": later["id"]}])
@@ -494,3 +495,48 @@ def test_a_record_the_server_refuses_holds_no_later_change_up(tmp_path, shared):
     manager.retry()
     manager.pump()
     assert manager.queue == [] and fallback.inner.get(big["id"])["importance"] == 0.9
+
+
+class RefusingText(Switchable):
+    """A fallback that refuses an update whose text holds ``word`` (a 413: over its limit)."""
+
+    def __init__(self, path, name, word):
+        super().__init__(path, name)
+        self.word = word
+
+    def __getattr__(self, verb):
+        call = super().__getattr__(verb)
+
+        def refusing(*args, **kwargs):
+            text = args[1].get("text", "") if verb == "update" else ""
+            if self.word and self.word in text:
+                raise OmoideError.of("BACKEND_HTTP", url="http://b/memories", status=413,
+                                     body="too large")
+            return call(*args, **kwargs)
+
+        return refusing
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_refused_edit_sent_again_never_overwrites_a_later_one(tmp_path, shared):
+    """An edit the server refused, then a later edit of the same memory that it took: the
+    retry ("Back up now", `backup`) sent the refused edit's old fields after the newer
+    one, so the backup held the old text and a restore lost the user's last edit."""
+    primary = Switchable(tmp_path / "p.db", "primary")
+    fallback = RefusingText(tmp_path / "f.db", "fallback", "HUGE")
+    store = JsonFileQueueStore(tmp_path / "queue.json") if shared else None
+    manager = BackendManager(primary, [fallback], clock=Clock(), queue_store=store)
+    record = make_record("alice", "Alice likes coffee")
+    primary.inner.create(record)
+    fallback.inner.create(record)
+    manager.update(record["id"], said("HUGE text the server refuses"))
+    manager.pump()
+    assert [op.get("refused") for op in manager.queue] == [True]
+    manager.update(record["id"], said("Alice likes tea"))  # the user's last edit
+    manager.pump()
+    assert fallback.inner.get(record["id"])["text"] == "Alice likes tea"
+    fallback.word = ""  # the server's limit raised
+    manager.retry()
+    manager.pump()
+    assert manager.queue == []
+    assert fallback.inner.get(record["id"])["text"] == "Alice likes tea"

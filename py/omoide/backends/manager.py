@@ -533,14 +533,18 @@ class BackendManager:
 
     def retry(self, targets: set[str] | None = None) -> None:
         """Every queued op of ``targets`` (default: all) due now, refused ones too (the user
-        asks to send everything again: "Back up now")."""
+        asks to send everything again: "Back up now"). A refused update goes again as an
+        upsert (the primary's record as it is when sent): later edits of its memory went
+        on without it, and its old fields sent after them overwrote the newer ones."""
         now = self.clock()
 
         def due(queue: list[dict[str, Any]]) -> None:
             for op in queue:
                 if targets is None or op["target"] in targets:
                     op["due"] = min(op["due"], now)
-                    op.pop("refused", None)
+                    if op.pop("refused", None) and op["op"] == "update":
+                        op["op"] = "upsert"
+                        op.pop("fields", None)
 
         self._edit(due)
         self._wake.set()
