@@ -540,3 +540,34 @@ def test_a_refused_edit_sent_again_never_overwrites_a_later_one(tmp_path, shared
     manager.pump()
     assert manager.queue == []
     assert fallback.inner.get(record["id"])["text"] == "Alice likes tea"
+
+
+def test_a_process_naming_the_server_another_way_never_reorders_its_changes(tmp_path):
+    """Two processes on one workspace name one backup server in two spellings. Opening the
+    second renamed the first's queued ops to its spelling (``adopt``); the first, still
+    running, then left them to it, sent its later edit first, and the older edit reached
+    the server after it (at the next open): the backup held the old text."""
+    from omoide.backends.http import server_key
+
+    primary = SQLiteBackend(tmp_path / "p.db")
+    queue_file = tmp_path / "queue.json"
+    record = primary.create(make_record("alice", "v0"))
+    server = Switchable(tmp_path / "server.db", "backup http://host:8000")
+    server.inner.create(record)
+    server.down = True
+    first = BackendManager(primary, [server], queue_store=JsonFileQueueStore(queue_file),
+                           server_key=server_key)
+    first.update(record["id"], said("v1"))
+    first.pump()  # down: stays queued
+    other = Switchable(tmp_path / "server.db", "backup HTTP://Host:8000/")  # the same one
+    other.down = True
+    BackendManager(primary, [other], queue_store=JsonFileQueueStore(queue_file),
+                   server_key=server_key)  # opened and closed while the server was down
+    server.down = False
+    first.update(record["id"], said("v2"))
+    first.pump()
+    later = BackendManager(primary, [server], queue_store=JsonFileQueueStore(queue_file),
+                           server_key=server_key)
+    later.pump()
+    assert server.inner.get(record["id"])["text"] == "v2"
+    assert JsonFileQueueStore(queue_file).load() == []

@@ -342,7 +342,10 @@ class BackendManager:
         shared = getattr(self.queue_store, "shared", False)
         with self._lock, (self.queue_store.locked() if shared else nullcontext()):
             if shared:  # as written; ops for a backup another process names are left to it
-                self.queue = self.queue_store.load()
+                loaded = self.queue_store.load()
+                # another process may name this server another way (``server_key``) and
+                # have renamed its ops to that: they are this process's again, in order
+                self.queue = loaded if self.server_key is None else self.adopt(loaded)
             result = change(self.queue)
             self.queue_store.save(self.queue)
         return result
