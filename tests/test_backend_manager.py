@@ -571,3 +571,35 @@ def test_a_process_naming_the_server_another_way_never_reorders_its_changes(tmp_
     later.pump()
     assert server.inner.get(record["id"])["text"] == "v2"
     assert JsonFileQueueStore(queue_file).load() == []
+
+
+def test_dropping_waiting_changes_keeps_those_another_live_process_sends(tmp_path):
+    """`backends --drop-waiting --backup B` beside a running process (an MCP server) whose
+    backup is A: A's queued changes looked 'waiting' to the CLI and were dropped, so A's
+    backup silently missed them while A was in use. Those of a server that a live process
+    names are kept; those of a server no process names any more are dropped."""
+    from omoide.backends.http import server_key
+
+    primary = SQLiteBackend(tmp_path / "p.db")
+    queue_file = tmp_path / "queue.json"
+    record = primary.create(make_record("alice", "v0"))
+    gone = Switchable(tmp_path / "gone.db", "backup http://gone:8000")
+    gone.down = True
+    old = BackendManager(primary, [gone], queue_store=JsonFileQueueStore(queue_file),
+                         server_key=server_key)
+    old.update(record["id"], said("v1"))
+    old.shutdown()  # that process ended: its server is left for good
+    a = Switchable(tmp_path / "a.db", "backup http://a:8000")
+    a.down = True
+    running = BackendManager(primary, [a], queue_store=JsonFileQueueStore(queue_file),
+                             server_key=server_key)
+    running.update(record["id"], said("v2"))  # A down a moment: queued
+    b = Switchable(tmp_path / "b.db", "backup http://b:8000")
+    cli = BackendManager(primary, [b], queue_store=JsonFileQueueStore(queue_file),
+                         server_key=server_key)
+    assert cli.drop_waiting() == {"backup http://gone:8000": 1}
+    assert [op["target"] for op in JsonFileQueueStore(queue_file).load()] == [
+        "backup http://a:8000"]
+    a.down = False
+    assert running.pump() == 1
+    assert a.inner.get(record["id"])["text"] == "v2"

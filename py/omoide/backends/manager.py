@@ -29,6 +29,7 @@ the browser (no threads) the engine worker calls ``pump()`` and ``check_health()
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -93,6 +94,7 @@ class JsonFileQueueStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._thread_lock = threading.Lock()  # not re-entrant, as a flock of a new fd is not
+        self._serving: dict[str, int] = {}  # server_key -> fd of its shared lock (``serve``)
         self._sweep()
 
     def _sweep(self) -> None:
@@ -158,6 +160,44 @@ class JsonFileQueueStore:
         finally:
             os.close(fd)  # releases the lock
 
+    def serve(self, servers: set[str]) -> None:
+        """Say, while this store is open (until ``release``, or the process ends), that this
+        process sends the ops of ``servers`` (``server_key``s): a shared ``flock`` on each
+        one's sidecar file, which ``in_use`` tests from another process."""
+        if fcntl is None:
+            return
+        for server in servers - set(self._serving):
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self._server_lock(server), os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:  # a folder not writable: nothing is queued here either
+                continue
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._serving[server] = fd
+
+    def release(self) -> None:
+        for fd in self._serving.values():
+            os.close(fd)
+        self._serving.clear()
+
+    def in_use(self, server: str) -> bool:
+        """Whether an open store (another process) sends the ops of ``server``."""
+        path = self._server_lock(server)
+        if fcntl is None or not path.exists():
+            return False
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def _server_lock(self, server: str) -> Path:
+        digest = hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return self.path.with_name(f"{self.path.name}.server-{digest}.lock")
+
     def save(self, ops: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # a temporary name of this process and thread: two writers never share one
@@ -202,6 +242,9 @@ class BackendManager:
         self.queue_store = queue_store or MemoryQueueStore()
         self.clock = clock
         self.server_key = server_key
+        if server_key is not None and hasattr(self.queue_store, "serve"):
+            # another process's ``drop_waiting`` leaves the ops of these servers alone
+            self.queue_store.serve({server_key(b.name) for b in self.fallbacks})
         # A restart retries at once: the backoff only spaces attempts within one run.
         loaded = self.queue_store.load()
         adopted = self.adopt(loaded)
@@ -236,6 +279,8 @@ class BackendManager:
         self.stop()
         for state in self.states.values():
             self._attempt(state, state.backend.shutdown)
+        if hasattr(self.queue_store, "release"):
+            self.queue_store.release()
 
     def start(self) -> None:
         """Mirror and health-check in a daemon thread (CPython)."""
@@ -578,13 +623,26 @@ class BackendManager:
     def drop_waiting(self) -> dict[str, int]:
         """Drop the ops that wait for a server not configured here (the user's choice: that
         server is gone for good). No memory is lost: the primary holds every one, and a
-        full copy (``sync.copy_all``) fills a new server. Returns how many, by server."""
+        full copy (``sync.copy_all``) fills a new server. Returns how many, by server. The
+        ops of a server another live process sends to (an MCP server beside the CLI:
+        ``JsonFileQueueStore.in_use``) are kept: that backup would silently miss them."""
+        in_use = getattr(self.queue_store, "in_use", None)
+        live: dict[str, bool] = {}
+
+        def gone(target: str) -> bool:
+            if target in self.states:
+                return False
+            if target not in live:
+                live[target] = (in_use is not None and self.server_key is not None
+                                and in_use(self.server_key(target)))
+            return not live[target]
+
         def drop(queue: list[dict[str, Any]]) -> dict[str, int]:
             dropped: dict[str, int] = {}
             for op in queue:
-                if op["target"] not in self.states:
+                if gone(op["target"]):
                     dropped[op["target"]] = dropped.get(op["target"], 0) + 1
-            queue[:] = [op for op in queue if op["target"] in self.states]
+            queue[:] = [op for op in queue if not gone(op["target"])]
             return dropped
 
         return self._edit(drop)

@@ -32,6 +32,10 @@ def backends(ctx: Context) -> int:
                                  "server that stays: give --backup URL")
         for name, count in ws.manager.drop_waiting().items():
             ctx.note(f"dropped {count} change(s) queued for {name}")
+        for s in ws.manager.status():
+            if s["role"] == "waiting":  # another process runs with that server: kept
+                ctx.note(f"kept {s['queued']} change(s) queued for {s['name']}: another "
+                         f"process on this workspace sends them there")
     if ws.manager is None:
         states = [{"name": ws.backend.name, "role": "primary", **ws.backend.health()}]
     else:
