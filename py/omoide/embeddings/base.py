@@ -74,10 +74,13 @@ def checked_rows(embedder: Embedder, texts: list[str], rows: Any) -> list[Sequen
 
 
 def finite(row: Any) -> bool:
-    """Every number of ``row`` (a numpy array or a sequence of floats) is finite. A NaN or
-    an infinity makes the sum NaN or infinite, so a finite sum settles it in one C loop
-    (1.4 us a 384-d row; the element-wise check took 19 us a numpy row, 11 % of a bulk
-    import with vectors given); only a non-finite sum (one of those, or finite numbers
-    adding past the float range) is checked number by number."""
-    total = row.sum(dtype="float64") if hasattr(row, "sum") else sum(row)
-    return bool(math.isfinite(total)) or all(map(math.isfinite, row))
+    """Every number of ``row`` (a numpy array or a sequence of floats) is finite, in one C
+    loop: numpy's own check for an array; for a sequence its sum, since a NaN or an
+    infinity makes the sum NaN or infinite (only a non-finite sum, one of those or finite
+    numbers adding past the float range, is checked number by number). The element-wise
+    check took 19 us a numpy row, 11 % of a bulk import with vectors given; now ~1.5 us."""
+    if hasattr(row, "dtype"):  # a numpy array: numpy is loaded already
+        import numpy as np
+
+        return bool(np.isfinite(row).all())
+    return math.isfinite(sum(row)) or all(map(math.isfinite, row))
