@@ -427,6 +427,28 @@ def test_language_switch_and_keyboard_tabs(page: Page) -> None:
     expect(page.locator("#tab-recall")).to_have_text("Recall")
 
 
+def test_an_open_edit_follows_a_language_switch_and_keeps_its_choices(page: Page) -> None:
+    """An edit left open during a language switch kept its kind list in the old language
+    (its labels followed, its options did not)."""
+    create_character(page, "Ayame")
+    add_memory(page, "Ayame grows irises", "fact")
+    row = page.locator("#memory-list li.memory", has_text="irises")
+    row.get_by_role("button", name="Edit").click()
+    form = page.locator("#memory-list li.memory form.edit")
+    form.locator("select").select_option("diary")
+    form.locator("textarea").fill("Ayame grows irises by the pond")
+    page.select_option("#lang", "ja")
+    try:
+        expect(form.locator("label").first).to_have_text("テキスト")
+        expect(form.locator("select option[value='fact']")).to_have_text("事実")
+        expect(form.locator("select")).to_have_value("diary")  # the choice kept
+        expect(form.locator("textarea")).to_have_value("Ayame grows irises by the pond")
+    finally:
+        page.select_option("#lang", "en")
+    expect(form.locator("select option[value='fact']")).to_have_text("fact")
+    form.get_by_role("button", name="Cancel").click()
+
+
 def test_catalogues_cover_every_key_in_both_languages(page: Page) -> None:
     missing = page.evaluate(r"""async () => {
         const { CATALOGUES } = await import('./i18n.js');

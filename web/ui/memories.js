@@ -215,6 +215,10 @@ export function mountMemories(panel, ctx) {
     options(tierFilter, [["", t("all")], ["hot", t("tier.hot")], ["cold", t("tier.cold")]],
       tierFilter.value);
     options(addKind, KINDS.map((k) => [k, t(`kind.${k}`)]), addKind.value || "fact");
+    // an edit left open keeps its choice, in the new language (it kept the old one)
+    for (const kind of list.querySelectorAll("form.edit select.kind")) {
+      options(kind, KINDS.map((k) => [k, t(`kind.${k}`)]), kind.value);
+    }
   }
 
   function renderList() {
@@ -286,7 +290,8 @@ export function mountMemories(panel, ctx) {
 
   function startEdit(li, memory) {
     const text = h("textarea", { rows: 3, value: memory.text, required: true });
-    const kind = options(h("select", {}), KINDS.map((k) => [k, t(`kind.${k}`)]), memory.kind);
+    const kind = options(h("select", { class: "kind" }), KINDS.map((k) => [k, t(`kind.${k}`)]),
+      memory.kind);
     const importance = h("input", { type: "number", min: 0, max: 1, step: 0.05,
       value: String(memory.importance), required: true });
     const key = h("input", { type: "text", value: memory.key ?? "" });
