@@ -460,6 +460,36 @@ def test_invalid_params_are_answered_naming_the_field(workspace) -> None:
     assert workspace.engine.characters() == []
 
 
+def test_a_request_before_initialize_says_what_to_send_first(workspace) -> None:
+    """A request before the client's ``initialize`` was answered -32602 "Invalid request
+    parameters" (data ""), as if its params were wrong: the client could not tell that the
+    session was not initialized. Same code (the SDK's), worded: send ``initialize`` first.
+    A ping is still answered, and nothing runs."""
+    from omoide.mcp.stdio import serve_stdio
+
+    pipe = StdioPipe([
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "remember", "arguments": {"character": "alice", "text": "note"}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ], expected=3)
+    pipe.lines, pipe.expected = pipe.lines[1:], 3  # no initialize this time
+
+    async def main() -> None:
+        await serve_stdio(build_server(workspace), pipe, pipe)
+
+    run_async(main)
+    replies = {r["id"]: r for r in pipe.replies}
+    for n in (1, 2):
+        error = replies[n]["error"]
+        assert error["code"] == -32602
+        assert "not initialized" in error["message"]
+        assert '"initialize"' in error["message"]
+        assert "Invalid request parameters" not in error["message"]
+    assert replies[3]["result"] == {}
+    assert workspace.engine.characters() == []
+
+
 def test_the_end_of_stdin_waits_for_the_answers_in_flight(workspace) -> None:
     """``echo requests | python -m omoide.mcp``: at the end of stdin the SDK cancelled the
     requests still being served, so their answers never came (the tools' writes were

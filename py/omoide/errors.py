@@ -87,6 +87,10 @@ MESSAGES: dict[str, str] = {
     "MALFORMED_CONVERSATION": "The conversation file {path} is not valid: {reason}.",
     "MALFORMED_MESSAGE": "The message is not a JSON-RPC 2.0 message: {reason}. Nothing was run.",
     "INVALID_PARAMS": "Invalid request parameters ({fields}). Nothing was run.",
+    "NOT_INITIALIZED": (
+        "The session is not initialized: send the \"initialize\" request first, then the "
+        "\"notifications/initialized\" notification. {method} was not run."
+    ),
 }
 
 

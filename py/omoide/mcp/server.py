@@ -75,7 +75,10 @@ class ToolServer(MCPServer):
 class NamedParams:
     """Server middleware: a request whose params the SDK refuses is answered -32602 naming
     each wrong field and what is wrong with it (``name: Field required``), never the value
-    sent; the SDK answered "Invalid request parameters" and nothing more."""
+    sent; the SDK answered "Invalid request parameters" and nothing more. A request before
+    the client's ``initialize`` keeps the SDK's -32602 (the code its clients key off; the
+    spec sets none) but says the session is not initialized and what to send first: the
+    SDK's gate answered it with the same bare "Invalid request parameters"."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         try:
@@ -85,6 +88,24 @@ class NamedParams:
                 raise
             why = OmoideError.of("INVALID_PARAMS", fields=field_problems(e.errors()))
             raise MCPError(code=INVALID_PARAMS, message=str(why)) from None
+        except MCPError as e:
+            if not is_init_gate(e, ctx):
+                raise
+            why = OmoideError.of("NOT_INITIALIZED", method=ctx.method)
+            raise MCPError(code=INVALID_PARAMS, message=str(why)) from None
+
+
+def is_init_gate(error: MCPError, ctx: Any) -> bool:
+    """Whether ``error`` is the SDK's refusal of a request before ``initialize`` (its
+    ``ServerRunner`` raises exactly this, with no data; malformed params come as a
+    ``ValidationError``), on a session whose client has sent no ``initialize``."""
+    sent = error.error
+    return (sent.code == INVALID_PARAMS and sent.message == SDK_INVALID_PARAMS
+            and not sent.data and ctx.method != "initialize"
+            and getattr(ctx.session, "client_params", None) is None)
+
+
+SDK_INVALID_PARAMS = "Invalid request parameters"  # the SDK's bare wording (mcp 2.3)
 
 
 def field_problems(problems: list[Any], most: int = 5) -> str:
