@@ -324,6 +324,30 @@ def test_an_llm_or_embedding_endpoint_holding_a_password_is_refused_and_never_sh
     assert ChatClient("http://127.0.0.1:9/v1/", "m").url == "http://127.0.0.1:9/v1/chat/completions"
 
 
+def test_a_remote_config_holding_a_password_is_refused_when_made_and_never_shown():
+    """``RemoteConfig`` took a URL with a user, password or ``?key=`` (from
+    ``$OMOIDE_REMOTE_URL`` too) and showed it in its repr; only the client it made refused
+    it, and only once the remote provider was chosen. It is refused when the config is made,
+    naming the field or the variable, never the URL; its repr never shows the key."""
+    from omoide.embeddings.auto import RemoteConfig
+
+    for url in ("http://user:PASSWORDLEAK@127.0.0.1:9/v1", "https://PASSWORDLEAK@example.org",
+                "http://127.0.0.1:9/v1?key=PASSWORDLEAK", "http://127.0.0.1:9/#PASSWORDLEAK"):
+        for make, name in ((lambda u: RemoteConfig(u, "m"), "base_url"),
+                           (lambda u: RemoteConfig.from_env({"OMOIDE_REMOTE_URL": u,
+                                                             "OMOIDE_REMOTE_MODEL": "m"}),
+                            "$OMOIDE_REMOTE_URL")):
+            with pytest.raises(OmoideError) as err:
+                make(url)
+            assert err.value.code == "INVALID_ARGUMENT" and err.value.fields["name"] == name
+            assert "PASSWORDLEAK" not in str(err.value) + repr(err.value.to_dict())
+    config = RemoteConfig.from_env({"OMOIDE_REMOTE_URL": "http://127.0.0.1:9/v1",
+                                    "OMOIDE_REMOTE_MODEL": "m", "OMOIDE_REMOTE_API_KEY": KEY})
+    assert config is not None and config.api_key == KEY
+    assert KEY not in repr(config) and KEY not in str(config)
+    assert "http://127.0.0.1:9/v1" in repr(config)
+
+
 ESCAPED_ECHOES = {  # how servers write a request's headers back into their answer
     "json": lambda text: json.dumps(text),  # Python, Node: " and \ escaped
     "php": lambda text: json.dumps(text).replace("/", "\\/"),  # json_encode: "\/"

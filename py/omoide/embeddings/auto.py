@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import OmoideError
+from ..keys import checked_endpoint
 from .base import Embedder
 from .cache import CachedEmbedder, EmbeddingCache
 from .registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID, check_dtype, get_model
@@ -21,11 +22,18 @@ from .registry import DEFAULT_DTYPE, DEFAULT_MODEL_ID, check_dtype, get_model
 
 @dataclass(frozen=True)
 class RemoteConfig:
+    """An OpenAI-compatible endpoint. ``base_url`` is shown (repr, the provider line), so
+    one holding a user, password, query or fragment is refused when the config is made,
+    naming the field (``$OMOIDE_REMOTE_URL`` from ``from_env``), never the URL."""
+
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)  # never in a repr or a log
     dimension: int = 384
     timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        checked_endpoint(self.base_url, "base_url")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RemoteConfig | None:
@@ -33,7 +41,7 @@ class RemoteConfig:
         if not url or not model:
             return None
         return cls(
-            url,
+            checked_endpoint(url, "$OMOIDE_REMOTE_URL"),
             model,
             env.get("OMOIDE_REMOTE_API_KEY") or None,
             int(env.get("OMOIDE_REMOTE_DIMENSION", "384")),
