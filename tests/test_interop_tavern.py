@@ -159,6 +159,57 @@ def test_disabled_lorebook_entries_are_left_out_and_named(gov, cli, tmp_path):
         "import-tavern", str(path), "--character", "kaito")
 
 
+DOOR = "The secret door is behind the red curtain."
+
+
+def old_import_of_the_door(gov: Governor, character: str = "kaito") -> str:
+    """The live memory a version before disabled entries were left out made of one."""
+    return gov.engine.remember(character, DOOR, key="lore:door", meta={
+        "source": "st-worldinfo", "keys": ["door"], "disabled": True}).id
+
+
+def test_reimport_trashes_what_an_older_version_made_of_a_disabled_entry(gov, cli, tmp_path):
+    """A memory an earlier version imported from a switched-off entry (live, ``meta.disabled``)
+    stayed live when the file came again with the entry still off: text the user switched
+    off came back in recall. It goes to the trash, restorable, and the report says so."""
+    old = old_import_of_the_door(gov)
+    own = gov.engine.remember("kaito", DOOR, meta={"disabled": True}).id  # the user's: kept
+    lore = {"entries": {"0": {"key": ["door"], "content": DOOR, "disable": True}}}
+    dry = import_file(gov, s.as_json(lore), "wi.json", character="kaito", dry_run=True)
+    assert old in {m.id for m in gov.engine.memories("kaito")}
+    report = import_file(gov, s.as_json(lore), "wi.json", character="kaito")
+    assert [m.id for m in gov.engine.memories("kaito")] == [own]
+    assert all(h.memory.id != old for h in gov.engine.recall("kaito", "secret door"))
+    assert report["disabled_trashed"] == dry["disabled_trashed"] == [old]
+    (entry,) = gov.engine.trash("kaito")
+    assert entry.memory.id == old and entry.memory.meta["switched_off"] is True
+    assert import_file(gov, s.as_json(lore), "wi.json", character="kaito")[
+        "disabled_trashed"] == []
+    gov.engine.restore("kaito", old)  # restorable
+    assert old in {m.id for m in gov.engine.memories("kaito")}
+    # switched on in SillyTavern: imported again, though an import trashed it once
+    gov.engine.forget("kaito", old)
+    gov.engine.forget("kaito", own)
+    lore["entries"]["0"]["disable"] = False
+    report = import_file(gov, s.as_json(lore), "wi.json", character="kaito")
+    assert report["facts"] == 1 and any(
+        m.meta.get("source") == "st-worldinfo" for m in gov.engine.memories("kaito"))
+    # the CLI says so (the older version's memory brought by a World Info export of it)
+    lore["entries"]["0"]["disable"] = True
+    exported = {"entries": {"0": {
+        **lore["entries"]["0"], "extensions": {"omoide": {
+            "kind": "fact", "key": "lore:door",
+            "meta": {"source": "st-worldinfo", "keys": ["door"], "disabled": True}}}}}}
+    path = tmp_path / "wi.json"
+    path.write_bytes(s.as_json(exported))
+    cli.ok("import-tavern", str(path), "--character", "rin")
+    path.write_bytes(s.as_json(lore))
+    out = cli.ok("import-tavern", str(path), "--character", "rin")
+    assert "1 disabled lorebook entries left out (entry 0)" in out
+    assert "moved 1 memories an earlier import made of them to the trash (restorable: " in out
+    assert json.loads(cli.ok("export-worldinfo", "rin", "-"))["entries"] == {}
+
+
 def test_risu_lorebook(gov):
     import_file(gov, s.as_json(s.RISU_LOREBOOK), "risu.json", character="guild")
     (memory,) = gov.engine.memories("guild")

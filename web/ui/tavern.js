@@ -17,6 +17,8 @@ Object.assign(CATALOGUES.en, {
     "held); {messages} chat messages, {stored} memories stored, {merged} merged.",
   "tavern.exported": "World Info with {n} entries saved.",
   "tavern.disabled": "{n} lorebook entries switched off in the file were left out ({entries}).",
+  "tavern.disabledTrashed": "{n} memories an earlier import made of them went to the trash " +
+    "(restorable there).",
 });
 Object.assign(CATALOGUES.ja, {
   "tavern.title": "SillyTavern / RisuAI",
@@ -30,6 +32,8 @@ Object.assign(CATALOGUES.ja, {
     "チャット {messages} 件から記憶 {stored} 件を保存、{merged} 件を統合。",
   "tavern.exported": "{n} 項目の World Info を保存しました。",
   "tavern.disabled": "ファイルで無効になっているロアブック項目 {n} 件は取り込みませんでした（{entries}）。",
+  "tavern.disabledTrashed": "以前の取り込みでそれらから作られた記憶 {n} 件をゴミ箱に移しました" +
+    "（ゴミ箱から復元できます）。",
 });
 
 function base64(buffer) {
@@ -105,6 +109,9 @@ export function mountTavern(ctx) {
     if (report.disabled) {
       out.append(h("p", {}, t("tavern.disabled", {
         n: report.disabled, entries: report.disabled_entries.slice(0, 5).join(", ") })));
+    }
+    if (report.disabled_trashed?.length) {
+      out.append(h("p", {}, t("tavern.disabledTrashed", { n: report.disabled_trashed.length })));
     }
     out.dataset.state = "done";
     ctx.emit("changed", { characters: [report.character] });

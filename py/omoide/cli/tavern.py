@@ -86,6 +86,10 @@ def import_tavern(ctx: Context) -> int:
         names = ", ".join(report["disabled_entries"][:5])
         more = ", ..." if report["disabled"] > 5 else ""
         line += (f"; {report['disabled']} disabled lorebook entries left out ({names}{more})")
+    if report.get("disabled_trashed"):
+        moved = "would move" if a.dry_run else "moved"
+        line += (f"; {moved} {len(report['disabled_trashed'])} memories an earlier import made "
+                 f"of them to the trash (restorable: {', '.join(report['disabled_trashed'])})")
     if report["messages"]:
         line += (f"; {report['messages']} chat messages in {len(report['sessions'])} days: "
                  f"{verb} {report['stored']}, merged {report['merged']}, "

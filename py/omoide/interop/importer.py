@@ -22,6 +22,7 @@ from omoide.engine.remember import build_memory
 from omoide.engine.validate import MAX_CHARACTER_ID
 from omoide.errors import OmoideError
 from omoide.interop.parse import ChatMessage, ImportPlan, parse_file
+from omoide.interop.switched import SWITCHED_OFF, retire_switched_off
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -137,9 +138,11 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
     held = set()
     if store is not None:
         sources = {fact.meta.get("source") for fact in plan.facts}
-        # a fact the user forgot (in the trash) stays forgotten when the file comes again
+        # a fact the user forgot (in the trash) stays forgotten when the file comes again;
+        # one an import trashed because its entry was switched off comes back switched on
         held = {m.text for m in engine.memories(target)} | {
-            e.memory.text for e in engine.trash(target) if e.memory.meta.get("source") in sources}
+            e.memory.text for e in engine.trash(target)
+            if e.memory.meta.get("source") in sources and not e.memory.meta.get(SWITCHED_OFF)}
     fresh, seen = [], set(held)
     for fact, key in zip(plan.facts, distinct_keys(plan.facts), strict=True):
         try:
@@ -167,6 +170,8 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
         "sessions": [],
         "stored": 0, "merged": 0, "skipped": 0,
     }
+    # memories an earlier version made of entries still switched off: to the trash
+    report["disabled_trashed"] = retire_switched_off(engine, target, plan.off)
     if fresh:
         engine.remember_many(target, fresh)
     for day, group in sessions(plan.messages):

@@ -77,6 +77,8 @@ class ImportPlan:
     repaired: int = 0  # lone surrogates (JSON escapes) replaced by U+FFFD
     # lorebook entries the user switched off (``disable`` / ``enabled: false``): left out
     disabled: list[str] = field(default_factory=list)
+    # those entries as facts, to find the live memories earlier versions made of them
+    off: list[Fact] = field(default_factory=list)
 
     @property
     def character(self) -> str | None:
@@ -212,6 +214,7 @@ def card(data: dict[str, Any], fmt: str, bad: Bad) -> ImportPlan:
         embedded = lorebook(book["entries"], "character-book", bad, name=name)
         plan.facts += embedded.facts
         plan.disabled += embedded.disabled
+        plan.off += embedded.off
     return plan
 
 
@@ -298,15 +301,16 @@ def lorebook(entries: Any, fmt: str, bad: Bad, *, name: str | None = None) -> Im
             meta["disabled"] = True
         saved = (entry.get("extensions") or {}).get("omoide") if isinstance(
             entry.get("extensions"), dict) else None
+        text = (content if name is None else with_name(content, name)).strip()
+        fact = Fact(text, lore_key(keys, comment), meta, where=where)
         if disabled and not (isinstance(saved, dict) and isinstance(saved.get("meta"), dict)
                              and saved["meta"].get("disabled")):
             # switched off in SillyTavern / RisuAI: never in its prompts, so not a memory
             # to recall either; the report names it. (An entry Omoide exported from a
             # memory whose meta says "disabled" comes back as that memory was.)
             plan.disabled.append(where)
+            plan.off.append(fact)
             continue
-        text = (content if name is None else with_name(content, name)).strip()
-        fact = Fact(text, lore_key(keys, comment), meta, where=where)
         if isinstance(saved, dict):  # written by export_world_info: the memory as it was
             fact.kind = saved.get("kind", fact.kind)
             fact.importance = saved.get("importance", fact.importance)
