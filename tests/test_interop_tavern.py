@@ -210,6 +210,35 @@ def test_reimport_trashes_what_an_older_version_made_of_a_disabled_entry(gov, cl
     assert json.loads(cli.ok("export-worldinfo", "rin", "-"))["entries"] == {}
 
 
+def test_an_entry_switched_on_again_clears_the_disabled_mark(gov, cli, tmp_path):
+    """An entry switched back on in SillyTavern, imported again, left Omoide's
+    ``meta.disabled`` on the memory it matches (skipped as already held), so the World
+    Info export wrote it switched off again. The mark is cleared; the memory is the same."""
+    old = old_import_of_the_door(gov)
+    lore = {"entries": {"0": {"key": ["door"], "content": DOOR, "disable": False}}}
+    report = import_file(gov, s.as_json(lore), "wi.json", character="kaito")
+    (memory,) = gov.engine.memories("kaito")
+    assert memory.id == old and "disabled" not in memory.meta
+    assert report["enabled_again"] == [old] and report["facts_skipped"] == 1
+    # an Omoide memory exported switched off, switched on in SillyTavern
+    rin = gov.engine.remember("rin", "Rin hides a spare key", meta={"disabled": True}).id
+    exported = export_world_info(gov.engine, "rin")
+    back = import_file(gov, json.dumps(exported).encode(), "wi.json", character="rin")
+    assert gov.engine.get("rin", rin).meta["disabled"] is True and back["enabled_again"] == []
+    exported["entries"]["0"]["disable"] = False
+    back = import_file(gov, json.dumps(exported).encode(), "wi.json", character="rin")
+    assert "disabled" not in gov.engine.get("rin", rin).meta and back["enabled_again"] == [rin]
+    copy = import_file(gov, json.dumps(exported).encode(), "wi.json", character="rin-2")
+    assert copy["facts"] == 1 and not gov.engine.memories("rin-2")[0].meta.get("disabled")
+    path = tmp_path / "wi.json"
+    path.write_bytes(json.dumps(exported | {"entries": {"0": {
+        **exported["entries"]["0"], "disable": True}}}).encode())
+    cli.ok("import-tavern", str(path), "--character", "rin")
+    path.write_bytes(json.dumps(exported).encode())
+    assert "1 lorebook entries switched on again" in cli.ok(
+        "import-tavern", str(path), "--character", "rin")
+
+
 def test_risu_lorebook(gov):
     import_file(gov, s.as_json(s.RISU_LOREBOOK), "risu.json", character="guild")
     (memory,) = gov.engine.memories("guild")

@@ -19,6 +19,8 @@ Object.assign(CATALOGUES.en, {
   "tavern.disabled": "{n} lorebook entries switched off in the file were left out ({entries}).",
   "tavern.disabledTrashed": "{n} memories an earlier import made of them went to the trash " +
     "(restorable there).",
+  "tavern.enabledAgain": "{n} lorebook entries switched on again: their memories' disabled " +
+    "mark cleared.",
 });
 Object.assign(CATALOGUES.ja, {
   "tavern.title": "SillyTavern / RisuAI",
@@ -34,6 +36,7 @@ Object.assign(CATALOGUES.ja, {
   "tavern.disabled": "ファイルで無効になっているロアブック項目 {n} 件は取り込みませんでした（{entries}）。",
   "tavern.disabledTrashed": "以前の取り込みでそれらから作られた記憶 {n} 件をゴミ箱に移しました" +
     "（ゴミ箱から復元できます）。",
+  "tavern.enabledAgain": "再び有効になったロアブック項目 {n} 件：記憶の無効の印を外しました。",
 });
 
 function base64(buffer) {
@@ -112,6 +115,9 @@ export function mountTavern(ctx) {
     }
     if (report.disabled_trashed?.length) {
       out.append(h("p", {}, t("tavern.disabledTrashed", { n: report.disabled_trashed.length })));
+    }
+    if (report.enabled_again?.length) {
+      out.append(h("p", {}, t("tavern.enabledAgain", { n: report.enabled_again.length })));
     }
     out.dataset.state = "done";
     ctx.emit("changed", { characters: [report.character] });

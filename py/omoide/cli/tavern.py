@@ -90,6 +90,9 @@ def import_tavern(ctx: Context) -> int:
         moved = "would move" if a.dry_run else "moved"
         line += (f"; {moved} {len(report['disabled_trashed'])} memories an earlier import made "
                  f"of them to the trash (restorable: {', '.join(report['disabled_trashed'])})")
+    if report.get("enabled_again"):
+        line += (f"; {len(report['enabled_again'])} lorebook entries switched on again: "
+                 f"their memories' disabled mark cleared")
     if report["messages"]:
         line += (f"; {report['messages']} chat messages in {len(report['sessions'])} days: "
                  f"{verb} {report['stored']}, merged {report['merged']}, "

@@ -22,7 +22,7 @@ from omoide.engine.remember import build_memory
 from omoide.engine.validate import MAX_CHARACTER_ID
 from omoide.errors import OmoideError
 from omoide.interop.parse import ChatMessage, ImportPlan, parse_file
-from omoide.interop.switched import SWITCHED_OFF, retire_switched_off
+from omoide.interop.switched import SWITCHED_OFF, clear_switched_on, retire_switched_off
 
 if TYPE_CHECKING:
     from omoide.engine.core import MemoryEngine
@@ -172,6 +172,8 @@ def apply_plan(governor: Governor, plan: ImportPlan, *, character: str | None = 
     }
     # memories an earlier version made of entries still switched off: to the trash
     report["disabled_trashed"] = retire_switched_off(engine, target, plan.off)
+    # and the mark of those switched on again
+    report["enabled_again"] = clear_switched_on(engine, target, plan.facts)
     if fresh:
         engine.remember_many(target, fresh)
     for day, group in sessions(plan.messages):

@@ -321,6 +321,8 @@ def lorebook(entries: Any, fmt: str, bad: Bad, *, name: str | None = None) -> Im
             fact.turn = saved.get("turn")
             if isinstance(saved.get("meta"), dict):
                 fact.meta = saved["meta"] | edited_entry_fields(saved, meta, fact.text)
+                if not disabled and fact.meta.get("disabled"):  # switched on in the app
+                    fact.meta = {k: v for k, v in fact.meta.items() if k != "disabled"}
         plan.facts.append(fact)
     return plan
 

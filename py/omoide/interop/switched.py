@@ -4,9 +4,10 @@ earlier import made of them.
 Before lorebook imports left switched-off entries out, such an entry became a live memory
 marked ``meta.disabled``. Importing the file again with the entry still off moves that
 memory to the trash (restorable; ``meta.switched_off`` says why), so text the app never
-prompts with leaves recall. A memory matches an entry when it is live, marked disabled, and
-has the entry's text and ``meta.source``: a memory of the user's own (no lorebook source)
-is never touched.
+prompts with leaves recall. An entry switched on again clears the mark on the memory it
+matches (imported again, it is skipped as already held). A memory matches an entry when
+it is live, marked disabled, and has the entry's text and ``meta.source``: a memory of the
+user's own (no lorebook source) is never touched.
 """
 
 from __future__ import annotations
@@ -48,3 +49,17 @@ def retire_switched_off(engine: MemoryEngine, character: str, off: list[Fact]) -
         engine.forget(character, memory.id)
         moved.append(memory.id)
     return moved
+
+
+def clear_switched_on(engine: MemoryEngine, character: str, facts: list[Fact]) -> list[str]:
+    """Drop ``meta.disabled`` from the live memories of entries switched on again; their
+    ids. Only the meta changes: nothing is replaced."""
+    if character not in engine.stores:
+        return []
+    on = [fact for fact in facts if not fact.meta.get("disabled")]
+    cleared = []
+    for memory in _marked(engine, character, on):
+        engine.update(character, memory.id,
+                      meta={k: v for k, v in memory.meta.items() if k != "disabled"})
+        cleared.append(memory.id)
+    return cleared
