@@ -437,24 +437,22 @@ def test_a_copy_racing_another_writer_of_the_same_id_updates_it_instead_of_faili
 
 
 class Refusing(Switchable):
-    """A fallback that answers, and refuses the records whose id is in ``refuse`` (a 413,
-    as a server does for a record over its size limit)."""
+    """A fallback that answers, and refuses (a 413, as a server does for a record over its
+    size limit) the creates and updates ``refuses(verb, args)`` picks."""
 
-    def __init__(self, path, name):
+    def __init__(self, path, name, refuses=lambda verb, args: False):
         super().__init__(path, name)
-        self.refuse: set[str] = set()
+        self.refuses = refuses
         self.refusals = 0
 
     def __getattr__(self, verb):
         call = super().__getattr__(verb)
 
         def refusing(*args, **kwargs):
-            if verb in ("create", "update") and args:
-                memory_id = args[0]["id"] if verb == "create" else args[0]
-                if memory_id in self.refuse:
-                    self.refusals += 1
-                    raise OmoideError.of("BACKEND_HTTP", url="http://b/memories", status=413,
-                                         body="too large")
+            if verb in ("create", "update") and args and self.refuses(verb, args):
+                self.refusals += 1
+                raise OmoideError.of("BACKEND_HTTP", url="http://b/memories", status=413,
+                                     body="too large")
             return call(*args, **kwargs)
 
         return refusing
@@ -467,13 +465,15 @@ def test_a_record_the_server_refuses_holds_no_later_change_up(tmp_path, shared):
     server back: the backup stopped taking anything, silently but for "queued". Now it is
     kept aside (shown with why, refused), the later changes go, and a retry sends it."""
     primary = Switchable(tmp_path / "p.db", "primary")
-    fallback = Refusing(tmp_path / "f.db", "fallback")
+    refuse: set[str] = set()
+    fallback = Refusing(tmp_path / "f.db", "fallback", lambda verb, args: (
+        args[0]["id"] if verb == "create" else args[0]) in refuse)
     store = JsonFileQueueStore(tmp_path / "queue.json") if shared else None
     manager = BackendManager(primary, [fallback], clock=Clock(), queue_store=store)
     manager.initialize()
     big = primary.create(make_record("alice", "a record the server refuses"))
     small = primary.create(make_record("alice", "Alice likes rain"))
-    fallback.refuse.add(big["id"])
+    refuse.add(big["id"])
     manager.mirror_many([{"op": "upsert", "id": big["id"]}, {"op": "upsert", "id": small["id"]}])
     manager.pump()
     assert fallback.inner.get(small["id"]) is not None  # not held up by the refused one
@@ -491,30 +491,10 @@ def test_a_record_the_server_refuses_holds_no_later_change_up(tmp_path, shared):
     assert fallback.refusals == 2  # the upsert, then the update: each refused once
     manager.pump()  # refused ones are not sent again by themselves
     assert fallback.refusals == 2
-    fallback.refuse.clear()  # e.g. the server's limit raised
+    refuse.clear()  # e.g. the server's limit raised
     manager.retry()
     manager.pump()
     assert manager.queue == [] and fallback.inner.get(big["id"])["importance"] == 0.9
-
-
-class RefusingText(Switchable):
-    """A fallback that refuses an update whose text holds ``word`` (a 413: over its limit)."""
-
-    def __init__(self, path, name, word):
-        super().__init__(path, name)
-        self.word = word
-
-    def __getattr__(self, verb):
-        call = super().__getattr__(verb)
-
-        def refusing(*args, **kwargs):
-            text = args[1].get("text", "") if verb == "update" else ""
-            if self.word and self.word in text:
-                raise OmoideError.of("BACKEND_HTTP", url="http://b/memories", status=413,
-                                     body="too large")
-            return call(*args, **kwargs)
-
-        return refusing
 
 
 @pytest.mark.parametrize("shared", [True, False])
@@ -523,7 +503,9 @@ def test_a_refused_edit_sent_again_never_overwrites_a_later_one(tmp_path, shared
     retry ("Back up now", `backup`) sent the refused edit's old fields after the newer
     one, so the backup held the old text and a restore lost the user's last edit."""
     primary = Switchable(tmp_path / "p.db", "primary")
-    fallback = RefusingText(tmp_path / "f.db", "fallback", "HUGE")
+    limit = {"word": "HUGE"}  # an update whose text holds it is over the server's limit
+    fallback = Refusing(tmp_path / "f.db", "fallback", lambda verb, args: (
+        verb == "update" and bool(limit["word"]) and limit["word"] in args[1].get("text", "")))
     store = JsonFileQueueStore(tmp_path / "queue.json") if shared else None
     manager = BackendManager(primary, [fallback], clock=Clock(), queue_store=store)
     record = make_record("alice", "Alice likes coffee")
@@ -535,7 +517,7 @@ def test_a_refused_edit_sent_again_never_overwrites_a_later_one(tmp_path, shared
     manager.update(record["id"], said("Alice likes tea"))  # the user's last edit
     manager.pump()
     assert fallback.inner.get(record["id"])["text"] == "Alice likes tea"
-    fallback.word = ""  # the server's limit raised
+    limit["word"] = ""  # the server's limit raised
     manager.retry()
     manager.pump()
     assert manager.queue == []
