@@ -181,6 +181,21 @@ def test_auto_falls_back_to_remote_then_reports_nothing(monkeypatch, tmp_path: P
     assert e.value.code == "NO_EMBEDDER" and "not built" in str(e.value)
 
 
+@pytest.mark.parametrize("dimension", ["384d", "", "0", "-3", "99999999"])
+def test_a_remote_dimension_that_is_no_size_is_a_clear_error_naming_the_variable(dimension):
+    """``$OMOIDE_REMOTE_DIMENSION=384d`` raised a bare ValueError (a traceback naming no
+    variable) whenever the remote provider's settings were read."""
+    from omoide.embeddings.auto import RemoteConfig
+    from omoide.errors import OmoideError
+
+    env = {"OMOIDE_REMOTE_URL": "http://127.0.0.1:9", "OMOIDE_REMOTE_MODEL": "m",
+           "OMOIDE_REMOTE_DIMENSION": dimension}
+    with pytest.raises(OmoideError) as e:
+        RemoteConfig.from_env(env)
+    assert e.value.code == "INVALID_ARGUMENT" and "$OMOIDE_REMOTE_DIMENSION" in str(e.value)
+    assert RemoteConfig.from_env({**env, "OMOIDE_REMOTE_DIMENSION": "768"}).dimension == 768
+
+
 def damaged_copy(root: Path, broken: str, content: bytes) -> Path:
     """MiniLM's folder under ``root`` with one file replaced by ``content``."""
     folder = root / MINILM

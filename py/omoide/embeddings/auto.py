@@ -44,8 +44,20 @@ class RemoteConfig:
             checked_endpoint(url, "$OMOIDE_REMOTE_URL"),
             model,
             env.get("OMOIDE_REMOTE_API_KEY") or None,
-            int(env.get("OMOIDE_REMOTE_DIMENSION", "384")),
+            _dimension(env.get("OMOIDE_REMOTE_DIMENSION", "384")),
         )
+
+
+def _dimension(value: str) -> int:
+    """``$OMOIDE_REMOTE_DIMENSION`` as a vector size (a bare ValueError named nothing)."""
+    try:
+        dimension = int(value)
+    except ValueError:
+        dimension = 0
+    if not 1 <= dimension <= 8192:
+        raise OmoideError.of("INVALID_ARGUMENT", name="$OMOIDE_REMOTE_DIMENSION",
+                             reason=f"{value[:20]!r} is not a vector size (1 to 8192)")
+    return dimension
 
 
 @dataclass
