@@ -36,7 +36,10 @@ def test_second_boot_restores_the_snapshot_and_a_bad_one_is_replaced(launch, app
     assert boot_marks(page)["snapshot"] == "taken"
     engine_call(page, "create_character", {"name": "Yui"})
     engine_call(page, "remember", {"character": "yui", "text": "Yui keeps a diary."})
-    page.wait_for_function(f"({SNAPSHOTS})().then((s) => s.length === 1)", timeout=60_000)
+    # a function, not an expression: polled, an expression is eval'ed in the page, which
+    # the app's CSP (script-src 'self') refuses
+    page.wait_for_function(f"() => ({SNAPSHOTS})().then((s) => s.length === 1)",
+                           timeout=60_000)
     [(path, size)] = page.evaluate(SNAPSHOTS)
     assert "pyodide-snapshot/" in path and size > 1_000_000
 
@@ -56,5 +59,5 @@ def test_second_boot_restores_the_snapshot_and_a_bad_one_is_replaced(launch, app
     hits = engine_call(page, "recall", {"character": "yui", "query": "pen",
                                         "mode": "fulltext"})
     assert [h["memory"]["text"] for h in hits][0] == "Yui writes with a pen."
-    page.wait_for_function(f"""({SNAPSHOTS})().then((s) => s.length === 1
+    page.wait_for_function(f"""() => ({SNAPSHOTS})().then((s) => s.length === 1
       && s[0][1] > 1_000_000)""", timeout=60_000)

@@ -490,8 +490,10 @@ def test_an_edit_keeps_its_focus_and_text_while_another_tab_changes_memories(
     wait_ready(second)
     changes = len(page.evaluate("window.omoide.events.filter(e => e.type === 'changed')"))
     engine_call(second, "update", {"character": cid, "id": other["id"], "importance": 0.9})
-    page.wait_for_function(f"window.omoide.events.filter(e => e.type === 'changed').length"
-                           f" > {changes}")
+    # a function, not an expression: polled, an expression is eval'ed in the page, which the
+    # app's CSP (script-src 'self') refuses (this failed whenever the first check was early)
+    page.wait_for_function(f"() => window.omoide.events.filter(e => e.type === 'changed')"
+                           f".length > {changes}")
     expect(page.locator("#memory-list li.memory .chip").filter(has_text="0.9")).to_have_count(1)
     page.keyboard.type(" cake")
     expect(textarea).to_have_value("Nao likes tea and cake")
