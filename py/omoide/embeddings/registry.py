@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import OmoideError
+from .scripts import reads
 
 DTYPES: tuple[str, ...] = ("fp32", "q8")
 # The ONNX file Transformers.js loads for each dtype (its naming convention).
@@ -133,6 +134,14 @@ def default_fusion(model_id: str) -> str:
     """The model's recommended hybrid fusion; "adaptive" for a model we do not know."""
     info = MODELS.get(model_id)
     return info.fusion if info is not None else "adaptive"
+
+
+def reads_query(model_id: str, query: str) -> bool:
+    """Whether the model reads the query's language (``scripts.reads``). A multilingual
+    model reads every script (e5's ``languages`` name a few of its ~100), and so does a
+    model we do not know."""
+    info = MODELS.get(model_id)
+    return info is None or info.multilingual or reads(info.languages, query)
 
 
 def get_model(model_id: str) -> ModelInfo:

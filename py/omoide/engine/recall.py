@@ -20,6 +20,11 @@ by ``TIME_BOOST`` standard deviations; vector and full-text mode keep their own 
 words naming the span stay in the full-text query (measured: removing them cost any@10).
 Every hit says whether it lies in the span (``in_timeframe``; None when the query named none).
 
+Languages (``embeddings/scripts.py``): hybrid asks the vector ranker only about a query the
+model reads. A query mostly in scripts an English-only model was not trained on (Japanese
+asked of MiniLM) is answered by the full-text ranker alone, as in full-text mode; vector mode
+still asks the model, as the caller chose.
+
 Neighbourhood (``engine/neighbourhood.py``): in hybrid mode with a score fusion, a candidate
 from a conversation also gets its window's vote (the mean vector standard score of the
 memories within a few turns of it), weighted as the vector ranker; ``use_neighbours=False``
@@ -33,7 +38,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from omoide.embeddings.registry import default_fusion
+from omoide.embeddings.registry import default_fusion, reads_query
 from omoide.engine import validate
 from omoide.engine.analyzer import query_weights
 from omoide.engine.embedding import embed_query
@@ -146,6 +151,11 @@ def recall(engine: MemoryEngine, character: str, query: str, **arguments: Any) -
         hits = _vector_hits(engine, store, query, k, floor, allowed, frame)
     elif mode == "fulltext":
         hits = _fulltext_hits(store, query, k, floor, allowed, frame)
+    elif not reads_query(engine.embedder.model_id, query):
+        # the model does not read the query's language (Japanese asked of the English-only
+        # MiniLM): its ranking would be noise, so hybrid answers from full text alone; the
+        # cosine floor has no cosine to apply to
+        hits = _fulltext_hits(store, query, k, None, allowed, frame)
     else:
         hits = _hybrid_hits(engine, store, query, k, floor, allowed, fusion, rrf_k, frame,
                             a.use_neighbours)
