@@ -267,10 +267,6 @@ const changedCharacters = new Set();
 // Inline (not yet compacted) vectors per character, counted here so that a write never has
 // to scan a character's records to decide whether to compact.
 const looseVectors = new Map();
-async function touched(character) {
-  changedCharacters.add(character);
-}
-
 async function finishWrites() {
   for (const character of changedCharacters) {
     const loose = looseVectors.get(character) ?? 0;
@@ -790,7 +786,7 @@ channel.onmessage = ({ data }) => emit({ type: "changed", characters: data.chara
   remote: true });
 
 const jsVerbs = {
-  ...characterVerbs(() => db, callPython, locked, touched),
+  ...characterVerbs(() => db, callPython, locked),
   ...originVerbs(() => db),
   async models() {
     return (await fetch(new URL("models/registry.json", base))).json();

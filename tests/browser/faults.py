@@ -20,14 +20,17 @@ HOOK_NAMES = ("debug_fail_writes", "failWrites", "omoide-faults", "faultInjectio
 
 # A write request (put, add, delete, clear) throws while the counter is positive; Dexie turns
 # the throw into the rejection of the bulk request and aborts the transaction, exactly as a
-# QuotaExceededError raised by IndexedDB does.
-INSTALL = """(writes) => {
+# QuotaExceededError raised by IndexedDB does. The argument is the count, or
+# ``{writes, store}``: only writes to that object store count and fail.
+INSTALL = """(arg) => {
+  const { writes, store = null } = typeof arg === "number" ? { writes: arg } : arg;
   if (!self.__omoideFailWrites) {
-    self.__omoideFailWrites = { left: 0 };
+    self.__omoideFailWrites = { left: 0, store: null };
     for (const name of ["put", "add", "delete", "clear"]) {
       const original = IDBObjectStore.prototype[name];
       IDBObjectStore.prototype[name] = function (...args) {
-        if (self.__omoideFailWrites.left > 0) {
+        const faults = self.__omoideFailWrites;
+        if (faults.left > 0 && (faults.store === null || faults.store === this.name)) {
           self.__omoideFailWrites.left -= 1;
           throw new DOMException("the storage quota is full (injected)",
             "QuotaExceededError");
@@ -36,7 +39,7 @@ INSTALL = """(writes) => {
       };
     }
   }
-  self.__omoideFailWrites.left = writes;
+  Object.assign(self.__omoideFailWrites, { left: writes, store });
   return writes;
 }"""
 
@@ -48,7 +51,8 @@ def engine_worker(page: Page) -> Worker:
     raise AssertionError(f"no {ENGINE_WORKER} in {[w.url for w in page.workers]}")
 
 
-def fail_writes(page: Page, writes: int = 1) -> None:
-    """The next ``writes`` IndexedDB write requests of the page's engine worker fail with
-    QuotaExceededError."""
-    assert engine_worker(page).evaluate(INSTALL, writes) == writes
+def fail_writes(page: Page, writes: int = 1, store: str | None = None) -> None:
+    """The next ``writes`` IndexedDB write requests of the page's engine worker (to the
+    object store ``store`` only, when given) fail with QuotaExceededError."""
+    arg = writes if store is None else {"writes": writes, "store": store}
+    assert engine_worker(page).evaluate(INSTALL, arg) == writes

@@ -13,6 +13,7 @@ from tests.backend_fixtures import running_server
 
 from .backup_proxy import FaultProxy
 from .conftest import DIST, engine_call, wait_ready
+from .faults import fail_writes
 
 APP_PORT = 31521
 SERVER_PORT = 31522
@@ -177,3 +178,37 @@ def test_a_memory_purged_while_the_server_was_down_is_not_restored(launch, app_u
     page.reload()
     wait_ready(page)
     assert texts() == ["an ordinary note"]
+
+
+def test_a_deletion_or_rename_whose_op_cannot_be_queued_is_never_lost(
+        launch, app_url, tmp_path, ref_server, backup_db):
+    """A character deleted or renamed while its ``name`` op could not be queued (the
+    mirror queue's write refused) was only logged: the app held it deleted (or renamed),
+    the backup server live under its old name for good, and a restore brought it back
+    live. The character's row and its op are now written together: both or neither."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rei", "id": "rei"})
+    engine_call(page, "remember", {"character": "rei", "text": "Rei keeps a secret diary"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    assert server_names(backup_db) == {"rei": "Rei"}
+
+    def held() -> dict:
+        return next(c for c in engine_call(page, "characters", {"include_deleted": True})
+                    if c["id"] == "rei")
+
+    for verb, params in [("delete_character", {}), ("rename_character", {"name": "Rei A."})]:
+        fail_writes(page, 1, store="settings")  # the queue's write (a full quota)
+        page.evaluate("([v, p]) => window.omoide.call(v, p).then(() => null, e => e.name)",
+                      [verb, {"character": "rei", **params}])
+        assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+        here = held()
+        assert server_names(backup_db) == {"rei": here["name"]}
+        assert ("rei" in server_deleted(backup_db)) == (here["deleted_at"] is not None)
+    # and once the quota allows it, the deletion and the rename reach the server
+    engine_call(page, "rename_character", {"character": "rei", "name": "Rei A."})
+    if held()["deleted_at"] is None:
+        engine_call(page, "delete_character", {"character": "rei"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    assert server_names(backup_db) == {"rei": "Rei A."}
+    assert set(server_deleted(backup_db)) == {"rei"}
+

@@ -36,15 +36,13 @@ function newId(name, taken) {
   return id;
 }
 
-export function characterVerbs(getDb, callPython, locked, touched) {
-  // A name given here goes to the backup server like a memory change (a queued ``name``
-  // op). Stored already: a queue that cannot be written leaves it to "Back up now".
-  async function mirrorName(character) {
-    try {
-      await callPython("mirror_name", { character });
-    } catch (err) {
-      console.warn("the name is not queued for the backup server", err);
-    }
+export function characterVerbs(getDb, callPython, locked) {
+  // A character's row (new, renamed, deleted, restored) goes through the engine: its commit
+  // writes the row and the backup server's ``name`` op in ONE transaction, both or neither
+  // (the op was queued after the row was stored, and only logged when the queue could not
+  // take it: the server kept the old name or the live state for good).
+  async function putRow(row) {
+    await callPython("put_character", { row });
   }
   async function find(id) {
     const found = await getDb().characters.get(id);
@@ -74,9 +72,7 @@ export function characterVerbs(getDb, callPython, locked, touched) {
           throw Object.assign(new Error(`A character with id '${character.id}' exists.`),
             { name: "INVALID_ARGUMENT" });
         }
-        await store.putCharacter(getDb(), character);
-        await touched(character.id);
-        await mirrorName(character.id);
+        await putRow(character);
         return character;
       });
     },
@@ -84,9 +80,7 @@ export function characterVerbs(getDb, callPython, locked, touched) {
       const clean = checkName(name);
       return locked(async () => {
         const row = { ...(await find(character)), name: clean };
-        await store.putCharacter(getDb(), row);
-        await touched(character);
-        await mirrorName(character);
+        await putRow(row);
         return row;
       });
     },
@@ -95,18 +89,14 @@ export function characterVerbs(getDb, callPython, locked, touched) {
     async delete_character({ character }) {
       return locked(async () => {
         const row = { ...(await find(character)), deleted_at: Date.now() / 1000 };
-        await store.putCharacter(getDb(), row);
-        await touched(character);
-        await mirrorName(character);
+        await putRow(row);
         return row;
       });
     },
     async restore_character({ character }) {
       return locked(async () => {
         const row = { ...(await find(character)), deleted_at: null };
-        await store.putCharacter(getDb(), row);
-        await touched(character);
-        await mirrorName(character);
+        await putRow(row);
         return row;
       });
     },

@@ -203,7 +203,9 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
     // The generation bump and the queue run beside the changes (other tables); with
     // ``known`` and a fresh id, a remember's transaction reads nothing but its stamp (beside
     // the writes): one round trip of requests, then the commit.
-    let bumping = bumpGenerations(db, new Set(changes.map((c) => c.character)), known);
+    // (a character's row alone moves no generation: no tab reloads its memories for a name)
+    let bumping = bumpGenerations(db, new Set(changes.filter((c) => c.op !== "character")
+      .map((c) => c.character)), known);
     const queueing = queue !== undefined ? db.settings.put({ key: MIRROR_QUEUE, value: queue })
       : null;
     // A change that reads packed records runs a longer chain of awaits: the bump and the
@@ -216,6 +218,11 @@ export async function persistMany(db, changes, flat, queue = undefined, blocks =
     for (let i = 0; i < changes.length;) {
       const change = changes[i];
       const d = change.dimension;
+      if (change.op === "character") { // a character's row: new, renamed, (un)deleted
+        await db.characters.put(change.row);
+        i += 1;
+        continue;
+      }
       if (change.op === "name") { // an import's display name: one already here is kept
         if (!(await db.characters.get(change.character))) { // a restore's: deleted or not
           await db.characters.put({ id: change.character, name: change.name,
@@ -737,10 +744,6 @@ export async function writeTextBlocks(db, blocks) {
 
 export async function listCharacters(db) {
   return db.characters.toArray();
-}
-
-export async function putCharacter(db, character) {
-  return db.characters.put(character);
 }
 
 export async function deleteCharacterData(db, character) {

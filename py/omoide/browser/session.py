@@ -157,8 +157,8 @@ def drop_character(character: str) -> None:
 def pending_commit() -> bool:
     """Whether ``flush`` has anything to write (changes, mirror ops, the mirror queue)."""
     s = SESSION
-    return s is not None and bool(s.listener.pending or s.mirror.pending
-                                  or s.queue_store.dirty is not None)
+    return s is not None and bool(s.listener.pending or s.listener.pending_bulk
+                                  or s.mirror.pending or s.queue_store.dirty is not None)
 
 
 rpc.COMMIT_CHECKS.append(pending_commit)
@@ -484,13 +484,26 @@ def due_now(targets: set[str]) -> None:
                 op["due"] = min(op["due"], now)
 
 
-@handler("mirror_name")
-def mirror_name(character: str) -> None:
-    """A display name the app gave (a new character, a rename) is mirrored like a memory
-    change: a ``name`` op, sent by the pump with the name IndexedDB holds then."""
+@handler("put_character")
+def put_character(row: dict[str, Any]) -> dict[str, Any]:
+    """A character's row of IndexedDB ``characters`` (a new character, a rename, a deletion
+    or a restore), written at this call's commit with the backup server's ``name`` op (sent
+    by the pump with the name and deletion IndexedDB holds then) in ONE transaction: both
+    or neither. The op was queued by a call of its own after the row was stored, and only
+    logged when that failed: the server kept the old name, or held a deleted character
+    live, and a restore from it brought that back."""
+    if not isinstance(row, dict):
+        raise OmoideError.of("INVALID_ARGUMENT", name="row", reason="not an object")
+    character = validate.character_id(row.get("id"))
+    if not isinstance(row.get("name"), str):
+        raise OmoideError.of("INVALID_ARGUMENT", name="name", reason="not a string")
+    row = dict(row) | {"deleted_at": validate.optional_timestamp(row.get("deleted_at"),
+                                                                 "deleted_at")}
     s = session()
+    s.listener.add_bulk({"op": "character", "character": character, "row": row})
     if backends(s).fallbacks:
-        reload_queue(s).mirror({"op": "name", "id": validate.character_id(character)})
+        reload_queue(s).mirror({"op": "name", "id": character})
+    return row
 
 
 @handler("backends_pump")
