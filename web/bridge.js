@@ -9,6 +9,7 @@
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { checkParams } from "./call-params.js";
 import { allows, grantOf } from "./store/origins.js";
+import { isDeleted } from "./store/characters.js";
 import { openDatabase } from "./store/db.js";
 
 const PROTOCOL = "omoide-client/1";
@@ -106,7 +107,7 @@ async function granted(grant, character, origin) {
     throw error("CHARACTER_NOT_ALLOWED", `${origin} may not use the character ` +
       `${JSON.stringify(character)}; allow it on Omoide's maintenance tab.`, { character });
   }
-  if ((await db.characters.get(character))?.deleted_at) {
+  if (isDeleted(await db.characters.get(character))) {
     throw error("CHARACTER_NOT_ALLOWED", `The character ${JSON.stringify(character)} is in ` +
       "Omoide's character trash; restore it there to use it again.", { character });
   }

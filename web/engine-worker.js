@@ -5,7 +5,7 @@ import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { loadPyodide } from "./vendor/pyodide/pyodide.mjs";
 import * as vectors from "./kernel/vectors.js";
 import * as store from "./store/db.js";
-import { characterVerbs } from "./store/characters.js";
+import { characterVerbs, isDeleted } from "./store/characters.js";
 import { PACKED, packVectors, receivedVectors } from "./store/import-vectors.js";
 import { originVerbs } from "./store/origins.js";
 
@@ -849,7 +849,7 @@ const jsVerbs = {
       // it out of sight until restored there: the report says so instead of only "imported"
       const trashed = [];
       for (const id of report?.characters ?? []) {
-        if ((await db.characters.get(id))?.deleted_at) trashed.push(id);
+        if (isDeleted(await db.characters.get(id))) trashed.push(id);
       }
       if (trashed.length) report.in_character_trash = trashed;
       return report;
@@ -940,7 +940,7 @@ async function backendsTick() {
 // deleted each deleted one (its memories kept: a restore must not bring it back live).
 function characterStates(rows) {
   return { names: Object.fromEntries(rows.map((c) => [c.id, c.name])),
-    deleted: Object.fromEntries(rows.filter((c) => c.deleted_at).map((c) => [c.id, c.deleted_at])) };
+    deleted: Object.fromEntries(rows.filter(isDeleted).map((c) => [c.id, c.deleted_at])) };
 }
 
 async function backupJob(kind, stepVerb, params) {

@@ -212,3 +212,40 @@ def test_a_deletion_or_rename_whose_op_cannot_be_queued_is_never_lost(
     assert server_names(backup_db) == {"rei": "Rei A."}
     assert set(server_deleted(backup_db)) == {"rei"}
 
+
+def test_a_character_deleted_at_time_zero_stays_deleted(launch, app_url, tmp_path,
+                                                        ref_server, backup_db):
+    """A deletion time of 0 (1970, a valid time another client or an export may give) was
+    read as "live" wherever the app tested ``deleted_at`` for truth: restored from the
+    server, the character came back in sight with its memories, reachable by chat apps,
+    and the next mirror of its name told the server it was live again."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rei", "id": "rei"})
+    engine_call(page, "remember", {"character": "rei", "text": "Rei keeps a secret diary"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    page.context.close()
+    backend = SQLiteBackend(backup_db)
+    try:
+        backend.set_character_name("rei", "Rei", 0.0)
+    finally:
+        backend.shutdown()
+
+    fresh = open_app(launch, tmp_path / "fresh", app_url)
+    result = engine_call(fresh, "backup_restore", {})
+    assert result["finished"] and result["imported"] == 1
+    assert "rei" not in {c["id"] for c in engine_call(fresh, "characters", {})}
+    rei = [c for c in engine_call(fresh, "characters", {"include_deleted": True})
+           if c["id"] == "rei"]
+    assert rei and rei[0]["deleted_at"] == 0
+    # a name op of it (a rename in the character trash) keeps the server's deletion
+    engine_call(fresh, "rename_character", {"character": "rei", "name": "Rei B."})
+    assert engine_call(fresh, "backends_pump", {"force": True})["queued"] == 0
+    assert server_deleted(backup_db) == {"rei": 0.0}
+    assert server_names(backup_db) == {"rei": "Rei B."}
+    fresh.reload()  # the app's pickers: the live characters only
+    wait_ready(fresh)
+    fresh.wait_for_selector("#app[data-ready='true']", timeout=60_000)
+    fresh.wait_for_function("() => document.querySelector('#current-character').options"
+                            ".length > 0")
+    assert "Rei" not in fresh.locator("#current-character").inner_text()
+

@@ -36,6 +36,9 @@ function newId(name, taken) {
   return id;
 }
 
+// A character row that is deleted: ``deleted_at`` is a time (0 is one: 1970), null when live.
+export const isDeleted = (row) => row?.deleted_at != null;
+
 export function characterVerbs(getDb, callPython, locked) {
   // A character's row (new, renamed, deleted, restored) goes through the engine: its commit
   // writes the row and the backup server's ``name`` op in ONE transaction, both or neither
@@ -55,7 +58,7 @@ export function characterVerbs(getDb, callPython, locked) {
         const stats = new Map((await callPython("engine_characters", {}))
           .map((s) => [s.character_id, s]));
         const rows = await store.listCharacters(getDb());
-        return rows.filter((c) => include_deleted || !c.deleted_at).map((c) => ({
+        return rows.filter((c) => include_deleted || !isDeleted(c)).map((c) => ({
           id: c.id, name: c.name, created_at: c.created_at, deleted_at: c.deleted_at ?? null,
           count: stats.get(c.id)?.memories ?? 0, trashed: stats.get(c.id)?.trashed ?? 0,
           stamp: stats.get(c.id)?.model ?? null, mismatch: !!stats.get(c.id)?.model_mismatch,

@@ -105,8 +105,8 @@ export function mountCharacters(panel, ctx) {
   }
 
   function render() {
-    const live = ctx.characters.filter((c) => !c.deleted_at);
-    const gone = ctx.characters.filter((c) => c.deleted_at);
+    const live = ctx.characters.filter((c) => c.deleted_at == null);
+    const gone = ctx.characters.filter((c) => c.deleted_at != null);
     // a rename being typed keeps its form, focus and text when the list is drawn again (a
     // change in another tab, a language switch)
     const renaming = new Map([...list.querySelectorAll("li.card")]

@@ -56,7 +56,7 @@ export function mountClients(ctx) {
 
   function renderPicks() {
     const ticked = new Set([...picks.querySelectorAll("input:checked")].map((i) => i.value));
-    clear(picks, ctx.characters.filter((c) => !c.deleted_at).map((c) => {
+    clear(picks, ctx.characters.filter((c) => c.deleted_at == null).map((c) => {
       const input = h("input", { type: "checkbox", value: c.id, id: `client-pick-${c.id}`,
         checked: ticked.has(c.id), disabled: all.checked });
       return h("label", { class: "check", for: input.id }, input, " ", nameOf(c.id));

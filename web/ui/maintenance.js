@@ -167,7 +167,8 @@ export function mountMaintenance(panel, ctx) {
   let lastState = null; // "finished" | "cancelled" | "failed" of the last run
 
   function renderScope() {
-    options(revScope, [["", t("revectorize.all")], ...ctx.characters.filter((c) => !c.deleted_at)
+    options(revScope, [["", t("revectorize.all")],
+      ...ctx.characters.filter((c) => c.deleted_at == null)
       .map((c) => [c.id, ctx.characterLabel(c.id)])], revScope.value);
   }
   function renderRevectorize(status) {
@@ -391,13 +392,14 @@ export function mountMaintenance(panel, ctx) {
       { hint: "export.importHint" }).row),
     h("div", { class: "actions" }, importButton), importProgress.element, importOut);
   function renderExportScope() {
-    options(exportScope, [["", t("export.all")], ...ctx.characters.filter((c) => !c.deleted_at)
+    options(exportScope, [["", t("export.all")],
+      ...ctx.characters.filter((c) => c.deleted_at == null)
       .map((c) => [c.id, ctx.characterLabel(c.id)])], exportScope.value);
   }
   exportButton.addEventListener("click", async () => {
     // "All" is every character the app lists: one in the character trash is not exported
     // (its memories would come back as a live character on import); restore it first
-    const live = ctx.characters.filter((c) => !c.deleted_at);
+    const live = ctx.characters.filter((c) => c.deleted_at == null);
     const params = { with_vectors: withVectors.checked,
       names: Object.fromEntries(live.map((c) => [c.id, c.name])),
       characters: exportScope.value ? [exportScope.value] : live.map((c) => c.id) };

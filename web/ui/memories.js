@@ -94,7 +94,7 @@ export function mountMemories(panel, ctx) {
     event.preventDefault();
     const text = addText.value.trim();
     if (!text || !ctx.character) return;
-    const gone = typedFor && !ctx.characters.some((c) => c.id === typedFor && !c.deleted_at);
+    const gone = typedFor && !ctx.characters.some((c) => c.id === typedFor && c.deleted_at == null);
     if (gone) {
       ctx.notify(t("memories.characterGone", { name: ctx.characterName(typedFor) }),
         { kind: "error" });

@@ -70,7 +70,7 @@ export function createContext({ call, lang }) {
     },
     async refreshCharacters() {
       ctx.characters = await ctx.call("characters", { include_deleted: true });
-      const live = ctx.characters.filter((c) => !c.deleted_at);
+      const live = ctx.characters.filter((c) => c.deleted_at == null);
       if (ctx.character && !live.some((c) => c.id === ctx.character)) {
         ctx.selectCharacter(live[0]?.id ?? null);
       } else if (!ctx.character && live.length) {
@@ -95,7 +95,7 @@ export function createContext({ call, lang }) {
 
 function renderPicker(ctx) {
   const picker = document.getElementById("current-character");
-  const live = ctx.characters.filter((c) => !c.deleted_at);
+  const live = ctx.characters.filter((c) => c.deleted_at == null);
   const items = live.map((c) => [c.id, `${ctx.characterLabel(c.id)} (${c.count})`]);
   if (!items.length) items.push(["", ctx.t("app.noCharacters")]);
   options(picker, items, ctx.character ?? "");

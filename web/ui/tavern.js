@@ -74,7 +74,8 @@ export function mountTavern(ctx) {
     h("div", { class: "actions" }, importButton, exportButton), tavernProgress.element, out);
 
   function renderTargets() {
-    options(target, [["", t("tavern.fromFile")], ...ctx.characters.filter((c) => !c.deleted_at)
+    options(target, [["", t("tavern.fromFile")],
+      ...ctx.characters.filter((c) => c.deleted_at == null)
       .map((c) => [c.id, ctx.characterLabel(c.id)])], target.value);
   }
 
