@@ -2,6 +2,7 @@
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { pickLanguage, translatePage } from "./i18n.js";
 import { checkParams } from "./call-params.js";
+import { leavingFlushesRecalls } from "./leaving.js";
 import { packImportCall } from "./store/import-vectors.js";
 import { createContext, setLanguage } from "./ui/shell.js";
 
@@ -219,10 +220,9 @@ async function start() {
     document.getElementById("boot-detail").textContent = t("boot.failed", { reason: err.message });
     return;
   }
-  // Recall counts are written in batches; a tab going away writes what it still holds.
-  document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "hidden") engine.call("flush_recalls").catch(() => {});
-  });
+  // Recall counts are written in batches; a tab hidden or going away writes what it still
+  // holds, at once (the worker may be ended right after).
+  leavingFlushesRecalls((method, params) => engine.call(method, params));
   await showDiagnostics(engine).catch((err) => console.warn("diagnostics failed", err));
   ctx.on("lang", () => showDiagnostics(engine).catch(() => {}));
   const { startUI } = await screens;

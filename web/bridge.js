@@ -8,6 +8,7 @@
 // the first allowed request, so an unknown page costs nothing. Answers go to that origin only.
 import * as Comlink from "./vendor/comlink/comlink.mjs";
 import { checkParams } from "./call-params.js";
+import { leavingFlushesRecalls } from "./leaving.js";
 import { allows, grantOf } from "./store/origins.js";
 import { isDeleted } from "./store/characters.js";
 import { openDatabase } from "./store/db.js";
@@ -84,6 +85,7 @@ function startEngine() {
       if (["download", "revectorize", "embedder"].includes(event.type)) forward(event);
     }));
     await worker.boot(Comlink.proxy((stage) => forward({ type: "boot", ...stage })));
+    leavingFlushesRecalls((method, params) => worker.call(method, params));
     return { call: async (method, params) => worker.call(method, checkParams(params)) };
   })();
 }

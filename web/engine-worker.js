@@ -301,24 +301,48 @@ function countRecalls(hits) {
 // Under the engine lock, like every write: it never lands between a call and its commit.
 const flushRecallsLocked = () => navigator.locks.request(WRITE_LOCK, flushRecalls);
 
-// One additive transaction on the recalls table; no generation moves, no tab is told.
-// The caller holds the engine lock.
-async function flushRecalls() {
+// The page is hidden or going away (closed, navigated away): its worker may be ended any
+// moment, and a closing page's worker is never granted a Web Lock (the counts were lost
+// whenever the flush waited for one, and often when it did not: the additive write reads
+// first). So they are journaled at once: one blind put of a settings row of this worker's
+// own, without the lock; the next flush or load of any tab (under the lock) adds them to the
+// ``recalls`` table. They leave ``recallCounts`` first: nothing writes them twice.
+const journalId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+let journalWrites = 0;
+async function flushRecallsLeaving() {
   clearTimeout(recallTimer);
   recallTimer = null;
   if (!recallCounts.size) return;
   const rows = [...recallCounts.values()];
   recallCounts.clear();
   try {
+    await store.journalRecalls(db, `${journalId}:${journalWrites++}`, rows);
+  } catch (err) {
+    keepRecalls(rows);
+  }
+}
+
+function keepRecalls(rows) { // a write that failed: kept for the next try
+  for (const row of rows) {
+    const key = recallKey(row.character, row.id);
+    const later = recallCounts.get(key);
+    recallCounts.set(key, later ? { ...row, count: row.count + later.count,
+      last: Math.max(row.last, later.last) } : row);
+  }
+  recallTimer ??= setTimeout(flushRecallsLocked, RECALL_FLUSH_MS * 5);
+}
+
+// One additive transaction on the recalls table (with the journals of pages gone since); no
+// generation moves, no tab is told. The caller holds the engine lock.
+async function flushRecalls() {
+  clearTimeout(recallTimer);
+  recallTimer = null;
+  const rows = [...recallCounts.values()];
+  recallCounts.clear();
+  try {
     await store.addRecalls(db, rows);
   } catch (err) {
-    for (const row of rows) { // kept for the next try
-      const key = recallKey(row.character, row.id);
-      const later = recallCounts.get(key);
-      recallCounts.set(key, later ? { ...row, count: row.count + later.count,
-        last: Math.max(row.last, later.last) } : row);
-    }
-    recallTimer ??= setTimeout(flushRecallsLocked, RECALL_FLUSH_MS * 5);
+    keepRecalls(rows);
   }
 }
 
@@ -460,8 +484,7 @@ function scheduleTextIndexing() {
 async function catchUp() {
   const current = await store.generations(db);
   if ((current.get(store.GLOBAL) ?? 0) !== (known.get(store.GLOBAL) ?? 0)) {
-    await flushRecalls();
-    await loadEverything();
+    await loadEverything(); // which writes the recall counts first
     return;
   }
   for (const [character, g] of current) {
@@ -498,6 +521,7 @@ async function applyStoredSettings(values) {
 // ``ahead``: boot's read ahead (``readAhead``); a character's read is used only when its
 // generation and the global one are still those read with it (else it is read again).
 async function loadEverything(ahead = null) {
+  await flushRecalls(); // this worker's counts and the journals of pages gone: read below
   known = await store.generations(db);
   const current = (character) => ahead
     && (ahead.generations.get(store.GLOBAL) ?? 0) === (known.get(store.GLOBAL) ?? 0)
@@ -905,8 +929,9 @@ const jsVerbs = {
   // the timings of the last calls of `method` (all methods without one), oldest first
   call_timings: ({ method = null, last = CALL_TIMINGS } = {}) =>
     callTimings.filter((t) => !method || t.method === method).slice(-last),
-  flush_recalls: () => flushRecallsLocked().then(() => ({
-    pending_recalls: recallCounts.size })),
+  // ``leaving``: the page is hidden or going away (web/app.js, web/bridge.js)
+  flush_recalls: ({ leaving = false } = {}) => (leaving ? flushRecallsLeaving()
+    : flushRecallsLocked()).then(() => ({ pending_recalls: recallCounts.size })),
 };
 
 // -- backup server: mirror pump, health checks, backup / restore ------------------------------

@@ -117,3 +117,35 @@ def test_an_update_keeps_counts_once(launch, app_url, tmp_path):
     engine_call(page, "forget", {"character": "ito", "id": made["id"]})
     engine_call(page, "purge_trash", {"character": "ito"})
     assert raw(page, "recalls") == []
+
+
+def test_recall_counts_of_a_closing_tab_are_kept(launch, app_url, tmp_path):
+    """Recall counts are written in batches, at most every 2 s: a tab closed before its
+    batch lost the counts of its last recalls, always when the engine lock was held then (a
+    long call of another tab: a closing page's worker is never granted the lock) and often
+    when it was not. A tab hidden or going away now journals them at once (one put, no
+    lock), and the next load adds them to the ``recalls`` table."""
+    context = launch(tmp_path / "profile")
+    keeper = open_page(context, app_url)  # keeps the profile's browser running
+    engine_call(keeper, "select_model", MINILM)
+    made = engine_call(keeper, "remember", {"character": "ito", "text": "ito grows tomatoes"})
+    expected = 0
+    for busy in (False, True, False, True):
+        tab = open_page(context, app_url)
+        for _ in range(3):
+            engine_call(tab, "recall", {"character": "ito", "query": "tomatoes",
+                                        "mode": "fulltext"})
+        expected += 3
+        assert engine_call(tab, "storage_info")["pending_recalls"] == 1
+        if busy:  # another tab's long call holds the engine lock while this one closes
+            keeper.evaluate("() => { navigator.locks.request('omoide-engine', "
+                            "() => new Promise((done) => setTimeout(done, 3000))); }")
+        tab.close()
+        keeper.wait_for_timeout(3_500 if busy else 500)
+        keeper.reload()
+        wait_ready(keeper)
+        memory = engine_call(keeper, "get", {"character": "ito", "id": made["id"]})
+        assert memory["recall_count"] == expected, busy
+        # folded into the recalls table by the load: no journal is left behind
+        assert [r["count"] for r in raw(keeper, "recalls")] == [expected]
+        assert not [r for r in raw(keeper, "settings") if "recall" in r["key"]]

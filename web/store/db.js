@@ -99,11 +99,45 @@ export async function bumpGeneration(db, character) {
   return db.transaction("rw", db.generations, () => bumpGenerations(db, [character]));
 }
 
+// settings keys of the recall counts a page going away wrote in one blind put
+// (``journalRecalls``); ``addRecalls`` folds them into the recalls table.
+export const RECALL_JOURNAL = "recall_journal:";
+
+// Recall counts ({character, id, count, last}) a page going away still held, as ONE put of a
+// settings row of its own (``key``: unique) in a native transaction committed at once: no
+// read, no lock, nothing to wait for, as its worker may be ended any moment (an additive
+// write, which reads first, behind a lock a closing page's worker is never granted, was lost).
+export function journalRecalls(db, key, counts) {
+  return new Promise((resolve, reject) => {
+    const tx = db.backendDB().transaction("settings", "readwrite");
+    tx.objectStore("settings").put({ key: RECALL_JOURNAL + key, value: counts });
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error);
+    tx.commit?.();
+  });
+}
+
 // Add counted recalls ({character, id, count, last}) to the recalls table, in one transaction
-// (additive: two tabs counting at once both count).
+// (additive: two tabs counting at once both count), with every journal of recall counts
+// (``journalRecalls``), which it deletes. The caller holds the engine lock.
 export async function addRecalls(db, counts) {
-  if (!counts.length) return;
-  await db.transaction("rw", db.recalls, db.memories, db.record_packs, async () => {
+  const journal = () => db.settings.where("key").startsWith(RECALL_JOURNAL);
+  if (!counts.length && !(await journal().count())) return;
+  await db.transaction("rw", db.recalls, db.memories, db.record_packs, db.settings, async () => {
+    const journals = await journal().toArray();
+    const journaled = journals.flatMap((j) => (Array.isArray(j.value) ? j.value : []))
+      .filter((c) => typeof c?.character === "string" && typeof c.id === "string"
+        && Number.isFinite(c.count) && Number.isFinite(c.last));
+    const merged = new Map();
+    for (const c of [...counts, ...journaled]) {
+      const key = `${c.character}\n${c.id}`;
+      const seen = merged.get(key);
+      merged.set(key, seen ? { ...seen, count: seen.count + c.count,
+        last: Math.max(seen.last, c.last) } : c);
+    }
+    counts = [...merged.values()];
+    if (journals.length) await db.settings.bulkDelete(journals.map((j) => j.key));
     const keys = counts.map((c) => [c.character, c.id]);
     const [rows, records] = await Promise.all([db.recalls.bulkGet(keys),
       db.memories.bulkGet(keys)]);
