@@ -249,3 +249,23 @@ def test_a_character_deleted_at_time_zero_stays_deleted(launch, app_url, tmp_pat
                             ".length > 0")
     assert "Rei" not in fresh.locator("#current-character").inner_text()
 
+
+def test_a_server_that_answers_again_gets_its_queue_at_once(launch, app_url, tmp_path,
+                                                            proxy, backup_db):
+    """A health check that found the server up again made its queued changes due in
+    memory only: the next call read the queue back from IndexedDB with each op's backoff
+    (up to 5 minutes), so the pump sent nothing until then."""
+    page = open_app(launch, tmp_path / "profile", app_url, PROXY_URL)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    proxy.rule = lambda method, path, n: ("status", 503)
+    made = engine_call(page, "remember", {"character": "rin", "text": "Rin likes green tea"})
+    for _ in range(6):  # each forced try fails: the backoff grows to 32 s
+        assert engine_call(page, "backends_pump", {"force": True})["queued"] >= 1
+    proxy.rule = None
+    assert engine_call(page, "backends_check", {})[1]["ok"] is True
+    assert engine_call(page, "backends_pump", {})["queued"] == 0
+    backend = SQLiteBackend(backup_db)
+    try:
+        assert backend.get(made["id"])["text"] == "Rin likes green tea"
+    finally:
+        backend.shutdown()

@@ -474,14 +474,20 @@ def backends_check() -> list[dict[str, Any]]:
 
 
 def due_now(targets: set[str]) -> None:
+    """The queued ops of ``targets`` due now, saved (written at the call's commit): set in
+    memory only, they were read back from IndexedDB by the next call with their backoff,
+    and a server that answered again waited up to 5 minutes for its changes."""
     manager = session().backends
     if manager is None or not targets:
         return
     now = manager.clock()
-    with manager._lock:
-        for op in manager.queue:
+
+    def due(queue: list[dict[str, Any]]) -> None:
+        for op in queue:
             if op["target"] in targets:
                 op["due"] = min(op["due"], now)
+
+    manager._edit(due)
 
 
 @handler("put_character")
