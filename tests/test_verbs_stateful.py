@@ -78,6 +78,13 @@ def said(memory: Memory) -> dict[str, Any]:
             "meta": {k: v for k, v in memory.meta.items() if k not in LINKS}}
 
 
+def last_said(version: dict[str, Any]) -> float:
+    """``supersede.last_said`` of a modelled memory: its time or a later ``meta.said_at``."""
+    again = version["meta"].get("said_at")
+    return max(version["created_at"], again) if isinstance(again, (int, float)) \
+        and not isinstance(again, bool) else version["created_at"]
+
+
 def words(version: dict[str, Any]) -> tuple[Any, Any]:
     return version.get("text"), version.get("context")
 
@@ -221,7 +228,13 @@ class VerbsMachine(RuleBasedStateMachine):
                                          *(m for m, _ in self.trashed[c].values())]
                      if m["conversation"] == got["conversation"]]
             assert got["turn"] > max(taken, default=-1), (got["turn"], taken)
-        for old in self.holders(c, memory.key):
+        holders = self.holders(c, memory.key)
+        newest = max((last_said(self.live[c][i]) for i in holders), default=None)
+        if wanted.get("at") is not None and newest is not None and got["created_at"] < newest:
+            # said before the value the key holds: that value's history, never its successor
+            self.trashed[c][memory.id] = [got, None]
+            return
+        for old in holders:
             self.retire(c, old)
         self.live[c][memory.id] = got
 

@@ -47,6 +47,17 @@ def turn_line(role: str, text: str) -> str:
     return f"{role}: {text}" if role else text
 
 
+# the date line ``date_line`` writes, in either language, at the head of a context
+_DATE_LINE = re.compile(r"(?:On \d{1,2} [A-Za-z]+ \d+|\d+年\d{1,2}月\d{1,2}日):\n")
+
+
+def window_text(context: str) -> str:
+    """The turns of a context ``turn_context`` wrote, without its date line: what a message
+    was said among, whatever day it was ingested on."""
+    head = _DATE_LINE.match(context)
+    return context[head.end():] if head else context
+
+
 def turn_context(turns: Sequence[str], index: int, at: float | None, *, limit: int) -> str:
     """The index context of ``turns[index]`` (turns already rendered by ``turn_line``):
     the date of ``at`` (None: no date line) and the window around the turn, at most

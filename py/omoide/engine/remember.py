@@ -5,7 +5,9 @@ A memory may say where it came from in a conversation (``conversation``, ``turn`
 conversation's last turn, in the order of the items.
 
 A memory with a key replaces the live memories holding that key (``engine.supersede``): they
-move to the trash as its history, restorable, and recall only ranks the new one."""
+move to the trash as its history, restorable, and recall only ranks the new one. One dated
+(``at``) before the holder was last said is the older statement: it is written as the
+holder's history (in the trash, restorable) and the holder stays live."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from omoide.engine import validate
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import KIND_TYPES, Memory, new_memory_id
 from omoide.engine.neighbourhood import claim_turn, next_turn
-from omoide.engine.supersede import holders, linked, retire
+from omoide.engine.supersede import holders, last_said, linked, retire
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -89,18 +91,31 @@ def remember_many(
 ) -> list[Memory]:
     """Store several memories with ONE embedding call; all are validated before any write."""
     character = validate.character_id(character)
-    memories = [build_memory(engine, character, **_item_arguments(i)) for i in items]
+    arguments = [_item_arguments(i) for i in items]
+    memories = [build_memory(engine, character, **a) for a in arguments]
     if not memories:
         return []
     store = engine.writable_store(character)
     vectors = embed_memories(engine.embedder, [(m.text, m.context) for m in memories])
     stored = []
-    for memory, vector in zip(memories, vectors, strict=True):
+    for memory, vector, given in zip(memories, vectors, arguments, strict=True):
         if memory.conversation is not None:  # place it (a turn given) or append it
             if memory.turn is None:
                 memory.turn = next_turn(store, memory.conversation)
             claim_turn(store, memory.conversation, memory.turn)
         replaced = holders(store, memory.key)
+        newest = max(replaced, key=lambda i: (last_said(store.records[i]), i), default=None)
+        if (newest is not None and given.get("at") is not None
+                and memory.created_at < last_said(store.records[newest])):
+            # dated before the value the key holds was said: an older statement never
+            # replaces a newer one; it is that value's history (a file of January imported
+            # after March's value sent March's to the trash, purged 30 days on)
+            store.put(memory, vector)
+            store.put(linked(store.records[newest], [memory.id]), None)
+            retire(store, memory.id, newest, engine.now(),
+                   f"same key {memory.key}: said before the live memory, kept as its history")
+            stored.append(store.trash[memory.id].memory)
+            continue
         memory = linked(memory, replaced)
         store.put(memory, vector)
         for old_id in replaced:

@@ -2,8 +2,10 @@
 
 One key, one live memory: ``remember`` (and ``remember_many``) with a key that live memories
 hold, ``update`` giving a memory such a key, and ``restore`` of a keyed memory all replace
-the holders. Governance ingest uses the same step for a contradiction (same subject, the
-other polarity) and for a merge whose text grows.
+the holders. An older statement never replaces a newer one: a memory dated (``at``) before
+the holder was last said (``last_said``) is written as the holder's history instead.
+Governance ingest uses the same step for a contradiction (same subject, the other polarity)
+and for a merge whose text grows.
 
 Order: the new record is written first, then each old one gets ``meta["superseded_by"]``,
 ``superseded_at`` and ``superseded_reason`` and moves to the trash, so a failed trash move
@@ -26,6 +28,15 @@ SUPERSEDES = "supersedes"
 SUPERSEDED_BY = "superseded_by"
 MAX_LINKS = 50  # a slot rewritten every day keeps the last 50 ids it replaced
 RETIRED_FIELDS = (SUPERSEDED_BY, "superseded_at", "superseded_reason")
+
+
+def last_said(memory: Memory) -> float:
+    """When the memory was last said: its own time, or a later repeat's (``meta.said_at``,
+    set by a governance merge): a statement dated between the two ("doctor" in April, after
+    "nurse" in January and again in October) changes nothing."""
+    again = memory.meta.get("said_at")
+    return max(memory.created_at, again) if isinstance(again, (int, float)) \
+        and not isinstance(again, bool) else memory.created_at
 
 
 def holders(store: CharacterStore, key: str | None, *, besides: str | None = None

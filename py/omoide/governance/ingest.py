@@ -5,11 +5,14 @@ refiner adds a diary note; if the endpoint fails, is slow or answers garbage, th
 messages go through the pattern path and the report says why (``degraded``). The pattern
 path is ``extract`` with its second stage on the engine's embedding model
 (``clause_model.classifier_for``): clauses no pattern matched are classified by the model.
-Every input message ends up in the report: stored, merged into an existing memory that says the same
-thing, superseding one it contradicts (same subject, the other polarity: the old one goes to
-the trash as history, restorable), or skipped with a reason; a write vetoed by a listener
-(quota) is reported as failed, with its text. Nothing is ever lost on write: a merge keeps
-the memory's text unless the new one is a strict superset, which then supersedes it.
+Every input message ends up in the report: stored, merged into an existing memory that says
+the same thing, superseding one it contradicts (same subject, the other polarity: the old one
+goes to the trash as history, restorable), or skipped with a reason (among them a message an
+earlier ingest already took, ``HeldMessages``: a chat ingested again changes nothing); a
+write vetoed by a listener (quota) is reported as failed, with its text. An older statement
+never replaces a newer one: said before the live memory, it becomes its history. Nothing is
+ever lost on write: a merge keeps the memory's text unless the new one is a strict superset,
+which then supersedes it.
 
 The whole batch is planned first (one embedding call, dedup against the store AND against
 earlier candidates of the batch), then written: a dry run is exactly the plan.
@@ -18,21 +21,25 @@ earlier candidates of the batch), then written: a dry run is exactly the plan.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from omoide.engine import validate
-from omoide.engine.context import turn_context, turn_line
+from omoide.engine.context import turn_context, turn_line, window_text
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory, new_memory_id
 from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.remember import build_memory
-from omoide.engine.supersede import linked, retire
+from omoide.engine.store import as_float_list
+from omoide.engine.supersede import last_said, linked, retire
 from omoide.errors import OmoideError
+from omoide.governance import meta_fields
 from omoide.governance.clause_model import classifier_for
 from omoide.governance.dedup import (
     DEFAULT_THRESHOLD,
+    NEIGHBOURS,
     DedupIndex,
     candidate_polarity,
     merged,
@@ -175,39 +182,119 @@ def gives_a_new_value(existing: Memory, candidate: Candidate) -> bool:
             and not same_words(old, new))
 
 
-def last_said(memory: Memory) -> float:
-    """When the memory was last said: its own time, or a later repeat's (``meta.said_at``,
-    set by a merge): a chat dated between the two ("doctor" in April, after "nurse" in
-    January and again in October) changes nothing."""
-    again = memory.meta.get("said_at")
-    return max(memory.created_at, again) if isinstance(again, (int, float)) \
-        and not isinstance(again, bool) else memory.created_at
+HEARD = "heard"  # meta: fingerprints of the messages a memory already accounts for
+MAX_HEARD = 50  # a memory repeated or replaced every day keeps the last 50
 
 
-def same_session_repeat(existing: Memory, candidate: Candidate,
-                        extra_meta: Mapping[str, Any]) -> bool:
-    """Whether ``candidate`` is a memory's own words brought again from the session that
-    brought them (``meta["session"]`` and ``source`` equal): a chat imported twice, or one
-    message sent twice. Said again in another session, the same words are a repeat, which
-    a merge counts."""
-    session = extra_meta.get("session")
-    return (session is not None and existing.text == candidate.text
-            and existing.meta.get("session") == session
-            and existing.meta.get("source") == extra_meta.get("source"))
+def fingerprint(text: str, context: str | None, at: float) -> tuple[str, str] | None:
+    """The message a memory was made of, as (dated, undated) marks: its text and the turns
+    around it (its ``context`` without the date line), with the day (the date line) for
+    the dated one. An ingest dated (``at``) looks for the dated mark: the same turns on
+    another day are a repeat, which a merge counts; one without a date for the undated
+    mark, whatever day the chat was first ingested on. A turn alone in its window (a chat
+    app's single message) is told by its time too: said again later, it is a repeat, and
+    without a date it is the newest statement. None without a context (a memory the user
+    wrote)."""
+    if context is None:
+        return None
+    window = window_text(context)
+    parts = [text, window] if "\n" in window else [text, window, repr(float(at))]
+
+    def digest(parts: list[str]) -> str:
+        data = "\x1f".join(parts).encode("utf-8", "surrogatepass")
+        return hashlib.sha256(data).hexdigest()[:24]
+
+    return digest([*parts, context[:len(context) - len(window)]]), digest(parts)
 
 
-def trashed_from_session(store: Any, extra_meta: Mapping[str, Any]) -> dict[str, str]:
-    """The texts this session brought whose memories are in the trash (text -> memory id):
-    a chat imported again must not bring back what the user forgot from it, nor replay a
-    change it made ("nurse", then "doctor": each import made new copies and more history,
-    the earlier version being in the trash). One pass over the trash per ingest, only for a
-    tagged session (an import names its day)."""
-    session = extra_meta.get("session")
-    if session is None or store is None:
-        return {}
-    return {entry.memory.text: entry.memory.id for entry in store.trash.values()
-            if entry.memory.meta.get("session") == session
-            and entry.memory.meta.get("source") == extra_meta.get("source")}
+def fingerprints(memory: Memory) -> set[str]:
+    """The marks of the messages ``memory`` accounts for: its own, and those a merge
+    folded into it or a version it replaced accounted for (``meta.heard``; of another
+    shape, none)."""
+    own = fingerprint(memory.text, memory.context, memory.created_at)
+    heard = {f for f in meta_fields.entries(memory.meta, HEARD) if type(f) is str}
+    return heard | set(own) if own is not None else heard
+
+
+def hearing(memory: Memory, heard: Iterable[str]) -> Memory:
+    """``memory`` with the marks ``heard`` added to ``meta.heard`` (no write)."""
+    old = [f for f in meta_fields.entries(memory.meta, HEARD) if type(f) is str]
+    more = [f for f in dict.fromkeys(heard) if f not in old]
+    if not more:
+        return memory
+    return dataclasses.replace(memory, meta={**memory.meta,
+                                             HEARD: (old + more)[-MAX_HEARD:]})
+
+
+class HeldMessages:
+    """Finds the memory a candidate's message already made (one rule for every ingest path:
+    a chat imported, pasted or sent again, tagged with a session or not). A message is held
+    when a memory of the store, live or in the trash, accounts for its fingerprint
+    (``fingerprints``), or, for an import tagged with a session, has its text, session and
+    source. Live memories are looked up by the candidate's key and among its nearest rows;
+    the trash in one pass per ingest. Such a message changes nothing: it was taken into
+    account when it first came (stored, merged, made history or replaced since), so a
+    chat dated earlier or not at all never replays a change it made over a newer value,
+    and what the user forgot from it stays forgotten."""
+
+    def __init__(self, store: Any, wanted: set[str], texts: set[str],
+                 extra_meta: Mapping[str, Any]):
+        self.store = store
+        self.wanted, self.texts = wanted, texts
+        self.session = extra_meta.get("session")
+        self.source = extra_meta.get("source")
+        self.trashed: dict[str, Memory] = {}  # fingerprint or ("session", text) -> memory
+        if store is None:
+            return
+        for entry in store.trash.values():
+            memory = entry.memory
+            for key in self._keys(memory):
+                self.trashed.setdefault(key, memory)
+
+    def _keys(self, memory: Memory) -> list[Any]:
+        """What ``memory`` holds of this ingest's messages: their fingerprints, and its text
+        when it came from the same tagged session and source."""
+        keys: list[Any] = [f for f in meta_fields.entries(memory.meta, HEARD)
+                           if type(f) is str and f in self.wanted]
+        if memory.text in self.texts:  # its own message (the text is in the fingerprint)
+            own = fingerprint(memory.text, memory.context, memory.created_at)
+            keys += [f for f in own or () if f in self.wanted]
+            if (self.session is not None and memory.meta.get("session") == self.session
+                    and memory.meta.get("source") == self.source):
+                keys.append(("session", memory.text))
+        return keys
+
+    def find(self, candidate: Candidate, mark: str | None, vector: Sequence[float]
+             ) -> Memory | None:
+        if self.store is None:
+            return None
+        wanted = {k for k in (mark, ("session", candidate.text)) if k is not None}
+        ids = list(self.store.ids_with_key(candidate.key)) if candidate.key else []
+        if len(self.store.kernel):
+            ids += self.store.kernel.top_k(as_float_list(vector), NEIGHBOURS).ids
+        for memory_id in dict.fromkeys(ids):
+            memory = self.store.records[memory_id]
+            if wanted & set(self._keys(memory)):
+                return memory
+        return next((self.trashed[k] for k in (mark, ("session", candidate.text))
+                     if k in self.trashed), None)
+
+
+def held_reason(memory: Memory, text: str, live: bool, extra_meta: Mapping[str, Any]) -> str:
+    """The report's reason for a message (its memory's ``text``) already held by
+    ``memory``."""
+    came = (f"from session {extra_meta['session']}" if extra_meta.get("session") is not None
+            else "in an earlier ingest")
+    if live and memory.text != text:
+        return (f"already taken {came}: a later statement replaced it ({memory.id}, "
+                "its history in the trash): nothing replayed")
+    if live:
+        return f"already held {came}: nothing new"
+    by = memory.meta.get("superseded_by")
+    if isinstance(by, str):
+        return (f"already held {came}, as the history of {by} (a later statement replaced "
+                "it; in the trash, restorable): nothing replayed")
+    return f"already brought {came}; its memory is in the trash (restore it there)"
 
 
 def _places(store: Any, conversation: str | None, count: int, candidates: list[Candidate],
@@ -291,19 +378,26 @@ def ingest(
     vectors = embed_memories(engine.embedder, list(zip([c.text for c in candidates], contexts,
                                                        strict=True)))
     index = DedupIndex(store, dedup_threshold)
-    trashed = trashed_from_session(store, extra_meta)
+    # each candidate's message, and the mark of it a memory that holds it has
+    messages_heard = [fingerprint(c.text, context, session_at)
+                      for c, context in zip(candidates, contexts, strict=True)]
+    marks = [None if pair is None else pair[0 if at is not None else 1]
+             for pair in messages_heard]
+    held = HeldMessages(store, {m for m in marks if m is not None},
+                        {c.text for c in candidates}, extra_meta)
     now = engine.now()
     planned_items: list[IngestItem] = []
-    for candidate, context, vector, (conv, turn) in zip(candidates, contexts, vectors, places,
-                                                        strict=True):
+    for candidate, context, vector, (conv, turn), mark, heard in zip(
+            candidates, contexts, vectors, places, marks, messages_heard, strict=True):
         item = IngestItem(
             "stored", "new", text=candidate.text, kind=candidate.kind, key=candidate.key,
             polarity=candidate.polarity, source=candidate.source, via=candidate.via,
         )
-        if candidate.text in trashed:  # forgotten (or set aside) since the first import
-            item.action, item.memory_id = "skipped", trashed[candidate.text]
-            item.reason = (f"already brought from session {extra_meta['session']}; its "
-                           "memory is in the trash (restore it there)")
+        already = held.find(candidate, mark, vector)
+        if already is not None:  # this message came before: nothing new, nothing replayed
+            item.action, item.memory_id = "skipped", already.id
+            item.reason = held_reason(already, candidate.text, already.id in store.records,
+                                      extra_meta)
             report.items.append(item)  # nothing written: not in the audit log
             continue
         polarity = candidate_polarity(candidate)
@@ -324,13 +418,6 @@ def ingest(
             continue
         existing = index.current(found.memory_id)
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
-        if same_session_repeat(existing, candidate, extra_meta):
-            # the same message brought again (a chat imported twice): not a repeat, and not
-            # a change to replay (its later version is the live one)
-            item.action, item.memory_id = "skipped", existing.id
-            item.reason = f"already held from session {extra_meta['session']}"
-            report.items.append(item)  # nothing written: not in the audit log
-            continue
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
         renewed = not contradiction and gives_a_new_value(existing, candidate)
@@ -354,7 +441,9 @@ def ingest(
             # a judged change of a pinned one: the live one stays the truth and the
             # candidate becomes its history, restorable
             index.plan(memory, vector)
-            index.plan(linked(existing, [memory.id]), None)
+            # the live one accounts for the message now: brought again after its history
+            # copy is purged, it is still known
+            index.plan(hearing(linked(existing, [memory.id]), heard or ()), None)
             why = (f"{how}: the memory is pinned, the judged change kept as its history"
                    if held_pin else f"{how}: said before the live memory, kept as its history")
             index.retire(memory.id, existing.id, why)
@@ -369,8 +458,11 @@ def ingest(
             why = (f"{how}: polarity {old_polarity} -> {polarity}" if contradiction
                    else f"{how}: a new value")
             item.action, item.tier = "superseded", memory.meta.get("tier")
+            # what the old version accounted for stays known once it is purged: its chat
+            # brought again replays nothing
+            memory = hearing(memory, sorted(fingerprints(existing)))
         else:
-            updated = merged(existing, candidate, now)
+            updated = hearing(merged(existing, candidate, now), heard or ())
             if session_at > last_said(existing):  # said again later: still the truth then
                 updated = dataclasses.replace(updated, meta={**updated.meta,
                                                              "said_at": session_at})
@@ -396,8 +488,9 @@ def ingest(
                 planned_items.append(item)
                 continue
             # The new text says all the old one did and more: a new record replaces it.
-            memory = dataclasses.replace(updated, id=new_memory_id(now), context=context,
-                                         conversation=conv, turn=turn)
+            memory = dataclasses.replace(
+                hearing(updated, sorted(fingerprints(existing))), id=new_memory_id(now),
+                context=context, conversation=conv, turn=turn)
             why = f"{how}: the text grew (a strict superset)"
             item.action, item.tier = "merged", updated.meta.get("tier")
         memory = linked(memory, [existing.id])
