@@ -269,3 +269,25 @@ def test_the_batches_of_a_conversation_in_any_order_leave_the_newest_value(moves
     assert home(gov.engine) == [f"I live in {moves[-1][0]}."]
     history = sorted(t.memory.text for t in gov.engine.trash("a"))
     assert history == sorted(f"I live in {city}." for city, _ in moves[:-1])
+
+
+def test_a_replay_with_the_real_model_in_both_languages(e5):
+    """The same with e5's vectors: the held message is found among the candidate's key
+    holders and nearest rows whatever the model puts near it."""
+    gov = Governor(MemoryEngine(e5, clock=ticking()))
+    ja1 = [{"role": "user", "content": "私は東京に住んでいます。"},
+           {"role": "assistant", "content": "いいですね！"},
+           {"role": "user", "content": "コーヒーが大好きです。"}]
+    ja2 = [{"role": "user", "content": "引っ越して、今は大阪に住んでいます。"},
+           {"role": "assistant", "content": "おめでとう！"}]
+    for chat in (CHAT1, ja1, CHAT2, ja2):
+        gov.ingest("a", chat)
+    homes = ("fact:home", "fact:住まい")
+    live = sorted(m.text for m in gov.engine.memories("a") if m.key in homes)
+    assert len(live) == 2, live
+    before = state(gov.engine)
+    for chat in (CHAT1, ja1, CHAT2, ja2):
+        report = gov.ingest("a", chat)
+        assert {i.action for i in report.items} == {"skipped"}, report.items
+    assert state(gov.engine) == before
+    assert not any("東京" in text or "Tokyo" in text for text in live), live
