@@ -207,13 +207,13 @@ def fingerprint(text: str, context: str | None, at: float) -> tuple[str, str] | 
     return digest([*parts, context[:len(context) - len(window)]]), digest(parts)
 
 
-def fingerprints(memory: Memory) -> set[str]:
-    """The marks of the messages ``memory`` accounts for: its own, and those a merge
+def fingerprints(memory: Memory) -> list[str]:
+    """The marks of the messages ``memory`` accounts for, oldest first: those a merge
     folded into it or a version it replaced accounted for (``meta.heard``; of another
-    shape, none)."""
+    shape, none), then its own."""
     own = fingerprint(memory.text, memory.context, memory.created_at)
-    heard = {f for f in meta_fields.entries(memory.meta, HEARD) if type(f) is str}
-    return heard | set(own) if own is not None else heard
+    heard = [f for f in meta_fields.entries(memory.meta, HEARD) if type(f) is str]
+    return list(dict.fromkeys([*heard, *(own or ())]))
 
 
 def hearing(memory: Memory, heard: Iterable[str]) -> Memory:
@@ -460,7 +460,7 @@ def ingest(
             item.action, item.tier = "superseded", memory.meta.get("tier")
             # what the old version accounted for stays known once it is purged: its chat
             # brought again replays nothing
-            memory = hearing(memory, sorted(fingerprints(existing)))
+            memory = hearing(memory, fingerprints(existing))
         else:
             updated = hearing(merged(existing, candidate, now), heard or ())
             if session_at > last_said(existing):  # said again later: still the truth then
@@ -489,7 +489,7 @@ def ingest(
                 continue
             # The new text says all the old one did and more: a new record replaces it.
             memory = dataclasses.replace(
-                hearing(updated, sorted(fingerprints(existing))), id=new_memory_id(now),
+                hearing(updated, fingerprints(existing)), id=new_memory_id(now),
                 context=context, conversation=conv, turn=turn)
             why = f"{how}: the text grew (a strict superset)"
             item.action, item.tier = "merged", updated.meta.get("tier")
