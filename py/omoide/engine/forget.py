@@ -57,7 +57,7 @@ def restore(engine: MemoryEngine, character: str, memory_id: str) -> Memory:
         reasons.setdefault(earlier, f"restored {memory_id} (a later version of it)")
     fresh = linked(unretired(memory), reasons)
     if fresh is not memory:
-        store.put(fresh, None)
+        fresh = store.put(fresh, None)
     for other, reason in reasons.items():
         retire(store, other, memory_id, engine.now(), reason)
     return fresh

@@ -17,6 +17,7 @@ from itertools import compress, repeat
 from operator import attrgetter, is_not, methodcaller
 from typing import Any
 
+from omoide.engine import meta_room
 from omoide.engine.bm25 import BM25Index, PostingsBlock, PostingsScorer
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Memory, TrashEntry
@@ -314,10 +315,16 @@ class CharacterStore:
                 listener.on_change(change)
         apply()
 
-    def put(self, memory: Memory, vector: Sequence[float] | None, *, emit: bool = True) -> None:
-        """Insert or replace a live record; ``vector=None`` keeps the stored vector."""
+    def put(self, memory: Memory, vector: Sequence[float] | None, *,
+            emit: bool = True) -> Memory:
+        """Insert or replace a live record; ``vector=None`` keeps the stored vector. Returns
+        the record as stored: its meta within the record limit (``meta_room.fitted``: the
+        engine's bookkeeping never makes a record its own validator refuses)."""
         if vector is None and memory.id not in self.records:
             raise KeyError(memory.id)
+        meta = meta_room.fitted(memory.meta)
+        if meta is not memory.meta:
+            memory = replace(memory, meta=meta)
         row = as_float_list(vector) if vector is not None else None
         if row is not None and len(row) != self.dimension:
             raise ValueError(f"vector has {len(row)} dimensions, index has {self.dimension}")
@@ -347,6 +354,7 @@ class CharacterStore:
             self.records[memory.id] = memory
 
         self._commit(change, apply, emit)
+        return memory
 
     def load(self, live: Sequence[tuple[Memory, Sequence[float]]],
              trashed: Sequence[TrashEntry]) -> None:

@@ -75,7 +75,7 @@ def update(
         store.put(previous, store.kernel.vector(memory_id))
     replaced = holders(store, new.key, besides=memory_id) if new.key != old.key else []
     new = linked(new, ([previous.id] if previous is not None else []) + replaced)
-    store.put(new, vector)
+    new = store.put(new, vector)
     if previous is not None:
         retire(store, previous.id, memory_id, engine.now(), "edited")
     for other in replaced:

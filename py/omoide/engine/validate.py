@@ -17,7 +17,8 @@ The record schema (a record is ``Memory.to_dict()`` + ``trashed_at`` + ``vector`
 | ``last_recalled_at``, ``trashed_at`` | null or such a time |
 | ``recall_count`` | an integer in [0, 2**53) |
 | ``model`` | "" or a stamp ``model@dtype#dimension`` of at most 256 characters |
-| ``meta`` | a JSON object (string keys, finite numbers), at most 64 KiB as JSON, depth <= 16 |
+| ``meta`` | a JSON object (string keys, finite numbers), depth <= 16: the app's keys at |
+|  | most 64 KiB as JSON, with the engine's own fields at most 80 KiB (``meta_room``) |
 | ``vector`` | null or a list of finite numbers, as long as the stamp's dimension; a given |
 |  | one is not all zeros and is scaled to length 1 (``unit_length``) |
 | ``context`` | null or a string within the text limit (blank means null) |
@@ -32,12 +33,12 @@ import file's are replaced by U+FFFD first (``without_lone_surrogates``, counted
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Iterable
 from typing import Any
 
+from omoide.engine import meta_room
 from omoide.engine.memory import KIND_TYPES, KINDS, Memory
 from omoide.errors import OmoideError
 
@@ -49,7 +50,8 @@ MAX_CONVERSATION = 256
 MAX_TURN = 2**53 - 1  # a JSON number any reader keeps exact
 MAX_COUNT = 2**53 - 1  # recall counts: the same bound
 MAX_STAMP = 256
-MAX_META_BYTES = 64 * 1024
+MAX_META_BYTES = meta_room.MAX_META_BYTES  # the app's keys; the engine's fields on top
+MAX_RECORD_META_BYTES = meta_room.MAX_RECORD_META_BYTES
 MAX_META_DEPTH = 16
 MAX_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z
 MAX_TEXT_LENGTH = 8_000  # the engine's default limit
@@ -392,10 +394,21 @@ def meta(value: object, *, stored: bool = False) -> dict:
             reason=f"must be JSON data (string keys, finite numbers, depth <= {MAX_META_DEPTH},"
                    " no lone surrogates)",
         )
-    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    size = meta_room.size(value)
     if size > MAX_META_BYTES:
-        raise OmoideError.of("INVALID_ARGUMENT", name="meta",
-                             reason=f"{size} bytes as JSON, the limit is {MAX_META_BYTES}")
+        # the engine's own fields (links between versions, governance's bookkeeping) have
+        # room on top of the app's 64 KiB: what the engine adds never makes it refused
+        if size > MAX_RECORD_META_BYTES:
+            raise OmoideError.of(
+                "INVALID_ARGUMENT", name="meta",
+                reason=f"{size} bytes as JSON, the limit is {MAX_RECORD_META_BYTES} with the"
+                       f" engine's own fields ({MAX_META_BYTES} without them)")
+        own = meta_room.own_size(value)
+        if own > MAX_META_BYTES:
+            raise OmoideError.of(
+                "INVALID_ARGUMENT", name="meta",
+                reason=f"{own} bytes as JSON (not counting the engine's own fields), the"
+                       f" limit is {MAX_META_BYTES}")
     return dict(value)
 
 

@@ -30,6 +30,7 @@ from omoide.engine import validate
 from omoide.engine.context import turn_context, turn_line, window_text
 from omoide.engine.embedding import embed_memories
 from omoide.engine.memory import Memory, new_memory_id
+from omoide.engine.meta_room import fitted
 from omoide.engine.neighbourhood import claim_turn, next_turn
 from omoide.engine.remember import build_memory
 from omoide.engine.store import as_float_list
@@ -405,8 +406,8 @@ def ingest(
                             text=candidate.text)
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
-            memory_meta = {**extra_meta, **candidate.meta, "via": candidate.via,
-                           "lang": candidate.lang, "tier": tier, "merges": 0}
+            memory_meta = fitted({**extra_meta, **candidate.meta, "via": candidate.via,
+                                  "lang": candidate.lang, "tier": tier, "merges": 0})
             memory = build_memory(engine, character, candidate.text, kind=candidate.kind,
                                   importance=candidate.importance, key=candidate.key,
                                   meta=memory_meta, at=session_at, context=context,
@@ -428,10 +429,11 @@ def ingest(
             memory = build_memory(
                 engine, character, candidate.text, kind=candidate.kind,
                 importance=candidate.importance, key=candidate.key or existing.key,
-                meta={**extra_meta, **candidate.meta, "via": candidate.via,
-                      "lang": candidate.lang, "merges": 0, "polarity": polarity,
-                      "tier": initial_tier(candidate.kind, candidate.importance, policy),
-                      **pinned},
+                meta=fitted({**extra_meta, **candidate.meta, "via": candidate.via,
+                             "lang": candidate.lang, "merges": 0, "polarity": polarity,
+                             "tier": initial_tier(candidate.kind, candidate.importance,
+                                                  policy),
+                             **pinned}),
                 at=session_at, context=context, conversation=conv, turn=turn)
         # the language model's reading never replaces what the user pinned (a judge told
         # "the user can eat peanuts" by a message superseded the pinned allergy)
@@ -478,8 +480,8 @@ def ingest(
                     kept = build_memory(
                         engine, character, candidate.text, kind=candidate.kind,
                         importance=candidate.importance, key=candidate.key,
-                        meta={**extra_meta, **candidate.meta, "via": candidate.via,
-                              "lang": candidate.lang, "merged_into": existing.id},
+                        meta=fitted({**extra_meta, **candidate.meta, "via": candidate.via,
+                                     "lang": candidate.lang, "merged_into": existing.id}),
                         at=session_at, context=context, conversation=conv, turn=turn)
                     index.plan(kept, vector)
                     index.aside.add(kept.id)

@@ -170,8 +170,7 @@ def _sink_order(memories: list[Memory], now: float, policy: TierPolicy) -> list[
 
 def _put_meta(engine: MemoryEngine, character: str, memory: Memory, meta: dict) -> Memory:
     new = dataclasses.replace(memory, meta=meta)
-    engine.existing_store(character).put(new, None)  # record-only: no re-embedding
-    return new
+    return engine.existing_store(character).put(new, None)  # record-only: no re-embedding
 
 
 def demote(
