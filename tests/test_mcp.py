@@ -410,12 +410,15 @@ def test_stdio_answers_a_line_that_is_not_a_message(workspace) -> None:
         '[{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]',
         '{"jsonrpc": "1.0", "id": 3, "method": "tools/list"}',
         '{"jsonrpc": "2.0", "id": "four", "method": "tools/call", "params": 5}',
+        '{"jsonrpc": "2.0", "method": 5}',
         '{"jsonrpc": "2.0", "id": 5, "method": "ping"}',
-    ], expected=6)
+    ], expected=7)
     parse_errors, invalid = replies[None][:2], replies[None][2:]
     assert [r["error"]["code"] for r in parse_errors] == [-32700, -32700]  # a lone surrogate
-    assert [r["error"]["code"] for r in invalid] == [-32600]
+    assert [r["error"]["code"] for r in invalid] == [-32600, -32600]
     assert "batch" in invalid[0]["error"]["message"]
+    # a notification whose method is no string: named, not the id it has no need of
+    assert '"method" is not valid' in invalid[1]["error"]["message"]
     assert replies[3]["error"]["code"] == -32600 and "jsonrpc" in replies[3]["error"]["message"]
     assert replies["four"]["error"]["code"] == -32600
     assert '"params"' in replies["four"]["error"]["message"]

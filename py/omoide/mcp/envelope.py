@@ -69,7 +69,9 @@ def invalid_reason(sent: Any, problems: list[Any]) -> str:
         return "it is not one JSON-RPC object"
     if sent.get("jsonrpc") != "2.0":
         return 'its "jsonrpc" is not "2.0"'
-    fields = [p for p in problems if len(p["loc"]) > 1 and p["loc"][0] == "JSONRPCRequest"]
+    # a message without an id is a notification: its own fields, not a request's missing id
+    kind = "JSONRPCRequest" if "id" in sent else "JSONRPCNotification"
+    fields = [p for p in problems if len(p["loc"]) > 1 and p["loc"][0] == kind]
     if "method" in sent and fields:
         return f'its "{fields[0]["loc"][1]}" is not valid ({fields[0]["msg"]})'
     return "it is not a JSON-RPC request, notification or response"
