@@ -17,6 +17,7 @@ import pytest
 from omoide.errors import OmoideError
 from omoide.server import ServerPolicy, serve
 from omoide.server.__main__ import main as server_main
+from omoide.server.policy import origin_of
 from tests.backend_fixtures import make_record, running_server
 
 PORT = 27701
@@ -131,6 +132,35 @@ def test_cors_origins_can_be_listed(tmp_path):
         assert status == 204 and headers["access-control-allow-origin"] == mine
         assert headers["access-control-allow-private-network"] == "true"
         assert send(request_bytes("OPTIONS", "/memories", {"Origin": APP}))[0] == 403
+
+
+@pytest.mark.parametrize(("given", "kept"), [
+    ("HTTP://Chat.Example", "http://chat.example"),
+    ("https://chat.example:443/", "https://chat.example"),
+    ("http://chat.example:80", "http://chat.example"),
+    ("https://chat.example:8443", "https://chat.example:8443"),
+    ("https://bücher.example", "https://xn--bcher-kva.example"),
+    ("https://BÜCHER.example:443", "https://xn--bcher-kva.example"),
+    ("https://faß.de", "https://xn--fa-hia.de"),  # UTS 46, as browsers: not fass.de
+    ("http://[::1]:80", "http://[::1]"),
+])
+def test_a_cors_origin_is_kept_as_the_browser_sends_it(given, kept):
+    """``--cors-origin`` as people copy it (capitals, the default port, a Unicode host) was
+    kept as typed, so the browser's ``Origin`` (``event.origin``: lower case, no default
+    port, punycode) never matched it: every request of that app refused."""
+    assert origin_of(given) == kept
+    assert ServerPolicy.build("127.0.0.1", api_key=KEY, origins=[given]).origin_allowed(kept)
+
+
+@pytest.mark.parametrize("given", [
+    "https://chat.example/app", "https://chat.example/?x=1", "https://u:p@chat.example",
+    "ftp://chat.example", "chat.example", "https://ex ample.com", "https://a%20b",
+    "https://[zz]", "https://chat.example:65536", "",
+])
+def test_a_cors_origin_that_is_no_origin_is_refused_naming_the_option(given):
+    with pytest.raises(OmoideError) as err:
+        origin_of(given)
+    assert err.value.code == "SERVER_CONFIG" and "--cors-origin" in str(err.value)
 
 
 def test_host_header_must_name_this_machine(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import ipaddress
+import re
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,21 +36,64 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# The ASCII host a browser's origin can name (lower case; punycode for a Unicode name)
+_ORIGIN_HOST = re.compile(r"[a-z0-9._~!$&'()*+,;=-]+")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def origin_of(value: str) -> str:
-    """``scheme://host[:port]`` as browsers send it in ``Origin`` (lower case, no path)."""
-    parts = urllib.parse.urlsplit(value.strip())
-    if value.strip() == "*":
+    """``scheme://host[:port]`` as browsers send it in ``Origin`` (their origin
+    serialisation): the scheme and host in lower case, a Unicode host in punycode, the
+    scheme's default port dropped. What people copy (``HTTPS://Chat.Example:443/``,
+    ``https://bücher.example``) is that origin; anything else (a path, a query, a user, a
+    host no URL can hold) is refused naming the option."""
+    text = value.strip()
+    if text == "*":
         raise OmoideError.of("SERVER_CONFIG", reason="CORS origin '*' would let any web page "
                              "read the memories; list the app's origin instead")
-    try:
-        parts.port  # noqa: B018 - raises on a port that is not a number
+    bad = OmoideError.of("SERVER_CONFIG", reason=f"--cors-origin {value!r} is not an http(s) "
+                         "origin scheme://host[:port] (no path, query or user)")
+    try:  # raises on a bracketed host that is no IP address, a port not in 0..65535
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port
     except ValueError:
-        parts = None  # type: ignore[assignment]
-    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
-            or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username):
-        raise OmoideError.of("SERVER_CONFIG",
-                             reason=f"CORS origin {value!r} is not scheme://host[:port]")
-    return f"{parts.scheme}://{parts.netloc}".lower()
+        raise bad from None
+    if (parts.scheme not in DEFAULT_PORTS or not parts.hostname
+            or parts.path not in ("", "/") or parts.query or parts.fragment
+            or parts.username is not None):
+        raise bad
+    host = parts.hostname  # lower case, without an IPv6 literal's brackets
+    if ":" in host:
+        try:
+            host = f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            raise bad from None
+    else:
+        host = _ascii_host(host)
+        if host is None or not _ORIGIN_HOST.fullmatch(host):
+            raise bad
+    shown_port = "" if port is None or port == DEFAULT_PORTS[parts.scheme] else f":{port}"
+    return f"{parts.scheme}://{host}{shown_port}"
+
+
+def _ascii_host(host: str) -> str | None:
+    """``host`` as a browser names it in an origin (UTS #46, as the ``idna`` package that
+    the server's anyio brings maps it; Python's IDNA 2003 codec without it), None when it
+    cannot be."""
+    if host.isascii():
+        return host
+    try:
+        import idna
+
+        return idna.encode(host, uts46=True).decode("ascii").lower()
+    except ImportError:  # pragma: no cover - anyio, a server dependency, requires idna
+        pass
+    except (idna.IDNAError, UnicodeError):
+        return None
+    try:
+        return host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return None
 
 
 def host_name(header: str) -> str:
