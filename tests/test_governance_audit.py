@@ -137,6 +137,25 @@ def test_a_character_the_app_names_before_its_first_memory_gets_an_empty_audit(
     assert refused["error"]["code"] == "INVALID_CHARACTER_ID"
 
 
+def test_a_character_the_app_names_before_its_first_memory_gets_empty_stats(monkeypatch):
+    """Its audit was an empty report, its stats still 'No character with id'. Now empty
+    counts (no model yet), no store registered; a bad id is still refused naming it."""
+    from omoide.browser import rpc, session
+    from omoide.kernels import default_kernel
+
+    s = session.Session("omoide/all-MiniLM-L6-v2", "q8")
+    s.engine.kernel_factory = default_kernel()  # the worker's is WebAssembly
+    monkeypatch.setattr(session, "SESSION", s)
+    reply = json.loads(rpc.dispatch("stats", json.dumps({"character": "new-one"})))
+    assert reply["ok"], reply
+    assert reply["result"] == {"character_id": "new-one", "memories": 0, "trashed": 0,
+                               "model": None, "dimension": None, "model_mismatch": False,
+                               "indexed_terms": 0, "by_kind": {}}
+    assert "new-one" not in s.engine.stores
+    refused = json.loads(rpc.dispatch("stats", json.dumps({"character": " bad id"})))
+    assert refused["error"]["code"] == "INVALID_CHARACTER_ID"
+
+
 def test_log_json_round_trip_and_bound():
     log = AuditLog(max_events=3)
     for i in range(5):

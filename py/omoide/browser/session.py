@@ -294,7 +294,8 @@ def recall(character: str, query: str, k: int = 10, mode: str = "hybrid",
 
 @handler("stats")
 def stats(character: str) -> dict[str, Any]:
-    return session().engine.stats(character)
+    # a character the app names before its first memory: empty counts, as its audit
+    return session().engine.stats(character, missing_ok=True)
 
 
 @handler("engine_characters")

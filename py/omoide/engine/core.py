@@ -310,10 +310,18 @@ class MemoryEngine:
         return sorted(self.stores)
 
     @on_fresh_state
-    def stats(self, character: str, *, by_kind: bool = True) -> dict[str, Any]:
+    def stats(self, character: str, *, by_kind: bool = True,
+              missing_ok: bool = False) -> dict[str, Any]:
         """Counts and the index's model. ``by_kind=False`` leaves the per-kind counts out:
         the rest reads no memory (the browser's character list asks after every change,
-        and a restored memory's kind is parsed from its stored line on first read)."""
+        and a restored memory's kind is parsed from its stored line on first read).
+        ``missing_ok``: a character the caller knows of (named, no memory yet) gets the
+        counts of an empty store (no model) instead of UNKNOWN_CHARACTER."""
+        if missing_ok and validate.character_id(character) not in self.stores:
+            out: dict[str, Any] = {
+                "character_id": character, "memories": 0, "trashed": 0, "model": None,
+                "dimension": None, "model_mismatch": False, "indexed_terms": 0}
+            return out | ({"by_kind": {}} if by_kind else {})
         store = self.existing_store(character)
         out = {
             "character_id": store.character_id,
