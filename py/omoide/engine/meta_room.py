@@ -27,21 +27,23 @@ MAX_META_BYTES = 64 * 1024  # the app's own keys
 META_RESERVE = 16 * 1024  # room for the engine's fields on top of them
 MAX_RECORD_META_BYTES = MAX_META_BYTES + META_RESERVE
 
-# Fields the engine writes (engine/supersede.py, governance: dedup, ingest, tiers,
+# Fields the engine writes (engine/supersede.py, governance: dedup, ingest and its marks of
+# the messages it took, tiers,
 # extraction's candidate meta, the lorebook import's switched_off)
 LINKS = frozenset({
     "supersedes", "superseded_by", "superseded_at", "was_superseded_by", "merged_into",
     "tier", "pinned", "cold", "switched_off",
 })
 ENGINE_KEYS = LINKS | frozenset({
-    "superseded_reason", "merged_reason", "history", "folded", "merges", "said_at",
+    "superseded_reason", "merged_reason", "history", "folded", "merges", "said_at", "heard",
     "polarity", "over", "value", "lang", "via", "refined", "judge_reason",
 })
 # a link kept whatever happens is one of this size at most (an id, a time, a tier; the
 # ``cold`` mark with its reason); one the app filled with more is dropped like the rest
 MAX_LINK_BYTES = 512
-# lists that lose their oldest entries first (the records they name are in the trash)
-LISTS = ("history", "folded", "supersedes")
+# lists that lose their oldest entries first (the records they name are in the trash; the
+# marks of messages ingest heard, governance/ingest.py)
+LISTS = ("history", "folded", "supersedes", "heard")
 
 
 def size(meta: dict[str, Any]) -> int:
