@@ -291,28 +291,80 @@ def test_a_slow_fallback_never_blocks_writes_and_in_flight_ops_are_not_merged(tm
     assert slow.inner.get(record["id"])["text"] == "v2" and manager.queue == []
 
 
-def test_ops_queued_for_a_server_no_longer_configured_follow_the_new_one(tmp_path):
-    """The backup URL changed while ops were queued: they go to the new server (which then
-    converges), never dropped; with no server configured they wait."""
+def test_ops_queued_for_a_server_no_longer_configured_wait_for_it(tmp_path):
+    """The backup URL changed while ops were queued: they followed the new server, so the
+    one they were queued for never got them (a memory purged while it was down stayed
+    live there, and a restore from it brought it back). They wait for their own server,
+    shown by ``status``, also with no server configured, and go to it when it is named
+    again; the new server gets none of them. A manager given no ``server_key`` (the
+    browser's had none) takes a backend's name as its server."""
     primary = SQLiteBackend(tmp_path / "p.db")
     old_server = Switchable(tmp_path / "old.db", "old-server")
     new_server = Switchable(tmp_path / "new.db", "new-server")
     store = JsonFileQueueStore(tmp_path / "queue.json")
     record = primary.create(make_record("alice", "Alice likes tea"))
+    old_server.inner.create(record)
     old_server.down = True
     before = BackendManager(primary, [old_server], queue_store=store)
-    before.mirror({"op": "upsert", "id": record["id"]})
+    before.delete(record["id"])
     before.pump()
     assert len(store.load()) == 1
 
     alone = BackendManager(primary, [], queue_store=store)
     assert alone.pump() == 0 and len(alone.queue) == 1  # no server: the op waits
-    alone.queue_store.save(alone.queue)
 
     after = BackendManager(primary, [new_server], queue_store=store)
-    assert [op["target"] for op in after.queue] == ["new-server"]
-    assert after.pump() == 1
-    assert new_server.inner.get(record["id"])["text"] == "Alice likes tea"
+    assert [op["target"] for op in after.queue] == ["old-server"]
+    assert after.pump() == 0 and new_server.calls == []
+    waiting = [s for s in after.status() if s["role"] == "waiting"]
+    assert [(s["name"], s["server"], s["queued"]) for s in waiting] == [
+        ("old-server", "old-server", 1)]
+    assert old_server.inner.get(record["id"]) is not None  # not yet: it waits
+
+    old_server.down = False
+    back = BackendManager(primary, [old_server], queue_store=store)
+    assert back.pump() == 1 and store.load() == []
+    assert old_server.inner.get(record["id"]) is None  # the delete reached its server
+
+
+def test_browser_ops_wait_for_their_server_however_its_url_is_written(tmp_path):
+    """The browser names its backup ``server:<URL>``: its ops wait for that server while
+    another is set, go to it when its URL is set again written another way, and
+    ``drop_waiting(server)`` drops those of one server (``status``'s ``server``: the URL
+    without user, password or query) and keeps the others'."""
+    from omoide.backends.http import server_key
+    from omoide.backends.manager import MemoryQueueStore
+
+    primary = SQLiteBackend(tmp_path / "p.db")
+    store = MemoryQueueStore()
+    record = primary.create(make_record("alice", "Alice likes tea"))
+
+    def manager(url: str, db: str) -> tuple[BackendManager, Switchable]:
+        backend = Switchable(tmp_path / db, f"server:{url}")
+        return BackendManager(primary, [backend], queue_store=store,
+                              server_key=server_key), backend
+
+    a, server_a = manager("http://127.0.0.1:8750", "a.db")
+    server_a.inner.create(record)
+    server_a.down = True
+    a.delete(record["id"])
+    a.pump()
+    c, server_c = manager("http://c.example:8000/base", "c.db")
+    server_c.down = True
+    c.mirror({"op": "name", "id": "alice"})
+    c.pump()
+    b, server_b = manager("https://b.example", "b.db")
+    assert b.pump() == 0 and server_b.calls == []
+    waiting = {s["server"]: s["queued"] for s in b.status() if s["role"] == "waiting"}
+    assert waiting == {"http://127.0.0.1:8750": 1, "http://c.example:8000/base": 1}
+    assert b.drop_waiting("http://c.example:8000/base") == {
+        "server:http://c.example:8000/base": 1}
+    assert [op["target"] for op in store.ops] == ["server:http://127.0.0.1:8750"]
+
+    again, server_a2 = manager("HTTP://127.0.0.1:8750/", "a.db")  # A, written another way
+    assert [op["target"] for op in again.queue] == ["server:HTTP://127.0.0.1:8750/"]
+    assert again.pump() == 1 and store.ops == []
+    assert server_a2.inner.get(record["id"]) is None
 
 
 def test_two_processes_on_one_queue_file_lose_none_of_each_others_ops(tmp_path):

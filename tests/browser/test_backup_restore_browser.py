@@ -21,6 +21,8 @@ SERVER_URL = f"http://127.0.0.1:{SERVER_PORT}"
 PROXY_PORT = 31812  # a FaultProxy in front of a reference server on FAULTY_PORT
 FAULTY_PORT = 31811
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+OTHER_PORT = 31523  # a second reference server (server B)
+OTHER_URL = f"http://127.0.0.1:{OTHER_PORT}"
 KEY = "bkup-probe-key-91c2e7"
 MINILM = {"model": "omoide/all-MiniLM-L6-v2", "dtype": "q8"}
 
@@ -269,3 +271,69 @@ def test_a_server_that_answers_again_gets_its_queue_at_once(launch, app_url, tmp
         assert backend.get(made["id"])["text"] == "Rin likes green tea"
     finally:
         backend.shutdown()
+
+
+def server_records(db: Path) -> dict:
+    backend = SQLiteBackend(db)
+    try:
+        return {r["id"]: r for r in backend.list(trashed=None, limit=1000)["items"]}
+    finally:
+        backend.shutdown()
+
+
+def test_changes_queued_for_a_server_wait_for_it_when_another_is_set(
+        launch, app_url, tmp_path, proxy, backup_db):
+    """Changes queued for backup server A while it was down followed the backup URL to
+    server B: A never got the forget (nor the trashing, nor the character's deletion),
+    and after pointing back at A a restore brought the forgotten memory back live. They
+    now wait for A, shown as waiting while B is set, reach A when it is set again, B gets
+    none of them, and a restore from A meanwhile skips the memory whose delete waits."""
+    page = open_app(launch, tmp_path / "profile", app_url, PROXY_URL)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "create_character", {"name": "Rei", "id": "rei"})
+    note = engine_call(page, "remember", {"character": "rin", "text": "an ordinary note"})
+    secret = engine_call(page, "remember", {"character": "rin", "text": "my bank PIN is 4321"})
+    engine_call(page, "remember", {"character": "rei", "text": "Rei keeps a secret diary"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    assert len(server_records(backup_db)) == 3
+
+    proxy.rule = lambda method, path, n: ("status", 503)  # A is down
+    engine_call(page, "forget", {"character": "rin", "id": secret["id"]})
+    assert engine_call(page, "purge_trash", {"character": "rin"}) == [secret["id"]]
+    engine_call(page, "forget", {"character": "rin", "id": note["id"]})
+    engine_call(page, "delete_character", {"character": "rei"})
+    queued = engine_call(page, "backends_pump", {"force": True})["queued"]
+    assert queued >= 3
+
+    other_db = tmp_path / "other.db"
+    with running_server(other_db, OTHER_PORT, api_key=KEY, origins=[app_url]):
+        engine_call(page, "set_settings", {"backup_url": OTHER_URL})
+        status = engine_call(page, "backends_pump", {"force": True})
+        assert status["mirrored"] == 0 and status["queued"] == queued
+        rows = [(b["role"], b["name"], b.get("server"), b["queued"])
+                for b in status["backends"]]
+        assert rows == [("primary", "indexeddb", None, 0),
+                        ("fallback", f"server:{OTHER_URL}", None, 0),
+                        ("waiting", f"server:{PROXY_URL}", PROXY_URL, queued)]
+        assert server_records(other_db) == {}
+        assert server_holds(other_db) == {} and server_deleted(other_db) == {}
+
+    # A again, written another way, still refusing writes: a restore from it skips the
+    # memory whose delete waits for it (its copy there is stale)
+    proxy.rule = lambda method, path, n: ("status", 503) if method != "GET" else None
+    engine_call(page, "set_settings", {"backup_url": PROXY_URL.upper() + "/"})
+    status = engine_call(page, "backends_status")
+    assert [(b["role"], b["queued"]) for b in status] == [("primary", 0), ("fallback", queued)]
+    result = engine_call(page, "backup_restore", {})
+    assert result["finished"] and result["imported"] == 0 and result["failed"] == 0
+    assert engine_call(page, "memories", {"character": "rin"}) == []
+    assert [e["memory"]["id"] for e in engine_call(page, "trash", {"character": "rin"})] == [
+        note["id"]]
+
+    proxy.rule = None  # A is up: the forget, the trashing and the deletion reach it
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    records = server_records(backup_db)
+    assert secret["id"] not in records
+    assert records[note["id"]]["trashed_at"] is not None
+    assert set(server_deleted(backup_db)) == {"rei"}
+

@@ -18,10 +18,13 @@ Routing:
   deleted (from a primary that keeps deletions: ``deleted_characters``).
 - ``health``: every backend is checked (also periodically by ``start``); ``status`` shows each
   backend's state and the queue length (UI and API).
-- Ops queued for a fallback no longer configured by that name (``adopt``): with
-  ``server_key`` (the CPython workspace) they go only to the server they were queued for,
-  and wait, shown by ``status``, while it is not named; without it (the browser) they
-  follow the current fallbacks.
+- Ops queued for a fallback no longer configured by that name (``adopt``) go only to the
+  server they were queued for (``server_key``: the same URL written another way is the
+  same server; the CPython workspace and the browser both give ``http.server_key``), and
+  wait, shown by ``status`` (role ``waiting``), while it is not named; ``drop_waiting``
+  drops them at the user's word. Sent to whichever server was named next (the browser did
+  that), the one they were queued for never got them: a memory forgotten while it was
+  down came back live from it on a restore, a deleted character too.
 
 Under CPython ``start()`` runs the mirror pump and the health checks in a daemon thread; in
 the browser (no threads) the engine worker calls ``pump()`` and ``check_health()`` on a timer.
@@ -232,6 +235,8 @@ class BackendManager:
                  queue_store: QueueStore | None = None, clock: Callable[[], float] = time.time,
                  health_interval: float = 30.0, pump_interval: float = 1.0,
                  server_key: Callable[[str], str] | None = None) -> None:
+        """``server_key``: the server a backend's name points at (``http.server_key``);
+        without it a name is its own server."""
         self.primary = primary
         self.fallbacks = list(fallbacks)
         self.name = f"manager:{primary.name}"
@@ -241,10 +246,10 @@ class BackendManager:
             raise OmoideError.of("BACKEND_CONFIG", reason="backend names must be unique")
         self.queue_store = queue_store or MemoryQueueStore()
         self.clock = clock
-        self.server_key = server_key
-        if server_key is not None and hasattr(self.queue_store, "serve"):
+        self.server_key: Callable[[str], str] = server_key or _own_name
+        if hasattr(self.queue_store, "serve"):
             # another process's ``drop_waiting`` leaves the ops of these servers alone
-            self.queue_store.serve({server_key(b.name) for b in self.fallbacks})
+            self.queue_store.serve({self.server_key(b.name) for b in self.fallbacks})
         # A restart retries at once: the backoff only spaces attempts within one run.
         loaded = self.queue_store.load()
         adopted = self.adopt(loaded)
@@ -390,7 +395,7 @@ class BackendManager:
                 loaded = self.queue_store.load()
                 # another process may name this server another way (``server_key``) and
                 # have renamed its ops to that: they are this process's again, in order
-                self.queue = loaded if self.server_key is None else self.adopt(loaded)
+                self.queue = self.adopt(loaded)
             result = change(self.queue)
             self.queue_store.save(self.queue)
         return result
@@ -536,24 +541,17 @@ class BackendManager:
 
     def adopt(self, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Ops queued for a fallback that is no longer configured by that name; none is
-        ever dropped. With ``server_key`` each goes to the fallback of its server only (the
-        URL written another way), else it waits for that server: sent to another one, the
-        server it was queued for never got the change, and the other got ops for records it
-        may never have had. Without it (the browser) they follow the current fallbacks, one
-        copy each (the new server converges: an update it cannot apply creates the
-        primary's record). With no fallback at all they wait."""
-        targets = [b.name for b in self.fallbacks]
-        same = {} if self.server_key is None else {self.server_key(t): t
-                                                   for t in reversed(targets)}
+        ever dropped. Each goes to the fallback of its server only (``server_key``: the URL
+        written another way), else it waits for that server. Sent to another one (the
+        browser's manager did that: it had no ``server_key``), the server it was queued
+        for never got the change (a forgotten memory, a deleted character came back live
+        from it on a restore), and the other got ops for records it may never have had."""
+        same = {self.server_key(b.name): b.name for b in reversed(self.fallbacks)}
         adopted: list[dict[str, Any]] = []
         for op in ops:
-            if op["target"] in self.states or not targets:
-                adopted.append(op)
-            elif self.server_key is not None:
-                target = same.get(self.server_key(op["target"]))
-                adopted.append(op if target is None else op | {"target": target})
-            else:
-                adopted += [op | {"target": t, "attempts": 0} for t in targets]
+            target = None if op["target"] in self.states else same.get(
+                self.server_key(op["target"]))
+            adopted.append(op if target is None else op | {"target": target})
         return adopted
 
     def reload(self) -> None:
@@ -620,11 +618,13 @@ class BackendManager:
             if record is not None:  # gone from the primary since: a later delete follows
                 backend.create(record)
 
-    def drop_waiting(self) -> dict[str, int]:
+    def drop_waiting(self, server: str | None = None) -> dict[str, int]:
         """Drop the ops that wait for a server not configured here (the user's choice: that
-        server is gone for good). No memory is lost: the primary holds every one, and a
-        full copy (``sync.copy_all``) fills a new server. Returns how many, by server. The
-        ops of a server another live process sends to (an MCP server beside the CLI:
+        server is gone for good, or will be filled again by a full copy): all of them, or
+        those of ``server`` only (a ``server_key``, as ``status`` shows it). No memory is
+        lost: the primary holds every one, and a full copy (``sync.copy_all``, the app's
+        "Back up now") fills a server. Returns how many, by server name. The ops of a
+        server another live process sends to (an MCP server beside the CLI:
         ``JsonFileQueueStore.in_use``) are kept: that backup would silently miss them."""
         in_use = getattr(self.queue_store, "in_use", None)
         live: dict[str, bool] = {}
@@ -632,9 +632,10 @@ class BackendManager:
         def gone(target: str) -> bool:
             if target in self.states:
                 return False
+            if server is not None and self.server_key(target) != server:
+                return False
             if target not in live:
-                live[target] = (in_use is not None and self.server_key is not None
-                                and in_use(self.server_key(target)))
+                live[target] = in_use is not None and in_use(self.server_key(target))
             return not live[target]
 
         def drop(queue: list[dict[str, Any]]) -> dict[str, int]:
@@ -678,8 +679,8 @@ class BackendManager:
     def status(self) -> list[dict[str, Any]]:
         """Each backend's state; ``queue_error``: why the mirror thread's last round failed
         (the queue file unreadable or unwritable: nothing is sent until it passes), else
-        None. With ``server_key``, then a ``waiting`` row for each server not configured
-        that ops wait for (its name, how many, their last error)."""
+        None. Then a ``waiting`` row for each server not configured that ops wait for (its
+        name, ``server``: its ``server_key``, how many, their last error)."""
         with self._lock:
             waiting: dict[str, list[dict[str, Any]]] = {}
             for op in self.queue:
@@ -692,10 +693,11 @@ class BackendManager:
                 "queue_error": self.last_pump_error,
                 # why the server refused (the newest refusal): each refused op is kept
                 "refused_error": refusals[-1]["last_error"] if refusals else None})
-        for name, ops in waiting.items() if self.server_key is not None else ():
+        for name, ops in waiting.items():
             error = next((op["last_error"] for op in reversed(ops) if op.get("last_error")),
                          None)
-            rows.append({"name": name, "role": "waiting", "ok": None, "last_error": error,
+            rows.append({"name": name, "server": self.server_key(name), "role": "waiting",
+                         "ok": None, "last_error": error,
                          "last_checked": None, "latency_ms": None, "queued": len(ops),
                          "refused": 0, "refused_error": None,
                          "queue_error": self.last_pump_error})
@@ -747,3 +749,8 @@ def _settled(queue: list[dict[str, Any]], results: list[tuple[dict[str, Any], bo
     if removed:
         queue[:] = [op for n, op in enumerate(queue) if n not in removed]
     return sum(1 for _, ok in results if ok)
+
+
+def _own_name(name: str) -> str:
+    """A backend's name as its server (a manager given no ``server_key``)."""
+    return name

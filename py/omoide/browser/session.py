@@ -13,7 +13,7 @@ from array import array
 from dataclasses import replace
 from typing import Any
 
-from ..backends.http import HttpBackend, HttpConfig
+from ..backends.http import HttpBackend, HttpConfig, server_key
 from ..backends.manager import BackendManager
 from ..embeddings.cache import CachedEmbedder, EmbeddingCache
 from ..engine import MemoryEngine, exchange, validate
@@ -422,7 +422,11 @@ def reload_queue(s: Session) -> BackendManager:
 
 def configure_backends(s: Session) -> None:
     """(Re)build the manager when the backup server's URL or key changed: IndexedDB first,
-    the server as the fallback every change is mirrored to."""
+    the server as the fallback every change is mirrored to. Ops queued for another server
+    (the URL changed) wait for that one (``server_key``, as under CPython; the maintenance
+    tab shows them and can drop them): they followed the new server, and the one they were
+    queued for never got them (a memory forgotten while it was down came back live from
+    it on a restore)."""
     url, key = s.settings.get("backup_url"), s.settings.get("backup_key")
     if s.backends is not None and s.backends_config == (url, key):
         return
@@ -433,8 +437,8 @@ def configure_backends(s: Session) -> None:
                                      name=f"server:{url}"))
     primary = IndexedDBBackend(lambda: s.engine,
                                characters=lambda: call_json("character_names", {}))
-    s.backends = BackendManager(primary, fallbacks,
-                                queue_store=s.queue_store)
+    s.backends = BackendManager(primary, fallbacks, queue_store=s.queue_store,
+                                server_key=server_key)
     s.backends_config = (url, key)
 
 
@@ -463,6 +467,19 @@ def backends_status() -> list[dict[str, Any]]:
         primary.last_checked = manager.clock()
         primary.latency_ms = answer.get("latency_ms") if ok else None
     return manager.status()
+
+
+@handler("backends_drop_waiting")
+def backends_drop_waiting(server: str) -> dict[str, Any]:
+    """Drop the changes waiting for ``server`` (a ``waiting`` row's ``server``: a backup
+    server no longer set here), at the user's word: that server will not get them (a full
+    "Back up now" to it later fills it); every memory stays here. Answers how many were
+    dropped and the new status."""
+    if not isinstance(server, str) or not server:
+        raise OmoideError.of("INVALID_ARGUMENT", name="server", reason="not a server")
+    manager = reload_queue(session())
+    dropped = manager.drop_waiting(server)
+    return {"dropped": sum(dropped.values()), "backends": manager.status()}
 
 
 @handler("backends_check")
@@ -664,7 +681,8 @@ def restore_step(cursor: int = 0, batch: int = 64,
             # server's list of the first step (a purged secret came back, browser-only).
             held = {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
             # and what was purged here while the server was unreachable: its delete is still
-            # queued, the server's copy is stale (a purged secret came back live)
+            # queued, the server's copy is stale (a purged secret came back live); one queued
+            # while another server was set waits for this one (``adopt``) and counts too
             held |= {op["id"] for op in reload_queue(s).queue if op.get("op") == "delete"}
             job = {"records": records, "held": held, "imported": 0, "reused": 0,
                    "reembedded": 0, "skipped": 0, "failed": 0, "errors": [],
