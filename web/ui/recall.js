@@ -103,7 +103,12 @@ export function mountRecall(panel, ctx) {
   function rawScores(hit, mode) {
     const parts = [h("span", { class: "fused" },
       t("recall.fused", { score: formatNumber(hit.score, 4) }))];
-    if (mode !== "fulltext") {
+    if (mode === "hybrid" && (hit.vector_cosine === null || hit.vector_cosine === undefined)) {
+      // hybrid scores every candidate's cosine: none means the vector ranker was not asked
+      // (the selected model does not read the query's language; full text answered alone)
+      parts.push(h("span", { class: ["component", "absent"] },
+        h("span", { class: "label" }, t("recall.vector")), " ", t("recall.notAsked")));
+    } else if (mode !== "fulltext") {
       parts.push(component(t("recall.vector"), hit.vector_cosine, hit.vector_rank, 4));
     }
     if (mode !== "vector") {
