@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from buildtools.serve import AppServer
 from omoide.backends.sqlite import SQLiteBackend
 from tests.backend_fixtures import running_server
 
 from .backup_proxy import FaultProxy
-from .conftest import DIST, engine_call, wait_ready
+from .conftest import DIST, engine_call, shot, tab, wait_ready
 from .faults import fail_writes
 
 APP_PORT = 31521
@@ -337,3 +337,65 @@ def test_changes_queued_for_a_server_wait_for_it_when_another_is_set(
     assert records[note["id"]]["trashed_at"] is not None
     assert set(server_deleted(backup_db)) == {"rei"}
 
+
+HOSTILE_URL = "http://127.0.0.1:31524/<img/src=x/onerror=window.__pwned=1>"
+
+
+def test_changes_waiting_for_another_server_are_shown_and_can_be_dropped(
+        launch, app_url, tmp_path, ref_server, backup_db):
+    """The maintenance tab lists the changes waiting for a server no longer set (its URL
+    as text, never the key), says what dropping them means before it does, drops them at
+    the user's word, and after a switch to a new server suggests "Back up now"."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "remember", {"character": "rin", "text": "Rin likes green tea"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    tab(page, "maintenance")
+
+    def save_url(url: str) -> None:
+        page.fill("#backup-url", url)
+        page.click("#backup-save")
+
+    save_url(HOSTILE_URL)  # nothing answers there: its changes stay queued
+    out = page.locator("#backup-out")
+    expect(out).to_have_attribute("data-state", "switched")
+    expect(out).to_contain_text("Back up now")
+    late = engine_call(page, "remember", {"character": "rin", "text": "Rin reads at night"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 1
+    save_url(SERVER_URL)
+    expect(out).to_have_attribute("data-state", "switched")
+
+    row = page.locator("#backends-body tr[data-role='waiting']")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").first).to_have_text(HOSTILE_URL)  # as text, not markup
+    expect(row.locator("td[data-queued]")).to_have_attribute("data-queued", "1")
+    assert page.locator("#backup-box img").count() == 0
+    assert page.evaluate("() => window.__pwned") is None
+    assert KEY not in page.content()
+    drop = row.get_by_role("button", name=f"Drop the changes waiting for {HOSTILE_URL}")
+    confirm = page.locator("#backup-drop")
+    expect(confirm).to_be_hidden()
+    drop.click()
+    expect(confirm).to_be_visible()
+    expect(confirm).to_contain_text(HOSTILE_URL)
+    expect(confirm).to_contain_text("will not get it")
+    expect(confirm).to_contain_text("Back up now")
+    page.locator("#backup-box").scroll_into_view_if_needed()
+    shot(page, "backup-waiting")
+    page.click("#backup-drop-no")  # cancelled: nothing is dropped
+    expect(confirm).to_be_hidden()
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 1
+    expect(row).to_have_count(1)
+
+    drop.click()
+    page.click("#backup-drop-yes")
+    expect(row).to_have_count(0)
+    expect(confirm).to_be_hidden()
+    status = engine_call(page, "backends_pump", {"force": True})
+    assert status["queued"] == 0 and [b["role"] for b in status["backends"]] == [
+        "primary", "fallback"]
+    # the server set now got nothing of the dropped change; "Back up now" fills it
+    assert late["id"] not in server_records(backup_db)
+    page.click("#backup-now")
+    expect(out).to_have_attribute("data-state", "done")
+    assert server_records(backup_db)[late["id"]]["text"] == "Rin reads at night"

@@ -467,13 +467,23 @@ export function mountMaintenance(panel, ctx) {
     h("thead", {}, h("tr", {}, ["backup.backend", "backup.role", "backup.state",
       "backup.lastError", "backup.queued"].map((key) => tx("th", key, { scope: "col" }, t)))),
     backendsBody);
+  // Changes queued for a server that is no longer set wait for it (a "waiting" row); the
+  // user may drop them, after this confirmation says what that means.
+  const backupDropText = h("p", { id: "backup-drop-text" });
+  const backupDropYes = tx("button", "backup.dropYes", { type: "button", class: "danger",
+    id: "backup-drop-yes" }, t);
+  const backupDropNo = tx("button", "cancel", { type: "button", id: "backup-drop-no" }, t);
+  const backupDrop = h("div", { class: "stack", id: "backup-drop", role: "group",
+    "aria-labelledby": backupDropText.id, hidden: true }, backupDropText,
+  h("div", { class: "actions" }, backupDropYes, backupDropNo));
   const backupBox = section(t, "backup.title", "backup-box",
     tx("p", "backup.explain", { class: "muted" }, t), backupForm,
     h("div", { class: "actions" }, backupCheck, backupNow, backupRestore), backupOut,
-    backendsTable);
+    backendsTable, backupDrop);
   let backupSettings = null;
   let backends = null;
   let backupLast = null; // {key, fields, error} of the last result shown
+  let dropping = null; // the server (its URL, no key) whose waiting changes may be dropped
   function renderBackupForm() {
     if (!backupSettings) return;
     if (document.activeElement !== backupUrl) backupUrl.value = backupSettings.backup_url ?? "";
@@ -493,9 +503,36 @@ export function mountMaintenance(panel, ctx) {
     if (b.ok === true) return "ok";
     return b.ok === false ? "down" : "unknown";
   }
+  // Changes queued while another server was set, waiting for that one: its URL (never a
+  // key: the engine's `server`), how many, and a button to drop them.
+  function waitingRow(b) {
+    const server = String(b.server ?? b.name);
+    const drop = tx("button", "backup.drop", { type: "button", class: "danger",
+      "aria-label": t("backup.dropAria", { server }) }, t);
+    drop.addEventListener("click", () => {
+      dropping = server;
+      renderDrop();
+      backupDropNo.focus();
+    });
+    return h("tr", { dataset: { role: "waiting", state: "waiting", server } },
+      h("td", { class: "text" }, server),
+      h("td", {}, t("backup.waiting")),
+      h("td", {}, h("span", { class: "chip warn" }, t("backup.notSet"))),
+      h("td", { class: "text" }, b.last_error ?? "—"),
+      h("td", { dataset: { queued: String(b.queued ?? 0) } }, String(b.queued ?? 0), " ", drop));
+  }
+  function renderDrop() {
+    const row = dropping === null ? null : (backends ?? []).find((b) =>
+      b.role === "waiting" && String(b.server ?? b.name) === dropping);
+    if (!row) dropping = null;
+    backupDrop.hidden = !row;
+    backupDropText.textContent = row
+      ? t("backup.dropQuestion", { server: dropping, count: row.queued ?? 0 }) : "";
+  }
   function renderBackends() {
     if (!backends) return;
     clear(backendsBody, backends.map((b) => {
+      if (b.role === "waiting") return waitingRow(b);
       const state = stateOf(b);
       return h("tr", { dataset: { name: b.name, role: b.role, state } },
         h("td", { class: "text" }, b.name),
@@ -507,8 +544,10 @@ export function mountMaintenance(panel, ctx) {
           String(b.queued ?? 0), b.refused ? h("span", { class: "chip warn",
             title: b.refused_error ?? "" }, t("backup.refused", { count: b.refused })) : null));
     }));
-    backupBox.dataset.state = backends.some((b) => b.ok === false) ? "down"
-      : backends.every((b) => b.ok === true) ? "ok" : "unknown";
+    const set = backends.filter((b) => b.role !== "waiting");
+    backupBox.dataset.state = set.some((b) => b.ok === false) ? "down"
+      : set.every((b) => b.ok === true) ? "ok" : "unknown";
+    renderDrop();
   }
   function renderBackupOut() {
     if (!backupLast) return;
@@ -534,10 +573,32 @@ export function mountMaintenance(panel, ctx) {
     if (backupKey.value) changes.backup_key = backupKey.value;
     const result = await ctx.run(backupSave, () => ctx.call("set_settings", changes));
     if (result === undefined) return;
+    const before = backupSettings?.backup_url ?? null;
     backupSettings = result;
     renderBackupForm();
     ctx.notify(t("backup.saved"));
+    if (result.backup_url && result.backup_url !== before) {
+      // a new server holds none of what was changed before: only "Back up now" copies it
+      backupLast = { key: "backup.switched", fields: {} };
+      renderBackupOut();
+      backupOut.dataset.state = "switched";
+    }
     loadBackends();
+  });
+  backupDropNo.addEventListener("click", () => {
+    dropping = null;
+    renderDrop();
+  });
+  backupDropYes.addEventListener("click", async () => {
+    const server = dropping;
+    if (server === null) return;
+    const result = await ctx.run([backupDropYes, backupDropNo],
+      () => ctx.call("backends_drop_waiting", { server }));
+    if (result === undefined) return;
+    dropping = null;
+    ctx.notify(t("backup.dropped", { server, count: result.dropped }));
+    backends = result.backends;
+    renderBackends();
   });
   backupCheck.addEventListener("click", async () => {
     const status = await ctx.run(backupCheck, () => ctx.call("backends_check", {}));
