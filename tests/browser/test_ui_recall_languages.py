@@ -30,7 +30,8 @@ def server() -> Iterator[AppServer]:
 @pytest.fixture(scope="module")
 def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
     context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("profile"),
-                                     models=(E5, MINILM))  # the last one is selected
+                                     models=(E5, MINILM))
+    engine_call(page, "select_model", {"model": MINILM, "dtype": "q8"})
     engine_call(page, "create_character", {"name": "Ren", "id": CHARACTER})
     for text in MEMORIES:
         engine_call(page, "remember", {"character": CHARACTER, "text": text})
@@ -60,7 +61,7 @@ def test_a_query_the_model_cannot_read_says_the_vector_ranker_was_not_asked(page
     expect(vector).not_to_contain_text("not matched")
     expect(scores.locator(".component", has_text="full-text")).to_contain_text("(#1)")
     hits = engine_call(page, "recall", {"character": CHARACTER, "query": "コーヒーを飲む",
-                                        "min_relevance": 0, "touch": False})
+                                        "min_relevance": 0})
     assert hits and all(h["vector_cosine"] is None for h in hits)
 
 
