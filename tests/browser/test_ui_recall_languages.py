@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from buildtools.serve import AppServer
 
@@ -41,21 +41,22 @@ def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
     context.close()
 
 
-def ask(page: Page, query: str) -> None:
+def raw_scores_of_first_hit(page: Page, query: str, holds: str) -> Locator:
+    """Ask ``query`` in the recall tab (hybrid, no cut-off); the first hit's raw scores."""
     tab(page, "recall")
     page.select_option("#current-character", CHARACTER)
     page.fill("#recall-min-relevance", "0")
     page.fill("#recall-query", query)
     page.select_option("#recall-mode", "hybrid")
     page.click("#recall-search")
+    first = page.locator("#recall-results li.result").first
+    expect(first).to_contain_text(holds)
+    first.locator("details.raw summary").click()
+    return first.locator("details.raw .scores")
 
 
 def test_a_query_the_model_cannot_read_says_the_vector_ranker_was_not_asked(page: Page) -> None:
-    ask(page, "コーヒーを飲む")
-    first = page.locator("#recall-results li.result").first
-    expect(first).to_contain_text("コーヒー")
-    first.locator("details.raw summary").click()
-    scores = first.locator("details.raw .scores")
+    scores = raw_scores_of_first_hit(page, "コーヒーを飲む", "コーヒー")
     vector = scores.locator(".component", has_text="vector")
     expect(vector).to_contain_text("not asked")
     expect(vector).not_to_contain_text("not matched")
@@ -66,10 +67,6 @@ def test_a_query_the_model_cannot_read_says_the_vector_ranker_was_not_asked(page
 
 
 def test_a_query_the_model_reads_shows_both_rankers(page: Page) -> None:
-    ask(page, "violin on Sundays")
-    first = page.locator("#recall-results li.result").first
-    expect(first).to_contain_text("violin")
-    first.locator("details.raw summary").click()
-    scores = first.locator("details.raw .scores")
+    scores = raw_scores_of_first_hit(page, "violin on Sundays", "violin")
     expect(scores.locator(".component", has_text="vector")).to_contain_text("(#")
     expect(scores).not_to_contain_text("not asked")
