@@ -577,22 +577,30 @@ class BackendManager:
                 state.ok, state.last_error = True, None  # it answered: up, the op refused
         return ok
 
-    def retry(self, targets: set[str] | None = None) -> None:
-        """Every queued op of ``targets`` (default: all) due now, refused ones too (the user
-        asks to send everything again: "Back up now"). A refused update goes again as an
-        upsert (the primary's record as it is when sent): later edits of its memory went
-        on without it, and its old fields sent after them overwrote the newer ones."""
+    def due_now(self, targets: set[str] | None = None, *, resend_refused: bool = False
+                ) -> None:
+        """Every queued op of ``targets`` (default: all) due now, saved to the queue store
+        (a server that answers again gets its ops at once, not after their backoff). With
+        ``resend_refused`` refused ones too, a refused update as an upsert (``retry``)."""
         now = self.clock()
 
         def due(queue: list[dict[str, Any]]) -> None:
             for op in queue:
                 if targets is None or op["target"] in targets:
                     op["due"] = min(op["due"], now)
-                    if op.pop("refused", None) and op["op"] == "update":
+                    if (resend_refused and op.pop("refused", None)
+                            and op["op"] == "update"):
                         op["op"] = "upsert"
                         op.pop("fields", None)
 
         self._edit(due)
+
+    def retry(self, targets: set[str] | None = None) -> None:
+        """Every queued op of ``targets`` (default: all) due now, refused ones too (the user
+        asks to send everything again: "Back up now"). A refused update goes again as an
+        upsert (the primary's record as it is when sent): later edits of its memory went
+        on without it, and its old fields sent after them overwrote the newer ones."""
+        self.due_now(targets, resend_refused=True)
         self._wake.set()
 
     def _apply(self, backend: MemoryBackend, op: dict[str, Any]) -> None:

@@ -496,16 +496,8 @@ def due_now(targets: set[str]) -> None:
     memory only, they were read back from IndexedDB by the next call with their backoff,
     and a server that answered again waited up to 5 minutes for its changes."""
     manager = session().backends
-    if manager is None or not targets:
-        return
-    now = manager.clock()
-
-    def due(queue: list[dict[str, Any]]) -> None:
-        for op in queue:
-            if op["target"] in targets:
-                op["due"] = min(op["due"], now)
-
-    manager._edit(due)
+    if manager is not None and targets:
+        manager.due_now(targets)
 
 
 @handler("put_character")
