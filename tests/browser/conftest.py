@@ -8,11 +8,13 @@ port: IndexedDB, caches and service workers belong to the origin, and the port i
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, BrowserType, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from buildtools.serve import AppServer
 from omoide.engine import MemoryEngine
@@ -51,6 +53,17 @@ def app_url() -> Iterator[str]:
     server = AppServer(DIST, port=27613).start()
     yield server.url
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def module_profile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The browser profile of a module's one page, removed when the module ends. A profile
+    holds the model files the app stored (about 300 MB); a suite that kept them all (tmp_path
+    is kept only for failed tests, see pyproject) filled CI's disk, and Chromium then refused
+    the service worker's precache."""
+    profile = tmp_path_factory.mktemp("profile")
+    yield profile
+    shutil.rmtree(profile, ignore_errors=True)
 
 
 LaunchFn = Callable[[Path], BrowserContext]
@@ -107,11 +120,30 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-def go_offline(page: Page, server: AppServer) -> None:
+def go_offline(page: Page, server: AppServer, profile: Path | None = None) -> None:
     """After the first visit (service worker in control), stop the HTTP server for good."""
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null",
-                           timeout=60_000)
+    try:
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null",
+                               timeout=60_000)
+    except PlaywrightTimeoutError:
+        state = service_worker_state(page, profile)
+        raise AssertionError(f"no service worker took control: {state}") from None
     server.stop()
+
+
+def service_worker_state(page: Page, profile: Path | None) -> str:
+    """Why a page may have no service worker in control: the registration's workers, the
+    origin's storage estimate (a precache over quota fails the install) and the disk."""
+    state = page.evaluate("""async () => {
+        const reg = await navigator.serviceWorker.getRegistration();
+        const worker = (w) => w ? w.state : null;
+        const estimate = await navigator.storage.estimate();
+        return {installing: worker(reg?.installing), waiting: worker(reg?.waiting),
+                active: worker(reg?.active), usage: estimate.usage, quota: estimate.quota};
+    }""")
+    if profile is None:
+        return str(state)
+    return f"{state}, {shutil.disk_usage(profile).free // 2**20:,} MB free on the profile's disk"
 
 
 E5 = "omoide/multilingual-e5-small"
@@ -135,7 +167,7 @@ def open_app_offline(browser_type: BrowserType, server: AppServer, profile: Path
     # The first embedding downloads and compiles each model: done once, before the tests.
     for model in models:
         page.evaluate("(m) => window.omoide.loadModel({model: m, dtype: 'q8'})", model)
-    go_offline(page, server)
+    go_offline(page, server, profile)
     return context, page
 
 

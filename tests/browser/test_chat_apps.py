@@ -95,9 +95,9 @@ def llm() -> Iterator[ThreadingHTTPServer]:
 
 
 @pytest.fixture(scope="module")
-def context(browser_type, servers, tmp_path_factory) -> Iterator[BrowserContext]:
+def context(browser_type, servers, module_profile) -> Iterator[BrowserContext]:
     context = browser_type.launch_persistent_context(
-        str(tmp_path_factory.mktemp("chat-apps")), executable_path=CHROMIUM, headless=True,
+        str(module_profile), executable_path=CHROMIUM, headless=True,
         args=CHROMIUM_ARGS, viewport={"width": 1200, "height": 900}, locale="en-US",
         accept_downloads=True)
     yield context

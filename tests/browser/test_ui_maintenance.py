@@ -38,9 +38,9 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
+def page(browser_type, server, module_profile) -> Iterator[Page]:
     # The model switch test needs MiniLM too: cache it on this first visit; e5 stays selected.
-    context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("ui-profile"),
+    context, page = open_app_offline(browser_type, server, module_profile,
                                      models=(MINILM, E5), accept_downloads=True)
     yield page
     context.close()

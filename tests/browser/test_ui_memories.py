@@ -38,8 +38,8 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
-    context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("ui-profile"),
+def page(browser_type, server, module_profile) -> Iterator[Page]:
+    context, page = open_app_offline(browser_type, server, module_profile,
                                      init_script=XSS_PROBE)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

@@ -36,10 +36,10 @@ RECORD = """(id) => {
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, tmp_path_factory) -> Iterator[Page]:
+def page(browser_type, module_profile) -> Iterator[Page]:
     server = AppServer(DIST, port=27651).start()
     context = browser_type.launch_persistent_context(
-        str(tmp_path_factory.mktemp("progress-profile")), executable_path=CHROMIUM,
+        str(module_profile), executable_path=CHROMIUM,
         headless=True, args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 900},
         locale="en-US")
     page = context.new_page()

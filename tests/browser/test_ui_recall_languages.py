@@ -28,8 +28,8 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
-    context, page = open_app_offline(browser_type, server, tmp_path_factory.mktemp("profile"),
+def page(browser_type, server, module_profile) -> Iterator[Page]:
+    context, page = open_app_offline(browser_type, server, module_profile,
                                      models=(E5, MINILM))
     engine_call(page, "select_model", {"model": MINILM, "dtype": "q8"})
     engine_call(page, "create_character", {"name": "Ren", "id": CHARACTER})

@@ -37,9 +37,9 @@ def server() -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def page(browser_type, server, tmp_path_factory) -> Iterator[Page]:
+def page(browser_type, server, module_profile) -> Iterator[Page]:
     context, page = open_app_offline(browser_type, server,
-                                     tmp_path_factory.mktemp("typed-profile"))
+                                     module_profile)
     yield page
     context.close()
 
