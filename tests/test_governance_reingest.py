@@ -7,6 +7,7 @@ sent the user's current home to the trash, purged 30 days on. Dated, it added on
 history copy of Tokyo and one more merge of every repeat at each import. ``remember`` with a
 key and an ``at`` older than the live value replaced it too."""
 
+import importlib
 import itertools
 import json
 
@@ -291,3 +292,31 @@ def test_a_replay_with_the_real_model_in_both_languages(e5):
         assert {i.action for i in report.items} == {"skipped"}, report.items
     assert state(gov.engine) == before
     assert not any("東京" in text or "Tokyo" in text for text in live), live
+
+
+def test_the_trash_is_read_once_per_change_of_it_not_per_ingest(monkeypatch):
+    """Every ingest made one pass over the whole trash (15.6 ms at 20,000 trashed): it is
+    indexed once per change of the trash, and what the user forgot stays forgotten."""
+    ingest_module = importlib.import_module("omoide.governance.ingest")
+    builds = []
+    made = ingest_module.TrashedMessages.of
+    monkeypatch.setattr(ingest_module.TrashedMessages, "of",
+                        staticmethod(lambda trash: builds.append(len(trash)) or made(trash)))
+    gov = governor()
+    gov.ingest("a", CHAT1)
+    tea = next(m for m in gov.engine.memories("a") if "tea" in m.text)
+    gov.engine.forget("a", tea.id)
+    builds.clear()
+    before = state(gov.engine)
+    for _ in range(3):  # the same chat again: nothing replayed, the trash read once
+        gov.ingest("a", CHAT1)
+    assert builds == [1]
+    assert [m.text for m in gov.engine.memories("a") if "tea" in m.text] == []
+    assert state(gov.engine) == before
+    gov.engine.restore("a", tea.id)  # the trash changed: indexed again, once
+    gov.ingest("a", CHAT1)
+    gov.ingest("a", CHAT1)
+    gov.engine.forget("a", tea.id)
+    gov.ingest("a", CHAT1)
+    assert builds == [1, 0, 1]
+    assert [t.memory.id for t in gov.engine.trash("a")] == [tea.id]

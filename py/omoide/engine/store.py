@@ -22,6 +22,7 @@ from omoide.engine.bm25 import BM25Index, PostingsBlock, PostingsScorer
 from omoide.engine.listener import Change, ChangeListener
 from omoide.engine.memory import Memory, TrashEntry
 from omoide.engine.recency import NewestFirst, order_key
+from omoide.engine.trash_map import TrashMap
 from omoide.kernels.base import KernelFactory, VectorKernel
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
@@ -105,7 +106,7 @@ class CharacterStore:
         self._text_params = dict(k1=bm25_k1, b=bm25_b, context_weight=bm25_context_weight,
                                  context_b=bm25_context_b)
         self.records: dict[str, Memory] = {}
-        self.trash: dict[str, TrashEntry] = {}
+        self.trash = TrashMap()  # counts its changes: indexes built from it are kept
         self._ids_by_key: dict[str, set[str]] = {}
         # secondary indexes of the live records (``index``): name -> (key of a record, groups)
         self._indexes: dict[str, tuple[Callable[[Memory], Hashable],

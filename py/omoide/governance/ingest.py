@@ -227,16 +227,42 @@ def hearing(memory: Memory, heard: Iterable[str]) -> Memory:
                                              HEARD: (old + more)[-MAX_HEARD:]})
 
 
+@dataclass
+class TrashedMessages:
+    """What the trash holds of messages, built once per change of the trash (``TrashMap.
+    derived``), not per ingest: each ``meta.heard`` mark with the first trashed memory (in
+    trash order) holding it, and the trashed memories by text (a memory's own message and
+    its session are told from its text, context and meta)."""
+
+    heard: dict[str, tuple[int, Memory]]
+    by_text: dict[str, list[tuple[int, Memory]]]
+
+    @classmethod
+    def of(cls, trash: Mapping[str, Any]) -> TrashedMessages:
+        heard: dict[str, tuple[int, Memory]] = {}
+        by_text: dict[str, list[tuple[int, Memory]]] = {}
+        for position, entry in enumerate(trash.values()):
+            memory = entry.memory
+            if HEARD in memory.meta:  # most memories heard nothing but their own message
+                for mark in meta_fields.entries(memory.meta, HEARD):
+                    if type(mark) is str:
+                        heard.setdefault(mark, (position, memory))
+            by_text.setdefault(memory.text, []).append((position, memory))
+        return cls(heard, by_text)
+
+
 class HeldMessages:
     """Finds the memory a candidate's message already made (one rule for every ingest path:
     a chat imported, pasted or sent again, tagged with a session or not). A message is held
     when a memory of the store, live or in the trash, accounts for its fingerprint
     (``fingerprints``), or, for an import tagged with a session, has its text, session and
     source. Live memories are looked up by the candidate's key and among its nearest rows;
-    the trash in one pass per ingest. Such a message changes nothing: it was taken into
-    account when it first came (stored, merged, made history or replaced since), so a
-    chat dated earlier or not at all never replays a change it made over a newer value,
-    and what the user forgot from it stays forgotten."""
+    the trash through its index of marks and texts as the ingest found it
+    (``TrashedMessages``, made again only when the trash changed since the last ingest).
+    Such a message changes nothing: it was taken into account when it first came (stored,
+    merged, made history or replaced since), so a chat dated earlier or not at all never
+    replays a change it made over a newer value, and what the user forgot from it stays
+    forgotten."""
 
     def __init__(self, store: Any, wanted: set[str], texts: set[str],
                  extra_meta: Mapping[str, Any]):
@@ -244,13 +270,10 @@ class HeldMessages:
         self.wanted, self.texts = wanted, texts
         self.session = extra_meta.get("session")
         self.source = extra_meta.get("source")
-        self.trashed: dict[str, Memory] = {}  # fingerprint or ("session", text) -> memory
-        if store is None:
-            return
-        for entry in store.trash.values():
-            memory = entry.memory
-            for key in self._keys(memory):
-                self.trashed.setdefault(key, memory)
+        # the trash as this ingest found it (what it trashes itself is not a message held
+        # before it), made again only if the trash changed since the last ingest
+        self.trashed = (None if store is None
+                        else store.trash.derived("held_messages", TrashedMessages.of))
 
     def _keys(self, memory: Memory) -> list[Any]:
         """What ``memory`` holds of this ingest's messages: their fingerprints, and its text
@@ -260,10 +283,13 @@ class HeldMessages:
         if memory.text in self.texts:  # its own message (the text is in the fingerprint)
             own = fingerprint(memory.text, memory.context, memory.created_at)
             keys += [f for f in own or () if f in self.wanted]
-            if (self.session is not None and memory.meta.get("session") == self.session
-                    and memory.meta.get("source") == self.source):
+            if self._same_session(memory):
                 keys.append(("session", memory.text))
         return keys
+
+    def _same_session(self, memory: Memory) -> bool:
+        return (self.session is not None and memory.meta.get("session") == self.session
+                and memory.meta.get("source") == self.source)
 
     def find(self, candidate: Candidate, mark: str | None, vector: Sequence[float]
              ) -> Memory | None:
@@ -277,8 +303,21 @@ class HeldMessages:
             memory = self.store.records[memory_id]
             if wanted & set(self._keys(memory)):
                 return memory
-        return next((self.trashed[k] for k in (mark, ("session", candidate.text))
-                     if k in self.trashed), None)
+        return self._in_trash(mark, candidate.text)
+
+    def _in_trash(self, mark: str | None, text: str) -> Memory | None:
+        """The first trashed memory holding the message's mark (heard or its own), else the
+        first with its text from this ingest's tagged session."""
+        trashed = self.trashed
+        same_text = trashed.by_text.get(text, ())
+        if mark is not None:
+            hits = [trashed.heard[mark]] if mark in trashed.heard else []
+            hits += [(position, memory) for position, memory in same_text
+                     if mark in (fingerprint(memory.text, memory.context, memory.created_at)
+                                 or ())]
+            if hits:
+                return min(hits, key=lambda hit: hit[0])[1]
+        return next((memory for _, memory in same_text if self._same_session(memory)), None)
 
 
 def held_reason(memory: Memory, text: str, live: bool, extra_meta: Mapping[str, Any]) -> str:
