@@ -187,6 +187,10 @@ const host = plainErrors({
   async character_names() {
     return JSON.stringify(characterStates(await db.characters.toArray()));
   },
+  // The ids of the memories purged here (a backup or restore starts: store.forgottenIds).
+  async forgotten_ids() {
+    return JSON.stringify(await store.forgottenIds(db));
+  },
   async queue_save(json) {
     await store.setSetting(db, store.MIRROR_QUEUE, JSON.parse(json));
   },

@@ -399,3 +399,59 @@ def test_changes_waiting_for_another_server_are_shown_and_can_be_dropped(
     page.click("#backup-now")
     expect(out).to_have_attribute("data-state", "done")
     assert server_records(backup_db)[late["id"]]["text"] == "Rin reads at night"
+
+
+def stored_setting(page: Page, key: str):
+    """A row of IndexedDB's ``settings`` store, read raw (not through the app)."""
+    return page.evaluate("""(key) => new Promise((ok, fail) => {
+        const open = indexedDB.open("omoide");
+        open.onerror = () => fail(open.error);
+        open.onsuccess = () => {
+            const get = open.result.transaction("settings").objectStore("settings").get(key);
+            get.onsuccess = () => { open.result.close(); ok(get.result ?? null); };
+            get.onerror = () => fail(get.error);
+        };
+    })""", key)
+
+
+def test_a_memory_forgotten_while_another_server_was_set_never_comes_back_from_the_first(
+        launch, app_url, tmp_path, ref_server, backup_db):
+    """A memory forgotten for good while backup server B was set: its delete went to B,
+    server A kept its copy, and after pointing back at A a restore brought the forgotten
+    memory back live. The browser now keeps the id of each purged memory (never its text):
+    a restore from any server skips it, and "Back up now" erases the server's copy."""
+    page = open_app(launch, tmp_path / "profile", app_url)
+    engine_call(page, "create_character", {"name": "Rin", "id": "rin"})
+    engine_call(page, "remember", {"character": "rin", "text": "an ordinary note"})
+    secret = engine_call(page, "remember", {"character": "rin", "text": "my bank PIN is 4321"})
+    assert engine_call(page, "backends_pump", {"force": True})["queued"] == 0
+    assert secret["id"] in server_records(backup_db)
+
+    with running_server(tmp_path / "other.db", OTHER_PORT, api_key=KEY, origins=[app_url]):
+        engine_call(page, "set_settings", {"backup_url": OTHER_URL})
+        engine_call(page, "forget", {"character": "rin", "id": secret["id"]})
+        assert engine_call(page, "purge_trash", {"character": "rin"}) == [secret["id"]]
+        engine_call(page, "backends_pump", {"force": True})
+    assert secret["id"] in server_records(backup_db)  # A was not set: its copy is stale
+
+    engine_call(page, "set_settings", {"backup_url": SERVER_URL})
+    page.reload()  # what is kept is in IndexedDB, not in this page's memory
+    wait_ready(page)
+    result = engine_call(page, "backup_restore", {})
+    assert [m["text"] for m in engine_call(page, "memories", {"character": "rin"})] == [
+        "an ordinary note"]
+    assert result["finished"] and result["imported"] == 0 and result["failed"] == 0
+    assert engine_call(page, "trash", {"character": "rin"}) == []
+    tombstone = stored_setting(page, f"forgotten:{secret['id']}")  # the id, not the text
+    assert set(tombstone["value"]) == {"character", "at"}
+    assert tombstone["value"]["character"] == "rin" and "4321" not in str(tombstone)
+
+    tab(page, "maintenance")
+    page.click("#backup-now")
+    out = page.locator("#backup-out")
+    expect(out).to_have_attribute("data-state", "done")
+    expect(out).to_contain_text("1 that were forgotten here for good were erased")
+    assert set(server_records(backup_db)) == {
+        m["id"] for m in engine_call(page, "memories", {"character": "rin"})}
+    backed = engine_call(page, "backup_now")  # erased once: nothing left to erase
+    assert backed["finished"] and backed["deleted"] == 0

@@ -20,6 +20,10 @@ export { PACK_ROWS };
 export const SEGMENT_ROWS = 256;
 // settings key of the queue of changes waiting to be mirrored to the backup server
 export const MIRROR_QUEUE = "mirror_queue";
+// settings keys ``forgotten:<memory id>``: a memory purged here (forgotten for good), its
+// character and when; the id only, no text. A restore from any backup server skips these ids
+// and "Back up now" deletes the server's copy (omoide/browser/session.py).
+export const FORGOTTEN = "forgotten:";
 const encoder = new TextEncoder();
 
 export function openDatabase(name = "omoide") {
@@ -329,6 +333,10 @@ async function applyChange(db, change) {
     }
     await db.recalls.delete([character, change.memory_id]);
     await eraseStaged(db, character, [change.memory_id]);
+    // its id (never its text) is kept: a backup server that still holds the memory (one
+    // set when its delete was sent elsewhere) never brings it back (``forgottenIds``)
+    await db.settings.put({ key: FORGOTTEN + change.memory_id,
+      value: { character, at: change.at ?? Date.now() / 1000 } });
   } else {
     throw new Error(`unknown change ${op}`);
   }
@@ -794,6 +802,13 @@ export async function deleteCharacterData(db, character) {
     await db.stamps.delete(character);
     await db.characters.delete(character);
   });
+}
+
+// The ids of the memories purged here (``FORGOTTEN``): its keys only, read when a backup
+// or restore starts, never at boot.
+export async function forgottenIds(db) {
+  const keys = await db.settings.where("key").startsWith(FORGOTTEN).primaryKeys();
+  return keys.map((key) => key.slice(FORGOTTEN.length));
 }
 
 export async function getSetting(db, key, fallback = null) {

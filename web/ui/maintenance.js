@@ -614,7 +614,8 @@ export function mountMaintenance(panel, ctx) {
       () => ctx.call(verb, {}).catch((err) => { failure = err; return null; }));
     backupBox.removeAttribute("aria-busy");
     backupLast = failure ? { error: ctx.errorText(failure) }
-      : result ? { key: doneKey, fields: { ...result, errors: undefined } } : null;
+      : result ? { key: typeof doneKey === "function" ? doneKey(result) : doneKey,
+        fields: { ...result, errors: undefined } } : null;
     renderBackupOut();
     backupOut.dataset.state = failure ? "failed" : "done";
     renderBackupForm();
@@ -622,7 +623,7 @@ export function mountMaintenance(panel, ctx) {
     return result;
   }
   backupNow.addEventListener("click", () => backupAction(backupNow, "backup_now",
-    "backup.backedUp"));
+    (result) => (result.deleted ? "backup.backedUpErased" : "backup.backedUp")));
   backupRestore.addEventListener("click", async () => {
     const result = await backupAction(backupRestore, "backup_restore", "backup.restored");
     if (!result) return;

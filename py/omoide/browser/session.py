@@ -616,8 +616,9 @@ def backup_step(cursor: int = 0, batch: int = 100, names: dict[str, str] | None 
         if cursor == 0 or job is None:
             ids = [i for c in s.engine.characters()
                    for i in sorted([*s.engine.stores[c].records, *s.engine.stores[c].trash])]
-            job = {"ids": ids, "on_server": {r["id"] for r in server_ids(backend, None)},
-                   "created": 0, "updated": 0}
+            on_server = {r["id"] for r in server_ids(backend, None)}
+            job = {"ids": ids, "on_server": on_server, "created": 0, "updated": 0,
+                   "erased": sorted(on_server & forgotten_ids())}
             s.jobs["backup"] = job
         for memory_id in job["ids"][cursor:cursor + batch]:
             record = primary.get(memory_id, with_vector=True)
@@ -640,6 +641,8 @@ def backup_step(cursor: int = 0, batch: int = 100, names: dict[str, str] | None 
         done = min(cursor + batch, len(job["ids"]))
         finished = done >= len(job["ids"])
         named = send_names(backend, names, deleted) if finished else {}
+        if finished:
+            job["deleted"] = erase_forgotten(s, backend, job["erased"])
     except OmoideError as err:
         mark(s, backend, err)
         raise
@@ -650,7 +653,23 @@ def backup_step(cursor: int = 0, batch: int = 100, names: dict[str, str] | None 
         # queue, holding nothing up) go again at the next pump
         reload_queue(s).retry()
     return {"done": done, "total": len(job["ids"]), "created": job["created"],
-            "updated": job["updated"], "finished": finished, **named}
+            "updated": job["updated"], "deleted": job.get("deleted", 0),
+            "finished": finished, **named}
+
+
+def forgotten_ids() -> set[str]:
+    """The ids of the memories purged in this browser (IndexedDB keeps each id, never its
+    text, from the purge's own transaction on): a server set when the purge's delete went
+    elsewhere still holds the memory."""
+    return set(call_json("forgotten_ids", {}))
+
+
+def erase_forgotten(s: Session, backend: HttpBackend, ids: list[str]) -> int:
+    """Delete from the server its copies of memories purged here, unless the id is held here
+    again (imported since): a forget for good is one on every server "Back up now" reaches,
+    not only on the one set when it was made."""
+    held = {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
+    return sum(1 for memory_id in ids if memory_id not in held and backend.delete(memory_id))
 
 
 @handler("restore_step")
@@ -676,6 +695,9 @@ def restore_step(cursor: int = 0, batch: int = 64,
             # queued, the server's copy is stale (a purged secret came back live); one queued
             # while another server was set waits for this one (``adopt``) and counts too
             held |= {op["id"] for op in reload_queue(s).queue if op.get("op") == "delete"}
+            # and every memory purged here: its delete went to the server set then, which may
+            # not be this one (the backup URL changed since), whose copy is stale
+            held |= forgotten_ids()
             job = {"records": records, "held": held, "imported": 0, "reused": 0,
                    "reembedded": 0, "skipped": 0, "failed": 0, "errors": [],
                    "characters": []}
