@@ -243,6 +243,44 @@ def test_an_age_a_job_or_a_named_attribute_is_one_slot(before, after):
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
 
 
+@pytest.mark.parametrize("before, after", [
+    ("I prefer cats over dogs.", "Actually I prefer dogs over cats now."),
+    ("I like tea more than coffee.", "These days I like coffee better than tea."),
+    ("I'd pick Vim over Emacs any day.", "Honestly I'd pick Emacs over Vim now."),
+    ("私は犬より猫が好きです。", "今は猫より犬のほうが好き。"),
+    ("コーヒーより紅茶が好き", "最近は紅茶よりコーヒーの方が好きかな"),
+])
+def test_a_reversed_comparison_supersedes_the_first_and_keeps_it_as_history(before, after):
+    """"cats over dogs", then "dogs over cats now": the two are keyed by their subjects
+    (cat, dog), so the same-key rule never met and both stayed live as the user's current
+    preference, recall ranking the old one as readily as the new."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert "reversed comparison" in item.reason
+    assert [m.text for m in e.memories("a")] == [after]
+    old = trashed(e)[first.memory_id]
+    assert old.text == before and old.meta["superseded_by"] == item.memory_id
+    e.restore("a", first.memory_id)  # restorable: the first is the live one again
+    assert [m.text for m in e.memories("a")] == [before]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I prefer cats over dogs.", "I like cats more than birds."),  # another rival
+    ("I prefer cats over dogs.", "I like dogs more than birds."),
+    ("I prefer cats over dogs.", "I hate dogs more than cats."),  # agrees with the first
+    ("I prefer cats over dogs.", "I like dogs."),  # no rival named: both can hold
+    ("私は犬より猫が好きです。", "鳥より犬が好き。"),
+])
+def test_a_comparison_that_does_not_reverse_the_first_leaves_it_live(before, after):
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    ingest(e, "a", [after])
+    assert first.memory_id in {m.id for m in e.memories("a")}
+    assert first.memory_id not in trashed(e)
+
+
 def test_the_same_words_again_are_a_repeat_not_a_new_value():
     e = make_engine()
     first = ingest(e, "a", ["I love green tea"]).stored[0]

@@ -32,6 +32,7 @@ from omoide.engine.sentences import split_sentences
 from omoide.engine.store import CharacterStore, as_float_list
 from omoide.governance import meta_fields
 from omoide.governance.extract import Candidate, extract
+from omoide.governance.keys import make_key
 from omoide.governance.polarity import stance
 
 DEFAULT_THRESHOLD = 0.92
@@ -252,16 +253,42 @@ class DedupIndex:
                     out.append((self.store.records[i], cos))
         return out
 
+    def reversed_comparison(self, kind: str, key: str, over: str,
+                            polarity: str | None) -> str | None:
+        """The live comparison the candidate reverses with the same stance ("I prefer cats
+        over dogs", then "dogs over cats now"; 「犬より猫が好き」, then 「猫より犬のほうが好き」):
+        keyed by the candidate's rival, its own rival the candidate's subject. The newest,
+        else None. Its key differs from the candidate's, so the same-key rule never saw it
+        and both stayed live as the user's preference."""
+        rival = make_key(kind, over)
+        if rival is None or rival == key:
+            return None
+        ids = [i for i, (m, _) in self.planned.items()
+               if m.key == rival and i not in self.retired and i not in self.aside]
+        if self.store is not None:
+            ids += [i for i in self.store.ids_with_key(rival)
+                    if i not in self.planned and i not in self.retired]
+        ids = [i for i in ids if (m := self.current(i)).kind == kind
+               and rival_key(kind, m) == key
+               and (polarity is None or polarity_of(m) == polarity)]
+        return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
+
     def match(self, kind: str, key: str | None, vector: Sequence[float],
-              polarity: str | None = None, text: str | None = None) -> Match | None:
-        """The live memory the candidate is about: same key (any kind, any polarity: the
-        caller merges or supersedes), else a neighbour of the same kind with the same words
+              polarity: str | None = None, text: str | None = None,
+              over: str | None = None) -> Match | None:
+        """The live memory the candidate is about: a comparison it reverses (``over``: the
+        candidate's rival, ``reversed_comparison``), else same key (any kind, any polarity:
+        the caller merges or supersedes), else a neighbour of the same kind with the same words
         as ``text`` under another key ("same words": a memory keyed by an earlier version
         of the key rules), else a keyless neighbour of one sentence whose text has that key
         as its only subject ("same subject"), else a near-identical memory of the same
         kind, the same key or none on both sides, and the same polarity (``polarity``
         None: no polarity guard)."""
         row = as_float_list(vector)
+        if key is not None and over:
+            flipped = self.reversed_comparison(kind, key, over, polarity)
+            if flipped is not None:
+                return Match(flipped, "reversed comparison", None)
         if key is not None:
             ids = [i for i, (m, _) in self.planned.items()
                    if m.key == key and i not in self.retired and i not in self.aside]
@@ -305,6 +332,12 @@ class DedupIndex:
         if best_id is not None and best_cos >= self.threshold:
             return Match(best_id, "near-identical", round(best_cos, 4))
         return None
+
+
+def rival_key(kind: str, memory: Memory) -> str | None:
+    """The key of what ``memory`` compares its subject against (``meta.over``), if any."""
+    over = memory.meta.get("over")
+    return make_key(kind, over) if isinstance(over, str) and over.strip() else None
 
 
 def duplicate_pairs(

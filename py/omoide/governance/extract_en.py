@@ -181,8 +181,10 @@ _DECISION_VERBS = (
     r"(?:use|go with|adopt|pick|choose|switch to|stick with|move to|migrate to|try|"
     r"standardi[sz]e on|settle on|go for|get|buy|build (?:it |the \w+ )?(?:with|in|on))"
 )
-_PREFER_SPLIT = re.compile(r"\s+(?:over|rather than|instead of|more than|than)\s+", re.I)
-_PREFER_SPLIT_TO = re.compile(r"\s+(?:over|rather than|instead of|more than|than|to)\s+", re.I)
+# the rival of a comparison: "X over Y", "X (way) better than Y", "X more than Y"
+_RIVAL = r"over|rather than|instead of|(?:(?:much|way|far|a lot) )?(?:more|better) than|than"
+_PREFER_SPLIT = re.compile(rf"\s+(?:{_RIVAL})\s+", re.I)
+_PREFER_SPLIT_TO = re.compile(rf"\s+(?:{_RIVAL}|to)\s+", re.I)
 def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None = None,
                    decision: bool = False) -> tuple[str, dict[str, str]]:
     meta: dict[str, str] = {}
@@ -201,7 +203,9 @@ def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None =
     if rival_split is not None:
         parts = rival_split.split(x, maxsplit=1)
         if len(parts) == 2 and parts[0].strip():
-            x, meta["over"] = parts[0], parts[1].strip()
+            # the rival as the subject is cut: "cats these days" is "cats"
+            rival = _TAIL_FILLER.sub("", _TAIL_CUT.sub("", parts[1].strip()))
+            x, meta["over"] = parts[0], rival.strip(" .!?;:~*,")
     x = _LEAD_WORDS.sub("", x.strip())
     x = _TAIL_FILLER.sub("", x).strip(" ,.!")
     if x:

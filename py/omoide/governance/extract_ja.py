@@ -127,6 +127,16 @@ _NAMED_REL = re.compile(
     rf"(?:[ァ-ヴ][ァ-ヴー]{{1,7}}|[ぁ-ゖ]{{2,3}})(?:さん|ちゃん|くん)?(?=は|が|って)")
 
 
+# what leads the rival of a comparison (「最近は紅茶よりコーヒー」): a time or the speaker as
+# the topic, a hedge; the rival is 紅茶 (the reversed-comparison rule compares keys of it)
+_RIVAL_LEAD = re.compile(r"^(?:(?:今|いま|最近|さいきん|この頃|近頃|昔|前|今日|今年|私|わたし|"
+                         r"僕|ぼく|俺|おれ|自分|うち)は)?(?:やっぱり|やっぱ|正直|断然|絶対)?")
+
+
+def _rival(text: str) -> str:
+    return _RIVAL_LEAD.sub("", text.strip(" 、,")) or text
+
+
 def _named(body: str) -> str | None:
     """「親友のアンナはパイロットです」 -> 「親友はパイロットです」 (the relation as the topic), or
     None."""
@@ -490,11 +500,12 @@ def _preference(body: str, previous: str | None) -> Found | None:
             # 「ケンはラーメン一択」: that person's choice, never the user's stance on the thing
             # (a kind of thing as the topic, 「紅茶はアールグレイ一筋」, stays the user's)
             raw = f"{ja_subject(topic)}_{ja_subject(raw)}"
-        meta: dict[str, str] = {"over": groups["over"]} if groups.get("over") else {}
-        for sep in ("より", "よりも"):
+        meta: dict[str, str] = {"over": _rival(groups["over"])} if groups.get("over") else {}
+        for sep in ("よりも", "より"):  # the longer first: 「猫よりも犬派」 is 犬, not も犬
             if sep in raw:
                 over, _, raw = raw.rpartition(sep)
-                meta["over"] = over
+                meta["over"] = _rival(over)
+                break
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
         if name == "hard" and _FEELING_TIME.match(raw):
             continue  # 「今日はしんどい」: how the day feels
@@ -781,7 +792,7 @@ def _decision(body: str) -> Found | None:
         meta: dict[str, str] = {}
         if "から" in x and name in ("act", "chose"):
             over, _, x = x.partition("から")
-            meta["over"] = over
+            meta["over"] = _rival(over)
         if name == "bare_quit":
             x = "仕事"
         if ja_subject(x):

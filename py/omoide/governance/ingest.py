@@ -441,8 +441,9 @@ def ingest(
             report.items.append(item)  # nothing written: not in the audit log
             continue
         polarity = candidate_polarity(candidate)
+        over = candidate.meta.get("over")
         found = index.match(candidate.kind, candidate.key, vector, polarity,
-                            text=candidate.text)
+                            text=candidate.text, over=over if isinstance(over, str) else None)
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = fitted({**extra_meta, **candidate.meta, "via": candidate.via,
@@ -460,7 +461,9 @@ def ingest(
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
-        renewed = not contradiction and gives_a_new_value(existing, candidate)
+        # a comparison reversed is a new value of the choice between the two
+        renewed = not contradiction and (found.reason == "reversed comparison"
+                                         or gives_a_new_value(existing, candidate))
         if contradiction or renewed:  # the candidate as a memory of its own
             # the user's pin is on the slot: the new value keeps it (and the hot tier)
             pinned = {"pinned": True, "tier": "hot"} if existing.meta.get("pinned") is True \
