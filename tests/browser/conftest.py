@@ -55,6 +55,18 @@ def app_url() -> Iterator[str]:
     server.stop()
 
 
+def module_server(port: int) -> Callable[[], Iterator[AppServer]]:
+    """A module's own server fixture (``server = module_server(PORT)``): the built app on
+    ``port``, so the module has its own origin and storage."""
+    @pytest.fixture(scope="module")
+    def server() -> Iterator[AppServer]:
+        app = AppServer(DIST, port=port).start()
+        yield app
+        app.stop()
+
+    return server
+
+
 @pytest.fixture(scope="module")
 def module_profile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The browser profile of a module's one page, removed when the module ends. A profile

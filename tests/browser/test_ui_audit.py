@@ -13,20 +13,14 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from buildtools.serve import AppServer
-
-from .conftest import DIST, engine_call, open_app_offline, shot, tab
+from .conftest import engine_call, module_server, open_app_offline, shot, tab
 
 expect.set_options(timeout=20_000)
 XSS_PROBE = "window.__pwned = [];"
 HOSTILE = '<img src=x onerror="window.__pwned.push(\'img\')"> green tea & <b>milk</b>'
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[AppServer]:
-    server = AppServer(DIST, port=27633).start()
-    yield server
-    server.stop()
+server = module_server(27633)
 
 
 @pytest.fixture(scope="module")

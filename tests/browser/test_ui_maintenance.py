@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from buildtools.serve import AppServer
-
-from .conftest import DIST, E5, engine_call, open_app_offline, shot, tab, wait_ready
+from .conftest import E5, engine_call, module_server, open_app_offline, shot, tab, wait_ready
 
 expect.set_options(timeout=20_000)
 MINILM = "omoide/all-MiniLM-L6-v2"
@@ -29,12 +27,7 @@ PROGRESS_PROBE = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[AppServer]:
-    """This module's own server: its own port (so its own origin and storage)."""
-    server = AppServer(DIST, port=27632).start()
-    yield server
-    server.stop()
+server = module_server(27632)
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from buildtools.serve import AppServer
-
-from .conftest import DIST, engine_call, open_app_offline, shot, tab, wait_ready
+from .conftest import engine_call, module_server, open_app_offline, shot, tab, wait_ready
 
 expect.set_options(timeout=20_000)
 XSS_PROBE = """
@@ -29,12 +27,7 @@ PAYLOADS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[AppServer]:
-    """This module's own server: its own port (so its own origin and storage)."""
-    server = AppServer(DIST, port=27631).start()
-    yield server
-    server.stop()
+server = module_server(27631)
 
 
 @pytest.fixture(scope="module")

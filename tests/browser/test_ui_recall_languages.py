@@ -10,9 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from buildtools.serve import AppServer
-
-from .conftest import DIST, E5, engine_call, open_app_offline, tab
+from .conftest import E5, engine_call, module_server, open_app_offline, tab
 
 MINILM = "omoide/all-MiniLM-L6-v2"
 CHARACTER = "ren"
@@ -20,11 +18,7 @@ MEMORIES = ["レンは毎朝コーヒーを飲む", "レンは京都に住んで
             "Ren is allergic to cats"]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[AppServer]:
-    server = AppServer(DIST, port=31637).start()
-    yield server
-    server.stop()
+server = module_server(31637)
 
 
 @pytest.fixture(scope="module")

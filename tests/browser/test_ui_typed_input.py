@@ -13,9 +13,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from buildtools.serve import AppServer
-
-from .conftest import DIST, engine_call, open_app_offline, tab, wait_ready
+from .conftest import engine_call, module_server, open_app_offline, tab, wait_ready
 
 expect.set_options(timeout=20_000)
 # Every call of `method` answers `ms` later (a model loading, a busy machine).
@@ -28,12 +26,7 @@ SLOW_CALL = """([method, ms]) => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[AppServer]:
-    """This module's own server: its own port (so its own origin and storage)."""
-    server = AppServer(DIST, port=31310).start()
-    yield server
-    server.stop()
+server = module_server(31310)
 
 
 @pytest.fixture(scope="module")
