@@ -255,3 +255,32 @@ def test_changes_waiting_for_a_server_gone_for_good_can_be_dropped(tmp_path):
     assert json.loads((tmp_path / "w.db.mirror-queue.json").read_text()) == []
     code, stats, _ = run(db, "stats", "alice", backup=False)
     assert code == 0 and stats["memories"] == 1
+
+
+def test_a_memory_purged_while_no_server_was_set_is_erased_by_the_next_backup(tmp_path):
+    """A memory forgotten for good while the workspace ran without its backup server (or
+    with another one): the server was never told, and `backup` only created and updated,
+    so the forgotten text stayed there for good. `backup` now deletes the server's copies of
+    what the workspace purged (its change feed keeps the ids, never the text)."""
+    from omoide.workspace import open_workspace
+
+    db = tmp_path / "w.db"
+    server_side = HttpBackend(HttpConfig(URL, api_key="k"))
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        code, secret, _ = run(db, "remember", "alice", "Alice's bank PIN is 4321")
+        code, note, _ = run(db, "remember", "alice", "Alice loves green tea")
+        assert server_side.get(secret["id"]) is not None
+    ws = open_workspace(db, embedder=HashingEmbedder())  # no backup server set
+    ws.engine.forget("alice", secret["id"])
+    assert ws.engine.purge_trash("alice") == [secret["id"]]
+    ws.close()
+    with running_server(tmp_path / "server.db", PORT, api_key="k"):
+        assert server_side.get(secret["id"]) is not None  # stale: never told
+        code, counts, _ = run(db, "backup")
+        assert server_side.get(secret["id"]) is None
+        assert code == 0 and counts["deleted"] == 1 and counts["updated"] == 1
+        assert server_side.get(note["id"])["text"] == "Alice loves green tea"
+        out = io.StringIO()
+        code = main(["--db", str(db), "--backup", URL, "--backup-key", "k", "backup"],
+                    embedder_factory=lambda model, dtype: HashingEmbedder(), stdout=out)
+        assert code == 0 and "erased" not in out.getvalue()  # nothing left to erase

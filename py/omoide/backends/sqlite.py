@@ -613,6 +613,17 @@ class SQLiteBackend:
         gone = [(r[width], r[width + 1]) for r in rows if r[0] is None]
         return records, gone, high
 
+    def deleted_ids(self, character_id: str | None = None) -> set[str]:
+        """The ids of the memories deleted from this file (purged): the change feed keeps
+        one entry per id, which stays as the tombstone of a deleted row (the id and its
+        character, never its text). ``copy_all`` erases them from a backup target."""
+        where = " AND c.character_id = ?" if character_id is not None else ""
+        with self._reading() as db:
+            rows = db.execute("SELECT c.id FROM changes c LEFT JOIN memories m ON m.id = c.id "
+                              f"WHERE m.id IS NULL{where}",
+                              (character_id,) if character_id is not None else ()).fetchall()
+        return {r[0] for r in rows}
+
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
         """Several reads as of one moment (a deferred transaction: a WAL read snapshot)."""

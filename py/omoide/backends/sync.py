@@ -1,6 +1,8 @@
 """Copy every record of one backend to another (a full backup, or a restore): an update
 where the target has the id, a create where it does not; then the characters' display
-names and which of them the user deleted (memories kept). Nothing is deleted."""
+names and which of them the user deleted (memories kept). The only deletes: the target's
+copies of memories the source purged (``deleted_ids``, a source that keeps them), which a
+target set elsewhen never heard of."""
 
 from __future__ import annotations
 
@@ -14,17 +16,23 @@ from omoide.errors import OmoideError
 PAGE = 500
 
 
-def all_records(backend: MemoryBackend, *, character_id: str | None = None
-                ) -> Iterator[dict[str, Any]]:
-    """Live and trashed records with their vectors, page by page."""
+def all_records(backend: MemoryBackend, *, character_id: str | None = None,
+                with_vectors: bool = True) -> Iterator[dict[str, Any]]:
+    """Live and trashed records (with their vectors unless told), page by page."""
     offset = 0
     while True:
         page = backend.list(character_id=character_id, trashed=None, limit=PAGE, offset=offset,
-                            with_vectors=True)
+                            with_vectors=with_vectors)
         yield from page["items"]
         offset += len(page["items"])
         if not page["items"] or offset >= page["total"]:
             return
+
+
+def listed(backend: MemoryBackend, *, character_id: str | None = None
+           ) -> Iterator[dict[str, Any]]:
+    """Live and trashed records without their vectors, page by page."""
+    return all_records(backend, character_id=character_id, with_vectors=False)
 
 
 def upsert(target: MemoryBackend, record: dict[str, Any]) -> str:
@@ -62,7 +70,23 @@ def copy_all(source: MemoryBackend, target: MemoryBackend, *,
         if progress:
             progress(done, total)
     counts["named"] = copy_names(source, target, character_id=character_id)
+    counts["deleted"] = erase_purged(source, target, character_id=character_id)
     return counts
+
+
+def erase_purged(source: Any, target: MemoryBackend, *, character_id: str | None = None
+                 ) -> int:
+    """Delete from ``target`` its copies of the memories ``source`` purged: a forget for good
+    made while the target was not the backup server set (another one, or none) never
+    reached it, and the forgotten text stayed there. The target's ids are listed once (only
+    when the source purged anything), so an id it never had costs no request."""
+    if not hasattr(source, "deleted_ids"):
+        return 0
+    gone = source.deleted_ids(character_id)
+    if not gone:
+        return 0
+    held = {r["id"] for r in listed(target, character_id=character_id)}
+    return sum(1 for memory_id in sorted(gone & held) if target.delete(memory_id))
 
 
 def copy_names(source: Any, target: Any, *, character_id: str | None = None) -> int:

@@ -70,7 +70,10 @@ def backup(ctx: Context) -> int:
     if ctx.json:
         ctx.emit(counts | {"target": target.name})
     else:
-        ctx.out(f"{counts['created']} created, {counts['updated']} updated on {target.name}")
+        erased = (f", {counts['deleted']} forgotten here for good erased"
+                  if counts["deleted"] else "")
+        ctx.out(f"{counts['created']} created, {counts['updated']} updated{erased} on "
+                f"{target.name}")
     if counts["invalid"]:
         ctx.note(f"{len(counts['invalid'])} invalid stored record(s) left out (kept in the "
                  f"workspace untouched): see audit")
