@@ -825,11 +825,16 @@ const jsVerbs = {
     return { usage: estimate.usage, quota: estimate.quota, persisted: !!persisted };
   },
   async select_model({ model, dtype }) {
+    if (revectorizing && (revectorizing.model !== model || revectorizing.dtype !== dtype)) {
+      // selecting another model abandons the job, and its next step would stage again
+      throw Object.assign(new Error(`A re-vectorization to ${revectorizing.model} is ` +
+        "running: cancel it before selecting another model."), { name: "BUSY" });
+    }
     const state = await locked(async () => {
       const previous = await store.getSetting(db, "model", DEFAULT_MODEL);
       const answer = await callPython("select_model", { model, dtype });
       try {
-        await store.setSetting(db, "model", { model, dtype });
+        await store.selectModel(db, model, dtype, answer.stamp);
       } catch (err) {
         // not stored: the engine goes back to the stored model (it had switched, stamping
         // new characters with a model the next start would not select)

@@ -237,6 +237,37 @@ def test_model_switch_blocks_recall_until_revectorized(launch, app_url, tmp_path
     assert not [row for row in raw["record_packs"] + raw["memories"] if MINILM["model"] in row]
 
 
+def test_a_re_vectorization_abandoned_for_the_old_model_leaves_nothing_staged(
+        launch, app_url, tmp_path):
+    """Switched to e5, re-vectorized in part, cancelled, switched back to MiniLM: the e5
+    job kept its staged vectors in IndexedDB and its resume target for good, loaded them at
+    every start and listed the job, while the tab shows the selected model's job only."""
+    page = open_page(launch(tmp_path / "profile"), app_url)
+    engine_call(page, "select_model", MINILM)
+    fill(page, ["ivy"], 60)
+    engine_call(page, "select_model", E5)
+    engine_call(page, "revectorize_start", {**E5, "step": 8})
+    page.wait_for_function("() => window.omoide.events.some(e => e.type === 'revectorize' "
+                           "&& e.done > 0 && e.done < e.total)", timeout=120_000)
+    code, _ = call_error(page, "select_model", MINILM)  # not while it runs
+    assert code == "BUSY"
+    engine_call(page, "revectorize_cancel", {})
+    page.wait_for_function("() => window.omoide.events.some(e => e.state === 'cancelled')",
+                           timeout=60_000)
+    assert page.evaluate(RAW)["staging"] and engine_call(page, "model_state")["jobs"]
+
+    state = engine_call(page, "select_model", MINILM)
+    assert state["mismatched"] == [] and state["jobs"] == []
+    raw = page.evaluate(RAW)
+    assert raw["staging"] == []
+    assert not [row for row in raw["settings"] if "revectorize_target" in row
+                and E5["model"] in row]
+    page.reload()
+    wait_ready(page)
+    assert engine_call(page, "model_state")["jobs"] == []
+    assert len(recall_ids(page, "ivy", "tea", "vector")) == 10
+
+
 @pytest.mark.parametrize("bad", [
     {"format": "something-else"},
     {"format": "omoide-export", "version": 99, "characters": []},

@@ -811,6 +811,22 @@ export async function forgottenIds(db) {
   return keys.map((key) => key.slice(FORGOTTEN.length));
 }
 
+// The selected model (settings ``model``), in one transaction with what selecting it
+// abandons: the staged vectors of a re-vectorization to any other model (``stamp``: the
+// selected model's) and, when it was for another model, the resume target.
+export async function selectModel(db, model, dtype, stamp) {
+  return db.transaction("rw", db.settings, db.staging, async () => {
+    await db.settings.put({ key: "model", value: { model, dtype } });
+    const target = (await db.settings.get("revectorize_target"))?.value;
+    if (target && `${target.model}@${target.dtype}#${target.dimension}` !== stamp) {
+      await db.settings.put({ key: "revectorize_target", value: null });
+    }
+    const staged = db.staging.where("[stamp+character]");
+    await staged.below([stamp, Dexie.minKey]).delete();
+    await db.staging.where("[stamp+character]").above([stamp, Dexie.maxKey]).delete();
+  });
+}
+
 export async function getSetting(db, key, fallback = null) {
   return (await db.settings.get(key))?.value ?? fallback;
 }

@@ -846,8 +846,15 @@ def model_state() -> dict[str, Any]:
 
 @handler("select_model")
 def select_model(model: str, dtype: str) -> dict[str, Any]:
+    """Select a model. A re-vectorization to any other model is abandoned: its staged
+    vectors go (here and, in the same call, from IndexedDB: ``store.selectModel``), or they
+    were kept for good, loaded at every start and never shown (the tab shows the job of the
+    selected model only)."""
     s = session()
     s.engine.select_embedder(s.embedder(model, dtype))
+    stamp = s.engine.embedder.stamp
+    for other in [k for k in s.engine.revectorize_jobs if k != stamp]:
+        del s.engine.revectorize_jobs[other]
     return model_state()
 
 
