@@ -384,6 +384,19 @@ def test_keys_drop_adverbs_and_particles():
     assert normalize_subject("just the coffee") == "coffee"
 
 
+def test_a_filler_leaves_no_particle_and_a_perfect_progressive_no_auxiliary():
+    """「最近は夜にジョギング」 keyed は夜_ジョギング and "have been cooking at home" keyed
+    have_been_cooking_...: the same habit said without the filler or the auxiliaries got
+    another key, so it was neither merged nor superseded."""
+    assert make_key("pattern", "最近は夜にジョギング") == make_key("pattern", "夜にジョギング")
+    assert make_key("pattern", "今も、朝に走る") == make_key("pattern", "朝に走る")
+    assert make_key("preference", "最近はまってるヨガ") != make_key("preference", "まってるヨガ")
+    assert make_key("pattern", "have been cooking at home on weekdays") == make_key(
+        "pattern", "cook at home on weekdays") == "pattern:cook_at_home_on_weekday"
+    assert make_key("fact", "have two cats") == "fact:have_two_cat"  # a main verb stays
+    assert make_key("pattern", "have been to Paris") == "pattern:have_been_to_paris"
+
+
 def test_japanese_words_stay_whole():
     assert make_key("preference", "辛いもの") == "preference:辛いもの"
     assert extract_clause("辛いものが好きです").key == "preference:辛いもの"

@@ -123,6 +123,9 @@ JA_FILLER = re.compile(
     r"結構|けっこう|やっぱり|やっぱ|全然|一番|特に|最近|今でも|今は|実は|正直|かなり|"
     r"そんなに|それほど|今(?![日年月週度朝夜晩回後頃更])|いま(?!さら)|現在)+"
 )
+# the topic or addition particle a filler leaves in front (「最近は夜にジョギング」 -> 「は夜に
+# ジョギング」): cut when the word after it is not kana-led (「最近はまってる」 keeps はまってる)
+_JA_LEAD_PARTICLE = re.compile(r"^(?:では|には|は|も)[、,]?(?=[^\u3040-\u309f])")
 _JA_CONTEXT: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?:この|今回の|今の)プロジェクト(?:では|で|には|に|は)?[、,]?"),
      "for this project"),
@@ -207,7 +210,7 @@ def ja_subject(raw: str) -> str:
         if pattern.search(text):
             text, context = pattern.sub("", text, count=1), english
             break
-    text = JA_FILLER.sub("", _ja_strip(text))
+    text = _JA_LEAD_PARTICLE.sub("", JA_FILLER.sub("", _ja_strip(text)))
     for template, word in ((_JA_BEFORE, "before"), (_JA_AFTER, "after")):
         match = template.match(text)
         if match:
@@ -237,6 +240,12 @@ def normalize_subject(subject: str) -> str:
     """The subject part of a key (see the module docstring for the rule)."""
     text = unicodedata.normalize("NFKC", subject).replace("'", "").replace("’", "")
     words = re.findall(r"[^\W_]+(?:[.+#-][^\W_]+)*[+#]*|[+#]+", text)
+    # "have been cooking at home" is "cook at home": the perfect progressive's auxiliaries
+    # lead no key (a habit said with "lately I've been ..." and one said plainly agree)
+    lead = [w.casefold() for w in words[:3]]
+    if lead[:2] in (["have", "been"], ["has", "been"], ["ve", "been"]) and len(lead) > 2 \
+            and lead[2].endswith("ing"):
+        words = words[2:]
     out: list[str] = []
     length = 0
     for original in words:
