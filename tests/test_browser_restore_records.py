@@ -68,6 +68,7 @@ def test_a_memory_forgotten_for_good_during_a_restore_is_not_brought_back(monkey
                         lambda s: SimpleNamespace(character_names=lambda: {},
                                                   deleted_characters=lambda: {}))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    monkeypatch.setattr(browser_session, "forgotten_ids", set)  # nothing purged before
     monkeypatch.setattr(browser_session, "server_ids",
                         lambda backend, character, with_vectors: list(on_server))
     first = browser_session.restore_step(0, batch=1)  # the list is read here
@@ -101,6 +102,7 @@ def backing_up(monkeypatch, engine: MemoryEngine, server, primary) -> None:
     monkeypatch.setattr(browser_session, "server", lambda s: server)
     monkeypatch.setattr(browser_session, "backends", lambda s: SimpleNamespace(primary=primary))
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    monkeypatch.setattr(browser_session, "forgotten_ids", set)  # nothing purged before
 
 
 def backing_up_one(monkeypatch, tmp_path, character: str, text: str):
@@ -236,6 +238,7 @@ def test_a_garbage_answer_of_the_server_is_a_clear_error_and_one_bad_record_is_o
                         lambda s: SimpleNamespace(queue=[], retry=lambda targets=None: None))
     monkeypatch.setattr(browser_session, "server", lambda s: backend)
     monkeypatch.setattr(browser_session, "mark", lambda *args: None)
+    monkeypatch.setattr(browser_session, "forgotten_ids", set)  # nothing purged before
     for page in ([good[0]], "oops", {"items": good, "total": "two"},
                  {"items": [good[0], "junk"], "total": 2}, {"total": 1}):
         answer[:] = [page]
