@@ -281,6 +281,29 @@ def test_a_comparison_that_does_not_reverse_the_first_leaves_it_live(before, aft
     assert first.memory_id not in trashed(e)
 
 
+@pytest.mark.parametrize("before, after", [
+    ("I run every morning.", "I used to run every morning, but my knees gave out."),
+    ("We play chess every Sunday.", "We used to play chess every Sunday."),
+    ("I love sushi.", "I used to love sushi."),
+])
+def test_a_habit_or_liking_the_user_used_to_have_retires_the_live_one(before, after):
+    """"I used to run every morning" was stored as a live habit of its own
+    (pattern:used_to_run_every_morning, polarity like) beside "I run every morning": both
+    said the user runs every morning. It is the same slot with the other polarity."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    item = ingest(e, "a", [after]).items[0]
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert item.key == first.key
+    assert first.memory_id in trashed(e)
+
+
+@pytest.mark.parametrize("text", ["I'm used to waking up early", "I got used to the noise",
+                                  "She is used to it", "I'm getting used to decaf"])
+def test_being_used_to_something_is_no_negation(text):
+    assert stance(text) == "like" and not negated(text)
+
+
 def test_the_same_words_again_are_a_repeat_not_a_new_value():
     e = make_engine()
     first = ingest(e, "a", ["I love green tea"]).stored[0]

@@ -35,7 +35,7 @@ import re
 import unicodedata
 
 from omoide.governance.keys import base_verb, singular
-from omoide.governance.polarity import negated
+from omoide.governance.polarity import USED_TO, negated
 
 Found = tuple[str, str | None, str, dict[str, str]]
 
@@ -536,7 +536,7 @@ _HABIT_CUE = re.compile(
 )
 _HABIT_NEGATIVE = re.compile(
     r"\b(?:never|rarely|seldom|hardly ever|don'?t|do not|try not to|avoid|make a point of "
-    r"not|no longer)\b", re.IGNORECASE)
+    r"not|no longer)\b|" + USED_TO, re.IGNORECASE)  # "I used to run": a habit that ended
 _HABIT_SUBJECT = re.compile(rf"^(?:{I}|{IM}|i'?ve|we'?ve)\s+(?P<x>.+)", re.IGNORECASE)
 _HABIT_ROUTINE = re.compile(
     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:part of my (?:\w+ )?(?:routine|day|"
@@ -1021,7 +1021,8 @@ def _habit(text: str, habitual: bool = False) -> Found | None:
         return None
     polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
     raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "
-                 r"point of not|no longer|not)\s+)+", "", _HABIT_ADVERBS.sub("", match.group("x")),
+                 r"point of not|no longer|not|used to)\s+)+", "",
+                 _HABIT_ADVERBS.sub("", match.group("x")),
                  flags=re.I)
     subject = _clean_subject("pattern", raw)[0]
     if not subject or _DEICTIC_SUBJECT.match(subject):

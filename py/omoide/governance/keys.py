@@ -246,6 +246,8 @@ def normalize_subject(subject: str) -> str:
     if lead[:2] in (["have", "been"], ["has", "been"], ["ve", "been"]) and len(lead) > 2 \
             and lead[2].endswith("ing"):
         words = words[2:]
+    elif lead[:2] == ["used", "to"] and len(lead) > 2:  # a habit that ended: the same slot
+        words = words[2:]
     out: list[str] = []
     length = 0
     for original in words:

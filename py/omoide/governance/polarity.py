@@ -16,7 +16,8 @@ Rule: ``stance = dislike`` when the text is negated XOR it uses a negative word.
   wait, couldn't be happier, never thought I'd like; 〜ないと生きていけない, やめられない,
   たまらない, 待ちきれない.
 - negative words: hate, dislike, detest, loathe, despise, can't stand, quit, stopped, gave up,
-  sick of, tired of; 嫌い, きらい, 苦手, にがて, やめた/やめました/辞めた, 嫌だ/いやだ.
+  sick of, tired of, used to (a habit that ended; not "I'm used to", "get used to");
+  嫌い, きらい, 苦手, にがて, やめた/やめました/辞めた, 嫌だ/いやだ.
 
 No dictionary and no model: it is a guard against false merges, not a sentiment classifier.
 """
@@ -28,10 +29,16 @@ import unicodedata
 
 LIKE, DISLIKE = "like", "dislike"
 
+USED_TO = (r"(?<!\bam )(?<!'m )(?<!\bis )(?<!'s )(?<!\bare )(?<!'re )(?<!\bwas )"
+            r"(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!\bgetting )"
+            r"(?<!\bgets )\bused to\b")
 _EN_NEGATIVE_WORDS = re.compile(
     r"\b(?:hate[sd]?|hating|dislike[sd]?|detest(?:s|ed)?|loathe[sd]?|despise[sd]?|"
     r"can'?t stand|cannot stand|couldn'?t stand|quit|quitting|stopped|gave up|given up|"
-    r"sick of|tired of|fed up with|not a fan of|no fan of|over it)\b",
+    r"sick of|tired of|fed up with|not a fan of|no fan of|over it)\b|"
+    # "I used to run every morning": a habit or liking that ended (not "I'm used to it",
+    # "get used to": accustomed)
+    + USED_TO,
     re.IGNORECASE,
 )
 # Negative words that carry their own negator: counted once, as the word, not as negation.
