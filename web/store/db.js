@@ -821,9 +821,9 @@ export async function selectModel(db, model, dtype, stamp) {
     if (target && `${target.model}@${target.dtype}#${target.dimension}` !== stamp) {
       await db.settings.put({ key: "revectorize_target", value: null });
     }
-    const staged = db.staging.where("[stamp+character]");
-    await staged.below([stamp, Dexie.minKey]).delete();
-    await db.staging.where("[stamp+character]").above([stamp, Dexie.maxKey]).delete();
+    const others = () => db.staging.where("[stamp+character]");  // stamps below, then above
+    await others().below([stamp, Dexie.minKey]).delete();
+    await others().above([stamp, Dexie.maxKey]).delete();
   });
 }
 

@@ -29,12 +29,6 @@ def all_records(backend: MemoryBackend, *, character_id: str | None = None,
             return
 
 
-def listed(backend: MemoryBackend, *, character_id: str | None = None
-           ) -> Iterator[dict[str, Any]]:
-    """Live and trashed records without their vectors, page by page."""
-    return all_records(backend, character_id=character_id, with_vectors=False)
-
-
 def upsert(target: MemoryBackend, record: dict[str, Any]) -> str:
     # the character goes along as a guard: a target holding the id under another character
     # refuses the update (MEMORY_OWNER_CONFLICT) instead of overwriting that memory
@@ -85,7 +79,8 @@ def erase_purged(source: Any, target: MemoryBackend, *, character_id: str | None
     gone = source.deleted_ids(character_id)
     if not gone:
         return 0
-    held = {r["id"] for r in listed(target, character_id=character_id)}
+    held = {r["id"] for r in all_records(target, character_id=character_id,
+                                         with_vectors=False)}
     return sum(1 for memory_id in sorted(gone & held) if target.delete(memory_id))
 
 

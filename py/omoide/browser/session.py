@@ -668,8 +668,13 @@ def erase_forgotten(s: Session, backend: HttpBackend, ids: list[str]) -> int:
     """Delete from the server its copies of memories purged here, unless the id is held here
     again (imported since): a forget for good is one on every server "Back up now" reaches,
     not only on the one set when it was made."""
-    held = {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
+    held = held_ids(s)
     return sum(1 for memory_id in ids if memory_id not in held and backend.delete(memory_id))
+
+
+def held_ids(s: Session) -> set[str]:
+    """Every memory id this browser holds, live or in the trash, of every character."""
+    return {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
 
 
 @handler("restore_step")
@@ -690,7 +695,7 @@ def restore_step(cursor: int = 0, batch: int = 64,
             # What the browser holds now: one of these gone by a later step was forgotten
             # for good meanwhile (here or in another tab), never brought back from the
             # server's list of the first step (a purged secret came back, browser-only).
-            held = {i for st in s.engine.stores.values() for i in (*st.records, *st.trash)}
+            held = held_ids(s)
             # and what was purged here while the server was unreachable: its delete is still
             # queued, the server's copy is stale (a purged secret came back live); one queued
             # while another server was set waits for this one (``adopt``) and counts too
