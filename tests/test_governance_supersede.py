@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from omoide.cli import main
 from omoide.engine import Journal, MemoryEngine
 from omoide.governance import Governor
+from omoide.governance.extract import extract
 from omoide.governance.ingest import ingest
 from omoide.governance.polarity import negated, stance
 from omoide.mcp import build_server
@@ -643,3 +644,82 @@ def test_a_chat_dated_before_the_value_was_said_again_does_not_replace_it():
     assert item.action == "superseded" and item.memory_id == first.memory_id, item
     assert [m.text for m in e.memories("a")] == ["I work as a nurse."]
     assert [t.memory.text for t in e.trash("a")] == ["I work as a doctor."]  # its history
+
+
+# -- an activity ended (or taken up again) under another key --------------------------------
+
+@pytest.mark.parametrize("before, after", [
+    ("I drink coffee every day.", "I quit coffee."),
+    ("I go to the gym every Monday.", "I stopped going to the gym."),
+    ("I smoke a pack a day.", "I quit smoking last year."),
+    ("I decided to learn Spanish.", "I gave up on Spanish."),
+    ("毎週月曜にジムに行っています。", "ジムに行くのをやめた。"),
+    ("毎朝コーヒーを飲んでいます。", "コーヒーをやめました。"),
+    ("スペイン語を勉強することにした。", "スペイン語はやめた。"),
+    # taken up again: the newer statement is the truth, the ending its history
+    ("I quit coffee.", "I drink coffee every morning again."),
+    # ended without a stop verb: it was extracted as nothing at all
+    ("I go to the gym every Monday.", "I don't go to the gym anymore."),
+    ("I play tennis on weekends.", "I no longer play tennis."),
+])
+def test_an_activity_ended_under_another_key_retires_the_live_one(before, after):
+    """"I drink coffee every day" (pattern:drink_coffee_every_day), then "I quit coffee"
+    (decision:coffee): two keys, so the same-key rule never met them and both stayed live,
+    the habit still read as current. The same for a habit ended in Japanese and a plan given
+    up. The ending supersedes what it ends; the old memory is its history, restorable."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before
+    e.restore("a", first.memory_id)
+    assert first.memory_id in {m.id for m in e.memories("a")}
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I run every morning.", "I don't run on weekends anymore."),  # a part of it ended
+    ("I drink coffee every day.", "I quit sugar."),  # another activity
+    ("I love coffee.", "I quit coffee."),  # a liking is no activity: stopping is no dislike
+    ("I drink coffee every day.", "I quit coffee cake."),
+    ("毎朝走っています。", "ジムはやめた。"),
+    ("I quit smoking.", "I stopped drinking."),
+])
+def test_an_ending_of_something_else_retires_nothing(before, after):
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    ingest(e, "a", [after])
+    assert first.memory_id in {m.id for m in e.memories("a")}
+    assert first.memory_id not in trashed(e)
+
+
+@pytest.mark.parametrize("text", ["I don't know anymore.", "I don't care anymore",
+                                  "I don't have time anymore", "I no longer trust him",
+                                  "I don't think so anymore"])
+def test_a_state_that_ended_is_no_habit(text):
+    """"I don't go to the gym anymore" is a habit ended; a state or a feeling is none."""
+    found, _ = extract([text], roles=("user",))
+    assert [c for c in found if c.kind == "pattern"] == []
+
+
+@pytest.mark.parametrize("before, after", [
+    ("大阪に住んでいます。", "先月東京に引っ越しました。"),
+    ("大阪に住んでいます。", "東京へ引っ越したばかりです。"),
+    ("I live in Osaka.", "I moved to Tokyo last month."),
+])
+def test_a_move_is_a_new_home(before, after):
+    """「先月東京に引っ越しました」 was a decision (decision:先月東京, the time word in its
+    key) beside the live 「大阪に住んでいます」: both stayed live as where the user lives. A
+    move done is the home's new value, as "I moved to Tokyo" is in English."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == [after]
+
+
+@pytest.mark.parametrize("text", ["来月東京に引っ越します。", "東京に引っ越したい。",
+                                  "東京に引っ越したら犬を飼いたい。"])
+def test_a_move_ahead_or_wished_is_no_home(text):
+    found, _ = extract([text], roles=("user",))
+    assert all(c.key != "fact:住まい" for c in found), found

@@ -30,7 +30,7 @@ from omoide.engine.analyzer import analyze
 from omoide.engine.memory import Memory
 from omoide.engine.sentences import split_sentences
 from omoide.engine.store import CharacterStore, as_float_list
-from omoide.governance import meta_fields
+from omoide.governance import activity, meta_fields
 from omoide.governance.extract import Candidate, extract
 from omoide.governance.keys import make_key
 from omoide.governance.polarity import stance
@@ -273,12 +273,35 @@ class DedupIndex:
                and (polarity is None or polarity_of(m) == polarity)]
         return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
 
+    def ended_activity(self, kind: str, key: str, polarity: str | None, text: str,
+                       near: list[tuple[Memory, float]]) -> Match | None:
+        """The live habit or plan of the same activity under another key that the candidate
+        ends ("I drink coffee every day", then "I quit coffee") or takes up again ("I quit
+        coffee", then "I drink coffee every morning again"): of the other polarity, the
+        stopping side ending it as a whole (``activity.ends``). Looked for among the
+        candidate's neighbours only (no scan of the store). The newest, else None."""
+        doing = activity.activity(key)
+        if kind not in activity.KINDS or not doing or polarity is None:
+            return None
+        stops = polarity == "dislike" and activity.ends(text, key)
+        found = [(m, cos) for m, cos in near
+                 if m.kind in activity.KINDS and m.key is not None and m.key != key
+                 and polarity_of(m) != polarity and activity.activity(m.key) == doing
+                 and (stops or (polarity_of(m) == "dislike"
+                                and activity.ends(m.text, m.key)))]
+        if not found:
+            return None
+        memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
+        return Match(memory.id, "same activity", round(cos, 4))
+
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
               over: str | None = None) -> Match | None:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
         candidate's rival, ``reversed_comparison``), else same key (any kind, any polarity:
-        the caller merges or supersedes), else a neighbour of the same kind with the same words
+        the caller merges or supersedes), else a habit or plan it ends or takes up again
+        under another key (``ended_activity``), else a neighbour of the same kind with the
+        same words
         as ``text`` under another key ("same words": a memory keyed by an earlier version
         of the key rules), else a keyless neighbour of one sentence whose text has that key
         as its only subject ("same subject"), else a near-identical memory of the same
@@ -299,6 +322,10 @@ class DedupIndex:
                 best = max(ids, key=lambda i: (self.current(i).updated_at, i))
                 return Match(best, "same key", None)
         near = self._near(row)
+        if key is not None and text is not None:
+            ended = self.ended_activity(kind, key, polarity, text, near)
+            if ended is not None:
+                return ended
         if text is not None:
             same = [(m, cos) for m, cos in near if m.kind == kind and same_words(m.text, text)]
             if same:

@@ -537,6 +537,14 @@ _HABIT_CUE = re.compile(
 _HABIT_NEGATIVE = re.compile(
     r"\b(?:never|rarely|seldom|hardly ever|don'?t|do not|try not to|avoid|make a point of "
     r"not|no longer)\b|" + USED_TO, re.IGNORECASE)  # "I used to run": a habit that ended
+# Something the user did and does no more, said without a frequency ("I no longer go to
+# the gym", "I don't play tennis anymore"): a habit ended, the other polarity of its slot. A
+# state ("I don't know anymore", "I don't care anymore") or a stance (preferences) is none.
+_HABIT_ENDED = re.compile(
+    r"^(?:i|we) (?:just |really |honestly )?(?:no longer|(?:don'?t|do not)(?= .*\bany ?more\b))"
+    r" (?!(?:know|think|care|understand|remember|mind|believe|feel|get|want|need|see|trust|"
+    r"like|love|hate|enjoy|mean|recognize|recognise|have|do|exist|matter|bother|agree|"
+    r"blame|expect|wonder|miss)\b)[a-z]+", re.IGNORECASE)
 _HABIT_SUBJECT = re.compile(rf"^(?:{I}|{IM}|i'?ve|we'?ve)\s+(?P<x>.+)", re.IGNORECASE)
 _HABIT_ROUTINE = re.compile(
     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:part of my (?:\w+ )?(?:routine|day|"
@@ -596,7 +604,8 @@ _FACTS_LATE = _rules([
     ("commute", "fact", None, r"^i commute\b"),
 ])
 
-_STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up|giving up|give up|dropped|dropping|"
+_STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give up on|gave up|"
+         r"giving up|give up|dropped|dropping|"
          r"cancell?ed|cancell?ing|cancel|cut out|cutting out|cut back on|cutting back on|"
          r"cut down on|cutting down on|ditched|ditching|deleted|deleting|unsubscribed from|"
          r"sold|selling|left|leaving|retired from|broke up with|resigned from|resigned|"
@@ -1017,7 +1026,7 @@ def _habit(text: str, habitual: bool = False) -> Found | None:
         subject = _clean_subject("pattern", subject)[0]
         return ("pattern", "like", subject, {}) if subject else None
     match = _HABIT_SUBJECT.match(text)
-    if not match or not (habitual or _HABIT_CUE.search(text)):
+    if not match or not (habitual or _HABIT_CUE.search(text) or _HABIT_ENDED.match(text)):
         return None
     polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
     raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "

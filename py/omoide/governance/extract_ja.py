@@ -16,9 +16,9 @@ else. How a clause is read, in order:
    about them when it states one (名前, 歳, 出身, 住んでいる / 〜住み, 仕事: 〜をしている,
    〜で働いている, a job word with を dropped 「八百屋やってる」, 「兄の仕事は…」) and nothing
    otherwise;
-4. facts about the user (名前は, 〜歳です, 〜出身, 〜に住んでいる, 〜住み, 〜として働いている,
-   〜で看護師やってる, 〜を飼っている / 〜飼ってる / ペットかってる, 兄が一人います,
-   看護師です, 職場は…);
+4. facts about the user (名前は, 〜歳です, 〜出身, 〜に住んでいる, 〜住み, 〜に引っ越した (a move
+   done: the new home), 〜として働いている, 〜で看護師やってる, 〜を飼っている /
+   〜飼ってる / ペットかってる, 兄が一人います, 看護師です, 職場は…);
 5. preferences (好き, 大好き, 好み, 好物, 〜派, 目がない, ハマっている, 気に入っている, 趣味,
    嫌い, 苦手, 無理, 〜は好きじゃない, 食べられない; 「AよりB」 comparisons);
 6. decisions (ことにした, 決めた, 〜にしました, つもり, 予定, 〜ようと思う, 始めた, やめた,
@@ -251,7 +251,10 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("home", r"^(?P<v>.+?)(?:に住んで|で暮らして|と暮らして|に引っ越してきた|に引っ越して"
                  r"きました|在住|で一人暮らし|一人暮らし|住み(?:です|だ|なんだ|なんです|$)|"
                  r"に越してきた|に越してきました|に越した|に間借りして|で間借りして|に下宿して|"
-                 r"で下宿して)"),
+                 r"で下宿して|"
+                 # a move done is the new home (「先月東京に引っ越しました」), as "I moved to
+                 # Tokyo" is; one ahead or wished (引っ越します, 引っ越したい, 引っ越したら) is not
+                 r"[にへ]引っ越し(?:た|ました)(?![いくらり]|こと))"),
         ("rel_job", rf"^{_REL_TOPIC}(?P<v>.+?)(?:を|の仕事を)(?:して|やって)"),
         ("rel_job", rf"^{_REL_TOPIC}(?P<v>.+?)(?:として|で)働いて"),
         ("rel_job_word", rf"^{_REL_TOPIC}(?:[^、,]+?で)?(?P<v>[^、,をがにで]+?)(?:{_DOING}|"

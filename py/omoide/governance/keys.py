@@ -136,7 +136,9 @@ _JA_CONTEXT: list[tuple[re.Pattern[str], str]] = [
 _JA_ENDINGS = re.compile(
     r"(?:ようにしています|ようにしてる|ようにする|ことにしています|ことにしてる|しています|"
     r"してます|している|してる|しませんでした|しません|しなかった|しない|します|しました|"
-    r"する|した|でした|です|だ|ています|てます|ている|てる|ます|ました|ません|ない|んだ|"
+    r"する|した|でした|です|だ|ています|てます|ている|てる|"
+    # the voiced te-form (飲んでいます, 読んでる): 飲ん, whose ん the verb tail takes
+    r"(?<=ん)(?:でいます|でます|でいる|でる)|ます|ました|ません|ない|んだ|"
     r"なんです|なんだ|んです|ね|よ|な|笑)+$"
 )
 # Inflections a verb's okurigana can end in (dictionary form, masu stem, ichidan stem).

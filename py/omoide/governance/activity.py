@@ -1,0 +1,68 @@
+"""What a habit or a plan is the doing of, told from its key: the activity that ending it
+("I quit coffee", 「ジムに行くのをやめた」) or taking it up again ends or resumes.
+
+A habit's key keeps its when and its verb (``pattern:drink_coffee_every_day``,
+``pattern:毎週月曜_ジム_行``), a plan's or an ending's often neither (``decision:coffee``,
+``decision:ジム_行``), so the same-key rule never meets them. ``activity(key)`` is the key's
+words less the words of when and how often, of how much, and the light verbs that say
+"doing" (go, drink, learn; 行, 飲, 勉強): ``{coffee}`` and ``{ジム}`` on both sides.
+
+``ends(text, key)``: a statement that stops an activity as a whole: a stop word (quit,
+stopped, gave up, no longer, anymore, used to; やめた, もう〜ない, なくなった) and no
+recurring time of its own in the key. "I don't run on weekends anymore" ends a part of
+"I run every morning", not all of it, so it ends nothing here.
+
+Plain word sets and regular expressions: the same code under Pyodide and CPython.
+"""
+
+from __future__ import annotations
+
+import re
+
+from omoide.governance.when_words import time_words
+
+# When it recurs: a key holding one of these says when the activity happens.
+_EN_RECURRING = frozenset(
+    "every each daily nightly weekly monthly morning mornings evening evenings night nights "
+    "afternoon afternoons weekend weekends weekday weekdays".split())
+# When once, how much or how often, and the words around them: never the activity.
+_EN_OTHER = frozenset(
+    "day days week weeks month months year years last ago yesterday today tonight recently "
+    "again now anymore once twice time times per a an on in at pack packs cup cups glass "
+    "glasses bottle bottles can cans hour hours minute minutes mile miles".split())
+# Verbs that say "doing": the activity is their object ("drink coffee", "go to the gym").
+_EN_LIGHT = frozenset(
+    "go going goes went to drink drinking drank eat eating ate have having do doing did "
+    "play playing take taking get getting learn learning study studying practice "
+    "practicing practise practising".split())
+_JA_RECURRING = re.compile(
+    r"(?:毎|週末|平日|休日|週|朝|夜|晩|昼|夕方|夕|寝る前|[月火水木金土日]曜日?|いつも|よく|たまに)+")
+_JA_LIGHT = frozenset("行 飲 食 し 勉強 練習".split())
+
+_ENDS = re.compile(
+    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|no longer|any ?more|used to|"
+    r"dropped|ditched|cut out)\b|(?:やめ|辞め|止め)(?:た|ました|て|ちゃ)|もう.*(?:ない|ません)|"
+    r"なくなった|なくなりました", re.IGNORECASE)
+
+KINDS = frozenset(("pattern", "decision"))  # what is done; a liking is no activity
+
+
+def _words(key: str) -> list[str]:
+    return key.partition(":")[2].split("_")
+
+
+def _recurring(word: str) -> bool:
+    return word in _EN_RECURRING or (
+        not word.isascii() and _JA_RECURRING.fullmatch(word) is not None)
+
+
+def activity(key: str) -> frozenset[str]:
+    """The key's words that name what is done (see the module doc); empty when none do."""
+    return frozenset(w for w in _words(key)
+                     if w and not _recurring(w) and w not in _EN_OTHER
+                     and w not in _EN_LIGHT and w not in _JA_LIGHT and not time_words(w))
+
+
+def ends(text: str, key: str) -> bool:
+    """Whether the statement ``text`` (keyed ``key``) stops its activity as a whole."""
+    return _ENDS.search(text) is not None and not any(_recurring(w) for w in _words(key))
