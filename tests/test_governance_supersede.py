@@ -304,6 +304,22 @@ def test_being_used_to_something_is_no_negation(text):
     assert stance(text) == "like" and not negated(text)
 
 
+@pytest.mark.parametrize("before, after", [
+    ("コーヒーが好きです", "昔からコーヒーが好き"),  # since long ago, and still
+    ("毎朝走っています", "前からずっと毎朝走っている"),
+])
+def test_a_japanese_habit_or_liking_said_to_last_is_the_same_slot_and_retires_nothing(
+        before, after):
+    """「昔から」「前からずっと」 say how long it has lasted: they were part of the key
+    (preference:昔_コーヒー), a second slot beside the first."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.key == first.key and item.polarity == "like", item
+    assert item.action != "superseded" and first.memory_id not in trashed(e)
+    assert before in [m.text for m in e.memories("a")]
+
+
 def test_the_same_words_again_are_a_repeat_not_a_new_value():
     e = make_engine()
     first = ingest(e, "a", ["I love green tea"]).stored[0]

@@ -843,7 +843,8 @@ def _habit(body: str) -> Found | None:
     x = _HABIT_TAIL.sub("", body)
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
                               r"見ない", x))
-    x = _HABIT_ADVERB.sub("", x).strip(" 、,")
+    # 「前からずっと毎朝走ってる」: since when is no part of the habit (a filler first)
+    x = JA_FILLER.sub("", _HABIT_ADVERB.sub("", x).strip(" 、,"))
     x = re.sub(r"^(?:毎朝|まいあさ)(?:は|に)?", "朝は", x)  # 毎朝X and 朝はいつもX agree
     x = re.sub(r"^(?:毎晩|まいばん|毎夜)(?:は|に)?", "夜は", x)
     x = re.sub(r"^(?:毎日|まいにち)", "", x).strip(" 、,")
