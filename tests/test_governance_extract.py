@@ -323,10 +323,11 @@ def test_japanese_breadth(text, kind, polarity, key):
         # a frequency word in a remark about the weather or a set phrase is no habit
         "毎日暑いですね", "毎日寒すぎ", "いつもお世話になってます", "いつも通りだよ",
         # praise, a request to the listener, a wish, a guess, a thing's or a place's routine,
-        # people in general, a past habit
+        # people in general, a habit of a period of life (「昔は毎日走ってたな」, "used to",
+        # is a habit that ended: test_governance_supersede)
         "よく頑張ったね", "いつでも話しかけてね", "明日は晴れるといいな", "来週は忙しくなりそう",
         "この店いつも混んでるよね", "うちの会社は毎週月曜に会議がある", "この曲、好きな人多いよね",
-        "昔は毎日走ってたな",
+        "学生の頃は毎日走ってたな",
         # a recall question, hypotheticals, someone's pet or a person before a comma,
         # a sentence end inside a quoted title
         "ラーメン好きなんだっけ", "もし宝くじが当たったら仕事辞める", "隣の家の犬が毎朝吠える",

@@ -43,12 +43,19 @@ LIKES = ["I love spicy ramen", "I like tea", "I always commit before pushing",
          # idioms of wanting more: their negator is no negation
          "I can never get enough of jazz", "I can't live without coffee",
          "I never thought I'd like jazz", "I couldn't be happier with my bike",
-         "コーヒーがないと生きていけない", "ポテチがやめられない", "この香り、たまらない"]
+         "コーヒーがないと生きていけない", "ポテチがやめられない", "この香り、たまらない",
+         # since long ago and still; the other day; a habit before bed, not "used to";
+         # "didn't use to like" (a negated past liking) is no dislike of now
+         "昔からコーヒーが好き", "前からずっと走っている", "この前は楽しかった",
+         "寝る前は本を読んでた", "前はコーヒーが好きじゃなかった"]
 DISLIKES = ["I don't like spicy ramen anymore.", "I no longer drink coffee", "I hate YAML",
             "I can't stand jazz", "I'm not a fan of jazz", "I never skip breakfast",
             "I stopped drinking coffee", "I'm over spicy ramen anymore",
             "もう辛いラーメンは好きじゃない。", "Pythonは好きではありません", "Pythonは嫌いです",
-            "タバコはやめた", "コーヒーは飲みません", "納豆は苦手です", "もう行かない"]
+            "タバコはやめた", "コーヒーは飲みません", "納豆は苦手です", "もう行かない",
+            # Japanese "used to": a habit or liking that ended
+            "前は毎朝ジョギングしてた", "昔はコーヒーが好きだった", "以前はタバコを吸っていました",
+            "かつては毎朝走っていました。", "昔、よくゲームをしてました"]
 
 
 def test_polarity_in_english_and_japanese():
@@ -303,6 +310,86 @@ def test_a_habit_or_liking_the_user_used_to_have_retires_the_live_one(before, af
                                   "She is used to it", "I'm getting used to decaf"])
 def test_being_used_to_something_is_no_negation(text):
     assert stance(text) == "like" and not negated(text)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("毎朝ジョギングしています", "前は毎朝ジョギングしてた"),
+    ("コーヒーが好きです", "前はコーヒーが好きだった"),
+    ("コーヒーが大好き", "以前はコーヒーが大好きでした"),
+    ("よく走っています", "昔はよく走っていた"),
+    ("毎日タバコを吸っています", "以前はタバコを吸っていました"),
+    ("毎日ゲームをしています", "昔はよくゲームをしていました"),
+    ("毎朝走っています", "かつては毎朝走っていました"),
+])
+def test_a_japanese_habit_or_liking_the_user_used_to_have_retires_the_live_one(before, after):
+    """「前は毎朝ジョギングしてた」 (昔は/以前は/前は/かつては and a past end: Japanese "used
+    to") extracted nothing, so 「毎朝ジョギングしています」 stayed live as the user's habit;
+    a past liking after 前は/以前は was read as someone else's (「前はコーヒーが好き」: 前 as
+    a person). It is the present statement's slot with the other polarity."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert item.key == first.key and item.polarity == "dislike"
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before
+    e.restore("a", first.memory_id)  # restorable: the past statement becomes its history
+    assert [m.text for m in e.memories("a")] == [before]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("コーヒーが好きです", "昔からコーヒーが好き"),  # since long ago, and still
+    ("毎朝走っています", "前からずっと毎朝走っている"),
+])
+def test_a_japanese_habit_or_liking_said_to_last_is_the_same_slot_and_retires_nothing(
+        before, after):
+    """「昔から」「前からずっと」 say how long it has lasted: they were part of the key
+    (preference:昔_コーヒー), a second slot beside the first."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.key == first.key and item.polarity == "like", item
+    assert item.action != "superseded" and first.memory_id not in trashed(e)
+    assert before in [m.text for m in e.memories("a")]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("甘いものが大好き", "子供の頃は甘いもの大好きだった"),
+    ("毎朝走っています", "学生の頃は毎朝走っていた"),
+])
+def test_a_habit_or_liking_of_a_period_of_life_retires_nothing(before, after):
+    """「子供の頃は…」 says what was true then, not that it has ended (a grown-up still
+    may love sweets): the childhood liking retired the live one as a liking that ended."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    ingest(e, "a", [after])
+    assert before in [m.text for m in e.memories("a")] and first.memory_id not in trashed(e)
+
+
+@pytest.mark.parametrize("text, found", [
+    ("昔は東京に住んでた", [("fact", "fact:昔_東京_住んでた")]),  # a past home: its own fact
+    ("前は銀行で働いてた", [("fact", "fact:前_銀行_働いてた")]),
+    ("前は八百屋やってた", []),  # a past job said with a verb of doing, no habit
+    ("前は兄が毎朝起こしてくれてた", []),  # what someone else did
+])
+def test_a_used_to_lead_leaves_a_past_home_a_job_and_someone_else_as_they_were(text, found):
+    assert [(c.kind, c.key) for c in extract([text])[0]] == found
+
+
+@pytest.mark.parametrize("text", ["前は嫌いだったけど今は好き", "前は納豆が嫌いだったけど今は好き",
+                                  "昔はコーヒーが苦手だったけど、今は大好き"])
+def test_a_past_dislike_and_a_liking_now_is_never_stored_as_a_dislike(text):
+    """The past clause of 「前は嫌いだったけど今は好き」 was stored as a dislike keyed by its
+    lead (preference:前); a past dislike says nothing of now, the later clause does."""
+    assert [c.key for c in extract([text])[0] if c.polarity == "dislike"] == []
+
+
+def test_a_past_dislike_then_a_liking_now_retires_the_live_dislike():
+    e = make_engine()
+    first = ingest(e, "a", ["納豆が嫌い"]).stored[0]
+    ingest(e, "a", ["前は納豆が嫌いだったけど今は好き"])
+    assert [m.text for m in e.memories("a")] == ["今は好き"]
+    assert first.memory_id in trashed(e)
 
 
 def test_the_same_words_again_are_a_repeat_not_a_new_value():

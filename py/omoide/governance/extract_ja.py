@@ -33,6 +33,7 @@ import re
 import unicodedata
 
 from omoide.governance.keys import JA_FILLER, ja_subject
+from omoide.governance.polarity import JA_USED_TO_LEAD
 
 Found = tuple[str, str | None, str, dict[str, str]]
 
@@ -184,7 +185,7 @@ _DOUBLE_SUBJECT = re.compile(
     r"[^、,]+?に(?:どハマり|ドハマり|どはまり|ハマって|はまって|ハマり|夢中|首ったけ))")
 _TIME_TOPIC = re.compile(
     r"^(?:朝|夜|昼|夕方|週末|休日|平日|毎日|今日|最近|冬|夏|春|秋|家|仕事|職場|会社|"
-    r"この|今回|今|昔|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
+    r"この|今回|今|昔|以前|かつて|前$|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
     r"スポーツ|フロント|バックエンド)")
 
 # -- facts ----------------------------------------------------------------------------------
@@ -719,12 +720,7 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         return owned
     past = _PAST_STATE.search(body)
     if past:
-        # 「子どもの頃は…嫌いだった」: not what the user likes now; 「昔はコーヒーが好きだった」:
-        # a liking the user no longer has (it retires a live 「コーヒーが好き」)
-        then = _preference(body[past.end("then"):], previous)
-        if then and then[1] == "like":
-            return then[0], "dislike", then[2], then[3]
-        return _fact(body, None)
+        return _past(body, past, previous)
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     if found and found[0] == "preference" and found[1] == "like" and _DENIED_TAIL.search(body):
         return found[0], "dislike", found[2], found[3]
@@ -762,10 +758,60 @@ _DENIED_TAIL = re.compile(
     r"(?:だった|でした)(?:のは|のも)(?:もう)?(?:昔|過去|前)(?:の話)?(?:です|だ|だよ|ですね)?[。.!！]*$")
 
 
-# A state the speaker had then, not now: a past time as the topic and a past ending.
-_PAST_STATE = re.compile(r"^(?P<then>(?:[^、,]{1,8}(?:の頃|のころ|の時|のとき)|昔|当時|以前)"
-                         r"(?:は|って)?[、,]?).*(?:だった|でした|かった|ました|てた|でた)"
+# A state the speaker had then, not now: a past time as the topic and a past ending. Either
+# "used to" (昔は, 以前は, 前は, かつては: then set against now, ``ended``) or a period of life
+# (「子供の頃は」「学生の時は」「当時は」). Never 「昔から」「前から」: since then, and still.
+_PERIOD_LEAD = r"(?:[^、,]{1,8}(?:の頃|のころ|の時|のとき)|昔|当時|以前)(?:は|って)?"
+_PAST_STATE = re.compile(rf"^(?P<then>(?:(?P<ended>{JA_USED_TO_LEAD})|{_PERIOD_LEAD})"
+                         r"(?!から)[、,]?).*(?:だった|でした|かった|ました|てた|でた|ていた|でいた)"
                          r"(?:な|なあ|けど|よ|ね)*$")
+# The past progressive of a habit and its present (「走ってた」 -> 「走ってる」,
+# 「吸っていました」 -> 「吸っています」): the same register, so the key is the present one's.
+_PAST_PROGRESSIVE = re.compile(r"([てで])(?:(い)た|た|(い)?ました)(?:な|なあ|なー|よ|ね|わ)*$")
+
+
+# A job said with a verb of doing (「前は八百屋やってた」「会社員をしてた」): a past job, no habit
+_DOING_JOB = re.compile(r"^(?P<j>[^、,をがにでは]+?)を?(?:して|やって)(?:る|います|ます|いる)$")
+
+
+def _job(subject: str) -> bool:
+    doing = _DOING_JOB.match(subject)
+    return doing is not None and _JOB_SUFFIX.search(doing.group("j")) is not None
+
+
+def _as_present(text: str) -> str | None:
+    """「毎朝走ってた」 -> 「毎朝走ってる」, or None when the clause ends in no past progressive."""
+    match = _PAST_PROGRESSIVE.search(text)
+    if match is None:
+        return None
+    te, plain_i, polite_i = match.groups()
+    ending = f"{polite_i or ''}ます" if "まし" in match.group(0) else f"{plain_i or ''}る"
+    return f"{text[:match.start()]}{te}{ending}"
+
+
+def _past(body: str, past: re.Match[str], previous: str | None) -> Found | None:
+    """What a clause about then says about now. After a "used to" lead a liking or a habit
+    that ended: the same kind and key as its present form with the other polarity, so it
+    retires the live one (English "I used to run every morning" does the same). A past
+    home, job or pet stays a fact of its own (``_PAST_SLOT``), and a past dislike says
+    nothing of now (「前は嫌いだったけど今は好き」: the later clause says it). After a period
+    of life (「子供の頃はよく走ってた」) only a fact: what was true then, which a grown-up's
+    habit of today does not contradict."""
+    rest = body[past.end("then"):]
+    if not past.group("ended") or _other_person(rest):
+        return _fact(body, None)  # 「前は兄が毎朝起こしてくれてた」: what someone else did
+    liking = _preference(rest, previous)
+    if liking and liking[1] == "like":
+        return liking[0], "dislike", liking[2], liking[3]
+    fact = _fact(body, None)
+    if fact or liking:
+        return fact
+    present = _as_present(rest)
+    # the lead makes a past progressive habitual (「以前はタバコを吸っていました」: used to smoke)
+    habit = _habit(present, habitual=True) if present else None
+    if habit and habit[1] == "like" and not _job(habit[2]):
+        return habit[0], "dislike", habit[2], habit[3]
+    return None
 
 
 def _decision(body: str) -> Found | None:
@@ -837,16 +883,18 @@ def _recurring(body: str) -> bool:
             and (_WHENEVER.search(body) is not None or _CLOCK.search(body) is not None))
 
 
-def _habit(body: str) -> Found | None:
+def _habit(body: str, habitual: bool = False) -> Found | None:
+    """A habit the clause states; ``habitual``: its form says so without a cue word."""
     remark = _REMARK_END.sub("", body)
-    if not (_HABIT_CUE.search(body) or _recurring(body)) or (
+    if not (habitual or _HABIT_CUE.search(body) or _recurring(body)) or (
             _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body)) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
         return None
     x = _HABIT_TAIL.sub("", body)
     negative = bool(re.search(r"決して|ないよう|ないこと|ません$|ない$|しない|飲まない|食べない|"
                               r"見ない", x))
-    x = _HABIT_ADVERB.sub("", x).strip(" 、,")
+    # 「前からずっと毎朝走ってる」: since when is no part of the habit (a filler first)
+    x = JA_FILLER.sub("", _HABIT_ADVERB.sub("", x).strip(" 、,"))
     x = re.sub(r"^(?:毎朝|まいあさ)(?:は|に)?", "朝は", x)  # 毎朝X and 朝はいつもX agree
     x = re.sub(r"^(?:毎晩|まいばん|毎夜)(?:は|に)?", "夜は", x)
     x = re.sub(r"^(?:毎日|まいにち)", "", x).strip(" 、,")

@@ -4,7 +4,7 @@ in English or Japanese. Write-time dedup and contradiction detection compare key
 The subject rule (both languages):
 
 1. NFKC + case folded; filler adverbs and intensifiers are not part of a subject
-   (really, anymore, still, just, もう, 本当に, すごく, あまり, …);
+   (really, anymore, still, just, もう, 本当に, すごく, あまり, 昔から, ずっと, …);
 2. English: articles and possessives out (a, an, the, my, our), each word singular ("cats"
    -> "cat", "movies" -> "movie", "tomatoes" -> "tomato"; -ss/-us/-is/-ics words and a short
    list like "news", "glasses" kept), a few synonyms and spellings folded ("favourite" ->
@@ -121,7 +121,10 @@ def _en_word(word: str) -> str:
 JA_FILLER = re.compile(
     r"^(?:もう|まだ|本当に|ほんとに|ほんと|すごく|めっちゃ|とても|あまり|あんまり|ちょっと|"
     r"結構|けっこう|やっぱり|やっぱ|全然|一番|特に|最近|今でも|今は|実は|正直|かなり|"
-    r"そんなに|それほど|今(?![日年月週度朝夜晩回後頃更])|いま(?!さら)|現在)+"
+    r"そんなに|それほど|今(?![日年月週度朝夜晩回後頃更])|いま(?!さら)|現在|"
+    # since when a liking or a habit has lasted (「昔からコーヒーが好き」「前からずっと走って
+    # る」): the same slot as 「コーヒーが好き」, still so
+    r"(?:昔|前|以前|ずっと前)から|ずっと)+"
 )
 # the topic or addition particle a filler leaves in front (「最近は夜にジョギング」 -> 「は夜に
 # ジョギング」): cut when the word after it is not kana-led (「最近はまってる」 keeps はまってる)

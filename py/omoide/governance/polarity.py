@@ -17,7 +17,9 @@ Rule: ``stance = dislike`` when the text is negated XOR it uses a negative word.
   たまらない, 待ちきれない.
 - negative words: hate, dislike, detest, loathe, despise, can't stand, quit, stopped, gave up,
   sick of, tired of, used to (a habit that ended; not "I'm used to", "get used to");
-  嫌い, きらい, 苦手, にがて, やめた/やめました/辞めた, 嫌だ/いやだ.
+  嫌い, きらい, 苦手, にがて, やめた/やめました/辞めた, 嫌だ/いやだ, and Japanese "used to": a
+  clause led by 昔は/以前は/前は/かつては that ends in the past (「前は毎朝走ってた」
+  「昔はコーヒーが好きだった」; not 昔から, still so, nor 「子供の頃は」, a period of life).
 
 No dictionary and no model: it is a guard against false merges, not a sentiment classifier.
 """
@@ -65,6 +67,17 @@ _LIKE_IDIOMS = re.compile(
     r"待ちきれない|待ち切れない",
     re.IGNORECASE)
 
+# Japanese "used to" (「前は毎朝走ってた」「昔はコーヒーが好きだった」): a lead that sets then
+# against now, and a past end to its clause. A habit or liking that ended, like "used to".
+# Not 「昔から」 (since long ago, still), not a period of life (「子供の頃は」: what was true
+# then says nothing of now), not 「この前は」 (the other day). A negated one is the other
+# way round, as "I didn't use to like it" (「前は好きじゃなかった」: negated XOR negative word).
+JA_USED_TO_LEAD = r"(?:(?:昔|以前|かつて)(?:は|って|[、,])|前は)[、,]?"
+_JA_PAST_END = (r"(?:ていた|てた|ていました|てました|でいた|でた|でいました|でました|だった|でした|"
+                r"かった)")
+_JA_USED_TO = re.compile(
+    rf"(?:^|(?<=[。！!？?、,\s]))(?:{JA_USED_TO_LEAD})[^。！!？?、,]*?{_JA_PAST_END}"
+    r"(?:んだ|んです|な|なあ|なー|よ|ね|わ)*(?=$|[。！!])")
 _JA_NEGATIVE_WORDS = re.compile(
     r"嫌い|きらい|苦手|にがて|やめた|やめました|やめます|辞めた|辞めました|止めた|嫌だ|いやだ|嫌です|"
     r"いやです|うんざり"
@@ -96,7 +109,8 @@ def negated(text: str) -> bool:
 
 def negative_word(text: str) -> bool:
     text = _normalize(text)
-    return bool(_EN_NEGATIVE_WORDS.search(text) or _JA_NEGATIVE_WORDS.search(text))
+    return bool(_EN_NEGATIVE_WORDS.search(text) or _JA_NEGATIVE_WORDS.search(text)
+                or _JA_USED_TO.search(text))
 
 
 def stance(text: str) -> str:
