@@ -96,7 +96,19 @@ third-person reports, requests and other non-statements). Each row carries a fix
   names too), hearsay, counterfactuals, wishes, requests. Every row is below 0.37 on the
   overlap checker (first drafts: 36 English and 25 Japanese at or above 0.37, 10 identical to
   rows of other splits; all rewritten); scored with the extractor of that day as the
-  baseline, then only scored.
+  baseline, then only scored. From round 13 on, blind10 and blind11 are training splits.
+- ``blind12``: 64 statements (16 per kind) + 35 negatives per language, written by a helper
+  of the thirteenth round before reading the rules or any other split's rows beyond the
+  format (8 rows): casual companion-app chat (lowercase, typos, tbh/ngl/rn/w/, emoji; です/ます
+  mixed with casual and Kansai やねん/アカン, ｗ, 笑), statements with chatter after them,
+  numeric and day frequencies (3x a week, every 6 weeks, 週2, 月1, 毎月25日), changed
+  habits (i used to…, 前は〜してた), decisions stated as done (tickets booked, 禁煙中14日目),
+  details away from the used-up topics (pickled beets, Carcassonne, a bearded dragon, 篆刻,
+  落語, 宅建, 軽トラ, メダカ); negatives: questions about likes and habits, someone else's
+  likes, habits and decisions, hypotheticals and wishes, first-person small talk, requests.
+  Every row is below 0.37 on the overlap checker (first drafts: 14 English and 23 Japanese
+  at or above 0.37; rewritten in three passes); scored with the extractor of that day as
+  the baseline (round 13's rules not yet written), then only scored.
 
 - ``calib``: the calibration split of the learned stage (round 9): 40 statements (10 per
   kind) + ~160 negatives per language of the kinds that pass the open-statement gate today
@@ -118,8 +130,8 @@ Scores per language and split:
 
 ``--learned`` also runs the learned second stage (``omoide.governance.clause_model``: the
 weights ``bench/governance_train.py`` trained on dev .. dev3 and, from round 10 on, blind ..
-blind8 (from round 11 blind9 too), which are then no longer unseen for it; blind10 and
-heldout are) and times
+blind8 (from round 11 blind9 too, from round 13 blind10 and blind11), which are then no
+longer unseen for it; blind12 and heldout are) and times
 ``extract`` per message with and without it.
 
 ``--prototypes`` also runs the prototype stage (``omoide.governance.prototypes``: clauses no
@@ -151,7 +163,7 @@ DATA = Path(__file__).resolve().parent / "data"
 KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
 SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
-          "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "calib")
+          "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "calib")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 
