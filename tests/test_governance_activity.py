@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omoide.governance.activity import activity, ends
+from omoide.governance.activity import activity, ends, moved, times
 
 SAME = [
     ("pattern:drink_coffee_every_day", "decision:coffee"),
@@ -54,15 +54,38 @@ def test_when_words_never_change_the_activity(key, when, at):
     assert activity(longer) == activity(key)
 
 
-@pytest.mark.parametrize("text, key, ended", [
-    ("I quit coffee", "decision:coffee", True),
-    ("I don't go to the gym anymore", "pattern:go_to_gym", True),
-    ("I no longer play tennis", "pattern:play_tennis", True),
-    ("ジムに行くのをやめた", "decision:ジム_行", True),
-    ("もうテニスはしていない", "pattern:テニス", True),
-    ("I don't run on weekends anymore", "pattern:run_on_weekend", False),  # a part of it
-    ("毎朝はもう走らない", "pattern:毎朝_走", False),
-    ("I drink coffee every day", "pattern:drink_coffee_every_day", False),
+@pytest.mark.parametrize("text, key, of, ended", [
+    ("I quit coffee", "decision:coffee", "pattern:drink_coffee_every_day", True),
+    ("I don't go to the gym anymore", "pattern:go_to_gym", "pattern:go_to_gym_every_monday",
+     True),
+    ("I don't go to the gym on Mondays anymore", "pattern:go_to_gym_on_mondays",
+     "pattern:go_to_gym_every_monday", True),  # the same time: all of it
+    ("I no longer play tennis", "pattern:play_tennis", "pattern:play_tennis_on_weekend", True),
+    ("ジムに行くのをやめた", "decision:ジム_行", "pattern:毎週月曜_ジム_行", True),
+    ("もうテニスはしていない", "pattern:テニス", "pattern:週末_テニス", True),
+    ("I don't run on weekends anymore", "pattern:run_on_weekend", "pattern:run_every_morning",
+     False),  # a part of it
+    ("毎朝はもう走らない", "pattern:毎朝_走", "pattern:夜_走", False),
+    ("I drink coffee every day", "pattern:drink_coffee_every_day", "decision:coffee", False),
 ])
-def test_what_ends_an_activity_as_a_whole(text, key, ended):
-    assert ends(text, key) is ended
+def test_what_ends_an_activity_as_a_whole(text, key, of, ended):
+    assert ends(text, key, of) is ended
+
+
+@pytest.mark.parametrize("key, when", [
+    ("pattern:run_every_morning", {"morning"}), ("pattern:go_to_gym_on_fridays", {"friday"}),
+    ("pattern:朝_ジョギング", {"朝"}), ("pattern:毎週月曜_ジム_行", {"毎週月曜"}),
+    ("decision:coffee", set()), ("pattern:smoke_pack_day", set()),
+])
+def test_the_recurring_times_of_a_key(key, when):
+    assert times(key) == when
+
+
+@pytest.mark.parametrize("text, changed", [
+    ("These days I run in the evening instead", True), ("I go to the gym on Fridays now", True),
+    ("最近は夜にジョギングしている", True), ("今は金曜にジムに行っています", True),
+    ("I run in the evening too now", False), ("I also run on weekends now", False),
+    ("最近は夜もジョギングしている", False), ("I run in the evening", False),
+])
+def test_a_habit_said_as_changed(text, changed):
+    assert moved(text) is changed

@@ -748,6 +748,7 @@ def test_a_chat_dated_before_the_value_was_said_again_does_not_replace_it():
     # ended without a stop verb: it was extracted as nothing at all
     ("I go to the gym every Monday.", "I don't go to the gym anymore."),
     ("I play tennis on weekends.", "I no longer play tennis."),
+    ("I go to the gym every Monday.", "I don't go to the gym on Mondays anymore."),
 ])
 def test_an_activity_ended_under_another_key_retires_the_live_one(before, after):
     """"I drink coffee every day" (pattern:drink_coffee_every_day), then "I quit coffee"
@@ -810,3 +811,38 @@ def test_a_move_is_a_new_home(before, after):
 def test_a_move_ahead_or_wished_is_no_home(text):
     found, _ = extract([text], roles=("user",))
     assert all(c.key != "fact:住まい" for c in found), found
+
+
+# -- a habit moved to another time ----------------------------------------------------------
+
+@pytest.mark.parametrize("before, after", [
+    ("I run every morning.", "These days I run in the evening instead."),
+    ("I go to the gym every Monday.", "I go to the gym on Fridays now."),
+    ("毎朝ジョギングしています。", "最近は夜にジョギングするようにしています。"),
+    ("毎週月曜にジムに行っています。", "今は毎週金曜にジムに行っています。"),
+])
+def test_a_habit_moved_to_another_time_retires_the_old_time(before, after):
+    """"I run every morning", then "These days I run in the evening instead": two keys
+    (run_every_morning, run_in_evening), both stayed live, and recall gave the morning as the
+    user's habit. A change said as one (instead, now, these days; 最近は, 今は) of the
+    same activity at another recurring time is the habit's new value: it supersedes."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    [item] = ingest(e, "a", [after]).items
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I run every morning.", "I run in the evening too now."),  # added, not moved
+    ("I run every morning.", "I also run on weekends now."),
+    ("I run every morning.", "I run in the evening."),  # no change said: both may hold
+    ("I run every morning.", "These days I swim in the evening."),  # another activity
+    ("毎朝ジョギングしています。", "最近は夜もジョギングしています。"),
+])
+def test_a_habit_added_at_another_time_retires_nothing(before, after):
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    ingest(e, "a", [after])
+    assert first.memory_id in {m.id for m in e.memories("a")}

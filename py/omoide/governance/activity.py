@@ -7,10 +7,16 @@ A habit's key keeps its when and its verb (``pattern:drink_coffee_every_day``,
 words less the words of when and how often, of how much, and the light verbs that say
 "doing" (go, drink, learn; 行, 飲, 勉強): ``{coffee}`` and ``{ジム}`` on both sides.
 
-``ends(text, key)``: a statement that stops an activity as a whole: a stop word (quit,
-stopped, gave up, no longer, anymore, used to; やめた, もう〜ない, なくなった) and no
-recurring time of its own in the key. "I don't run on weekends anymore" ends a part of
-"I run every morning", not all of it, so it ends nothing here.
+``moved(text)`` with ``times(key)``: a habit said as changed (instead, now, these days;
+最近は, 今は; not "too", "also", 「夜も」) at another recurring time than the live one
+("I run every morning", then "These days I run in the evening instead") is the habit's new
+value; said without a change, both times may hold.
+
+``ends(text, key, of)``: a statement that stops the activity of ``of`` as a whole: a stop
+word (quit, stopped, gave up, no longer, anymore, used to; やめた, もう〜ない, なくなった)
+and no recurring time of its own in the key, or the same times as ``of`` ("I don't go to
+the gym on Mondays anymore" ends "I go to the gym every Monday"). "I don't run on weekends
+anymore" ends a part of "I run every morning", not all of it, so it ends nothing here.
 
 Plain word sets and regular expressions: the same code under Pyodide and CPython.
 """
@@ -24,7 +30,9 @@ from omoide.governance.when_words import time_words
 # When it recurs: a key holding one of these says when the activity happens.
 _EN_RECURRING = frozenset(
     "every each daily nightly weekly monthly morning mornings evening evenings night nights "
-    "afternoon afternoons weekend weekends weekday weekdays".split())
+    "afternoon afternoons weekend weekends weekday weekdays".split()) | frozenset(
+    day + s for day in "monday tuesday wednesday thursday friday saturday sunday".split()
+    for s in ("", "s"))
 # When once, how much or how often, and the words around them: never the activity.
 _EN_OTHER = frozenset(
     "day days week weeks month months year years last ago yesterday today tonight recently "
@@ -43,6 +51,14 @@ _ENDS = re.compile(
     r"\b(?:quit|quitting|stopped|gave up|given up|giving up|no longer|any ?more|used to|"
     r"dropped|ditched|cut out)\b|(?:やめ|辞め|止め)(?:た|ました|て|ちゃ)|もう.*(?:ない|ません)|"
     r"なくなった|なくなりました", re.IGNORECASE)
+
+# A habit said as changed ("These days I run in the evening instead", 「最近は夜に…」), not
+# added to ("too", "also", 「夜も」).
+_CHANGED = re.compile(
+    r"\b(?:instead|now|these days|nowadays|lately|switched|moved)\b|^(?:最近|今|いま|この頃|"
+    r"近頃)(?:は|、)|代わりに|に変えた|に変更", re.IGNORECASE)
+_ADDED = re.compile(
+    r"\b(?:too|also|as well|additionally)\b|(?:朝|夜|晩|昼|週末|平日|曜日?|日)も", re.IGNORECASE)
 
 KINDS = frozenset(("pattern", "decision"))  # what is done; a liking is no activity
 
@@ -63,6 +79,22 @@ def activity(key: str) -> frozenset[str]:
                      and w not in _EN_LIGHT and w not in _JA_LIGHT and not time_words(w))
 
 
-def ends(text: str, key: str) -> bool:
-    """Whether the statement ``text`` (keyed ``key``) stops its activity as a whole."""
-    return _ENDS.search(text) is not None and not any(_recurring(w) for w in _words(key))
+def ends(text: str, key: str, of: str) -> bool:
+    """Whether the statement ``text`` (keyed ``key``) stops the activity of the memory keyed
+    ``of`` as a whole: a stop word, and no recurring time of its own, or the same times."""
+    if _ENDS.search(text) is None:
+        return False
+    when = times(key)
+    return not when or when == times(of)
+
+
+def times(key: str) -> frozenset[str]:
+    """The recurring times a key names, one spelling each (morning, monday; 毎朝, 夜, 金曜):
+    "every Monday" and "on Mondays" name one time."""
+    return frozenset(w.removesuffix("s") if w.isascii() else w for w in _words(key)
+                     if _recurring(w) and w not in ("every", "each", "daily"))
+
+
+def moved(text: str) -> bool:
+    """Whether the habit ``text`` is said as a change of time rather than one more time."""
+    return _CHANGED.search(text) is not None and _ADDED.search(text) is None

@@ -283,16 +283,33 @@ class DedupIndex:
         doing = activity.activity(key)
         if kind not in activity.KINDS or not doing or polarity is None:
             return None
-        stops = polarity == "dislike" and activity.ends(text, key)
         found = [(m, cos) for m, cos in near
                  if m.kind in activity.KINDS and m.key is not None and m.key != key
                  and polarity_of(m) != polarity and activity.activity(m.key) == doing
-                 and (stops or (polarity_of(m) == "dislike"
-                                and activity.ends(m.text, m.key)))]
+                 and (activity.ends(text, key, m.key) if polarity == "dislike"
+                      else activity.ends(m.text, m.key, key))]
         if not found:
             return None
         memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
         return Match(memory.id, "same activity", round(cos, 4))
+
+    def moved_habit(self, kind: str, key: str, polarity: str | None, text: str,
+                    near: list[tuple[Memory, float]]) -> Match | None:
+        """The live habit of the same activity at another recurring time that the candidate
+        says it changed ("I run every morning", then "These days I run in the evening
+        instead"; ``activity.moved``): the habit's new value. Among the neighbours only;
+        the newest, else None."""
+        doing, when = activity.activity(key), activity.times(key)
+        if kind != "pattern" or not doing or not when or not activity.moved(text):
+            return None
+        found = [(m, cos) for m, cos in near
+                 if m.kind == "pattern" and m.key is not None and m.key != key
+                 and polarity_of(m) == polarity and activity.activity(m.key) == doing
+                 and activity.times(m.key) and activity.times(m.key) != when]
+        if not found:
+            return None
+        memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
+        return Match(memory.id, "habit moved", round(cos, 4))
 
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
@@ -300,7 +317,8 @@ class DedupIndex:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
         candidate's rival, ``reversed_comparison``), else same key (any kind, any polarity:
         the caller merges or supersedes), else a habit or plan it ends or takes up again
-        under another key (``ended_activity``), else a neighbour of the same kind with the
+        under another key (``ended_activity``) or moves to another time (``moved_habit``),
+        else a neighbour of the same kind with the
         same words
         as ``text`` under another key ("same words": a memory keyed by an earlier version
         of the key rules), else a keyless neighbour of one sentence whose text has that key
@@ -323,7 +341,8 @@ class DedupIndex:
                 return Match(best, "same key", None)
         near = self._near(row)
         if key is not None and text is not None:
-            ended = self.ended_activity(kind, key, polarity, text, near)
+            ended = (self.ended_activity(kind, key, polarity, text, near)
+                     or self.moved_habit(kind, key, polarity, text, near))
             if ended is not None:
                 return ended
         if text is not None:

@@ -461,8 +461,9 @@ def ingest(
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
-        # a comparison reversed is a new value of the choice between the two
-        renewed = not contradiction and (found.reason == "reversed comparison"
+        # a comparison reversed is a new value of the choice between the two, a habit moved
+        # to another time the habit's
+        renewed = not contradiction and (found.reason in ("reversed comparison", "habit moved")
                                          or gives_a_new_value(existing, candidate))
         if contradiction or renewed:  # the candidate as a memory of its own
             # the user's pin is on the slot: the new value keeps it (and the hot tier)
