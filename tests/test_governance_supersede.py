@@ -34,6 +34,19 @@ def trashed(e, character="a"):
     return {t.memory.id: t.memory for t in e.trash(character)}
 
 
+def said_after(before, after):
+    """An engine that heard ``before``, then ``after``: (engine, before's item, after's
+    items)."""
+    e = make_engine()
+    first = ingest(e, "a", [before]).stored[0]
+    return e, first, ingest(e, "a", [after]).items
+
+
+def assert_still_live(e, first):
+    assert first.memory_id in {m.id for m in e.memories("a")}
+    assert first.memory_id not in trashed(e)
+
+
 # -- polarity ------------------------------------------------------------------------------
 
 LIKES = ["I love spicy ramen", "I like tea", "I always commit before pushing",
@@ -192,9 +205,7 @@ def test_a_liking_said_to_last_retires_nothing(before, after):
 def test_a_new_value_for_a_key_supersedes_and_the_old_one_stays_history(before, after):
     """A new value for the same key was merged into the old memory: the report said
     "merged (same key)", the live text kept the old value and the new one was nowhere."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     (live,) = [m for m in e.memories("a") if m.key == first.key]
     assert live.text == after and live.meta.get("value") != first.text
@@ -245,9 +256,7 @@ def test_another_attribute_of_a_person_or_thing_never_supersedes_the_first(befor
     ("My blood type is A.", "My blood type is O."),
 ])
 def test_an_age_a_job_or_a_named_attribute_is_one_slot(before, after):
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
 
 
@@ -262,9 +271,7 @@ def test_a_reversed_comparison_supersedes_the_first_and_keeps_it_as_history(befo
     """"cats over dogs", then "dogs over cats now": the two are keyed by their subjects
     (cat, dog), so the same-key rule never met and both stayed live as the user's current
     preference, recall ranking the old one as readily as the new."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert "reversed comparison" in item.reason
     assert [m.text for m in e.memories("a")] == [after]
@@ -282,11 +289,8 @@ def test_a_reversed_comparison_supersedes_the_first_and_keeps_it_as_history(befo
     ("私は犬より猫が好きです。", "鳥より犬が好き。"),
 ])
 def test_a_comparison_that_does_not_reverse_the_first_leaves_it_live(before, after):
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    ingest(e, "a", [after])
-    assert first.memory_id in {m.id for m in e.memories("a")}
-    assert first.memory_id not in trashed(e)
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)
 
 
 @pytest.mark.parametrize("before, after", [
@@ -326,9 +330,7 @@ def test_a_japanese_habit_or_liking_the_user_used_to_have_retires_the_live_one(b
     to") extracted nothing, so 「毎朝ジョギングしています」 stayed live as the user's habit;
     a past liking after 前は/以前は was read as someone else's (「前はコーヒーが好き」: 前 as
     a person). It is the present statement's slot with the other polarity."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert item.key == first.key and item.polarity == "dislike"
     assert [m.text for m in e.memories("a")] == [after]
@@ -345,9 +347,7 @@ def test_a_japanese_habit_or_liking_said_to_last_is_the_same_slot_and_retires_no
         before, after):
     """「昔から」「前からずっと」 say how long it has lasted: they were part of the key
     (preference:昔_コーヒー), a second slot beside the first."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.key == first.key and item.polarity == "like", item
     assert item.action != "superseded" and first.memory_id not in trashed(e)
     assert before in [m.text for m in e.memories("a")]
@@ -673,9 +673,7 @@ def test_a_new_value_of_a_pinned_memory_keeps_the_pin():
 def test_a_plan_moved_to_another_date_supersedes(before, after):
     """A plan's key leaves its date out (decision:married): the new date merged into the old
     plan, whose live text kept the old date; the new words sat in the trash until a purge."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert [m.text for m in e.memories("a")] == [after]
     assert trashed(e)[first.memory_id].text == before
@@ -711,9 +709,7 @@ def test_time_words_fold_spellings_and_tell_dates_apart(a, b, same):
 def test_a_denied_or_past_stance_is_a_contradiction_not_a_repeat(before, after):
     """The rules read the stance before its negation ("is not my thing", 「なんてことはない」)
     as a like: it merged into the like, whose text stayed live."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.polarity == "dislike", item
     assert [m.text for m in e.memories("a")] == [after]
     assert trashed(e)[first.memory_id].text == before
@@ -755,9 +751,7 @@ def test_an_activity_ended_under_another_key_retires_the_live_one(before, after)
     (decision:coffee): two keys, so the same-key rule never met them and both stayed live,
     the habit still read as current. The same for a habit ended in Japanese and a plan given
     up. The ending supersedes what it ends; the old memory is its history, restorable."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert [m.text for m in e.memories("a")] == [after]
     assert trashed(e)[first.memory_id].text == before
@@ -774,11 +768,8 @@ def test_an_activity_ended_under_another_key_retires_the_live_one(before, after)
     ("I quit smoking.", "I stopped drinking."),
 ])
 def test_an_ending_of_something_else_retires_nothing(before, after):
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    ingest(e, "a", [after])
-    assert first.memory_id in {m.id for m in e.memories("a")}
-    assert first.memory_id not in trashed(e)
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)
 
 
 @pytest.mark.parametrize("text", ["I don't know anymore.", "I don't care anymore",
@@ -799,9 +790,7 @@ def test_a_move_is_a_new_home(before, after):
     """「先月東京に引っ越しました」 was a decision (decision:先月東京, the time word in its
     key) beside the live 「大阪に住んでいます」: both stayed live as where the user lives. A
     move done is the home's new value, as "I moved to Tokyo" is in English."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert [m.text for m in e.memories("a")] == [after]
 
@@ -826,9 +815,7 @@ def test_a_habit_moved_to_another_time_retires_the_old_time(before, after):
     (run_every_morning, run_in_evening), both stayed live, and recall gave the morning as the
     user's habit. A change said as one (instead, now, these days; 最近は, 今は) of the
     same activity at another recurring time is the habit's new value: it supersedes."""
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    [item] = ingest(e, "a", [after]).items
+    e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert [m.text for m in e.memories("a")] == [after]
     assert trashed(e)[first.memory_id].text == before
@@ -842,7 +829,5 @@ def test_a_habit_moved_to_another_time_retires_the_old_time(before, after):
     ("毎朝ジョギングしています。", "最近は夜もジョギングしています。"),
 ])
 def test_a_habit_added_at_another_time_retires_nothing(before, after):
-    e = make_engine()
-    first = ingest(e, "a", [before]).stored[0]
-    ingest(e, "a", [after])
+    e, first, _ = said_after(before, after)
     assert first.memory_id in {m.id for m in e.memories("a")}
