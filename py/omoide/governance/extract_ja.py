@@ -71,6 +71,15 @@ _ASKING_WORD = re.compile(r"(?:何時|何曜|何歳|何人|何色|どこ|誰|だ
 # 「…知らない」 asks the listener (「おすすめの…知らない」)
 _ASKING_END = re.compile(r"何(?:[ァ-ヴー]{1,6}|[\u4e00-\u9fff]{1,2})$|"
                          r"(?:たら|ったら|ても)[^、,]{0,8}(?:かな|かなあ|かね)$|知らない$")
+# A question word last (「…観葉植物ってどれ」「次の休みはいつ」): asked, with or without a mark
+_QUESTION_WORD_END = re.compile(
+    r"(?:どれ|どこ|なに|何|いつ|だれ|誰|どっち|どちら|どう|どんな|いくら|いくつ|なんで|なぜ|"
+    r"どうして|どのくらい|どれくらい|どのぐらい|どれぐらい)(?:よ|なの|なん|だい)?$")
+# A guess (「一等出たら即退職だろうな」「生まれ変わったら学者になってたかもなあ」): what might
+# be, never what the speaker likes, does or decided
+_GUESS_TAIL = re.compile(
+    r"だろう(?:な|なあ|なぁ|ね|ねえ)?$|(?:たら|ったら|れば|なら)[^、,]*(?:でしょう)(?:な|ね)?$|"
+    r"かも(?:な|なあ|なぁ|しれないな|しれないなあ|しれんな|しれん)$")
 _QUESTION_SOFT_END = re.compile(
     r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
 _REQUEST_END = re.compile(
@@ -667,7 +676,7 @@ def refused(text: str) -> bool:
         return True
     if _ASKING_WORD.search(text) and not _STATEMENT_END.search(text):
         return True
-    if _ASKING_END.search(text):
+    if _ASKING_END.search(text) or _QUESTION_WORD_END.search(text) or _GUESS_TAIL.search(text):
         return True
     # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
     return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text)
