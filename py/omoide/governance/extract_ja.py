@@ -52,7 +52,8 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
        r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|お向かいさん|お隣さん|"
        r"ご近所さん|近所の人|向かいの人|婚約者|フィアンセ|恋人|パートナー|"
        r"[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
-       r"お?[\u4e00-\u9fff]{1,3}さん)")
+       r"お?[\u4e00-\u9fff]{1,3}さん|[\u4e00-\u9fff]{1,3}(?:くん|ちゃん|君)|"
+       r"[ぁ-ゖ]{2,4}(?:さん|くん|ちゃん))")
 PET = (r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット|デグー|フェレット|"
        r"カメ|亀|トカゲ|ヘビ|リス|チンチラ|ハリネズミ|モルモット|文鳥|オウム|メダカ|熱帯魚)")
 
@@ -189,9 +190,26 @@ _OTHER_TOPIC = re.compile(
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
-    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|[^、,]+?より[^、,]+?派|"
+    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|(?P<camp>[^、,]+?より[^、,]+?派)|"
     # 「ユウタはサッカーにどハマり中」: the topic is the one hooked (the thing takes に)
     r"[^、,]+?に(?:どハマり|ドハマり|どはまり|ハマって|はまって|ハマり|夢中|首ったけ))")
+# Who 「AはBよりC派」 may be about: a person word, a pet, or a name (katakana, kanji, kana,
+# with or without an honorific); 「梅干しは甘いのより酸っぱいの派」 is the speaker's taste.
+_CAN_BE_NAMED = re.compile(
+    rf"{REL}|{PET}|[ァ-ヴ][ァ-ヴー]{{1,7}}(?:さん|くん|ちゃん)?|"
+    r"[\u4e00-\u9fff]{1,4}(?:さん|くん|ちゃん|君)?|[ぁ-ゖ]{2,4}")
+# A bare kana name doing something (「ゆかりは毎週末サーフィン行ってる」「みさきは毎朝走ってる」):
+# a thing in kana as the topic (「みかんは毎日食べる」) is not the one who goes or runs.
+_KANA_NAME_DOING = re.compile(
+    r"^(?P<n>(?![おご])[ぁ-ゖ]{2,4})(?:は|って)[、,]?(?=[^、,]*?(?:行って|行く|行きます|通って|通う|"
+    r"来て|遊んで|走って|泳いで|出かけて|出掛けて|習って|働いて|頑張って|がんばって)"
+    r"(?:る|ます|います|いる)?(?:んだ|んです|よ|ね|よね)*$)")
+_KANA_NOT_A_NAME = (r"ここ|そこ|あそこ|どこ|いま|きょう|あした|あす|きのう|あさ|よる|ひる|まえ|あと|"
+                    r"これ|それ|あれ|うち|しごと|がっこう|かいしゃ|やすみ|さいきん|むかし|ふだん|"
+                    r"まいにち|まいあさ|まいばん|ほんと|じつ|たまに|ときどき|いつも|こんど|つぎ|"
+                    r"こっち|そっち|あっち|わたし|ぼく|おれ|あたし|じぶん|みんな|ひとり|ふたり|"
+                    r"しゅうまつ|へいじつ|なつ|ふゆ|はる|あき|いつか|いっしょ|きほん|じむ|ぷーる|"
+                    r"えき|みせ|やま|うみ|かわ|まち|てら|にわ")
 _TIME_TOPIC = re.compile(
     r"^(?:朝|夜|昼|夕方|週末|休日|平日|毎日|今日|最近|冬|夏|春|秋|家|仕事|職場|会社|"
     r"この|今回|今|昔|以前|かつて|前$|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
@@ -691,8 +709,12 @@ def _other_person(body: str) -> str | None:
     if possessor and len(possessor.group("r")) <= 10:
         return possessor.group("r")
     double = _DOUBLE_SUBJECT.match(body)
-    if double and not _TIME_TOPIC.match(double.group("a")):
+    if double and not _TIME_TOPIC.match(double.group("a")) and not (
+            double.group("camp") and not _CAN_BE_NAMED.fullmatch(double.group("a"))):
         return double.group("a")
+    kana = _KANA_NAME_DOING.match(body)
+    if kana and not re.fullmatch(_KANA_NOT_A_NAME, kana.group("n")):
+        return kana.group("n")
     return None
 
 
