@@ -112,6 +112,11 @@ _QUOTE_SAID = re.compile(
 # A polite or explanatory end states (「どこでも寝られます」 is covered by the lookahead above;
 # 「誰とも話さないです」): a question word before one of these is not asked.
 _STATEMENT_END = re.compile(r"(?:です|ます|ました|でした|ません|んです|のです)$")
+# 「Xだけは勘弁してほしい」「Xはもう勘弁」: X is what the speaker cannot stand
+_SPARE_ME = re.compile(
+    r"(?:は|だけは|って)[^、,]{0,20}?(?:から|ので)?[、,]?(?:もう|ほんと|本当に|マジで|まじで|正直|"
+    r"ちょっと|絶対)?勘弁(?:して(?:ほしい|欲しい|ほしいです|欲しいです)?|願いたい|だ|です|やな|"
+    r"やわ)?(?:な|わ|ね|よ|よね)*$")
 _DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
 # Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
 _NOT_HABIT_END = re.compile(
@@ -434,6 +439,15 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
         ("irritates", "dislike",
          rf"^{_X}(?:は|って|に|が)(?:本当に|ほんと|いつも)?(?:イライラする|イラつく|うんざり|"
          r"ストレス|疲れる|耐えられない|気持ち悪くなる|具合が悪くなる|気分が悪くなる)"),
+        # 「Xだけは勘弁してほしい」「Xは見るだけで足がすくむから勘弁」
+        ("spare_me", "dislike", rf"^{_X}(?:は|だけは|って)[^、,]{{0,20}}?(?:から|ので)?[、,]?"
+                                r"(?:もう|ほんと|本当に|マジで|まじで|正直|ちょっと|絶対)?勘弁"),
+        # what the thing does to the body (「オペラは聴いてると頭痛くなる」「牡蠣は食べると
+        # お腹壊す」): a dislike of X; a time topic is how that time feels (``_preference``)
+        ("sickens", "dislike",
+         rf"^{_X}(?:は|って)[、,]?[^、,]{{0,12}}?(?:と|たら|だら|だけで|ば)[、,]?(?:すぐ|いつも|必ず|"
+         r"絶対)?(?:(?:頭|お腹|おなか|胃|気分|具合|耳)(?:が)?(?:痛く|悪く|重く)|気持ち悪く|"
+         r"吐き気が|頭痛が|胸焼け|胃もたれ|お腹(?:を)?壊|おなか(?:を)?壊|酔っ|酔う)"),
         ("mismatch", "dislike",
          rf"^{_X}(?:とは|と|は|って)(?:どうも|あまり|あんまり)?(?:相性が悪い|合わない|合わなくて)"),
         ("unneeded", "dislike", rf"^{_X}(?:は|って)(?:もう)?(?:いらない|要らない|いらん)"),
@@ -442,7 +456,7 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"(?:思えない|なれない)"),
         ("dislike", "dislike",
          rf"^{_X}(?:は|が|も|って)?(?:ちょっと|本当に|ほんとに|ほんと|マジで|まじで|すごく|とても|"
-         r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|"
+         r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|駄目|"
          r"最悪|最低|"
          r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
         ("cannot", "dislike",
@@ -461,7 +475,7 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"本当に|ほんとに|一番|超|かなり|結構|けっこう)?(?:好き|すき|スキ|大好き|好物|大好物)"
          r"(?!(?:では|じゃ|くない|くありません|(?:って|という|な)(?:わけ|訳)|(?:わけ|訳)"
          r"(?:では|じゃ)))"),
-        ("prefer", "like", rf"^{_X}(?:が|は|を)?(?:好み|好む|好んで)"),
+        ("prefer", "like", rf"^{_X}(?:が|は|を)?(?:好み|好む|好んで)(?!焼)"),  # not お好み焼き
         ("camp", "like", rf"^{_X}派(?:です|だ|なんです|かな|$)"),
         ("weakness", "like", rf"^{_X}(?:に|には)(?:目がな|弱い|弱くて|勝てない|惹かれる|"
                                  r"心惹かれる|ときめく)"),
@@ -538,8 +552,12 @@ def _preference(body: str, previous: str | None) -> Found | None:
                 meta["over"] = _rival(over)
                 break
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
-        if name == "hard" and _FEELING_TIME.match(raw):
+        if name in ("hard", "sickens") and (_FEELING_TIME.match(raw) or re.search(
+                r"(?:日|時|とき|頃|季節|天気|雨|気圧)$", raw)):
             continue  # 「今日はしんどい」: how the day feels
+        if name == "camp" and _HABIT_CUE.search(raw) and re.search(
+                r"(?:[うくすつぬむぶぐる]|ない)$", raw):
+            return None  # 「ご飯のあとは必ず皿を洗う派」: what the speaker always does
         if not ja_subject(raw) or _DEICTIC.match(raw):
             raw = _previous_object(previous) or ""
         if ja_subject(raw):
@@ -696,6 +714,8 @@ def refused(text: str) -> bool:
         return True
     if _ASKING_END.search(text) or _QUESTION_WORD_END.search(text) or _GUESS_TAIL.search(text):
         return True
+    if _SPARE_ME.search(text):
+        return False  # 「徹夜だけは勘弁してほしい」: a dislike, not a request
     # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
     return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text)
                 or _HEARSAY.search(_REMARK_END.sub("", text)) or _QUOTE_SAID.search(text))
