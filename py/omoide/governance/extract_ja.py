@@ -689,8 +689,18 @@ _HABIT_CUE = re.compile(
     r"通勤中|朝食に|夕食後|夕飯は|朝ごはんは|昼ごはんは|ルーティン|お決まり|定番|夜型|朝型|"
     r"まずない|ことはない|以降(?:は|に)?|以前(?:は|に)|たびに|度に|どこでも|いつでも|"
     r"(?:の|る|た)(?:とき|時)(?:は|に)|昼休み|休憩中|帰りに|ように(?:気をつけて|心がけて|意識して)|"
-    r"起きてすぐ|起きたらすぐ|帰ったらすぐ|[\u4e00-\u9fff]{2}中(?:は|に)"
+    r"起きてすぐ|起きたらすぐ|帰ったらすぐ|[\u4e00-\u9fff]{2}中(?:は|に)|恒例|"
+    r"(?<=[るたうくすつむぶぐ])(?:たび|度)(?:[、,]|ごとに)"
 )
+# A routine after a recurring moment (「帰ったらまず手洗いうがい」「買い物したらその場で入力
+# しちゃう」) or a mood (「イライラしたら掃除する」「ストレス溜まったら散歩に出る」): 〜たら that
+# comes back, not the one-off of 「宝くじ当たったら家を買う」.
+_ROUTINE = re.compile(
+    r"(?:たら|だら)[、,]?\s*(?:まず|すぐ|すぐに|真っ先に|その場で|とりあえず|決まって)|"
+    r"(?:イライラ|ムカムカ|モヤモヤ|ムシャクシャ|ストレス|疲れ|落ち込|緊張|眠れな|寂し|さみし|"
+    r"不安に|嫌なこと|凹|へこ|煮詰ま|行き詰ま|気が滅入)[^、,]{0,6}?(?:たら|だら)")
+_HYPOTHETICAL = re.compile(r"もし|宝くじ|ジャンボ|一等|生まれ変わ|億円|当たったら|タイムマシン")
+_VOLITIONAL_END = re.compile(r"(?:[おこごそとのぼもろよ]う|ましょう|よう)(?:か|ね|よ|な)*$")
 _HABIT_ADVERB = re.compile(
     r"いつも|必ず|常に|普段は|普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ|"
     r"ほとんど|決して|絶対に|絶対|ついつい|つい|まとめて")
@@ -701,7 +711,9 @@ _HABIT_TAIL = re.compile(
     r"ように気をつけてる|ことにしています|ことにしてる|ことにしている|てしまう|ちゃう|"
     r"しちゃう|する日|日|のがルーティン|がルーティン|のがお決まり|がお決まり|のが定番|"
     r"ように気をつけてます|ように気をつけています|ように心がけてます|ように心がけています|"
-    r"よう心がけてる|よう心がけてます|よう心がけています|ように心がけてる|主義です|主義)$")
+    r"よう心がけてる|よう心がけてます|よう心がけています|ように心がけてる|主義です|主義|"
+    r"(?:ってのが|っていうのが|のが|が)恒例(?:行事)?(?:です|だ|なんだ|なんです)?|"
+    r"(?<=[うくすつぬむぶぐる])派(?:です|だ|なんです)?)$")
 _NEGATIVE_END = re.compile(r"(?:ない|ません|ず|ないように.*|ないこと.*)$")
 
 
@@ -948,8 +960,12 @@ def _recurring(body: str) -> bool:
 def _habit(body: str, habitual: bool = False) -> Found | None:
     """A habit the clause states; ``habitual``: its form says so without a cue word."""
     remark = _REMARK_END.sub("", body)
+    routine = _ROUTINE.search(body) is not None and not _HYPOTHETICAL.search(body) and (
+        not _VOLITIONAL_END.search(remark))
+    if routine:
+        habitual = True
     if not (habitual or _HABIT_CUE.search(body) or _recurring(body)) or (
-            _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body)) or (
+            _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body) and not routine) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
         return None
     x = _HABIT_TAIL.sub("", body)
