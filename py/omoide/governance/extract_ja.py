@@ -304,12 +304,29 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
                  rf"(?:{_NUM}(?:人|匹))?(?:ずつ)?(?:います|いる|いて|おります)"),
         ("language", r"^(?P<x>.+?)(?:が|も)?(?:話せます|話せる|喋れる|しゃべれる|ペラペラ|"
                      r"ぺらぺら|堪能)"),
-        ("language", r"^(?P<x>.+?語)で(?:話して|しゃべって|喋って)(?:る|ます|います|いる)"),
+        ("language", r"^(?P<x>.+?(?:語|弁))で(?:話して|しゃべって|喋って)(?:る|ます|います|いる)"),
         ("car", r"^(?P<x>.+?)に乗って(?:います|ます|る|いる)$"),
         ("allergy", r"^(?P<x>.+?)アレルギー"),
         ("condition", r"^(?P<x>.*?(?:病|症|喘息|アトピー|持病))(?:があります|がある|です|持ち|"
                       r"を(?:ずっと|昔から)?持って)"),
         ("constitution", r"^(?P<x>.+?)体質(?:です|でして|なんです|なんで|なので|で|だ|$)"),
+        # what the body is or cannot do: 「左利きだから…」 (an identity word as a reason),
+        # 「足のサイズ22.5」, 「左耳が少し聞こえにくい」
+        ("identity_reason", r"^(?P<v>[^、,をがにでは]+?)(?:だから|なので|なんで|だし|で)[、,]?"),
+        ("measure", rf"^(?:{_SELF}の)?(?P<a>(?:足|靴|手|指|頭|服|ズボン|帽子|ウエスト)の?サイズ|"
+                    r"視力|握力|股下)(?:は|が|って)?[、,]?\s*(?:[0-9][0-9.]*|[SMLX]{1,3}(?![a-z])|"
+                    r"[一二三四五六七八九十]+号)"),
+        ("impairment", r"^(?P<x>(?:左|右|両|片)?(?:耳|目|眼|膝|ひざ|腰|肩|足|手首|鼻))(?:が|は)[、,]?"
+                       r"(?:少し|ちょっと|かなり|昔から|生まれつき|もともと|元々|若干|ほとんど|"
+                       r"あまり|全然|ほぼ)?(?:聞こえにくい|聞こえない|聞こえづらい|見えにくい|"
+                       r"見えない|見えづらい|悪い|弱い|遠い)"),
+        # the language or dialect spoken (「家では関西弁しゃべってる」「職場では英語を話してます」)
+        ("language", r"^(?:[^、,]{1,8}?(?:では|だと|で|とは|には)[、,]?)?(?P<x>[^、,でをは]{1,10}?(?:語|弁))"
+                     r"(?:で|を)?(?:話して|しゃべって|喋って)(?:る|ます|います|いる)$"),
+        # an exam or licence passed (「去年、宅建に受かりました」「簿記2級に合格した」)
+        ("passed", rf"^(?:{_TIME_LEAD}|(?:[0-9]+年|今年|春|秋|[0-9]+月)(?:に)?[、,]?\s*)?"
+                   r"(?P<x>[^、,がは]+?)(?:に|を)(?:無事|ついに|やっと|一発で|見事)?(?:受かった|"
+                   r"受かりました|合格した|合格しました|取得した|取得しました)(?![らり])"),
         ("commute", r"^通勤(?:に|は|で)?(?:片道)?[^、,]{0,10}?(?:かかります|かかる|かかってる|"
                     r"かかっています)"),
         ("instrument",
@@ -355,6 +372,13 @@ def _fact(body: str, other: str | None) -> Found | None:
             if identity:
                 return "fact", None, identity.group(0), {}
             continue
+        if name == "identity_reason":
+            identity = _IDENTITY.search((groups["v"] or "").strip())
+            if identity:
+                return "fact", None, identity.group(0), {}
+            continue
+        if name == "measure":
+            return "fact", None, groups["a"], {}
         if name == "job_word_de":
             job = groups["j"]
             if not _JOB_SUFFIX.search(job) or job.endswith("家"):
