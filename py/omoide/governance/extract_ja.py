@@ -52,7 +52,8 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
        r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|お向かいさん|お隣さん|"
        r"ご近所さん|近所の人|向かいの人|婚約者|フィアンセ|恋人|パートナー|"
        r"[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
-       r"お?[\u4e00-\u9fff]{1,3}さん)")
+       r"お?[\u4e00-\u9fff]{1,3}さん|[\u4e00-\u9fff]{1,3}(?:くん|ちゃん|君)|"
+       r"[ぁ-ゖ]{2,4}(?:さん|くん|ちゃん))")
 PET = (r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット|デグー|フェレット|"
        r"カメ|亀|トカゲ|ヘビ|リス|チンチラ|ハリネズミ|モルモット|文鳥|オウム|メダカ|熱帯魚)")
 
@@ -71,6 +72,15 @@ _ASKING_WORD = re.compile(r"(?:何時|何曜|何歳|何人|何色|どこ|誰|だ
 # 「…知らない」 asks the listener (「おすすめの…知らない」)
 _ASKING_END = re.compile(r"何(?:[ァ-ヴー]{1,6}|[\u4e00-\u9fff]{1,2})$|"
                          r"(?:たら|ったら|ても)[^、,]{0,8}(?:かな|かなあ|かね)$|知らない$")
+# A question word last (「…観葉植物ってどれ」「次の休みはいつ」): asked, with or without a mark
+_QUESTION_WORD_END = re.compile(
+    r"(?:どれ|どこ|なに|何|いつ|だれ|誰|どっち|どちら|どう|どんな|いくら|いくつ|なんで|なぜ|"
+    r"どうして|どのくらい|どれくらい|どのぐらい|どれぐらい)(?:よ|なの|なん|だい)?$")
+# A guess (「一等出たら即退職だろうな」「生まれ変わったら学者になってたかもなあ」): what might
+# be, never what the speaker likes, does or decided
+_GUESS_TAIL = re.compile(
+    r"だろう(?:な|なあ|なぁ|ね|ねえ)?$|(?:たら|ったら|れば|なら)[^、,]*(?:でしょう)(?:な|ね)?$|"
+    r"かも(?:な|なあ|なぁ|しれないな|しれないなあ|しれんな|しれん)$")
 _QUESTION_SOFT_END = re.compile(
     r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
 _REQUEST_END = re.compile(
@@ -102,6 +112,11 @@ _QUOTE_SAID = re.compile(
 # A polite or explanatory end states (「どこでも寝られます」 is covered by the lookahead above;
 # 「誰とも話さないです」): a question word before one of these is not asked.
 _STATEMENT_END = re.compile(r"(?:です|ます|ました|でした|ません|んです|のです)$")
+# 「Xだけは勘弁してほしい」「Xはもう勘弁」: X is what the speaker cannot stand
+_SPARE_ME = re.compile(
+    r"(?:は|だけは|って)[^、,]{0,20}?(?:から|ので)?[、,]?(?:もう|ほんと|本当に|マジで|まじで|正直|"
+    r"ちょっと|絶対)?勘弁(?:して(?:ほしい|欲しい|ほしいです|欲しいです)?|願いたい|だ|です|やな|"
+    r"やわ)?(?:な|わ|ね|よ|よね)*$")
 _DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
 # Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
 _NOT_HABIT_END = re.compile(
@@ -180,9 +195,26 @@ _OTHER_TOPIC = re.compile(
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
-    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|[^、,]+?より[^、,]+?派|"
+    r"一番)?(?:好き|すき|嫌い|きらい|苦手|大好き)|(?P<camp>[^、,]+?より[^、,]+?派)|"
     # 「ユウタはサッカーにどハマり中」: the topic is the one hooked (the thing takes に)
     r"[^、,]+?に(?:どハマり|ドハマり|どはまり|ハマって|はまって|ハマり|夢中|首ったけ))")
+# Who 「AはBよりC派」 may be about: a person word, a pet, or a name (katakana, kanji, kana,
+# with or without an honorific); 「梅干しは甘いのより酸っぱいの派」 is the speaker's taste.
+_CAN_BE_NAMED = re.compile(
+    rf"{REL}|{PET}|[ァ-ヴ][ァ-ヴー]{{1,7}}(?:さん|くん|ちゃん)?|"
+    r"[\u4e00-\u9fff]{1,4}(?:さん|くん|ちゃん|君)?|[ぁ-ゖ]{2,4}")
+# A bare kana name doing something (「ゆかりは毎週末サーフィン行ってる」「みさきは毎朝走ってる」):
+# a thing in kana as the topic (「みかんは毎日食べる」) is not the one who goes or runs.
+_KANA_NAME_DOING = re.compile(
+    r"^(?P<n>(?![おご])[ぁ-ゖ]{2,4})(?:は|って)[、,]?(?=[^、,]*?(?:行って|行く|行きます|通って|通う|"
+    r"来て|遊んで|走って|泳いで|出かけて|出掛けて|習って|働いて|頑張って|がんばって)"
+    r"(?:る|ます|います|いる)?(?:んだ|んです|よ|ね|よね)*$)")
+_KANA_NOT_A_NAME = (r"ここ|そこ|あそこ|どこ|いま|きょう|あした|あす|きのう|あさ|よる|ひる|"
+                    r"まえ|あと|これ|それ|あれ|うち|しごと|がっこう|かいしゃ|やすみ|さいきん|むかし|ふだん|"
+                    r"まいにち|まいあさ|まいばん|ほんと|じつ|たまに|ときどき|いつも|こんど|つぎ|"
+                    r"こっち|そっち|あっち|わたし|ぼく|おれ|あたし|じぶん|みんな|ひとり|ふたり|"
+                    r"しゅうまつ|へいじつ|なつ|ふゆ|はる|あき|いつか|いっしょ|きほん|じむ|ぷーる|"
+                    r"えき|みせ|やま|うみ|かわ|まち|てら|にわ")
 _TIME_TOPIC = re.compile(
     r"^(?:朝|夜|昼|夕方|週末|休日|平日|毎日|今日|最近|冬|夏|春|秋|家|仕事|職場|会社|"
     r"この|今回|今|昔|以前|かつて|前$|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
@@ -272,12 +304,29 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
                  rf"(?:{_NUM}(?:人|匹))?(?:ずつ)?(?:います|いる|いて|おります)"),
         ("language", r"^(?P<x>.+?)(?:が|も)?(?:話せます|話せる|喋れる|しゃべれる|ペラペラ|"
                      r"ぺらぺら|堪能)"),
-        ("language", r"^(?P<x>.+?語)で(?:話して|しゃべって|喋って)(?:る|ます|います|いる)"),
+        ("language", r"^(?P<x>.+?(?:語|弁))で(?:話して|しゃべって|喋って)(?:る|ます|います|いる)"),
         ("car", r"^(?P<x>.+?)に乗って(?:います|ます|る|いる)$"),
         ("allergy", r"^(?P<x>.+?)アレルギー"),
         ("condition", r"^(?P<x>.*?(?:病|症|喘息|アトピー|持病))(?:があります|がある|です|持ち|"
                       r"を(?:ずっと|昔から)?持って)"),
         ("constitution", r"^(?P<x>.+?)体質(?:です|でして|なんです|なんで|なので|で|だ|$)"),
+        # what the body is or cannot do: 「左利きだから…」 (an identity word as a reason),
+        # 「足のサイズ22.5」, 「左耳が少し聞こえにくい」
+        ("identity_reason", r"^(?P<v>[^、,をがにでは]+?)(?:だから|なので|なんで|だし|で)[、,]?"),
+        ("measure", rf"^(?:{_SELF}の)?(?P<a>(?:足|靴|手|指|頭|服|ズボン|帽子|ウエスト)の?サイズ|"
+                    r"視力|握力|股下)(?:は|が|って)?[、,]?\s*(?:[0-9][0-9.]*|[SMLX]{1,3}(?![a-z])|"
+                    r"[一二三四五六七八九十]+号)"),
+        ("impairment", r"^(?P<x>(?:左|右|両|片)?(?:耳|目|眼|膝|ひざ|腰|肩|足|手首|鼻))"
+                       r"(?:が|は)[、,]?(?:少し|ちょっと|かなり|昔から|生まれつき|もともと|元々|若干|ほとんど|"
+                       r"あまり|全然|ほぼ)?(?:聞こえにくい|聞こえない|聞こえづらい|見えにくい|"
+                       r"見えない|見えづらい|悪い|弱い|遠い)"),
+        # the language or dialect spoken (「家では関西弁しゃべってる」「職場では英語を話してます」)
+        ("language", r"^(?:[^、,]{1,8}?(?:では|だと|で|とは|には)[、,]?)?"
+                     r"(?P<x>[^、,でをは]{1,10}?(?:語|弁))(?:で|を)?(?:話して|しゃべって|喋って)(?:る|ます|います|いる)$"),
+        # an exam or licence passed (「去年、宅建に受かりました」「簿記2級に合格した」)
+        ("passed", rf"^(?:{_TIME_LEAD}|(?:[0-9]+年|今年|春|秋|[0-9]+月)(?:に)?[、,]?\s*)?"
+                   r"(?P<x>[^、,がは]+?)(?:に|を)(?:無事|ついに|やっと|一発で|見事)?(?:受かった|"
+                   r"受かりました|合格した|合格しました|取得した|取得しました)(?![らり])"),
         ("commute", r"^通勤(?:に|は|で)?(?:片道)?[^、,]{0,10}?(?:かかります|かかる|かかってる|"
                     r"かかっています)"),
         ("instrument",
@@ -323,6 +372,13 @@ def _fact(body: str, other: str | None) -> Found | None:
             if identity:
                 return "fact", None, identity.group(0), {}
             continue
+        if name == "identity_reason":
+            identity = _IDENTITY.search((groups["v"] or "").strip())
+            if identity:
+                return "fact", None, identity.group(0), {}
+            continue
+        if name == "measure":
+            return "fact", None, groups["a"], {}
         if name == "job_word_de":
             job = groups["j"]
             if not _JOB_SUFFIX.search(job) or job.endswith("家"):
@@ -407,6 +463,15 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
         ("irritates", "dislike",
          rf"^{_X}(?:は|って|に|が)(?:本当に|ほんと|いつも)?(?:イライラする|イラつく|うんざり|"
          r"ストレス|疲れる|耐えられない|気持ち悪くなる|具合が悪くなる|気分が悪くなる)"),
+        # 「Xだけは勘弁してほしい」「Xは見るだけで足がすくむから勘弁」
+        ("spare_me", "dislike", rf"^{_X}(?:は|だけは|って)[^、,]{{0,20}}?(?:から|ので)?[、,]?"
+                                r"(?:もう|ほんと|本当に|マジで|まじで|正直|ちょっと|絶対)?勘弁"),
+        # what the thing does to the body (「オペラは聴いてると頭痛くなる」「牡蠣は食べると
+        # お腹壊す」): a dislike of X; a time topic is how that time feels (``_preference``)
+        ("sickens", "dislike",
+         rf"^{_X}(?:は|って)[、,]?[^、,]{{0,12}}?(?:と|たら|だら|だけで|ば)[、,]?(?:すぐ|いつも|必ず|"
+         r"絶対)?(?:(?:頭|お腹|おなか|胃|気分|具合|耳)(?:が)?(?:痛く|悪く|重く)|気持ち悪く|"
+         r"吐き気が|頭痛が|胸焼け|胃もたれ|お腹(?:を)?壊|おなか(?:を)?壊|酔っ|酔う)"),
         ("mismatch", "dislike",
          rf"^{_X}(?:とは|と|は|って)(?:どうも|あまり|あんまり)?(?:相性が悪い|合わない|合わなくて)"),
         ("unneeded", "dislike", rf"^{_X}(?:は|って)(?:もう)?(?:いらない|要らない|いらん)"),
@@ -415,7 +480,7 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"(?:思えない|なれない)"),
         ("dislike", "dislike",
          rf"^{_X}(?:は|が|も|って)?(?:ちょっと|本当に|ほんとに|ほんと|マジで|まじで|すごく|とても|"
-         r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|"
+         r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|駄目|"
          r"最悪|最低|"
          r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
         ("cannot", "dislike",
@@ -434,7 +499,7 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"本当に|ほんとに|一番|超|かなり|結構|けっこう)?(?:好き|すき|スキ|大好き|好物|大好物)"
          r"(?!(?:では|じゃ|くない|くありません|(?:って|という|な)(?:わけ|訳)|(?:わけ|訳)"
          r"(?:では|じゃ)))"),
-        ("prefer", "like", rf"^{_X}(?:が|は|を)?(?:好み|好む|好んで)"),
+        ("prefer", "like", rf"^{_X}(?:が|は|を)?(?:好み|好む|好んで)(?!焼)"),  # not お好み焼き
         ("camp", "like", rf"^{_X}派(?:です|だ|なんです|かな|$)"),
         ("weakness", "like", rf"^{_X}(?:に|には)(?:目がな|弱い|弱くて|勝てない|惹かれる|"
                                  r"心惹かれる|ときめく)"),
@@ -511,8 +576,12 @@ def _preference(body: str, previous: str | None) -> Found | None:
                 meta["over"] = _rival(over)
                 break
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
-        if name == "hard" and _FEELING_TIME.match(raw):
+        if name in ("hard", "sickens") and (_FEELING_TIME.match(raw) or re.search(
+                r"(?:日|時|とき|頃|季節|天気|雨|気圧)$", raw)):
             continue  # 「今日はしんどい」: how the day feels
+        if name == "camp" and _HABIT_CUE.search(raw) and re.search(
+                r"(?:[うくすつぬむぶぐる]|ない)$", raw):
+            return None  # 「ご飯のあとは必ず皿を洗う派」: what the speaker always does
         if not ja_subject(raw) or _DEICTIC.match(raw):
             raw = _previous_object(previous) or ""
         if ja_subject(raw):
@@ -567,6 +636,17 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
          r"やめておく|やめとく|辞めます|断ちする|断ちします|断ち$|を断つ|あきらめます|あきらめた|"
          r"あきらめる|あきらめました|諦めます|諦めた|諦める|諦めました|"
          r"消しました|削除した|削除しました|退会した|退会しました)"),
+        # 「転職活動はいったん見送ります」: put off (a person seen off takes を: 「母を見送った」)
+        ("defer", "dislike",
+         r"^(?P<x>[^、,を]+?)(?:は|も)[、,]?(?:いったん|一旦|ひとまず|しばらく|今回は|今回|今年は|"
+         r"当面|もう少し)?見送(?:ります|る$|ろう|ることに|りにし|った$|りました|り$|りで)"),
+        # 「ピアノ教室は春から週2に増やします」「お酒の量を減らした」: a change the speaker makes
+        # (a subject with が is something else changing: 「会社が人を減らした」)
+        ("adjust", "like",
+         r"^(?P<x>[^、,がは]+?)(?:を|は)(?:[^、,が]{0,12}?(?:に|まで|へ))?(?:増やし|減らし)"
+         r"(?:ます|ました|た|ておきます|とく|てみます|てみる)(?:よ|ね|わ)*$|"
+         r"^(?P<y>[^、,がは]+?)(?:を|は)(?:[^、,が]{0,12}?(?:に|まで|へ))?"
+         r"(?:増やす|減らす|増やそう|減らそう)(?:よ|ね|わ)*$"),
         ("start", "like",
          r"^(?P<x>.+?)(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
          r"はじめた|はじめました|はじめます|始まります|始まる|スタートした|スタートします)"),
@@ -633,8 +713,18 @@ _HABIT_CUE = re.compile(
     r"通勤中|朝食に|夕食後|夕飯は|朝ごはんは|昼ごはんは|ルーティン|お決まり|定番|夜型|朝型|"
     r"まずない|ことはない|以降(?:は|に)?|以前(?:は|に)|たびに|度に|どこでも|いつでも|"
     r"(?:の|る|た)(?:とき|時)(?:は|に)|昼休み|休憩中|帰りに|ように(?:気をつけて|心がけて|意識して)|"
-    r"起きてすぐ|起きたらすぐ|帰ったらすぐ|[\u4e00-\u9fff]{2}中(?:は|に)"
+    r"起きてすぐ|起きたらすぐ|帰ったらすぐ|[\u4e00-\u9fff]{2}中(?:は|に)|恒例|"
+    r"(?<=[るたうくすつむぶぐ])(?:たび|度)(?:[、,]|ごとに)"
 )
+# A routine after a recurring moment (「帰ったらまず手洗いうがい」「買い物したらその場で入力
+# しちゃう」) or a mood (「イライラしたら掃除する」「ストレス溜まったら散歩に出る」): 〜たら that
+# comes back, not the one-off of 「宝くじ当たったら家を買う」.
+_ROUTINE = re.compile(
+    r"(?:たら|だら)[、,]?\s*(?:まず|すぐ|すぐに|真っ先に|その場で|とりあえず|決まって)|"
+    r"(?:イライラ|ムカムカ|モヤモヤ|ムシャクシャ|ストレス|疲れ|落ち込|緊張|眠れな|寂し|さみし|"
+    r"不安に|嫌なこと|凹|へこ|煮詰ま|行き詰ま|気が滅入)[^、,]{0,6}?(?:たら|だら)")
+_HYPOTHETICAL = re.compile(r"もし|宝くじ|ジャンボ|一等|生まれ変わ|億円|当たったら|タイムマシン")
+_VOLITIONAL_END = re.compile(r"(?:[おこごそとのぼもろよ]う|ましょう|よう)(?:か|ね|よ|な)*$")
 _HABIT_ADVERB = re.compile(
     r"いつも|必ず|常に|普段は|普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ|"
     r"ほとんど|決して|絶対に|絶対|ついつい|つい|まとめて")
@@ -645,7 +735,9 @@ _HABIT_TAIL = re.compile(
     r"ように気をつけてる|ことにしています|ことにしてる|ことにしている|てしまう|ちゃう|"
     r"しちゃう|する日|日|のがルーティン|がルーティン|のがお決まり|がお決まり|のが定番|"
     r"ように気をつけてます|ように気をつけています|ように心がけてます|ように心がけています|"
-    r"よう心がけてる|よう心がけてます|よう心がけています|ように心がけてる|主義です|主義)$")
+    r"よう心がけてる|よう心がけてます|よう心がけています|ように心がけてる|主義です|主義|"
+    r"(?:ってのが|っていうのが|のが|が)恒例(?:行事)?(?:です|だ|なんだ|なんです)?|"
+    r"(?<=[うくすつぬむぶぐる])派(?:です|だ|なんです)?)$")
 _NEGATIVE_END = re.compile(r"(?:ない|ません|ず|ないように.*|ないこと.*)$")
 
 
@@ -667,8 +759,10 @@ def refused(text: str) -> bool:
         return True
     if _ASKING_WORD.search(text) and not _STATEMENT_END.search(text):
         return True
-    if _ASKING_END.search(text):
+    if _ASKING_END.search(text) or _QUESTION_WORD_END.search(text) or _GUESS_TAIL.search(text):
         return True
+    if _SPARE_ME.search(text):
+        return False  # 「徹夜だけは勘弁してほしい」: a dislike, not a request
     # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
     return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text)
                 or _HEARSAY.search(_REMARK_END.sub("", text)) or _QUOTE_SAID.search(text))
@@ -682,8 +776,12 @@ def _other_person(body: str) -> str | None:
     if possessor and len(possessor.group("r")) <= 10:
         return possessor.group("r")
     double = _DOUBLE_SUBJECT.match(body)
-    if double and not _TIME_TOPIC.match(double.group("a")):
+    if double and not _TIME_TOPIC.match(double.group("a")) and not (
+            double.group("camp") and not _CAN_BE_NAMED.fullmatch(double.group("a"))):
         return double.group("a")
+    kana = _KANA_NAME_DOING.match(body)
+    if kana and not re.fullmatch(_KANA_NOT_A_NAME, kana.group("n")):
+        return kana.group("n")
     return None
 
 
@@ -886,8 +984,12 @@ def _recurring(body: str) -> bool:
 def _habit(body: str, habitual: bool = False) -> Found | None:
     """A habit the clause states; ``habitual``: its form says so without a cue word."""
     remark = _REMARK_END.sub("", body)
+    routine = _ROUTINE.search(body) is not None and not _HYPOTHETICAL.search(body) and (
+        not _VOLITIONAL_END.search(remark))
+    if routine:
+        habitual = True
     if not (habitual or _HABIT_CUE.search(body) or _recurring(body)) or (
-            _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body)) or (
+            _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body) and not routine) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
         return None
     x = _HABIT_TAIL.sub("", body)
