@@ -45,6 +45,7 @@ ADV = (r"(?:(?:really|just|absolutely|kind of|kinda|quite|so|soo|totally|definit
        r"definately|honestly|still|actually|also|genuinely|seriously|truly|do|much|"
        r"pretty much|always|now|secretly|low ?key|lowkey)\s+)*")
 REL = (r"(?:(?:older|younger|big|little|baby|twin|best|eldest|oldest|youngest|new)\s+)?"
+       r"(?:(?:half|step)-?(?=(?:sister|brother|sis|bro)s?\b))?"
        r"(?:sister|brother|mother|mom|mum|father|dad|husband|wife|partner|boyfriend|"
        r"girlfriend|son|daughter|kid|kids|child|children|friend|boss|grandma|grandmother|"
        r"grandpa|grandfather|grandparent|in-laws|stepmom|stepdad|stepmother|stepfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
@@ -238,11 +239,21 @@ _JOB_NAMES = (
     r"musician|athlete|coach|manager|accountant|analyst|editor|baker|butcher|driver|"
     r"mechanic|pharmacist|therapist|surgeon|paramedic|soldier|priest|monk|journalist|"
     r"photographer|illustrator|animator|streamer|housewife|homemaker|retiree")
+# what a person runs or owns for a living ("we run a bakery", "my dad owns a bike shop")
+_BUSINESS = (r"(?:business|shop|store|bakery|cafe|café|restaurant|company|bar|studio|salon|farm|"
+             r"startup|laundromat|laundrette|diner|pub|deli|garage|clinic|practice|hotel|motel|"
+             r"b&b|guesthouse|bookshop|bookstore|nursery|daycare|food truck|stall|workshop|agency|"
+             r"firm|vineyard|winery|brewery|kiosk|boutique|pharmacy|pizzeria|takeaway|inn|hostel|"
+             r"ranch|orchard|dairy|florist|butcher'?s|bakeshop|corner shop|dojo|gym)")
 _JOB_WORDS = re.compile(rf"(?:er|or|ist|ian|ant|ent|{_JOB_NAMES})$", re.IGNORECASE)
 # A person of the user's named by a job only by a job's own name: "my daughter is a teenager"
 # or "… a vegetarian" is no job (the suffixes above would say so), and a wrong "job" key
 # lets the next job statement supersede it.
 _JOB_TITLE = re.compile(rf"\b(?:{_JOB_NAMES})s?$", re.IGNORECASE)
+# an age in digits or in words ("thirty-five", "forty one")
+AGE = (r"(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|"
+       r"three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six|seven|eight|nine|ten|"
+       r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|a hundred)")
 _AGE_VALUE = re.compile(r"^(?:\d{1,3}|[a-z]+(?:[- ][a-z]+)?) (?:years?|months?|weeks?) old\b",
                         re.IGNORECASE)
 
@@ -263,7 +274,10 @@ _FACTS = _rules([
     ("rel_name", "fact", None,
      r"^my (?P<r>[a-z][\w -]{1,30}?)(?:'s|s'|s)? name(?:'s| is)\s+(?P<v>.+)"),
     ("rel_name", "fact", None, rf"^my (?P<r>{REL})(?:'s| is)\s+(?:called|named)\s+(?P<v>.+)"),
-    ("rel_age", "fact", None, rf"^my (?P<r>{REL})(?:'s| is| just turned| turned)\s+(?P<v>\d+)\b"),
+    ("rel_age", "fact", None,
+     rf"^my (?P<r>{REL})(?:'s| is| just turned| turned| turns| is turning|'s turning| will turn)"
+     rf"\s+(?P<v>{AGE})\b(?! (?:minutes?|hours?|times?|pages?|miles?|km|laps?|of|more|who|"
+     rf"that|thing|way|step|in a|day|last|big)\b)"),
     ("rel_home", "fact", None,
      rf"^my (?P<r>{REL}) (?:still )?(?:lives|lived|is living|live|are living)\s+"),
     ("rel_origin", "fact", None, rf"^my (?P<r>{REL})(?:'s| is) (?:originally )?from\s+"),
@@ -307,17 +321,26 @@ _FACTS = _rules([
     ("age", "fact", None,
      r"^(?:i )?(?:just )?turned (?P<v>\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|"
      r"eighty|ninety)(?:[- ]\w+)?)\b"),
-    ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>\d{{1,3}})\b"),
+    ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>{AGE})\b"),
     ("married", "fact", None, rf"^{I} (?:just |recently )?got (?P<x>married|engaged|divorced)\b"),
     ("height", "fact", None, rf"^{IM} .{{0,30}}?\b(?P<v>\d{{2,3}}) ?cm\b"),
     ("studies", "fact", None, r"^i (?:graduated from|went to|studied at|dropped out of)\s+"),
     ("job", "fact", None,
-     r"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?(?:business|shop|"
-     r"store|bakery|"
-     r"cafe|café|restaurant|company|bar|studio|salon|farm|startup)\b"),
+     rf"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?{_BUSINESS}\b"),
+    # "my dad runs a bike shop", "our family owns a small laundromat in Queens"
+    ("rel_job", "fact", None,
+     rf"^(?:my|our) (?P<r>{REL}) (?:runs|owns|manages|has run|has owned|took over|inherited) "
+     rf"(?:a|an|the|his|her|their|our) (?:family |small |little |tiny |local |tiny little )?"
+     rf"(?:[\w-]+ )?{_BUSINESS}\b"),
     ("age", "fact", None, rf"^{IM} (?P<v>\d{{1,3}})(?: years old| yo| y/o)?$"),
     ("height", "fact", None, rf"^{IM} (?P<v>\d+(?:\.\d+)?) ?(?:cm|m|ft|feet|foot)\b"),
     ("allergy", "fact", None, rf"^{IM} (?:very |really |super )?allergic to (?P<x>.+)"),
+    # "amoxicillin gives me hives", "latex brings me out in a rash": a reaction of the body
+    ("allergy", "fact", None,
+     r"^(?P<x>(?!(?:it|that|this|he|she|they|you|there|what|which)\b)[\w' -]{2,40}?) "
+     r"(?:gives? me|gave me|brings? me out in|brought me out in|makes? me break out in|"
+     r"made me break out in) (?:hives|a rash|rashes|an allergic reaction|allergic reactions|"
+     r"a reaction|anaphylaxis|welts|eczema)\b"),
     ("state", "fact", None,
      rf"^{IM} (?P<x>married|single|divorced|engaged|pregnant|vegetarian|vegan|pescatarian|"
      rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
@@ -602,6 +625,12 @@ _FACTS_LATE = _rules([
     ("wear", "fact", None, r"^i (?:wear)\s+(?P<x>.+)"),
     ("home", "fact", None, r"^i (?:share|rent) (?:a|an) (?:flat|apartment|house|room)\b"),
     ("commute", "fact", None, r"^i commute\b"),
+    # "I pack orders on the graveyard shift at a depot", "I pick up shifts at a bar": a job
+    ("job", "fact", None,
+     r"^i (?!(?:did|was|had|got|took|worked|hate|love|like|dread|miss|prefer|enjoy|can'?t|"
+     r"don'?t|never|just|once)\b)(?:(?:[\w'-]+ ){1,6}?(?:on|during|for) (?:the |a |my )?"
+     r"(?:night|graveyard|early|late|day|morning|evening|overnight|swing|weekend|split|double|"
+     r"back) shifts?|(?:[\w'-]+ ){0,5}?shifts? (?:at|in) (?:a|an|the|my)\b)"),
 ])
 
 _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give up on|gave up|"
@@ -780,7 +809,8 @@ def _clean(clause: str) -> str:
 _MY_DROPPED = re.compile(
     r"^(?:(?P<kin>(?:older|younger|big|little|baby|twin|eldest|youngest|lil) (?:bro|sis|"
     r"brother|sister))|the (?P<the>wife|hubby|husband|missus|kids|boyfriend|girlfriend|"
-    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny)(?='s\b))\b",
+    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny)(?='s\b|"
+    r" (?:just )?(?:turns|turned|is turning|works|runs|owns|lives|teaches)\b))\b",
     re.IGNORECASE)
 _WITH_ME = re.compile(
     rf"^(?:(?:me|i) and (?:my|our) {REL}s?|(?:my|our) {REL}s? and (?:i|me))\b", re.IGNORECASE)
@@ -811,6 +841,7 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
                 r"|the))\b", re.I), "I "),
     (re.compile(r"^(?:really |much )?rather\b", re.I), "I'd "),
     (re.compile(r"^been (?:working|living|studying)\b", re.I), "I've "),
+    (re.compile(rf"^(?:about to turn|turning) {AGE}\b", re.I), "I'm "),
     (re.compile(r"^(?:not (?:a (?:big |huge )?fan|into|big on|keen on|a \w+ person)|(?:a )?"
                 r"(?:big |huge )?fan of|obsessed with|really into|crazy about|so into)\b",
                 re.I), "I'm "),
@@ -857,6 +888,38 @@ def _resolve(subject: str, previous: str | None) -> str | None:
     return _clean_subject("preference", np)[0] if np else None
 
 
+# "one bite of shrimp and my throat closes up", "peanuts make my lips swell": an allergy
+_SWELL = (r"(?:throat|airways?|face|lips|tongue|mouth|eyes) (?:closes? up|close up|swells? up|"
+          r"swell|swells|starts? (?:to )?(?:swell|close)|puffs? up|puff up|tightens? up|"
+          r"tighten up)")
+_REACTION_MY = re.compile(rf"^my {_SWELL}\b", re.IGNORECASE)
+_REACTION_THING = re.compile(
+    rf"^(?P<x>(?!(?:it|that|this|he|she|they|you|there)\b)[\w' -]{{2,40}}?) (?:makes?|made) "
+    rf"my {_SWELL}\b", re.IGNORECASE)
+_ONE_BITE = re.compile(
+    r"^(?:even )?(?:one|a single|a|just one|a tiny) (?:bite|sip|whiff|taste|drop|crumb|"
+    r"spoonful|mouthful|nibble|lick|trace|sniff) of (?P<x>[\w' -]+?)(?:,? and\b.*)?[.!]*$",
+    re.IGNORECASE)
+
+
+_ALLERGIC_TAIL = re.compile(
+    r"^(?P<x>(?!(?:it|that|this|he|she|they|you|there)\b)[\w' -]{2,40}?) (?:makes?|made|gives?|"
+    r"gave) me .{2,40}?,\s*(?:i'?m |i am )?(?:(?:super|very|really|badly|mildly|deathly|so|"
+    r"seriously) )?allergic(?: to (?:them|it|those))?[.!]*$", re.IGNORECASE)
+
+
+def _reaction(text: str, previous: str | None) -> Found | None:
+    thing = _REACTION_THING.match(text) or _ALLERGIC_TAIL.match(text)
+    if thing:
+        return "fact", None, "allergy " + _clean_subject("fact", thing.group("x"))[0], {}
+    if not _REACTION_MY.match(text):
+        return None
+    bite = _ONE_BITE.match(_clean(previous)) if previous else None
+    if not bite:
+        return None
+    return "fact", None, "allergy " + _clean_subject("fact", bite.group("x"))[0], {}
+
+
 def english(clause: str, previous: str | None = None) -> Found | None:
     """What one English clause states about the user, if anything (see the module doc)."""
     text = _clean(clause)
@@ -886,6 +949,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     if decision_lead:
         text = text[decision_lead.end():]
 
+    reaction = _reaction(text, previous)
+    if reaction:
+        return reaction
     for name, kind, polarity, pattern in _FACTS:
         match = pattern.match(text)
         if match and not (name == "attribute" and _NOT_ATTRIBUTE.search(match.group(0))):
