@@ -367,6 +367,11 @@ _PREFERENCES = _rules([
     ("no_patience", "preference", "dislike",
      rf"^{I}\s*(?:have|'ve got|have got|got) (?:zero|no|little|0) (?:patience|tolerance|time) "
      rf"for (?P<x>.+)"),
+    # "on trains I always want to face forward": a standing want, not a habit
+    ("always_want", "preference", "like",
+     rf"^{I} (?:always|usually|generally|normally|invariably) (?:want|wanna) "
+     rf"(?!(?:to )?(?:know|ask|say|go home|cry|scream|sleep|die|quit|kill)\b)(?:to )?"
+     rf"(?P<x>.+?)(?:,? or (?:i|else|we)\b.*)?$"),
     ("pick_always", "preference", "like",
      r"^(?:i|we)'?d (?:always |still )?(?:pick|take|choose|go for) (?P<x>.+?),? (?:every "
      r"(?:single )?time|any ?time|hands down)\b"),
@@ -404,7 +409,10 @@ _PREFERENCES = _rules([
      r"my style|my jam)"),
     ("stress", "preference", "dislike",
      r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
-     r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy|drains? me|"
+     r"freaks? me out|grosses? me out|makes? me sick|drains? me|"
+     r"drives? me (?:crazy|nuts|mad|insane|bonkers|bananas|batty|up the wall|up a wall|"
+     r"(?:a)?round the bend|round the twist)|makes? me (?:itch|itchy|sneeze|gag|queasy|"
+     r"nauseous|bloated|break out)|gives? me the (?:creeps|ick|heebie-jeebies|willies)|"
      r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
      r"tires? me out|wears? me out|makes? me want to (?:scream|cry|die|hurl)|"
      r"(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
@@ -920,6 +928,14 @@ def _reaction(text: str, previous: str | None) -> Found | None:
     return "fact", None, "allergy " + _clean_subject("fact", bite.group("x"))[0], {}
 
 
+# "I grab the mic for Total Eclipse of the Heart, it's my karaoke anthem": what the speaker
+# does, then a stance on it after the comma (a favourite, not a habit)
+_STANCE_TAIL = re.compile(
+    r"^(?P<head>(?:i|we)\b[^,]+?),\s*(?:it'?s|that'?s|this is|they'?re|those are) (?:\w+ ){0,2}?"
+    r"my (?:[\w-]+ ){0,2}?(?:anthem|jam|song|tune|go-to|favou?rite|fave|fav|guilty pleasure|"
+    r"comfort food)\b", re.IGNORECASE)
+
+
 def english(clause: str, previous: str | None = None) -> Found | None:
     """What one English clause states about the user, if anything (see the module doc)."""
     text = _clean(clause)
@@ -960,6 +976,12 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, _fact_subject(name, match), {}
     if about_someone_else(text):  # their stance or plan: at most a fact about them
         return _late_fact(text)
+    stance_tail = _STANCE_TAIL.match(text)
+    if stance_tail:
+        subject = _clean_subject("preference", _HABIT_SUBJECT.sub(
+            r"\g<x>", _HABIT_ADVERBS.sub("", stance_tail.group("head"))))[0]
+        if subject and not _DEICTIC_SUBJECT.match(subject):
+            return "preference", "like", subject, {}
     for name, kind, polarity, pattern in _PREFERENCES:
         match = pattern.match(text)
         if not match:
