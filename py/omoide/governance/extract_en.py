@@ -82,6 +82,19 @@ _TIME_LEAD = re.compile(
 )
 # After a time lead, how it went is a report, not a plan ("today was looong", "this week
 # has been a lot"): the lead alone makes no decision of it.
+# "after much back and forth, …": a deliberation ended, what follows is the decision (read
+# before a time lead: it is no time of a habit)
+_DELIBERATION_LEAD = re.compile(
+    r"^after (?:much|a lot of|lots of|weeks of|months of|days of|years of|some|long|endless) "
+    r"(?:back and forth|deliberation|deliberating|thought|thinking|debate|debating|agoni[sz]ing|"
+    r"dithering|soul[- ]searching|consideration|going back and forth|umming and a+h+ing),?\s+",
+    re.IGNORECASE,
+)
+_DECISION_TAIL = re.compile(
+    r"(?:,|\s-|\s–|\s—)?\s+(?:and )?(?:that'?s final|it'?s final|final answer|end of story|"
+    r"(?:and )?that'?s that|no going back|decision made)[.!]*$",
+    re.IGNORECASE,
+)
 _PAST_REPORT = re.compile(r"^(?:was|were|has been|had been|have been|felt|went|turned out)\b",
                           re.IGNORECASE)
 _DECISION_LEAD = re.compile(
@@ -89,7 +102,9 @@ _DECISION_LEAD = re.compile(
     r"this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
     r"june|july|august|september|october|november|december|\d+\w*)|as of (?:today|now|"
     r"this \w+)|from (?:today|tomorrow|next \w+)|this year|next year|this month|next month|"
-    r"this week|next week|today|tomorrow|tonight|in the new year),?\s+",
+    r"this week|next week|today|tomorrow|tonight|in the new year|from here on(?: out)?|"
+    # "it's final: …": what follows is the decision
+    r"(?:it'?s|that'?s) final|final decision|decision made),?:?\s+",
     re.IGNORECASE,
 )
 
@@ -231,6 +246,17 @@ def _leading_noun_phrase(clause: str) -> str | None:
 
 # -- rules ------------------------------------------------------------------------------------
 
+# a subject that is someone else's or a pointer, never a thing of the speaker's
+_NOT_MINE = (r"(?:i|we|i'm|we're|he|she|they|his|her|their|your|you|it|its|that|this|those|"
+             r"these|there|people|everyone|everybody|someone|somebody|nobody|the (?:city|"
+             r"council|government|company|shop|store|restaurant|bank|office|school|weather|"
+             r"train|trains|bus|buses|flight|news))")
+# a time ahead: what is done then is a plan
+_FUTURE = (rf"(?:tonight|tomorrow|this (?:weekend|week|month|year|summer|spring|autumn|fall|"
+           rf"winter|evening|afternoon|{WEEKDAY})|next (?:week|weekend|month|year|{WEEKDAY})|"
+           rf"on {WEEKDAY}|later today|by (?:the end of \w+|{WEEKDAY}|tonight|tomorrow)|"
+           rf"(?:after|in|before|from) (?:january|february|march|april|may|june|july|august|"
+           rf"september|october|november|december))")
 _JOB_NAMES = (
     r"nurse|chef|cook|doctor|student|pilot|lawyer|artist|engineer|"
     r"teacher|designer|developer|writer|freelancer|consultant|clerk|barista|vet|dentist|"
@@ -425,7 +451,8 @@ _PREFERENCES = _rules([
     # "X > Y", not an arrow "X -> Y" (a routine's shorthand, ``_HABIT_EQUALS``)
     ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?<!-)(?:>|>>)\s*(?P<over>.+)"),
     ("over", "preference", "like",
-     r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
+     r"^(?P<x>[\w .+#-]{2,30}?)(?<!\bis)(?<!\bare)(?<!\bwas)(?<!\bwere)(?<!\bit's) over "
+     r"(?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
      r"time| for me|,.*)?[.!]*$"),
     ("always", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?),? (?:always|all the way|every time|any day|forever|for life)"
@@ -519,8 +546,37 @@ _DECISIONS_STRONG = _rules([
     ("not_now", "decision", "dislike",
      rf"^{IM} not (?P<x>[a-z]+ing\b.*\b(?:this|next) (?:week|weekend|month|year|\w+day)\b.*)"),
     ("resolve_tail", "decision", "like",
-     rf"^{I}(?:'m|'re|'ll| am| are| will)?\s+(?P<x>.+?),? (?:from now on|going forward|"
+     rf"^(?:{I}(?:'m|'re|'ll| am| are| will)?\s+|(?!{_NOT_MINE}\b))(?P<x>.+?),? (?:from now on|"
+     rf"from here on(?: out)?|from this point on|going forward|"
      rf"starting (?:today|tomorrow|tonight|now|next \w+|this \w+))\b"),
+    # "dating apps are over for me", "sugar is dead to me": a thing given up
+    ("over_for_me", "decision", "dislike",
+     rf"^(?!{_NOT_MINE}\b)(?P<x>[\w' -]{{2,40}}?) (?:is|are|'s|'re) (?:so |totally |officially |"
+     rf"well and truly |completely )?(?:over for me|over for us|dead to me|done for me|a thing "
+     rf"of the past(?: for me)?|out of my life)\b"),
+    # "sushi it is", "tram it is for the commute": a choice made
+    ("it_is", "decision", "like",
+     r"^(?!(?:so|what|that|this|there|here|as|how|where|whatever|such|who|which|if|yes|no|"
+     r"ok|okay|fine|well)\b)(?P<x>[\w' -]{2,30}?),? it is(?: then| for (?:the |my |our )?"
+     r"[\w -]{2,30}?| from (?:now|here) on| going forward)?[.!]*$"),
+    # "my gym pass won't get renewed", "the apps get uninstalled tonight", "this weekend the
+    # hallway gets a coat of yellow": what the speaker will do to a thing of theirs
+    ("thing_wont", "decision", "dislike",
+     rf"^(?!{_NOT_MINE}\b)(?P<x>[\w' -]{{2,40}}?)(?<!contract)(?<!visa)(?<!permit)(?<!lease)"
+     rf"(?<!scholarship)(?<!funding)(?<!grant) (?:won'?t|will not|isn'?t going to|is not going "
+     rf"to|aren'?t going to) (?:get|be) (?:renewed|extended|replaced|repaired|used|reinstalled|"
+     rf"reactivated|touched)\b"),
+    ("thing_gone", "decision", "dislike",
+     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?) (?:gets?|is getting|"
+     rf"are getting|'s getting|'re getting) (?:deleted|uninstalled|cancell?ed|sold|donated|"
+     rf"binned|dumped|ditched|returned|scrapped|recycled|thrown out|given away|listed)\b"
+     rf"(?(t).*|(?=.*\b{_FUTURE}))"),
+    ("thing_change", "decision", "like",
+     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?) (?:gets?|is getting|"
+     rf"are getting|'s getting|'re getting) (?:(?:a |an )?(?:fresh |new |second )?(?:coat|lick) "
+     rf"of|a makeover|a deep clean|an overhaul|a refresh|(?:re)?painted|shaved|chopped|cut|dyed|"
+     rf"replaced|upgraded|renovated)\b"
+     rf"(?(t).*|(?=.*\b{_FUTURE}))"),
     ("done_with", "decision", "dislike", rf"^{IM} {ADV}(?:done|through|finished) with\s+(?P<x>.+)"),
     ("off", "decision", "dislike",
      rf"^{IM} {ADV}off (?P<x>.+?) (?:for good|for now|from now on|forever|starting \w+)\b"),
@@ -671,6 +727,8 @@ _DECISIONS_LATE = _rules([
      rf"(?P<v>(?:getting|buying|selling|moving|switching|joining|learning|taking up|leaving|"
      rf"deleting|cancell?ing|dropping|putting|booking|ordering|"
      rf"adopting|launching|starting|quitting|changing|applying|signing up|retiring|"
+     rf"keeping(?= (?:my|our|the|this|that|both|all)\b)(?! (?:my |our |the )?(?:eyes?|fingers|"
+     rf"head|options|cool|distance|mouth|word|promise|spirits|chin|hopes|fingers)\b)|"
      rf"training for|saving for|renovating|relocating|marrying|getting married)\b|"
      rf"[a-z]+ing\b(?=.*\b(?:next|tomorrow|tonight|this (?:week|weekend|month|year|spring|"
      rf"summer|fall|autumn|winter)|in (?:january|february|march|april|may|june|july|august|"
@@ -952,6 +1010,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     if refused(text):
         return None
     text = _pro_drop(text)
+    deliberation = _DELIBERATION_LEAD.match(text)
+    if deliberation:
+        text = _pro_drop(text[deliberation.end():])
     time_lead = _TIME_LEAD.match(text) or _TIME_LEAD_WIDE.match(text)
     future_lead = habitual = False
     if time_lead:
@@ -961,9 +1022,12 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         habitual = bool(_WHEN_LEAD.match(lead)) and not _WHEN_PAST.search(
             f"{lead} {' '.join(rest.split()[:3])}")
         text = rest if future_lead else f"{rest} {lead}"
-    decision_lead = _DECISION_LEAD.match(text)
-    if decision_lead:
+    decision_lead = _DECISION_LEAD.match(text) or deliberation
+    if decision_lead and not deliberation:
         text = text[decision_lead.end():]
+    decision_tail = _DECISION_TAIL.search(text)
+    if decision_tail and decision_tail.start() > 0:
+        text = text[:decision_tail.start()]
 
     reaction = _reaction(text, previous)
     if reaction:
@@ -1019,11 +1083,15 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
-    if (decision_lead or future_lead) and not _PAST_REPORT.match(text):
+    if (decision_lead or future_lead or decision_tail) and not _PAST_REPORT.match(text):
         subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
                                        decision=True)
         if subject:
-            return "decision", "like", _strip_start_stop(subject), meta
+            # "it's final: my gym pass won't get renewed", "no lending money anymore, that's
+            # final": a no
+            polarity = "dislike" if (decision_lead or decision_tail) and (
+                negated(text) or re.match(r"no\b", text, re.I)) else "like"
+            return "decision", polarity, _strip_start_stop(subject), meta
     habit = None if future_lead else _habit(text, habitual)
     if habit:
         return habit
