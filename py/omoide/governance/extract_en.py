@@ -645,7 +645,9 @@ _HABIT_EQUALS = re.compile(r"^(?P<t>[^=<>]{2,40}?)\s*(?:=|->|→)\s*(?P<x>[^=<>]
 _RECURRING_TIME = re.compile(
     r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thur|thurs|fri|"
     r"sat|sun|weekends?|weeknights?|weekdays?|mornings?|evenings?|nights?|afternoons?|commute|"
-    r"lunch ?breaks?|bedtime|every|each|daily|nightly|paydays?|pay ?days?|arvos?)\b",
+    r"lunch ?breaks?|bedtime|every|each|daily|nightly|paydays?|pay ?days?|arvos?|lights out|"
+    r"days? off|sick days?|rainy days?|road trips?|long drives?|flights?|holidays?|"
+    r"christmas|birthdays?)\b",
     re.IGNORECASE)
 _HABIT_FIRST_THING = re.compile(
     r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
@@ -658,14 +660,53 @@ _TIME_LEAD_WIDE = re.compile(
 # "when(ever) X, I Y" moved behind: the condition recurs ("when I'm stressed I bake"), unless
 # the clause tells one past time ("when I was a kid I…", "when we got there I…")
 _WHEN_LEAD = re.compile(r"^when(?:ever)?\b", re.IGNORECASE)
+# "on long drives I …", "before exams I …": a situation in the plural recurs
+_SITUATION_LEAD = re.compile(
+    r"^(?:on|during|before|after) (?!the\b|my\b|our\b|this\b|that\b|these\b|those\b)"
+    r"(?:[\w'-]+ ){0,3}?[\w'-]*[^s's]s$", re.IGNORECASE)
+_IRREGULAR_PAST = re.compile(
+    r"\b(?:kept|took|met|went|had|got|ate|drank|saw|made|bought|brought|left|found|spent|slept|"
+    r"wore|sang|ran|swam|drove|read it|felt|lost|won|sat|stood|thought|told|wrote)\b", re.I)
 _WHEN_PAST = re.compile(
     r"\b(?:was|were|had|did|got|went|came|saw|left|found|arrived|(?:i|we|it|he|she|they|you) "
     r"\w+ed)\b", re.IGNORECASE)
 _HABIT_IMPLICIT = re.compile(
-    rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?|afternoons?|"
+    rf"^(?P<t>(?:(?:every|each) (?:other |second |third |fourth |single |alternate )?)?"
+    rf"(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?|afternoons?|"
     rf"arvos?))?|"
     rf"(?!(?:last|first|next|this|that|the|my|our|every|big|a) )(?P<a>[\w ]{{2,20}}) day) "
-    rf"(?:are|is|belong to) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
+    rf"(?:are|is|belong to) (?:for |on )?"
+    # a judgement of the day is no habit ("every monday is a nightmare")
+    rf"(?!(?:a |an |the |such a |so |too |always |just )?(?:nightmare|drag|struggle|mess|worst|"
+    rf"best|hell|chaos|crazy|busy|hectic|long|rough|tough|hard|slow|awful|great|fun|boring)\b)"
+    rf"(?P<x>.+)", re.IGNORECASE)
+# "lights out for me means brown noise", "sunday means pancakes": what a recurring time holds
+_HABIT_MEANS = re.compile(
+    r"^(?P<t>[^=<>,]{2,40}?) (?:for (?:me|us) )?(?:always )?means "
+    r"(?!(?:nothing|everything|a lot|so much|the world|little)\b)(?P<x>.+)", re.IGNORECASE)
+# "the kitchen closes at nine for me", "screens go off by ten for us": a rule of one's own
+_HABIT_CLOSES = re.compile(
+    rf"^(?P<x>(?!(?:it|that|this|he|she|they|there|the (?:[\w-]+ )?{_BUSINESS}|the "
+    rf"(?:library|pool|park|office|station|mall|bar|club|museum|post office))\b)"
+    rf"[\w' -]{{2,30}}?) "
+    r"(?:closes|shuts|shuts down|"
+    r"stops|ends|goes off|go off|switches off|switch off|is off|are off|goes dark|go dark|"
+    r"goes away|go away|gets put away|get put away) (?:at|by|after|around|before) "
+    r"(?P<t>[\w:.]+(?: ?(?:am|pm|ish|sharp|o'clock))?) for (?:me|us)\b", re.IGNORECASE)
+# "inbox stays closed till mid-morning, strict policy of mine", "…, that's my rule"
+_HABIT_POLICY = re.compile(
+    r"^(?P<head>.+?),?\s+(?:(?:it'?s |that'?s )?(?:a |my |one )?(?:(?:strict|firm|personal|"
+    r"hard|golden|house|iron|unbreakable|non-negotiable|little|sacred) )*(?:policy|rule) of "
+    r"(?:mine|ours)|(?:that'?s |it'?s )?(?:my|our) (?:(?:strict|firm|personal|hard|golden|"
+    r"house|iron|one|little|sacred) )*(?:policy|rule))[.!]*$", re.IGNORECASE)
+# "I'm one of those people who reads the last page first", "I'm the kind of person who…"
+_KIND_OF_PERSON = re.compile(
+    rf"^{IM} (?:one of those|one of the|(?:the|that) (?:kind|type|sort)(?: of)?|someone|"
+    rf"somebody|a person|that person|the person)(?: (?:people|persons?|guys?|girls?|folks|"
+    rf"weirdos|types?|\w+ people))? (?:who|that) (?P<v>.+)", re.IGNORECASE)
+_STANCE_VERB = re.compile(
+    r"^(?:really |just |genuinely |honestly )*(?:likes?|loves?|hates?|prefers?|enjoys?|adores?|"
+    r"can'?t stand|dislikes?|detests?|loathes?|cannot stand)\b", re.IGNORECASE)
 
 _FACTS_LATE = _rules([
     ("have", "fact", None,
@@ -968,6 +1009,18 @@ _ONE_BITE = re.compile(
     re.IGNORECASE)
 
 
+def _plain_verb(word: str) -> str:
+    """The verb of "I" for one of "someone who": "reads" -> "read", "watches" -> "watch"."""
+    low = word.lower()
+    if re.search(r"[^aeiou]ies$", low):
+        return word[:-3] + "y"
+    if re.search(r"(?:ss|sh|ch|x|z|o)es$", low):
+        return word[:-2]
+    if low.endswith("s") and not low.endswith("ss") and low not in ("is", "has", "was", "does"):
+        return word[:-1]
+    return {"is": "am", "has": "have", "does": "do"}.get(low, word)
+
+
 _ALLERGIC_TAIL = re.compile(
     r"^(?P<x>(?!(?:it|that|this|he|she|they|you|there)\b)[\w' -]{2,40}?) (?:makes?|made|gives?|"
     r"gave) me .{2,40}?,\s*(?:i'?m |i am )?(?:(?:super|very|really|badly|mildly|deathly|so|"
@@ -1019,8 +1072,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         lead, rest = time_lead.group("t"), time_lead.group("rest")
         # "Next year I'm putting 10% of every paycheck aside": a plan, whatever recurs in it
         future_lead = re.match(r"(?:next|this coming)\b", lead, re.I) is not None
-        habitual = bool(_WHEN_LEAD.match(lead)) and not _WHEN_PAST.search(
-            f"{lead} {' '.join(rest.split()[:3])}")
+        habitual = not _WHEN_PAST.search(f"{lead} {' '.join(rest.split()[:3])}") and bool(
+            _WHEN_LEAD.match(lead) or _SITUATION_LEAD.match(lead) and not _IRREGULAR_PAST.search(
+                " ".join(rest.split()[:3])))
         text = rest if future_lead else f"{rest} {lead}"
     decision_lead = _DECISION_LEAD.match(text) or deliberation
     if decision_lead and not deliberation:
@@ -1040,6 +1094,22 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, _fact_subject(name, match), {}
     if about_someone_else(text):  # their stance or plan: at most a fact about them
         return _late_fact(text)
+    kind_of = _KIND_OF_PERSON.match(text)
+    if kind_of:
+        verb = kind_of.group("v")
+        first, _, rest = verb.partition(" ")
+        clause = f"I {_plain_verb(first)} {rest}".strip()
+        if _STANCE_VERB.match(verb):
+            found = english(clause)
+            if found and found[0] == "preference":
+                return found
+        polarity = "dislike" if _HABIT_NEGATIVE.search(verb) else "like"
+        raw = re.sub(r"^(?:(?:don'?t|doesn'?t|do not|does not|never|always|rarely|can'?t)\s+)+",
+                     "", verb, flags=re.I)
+        first, _, rest = raw.partition(" ")
+        subject = _clean_subject("pattern", f"{_plain_verb(first)} {rest}".strip())[0]
+        if subject:
+            return "pattern", polarity, subject, {}
     stance_tail = _STANCE_TAIL.match(text)
     if stance_tail:
         subject = _clean_subject("preference", _HABIT_SUBJECT.sub(
@@ -1146,6 +1216,22 @@ _HABIT_NO_AFTER = re.compile(
 
 
 def _habit(text: str, habitual: bool = False) -> Found | None:
+    means = _HABIT_MEANS.match(text)
+    if means and _RECURRING_TIME.search(means.group("t")) and not _OTHER_PERSON.match(
+            means.group("t")):
+        subject = _clean_subject("pattern", f"{means.group('x')} {means.group('t')}")[0]
+        if subject:
+            return "pattern", "like", subject, {}
+    closes = _HABIT_CLOSES.match(text)
+    if closes:
+        subject = _clean_subject("pattern", closes.group(0))[0]
+        return ("pattern", "like", subject, {}) if subject else None
+    policy = _HABIT_POLICY.match(text)
+    if policy and not _OTHER_PERSON.match(policy.group("head")):
+        head = policy.group("head")
+        polarity = "dislike" if negated(head) or re.match(r"no\b", head, re.I) else "like"
+        subject = _clean_subject("pattern", _HABIT_SUBJECT.sub(r"\g<x>", head))[0]
+        return ("pattern", polarity, subject, {}) if subject else None
     usual = _HABIT_MY_USUAL.match(text)
     if usual:
         subject = _clean_subject("pattern", usual.group("x"))[0]
