@@ -116,7 +116,7 @@ _QUESTION = re.compile(
     r"has|had|may|might|am|what|what's|whats|who|who's|where|when'?s|when(?=\s+(?:do|does|did|"
     r"is|are|was|were|will|would|can|could|should|shall|has|have|had|am|you|u|r)\b|\s*$)|why|"
     r"how|which|whose|any|"
-    r"wanna|want to|know any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
+    r"wanna|want to|know any|got any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -1355,7 +1355,8 @@ _GATE_TIME_LEAD = re.compile(
 # rn"): small talk, not a lasting fact or preference. Only the whole clause, with no
 # frequency word ("I'm always tired after lunch" is a habit the stage may read).
 _TRANSIENT_STATE = re.compile(
-    r"^(?:(?:ugh+|uh+|man|omg|oh|ah+|lol|wow|welp|well|ok|okay|so|yeah|phew|meh),?\s+)*"
+    r"^(?:(?:ugh+|uh+|man|omg|oh|ah+|lol+|lmf?ao+|haha+|ha|wow|welp|well|ok|okay|so|yeah|phew|"
+    r"meh|bro|dude),?\s+)*"
     r"(?:i'm|i am|im|feeling|i feel|i'm feeling|i am feeling)\s+"
     r"(?:(?:so+|a bit|a little|a little bit|really|kinda|kind of|sort of|super|pretty|very|"
     r"totally|literally|just|too|quite|bit|getting|now|finally|still)\s+)*"
@@ -1367,6 +1368,17 @@ _TRANSIENT_STATE = re.compile(
     r"[\s.!~]*$", re.IGNORECASE)
 
 
+# "im crying, that meme is too good", "dead 💀 this video": a reaction to something shown,
+# no statement about the speaker
+_REACTION_LEAD = re.compile(
+    r"^(?:(?:omg|lol|lmao|haha|ok|okay|bro|literally|actually)[,!.]*\s+)*(?:i'?m |im |i am )?"
+    r"(?:so |literally |actually |lowkey |deadass )*(?:crying|dying|dead|screaming|wheezing|"
+    r"howling|cackling|deceased|in tears|weak|losing it)(?:\s+(?:lol|lmao|haha|rn|omg))*"
+    r"[,.!:]+\s*(?P<rest>.+)$", re.IGNORECASE)
+_SHOWN = re.compile(
+    r"^(?:that|this|the|ur|your|these|those) (?:meme|memes|video|vid|clip|tweet|post|pic|photo|"
+    r"gif|joke|episode|ep|scene|ending|reel|tiktok|thread|comment|edit|trailer|caption|reply|"
+    r"cat|dog|song|bit|line|story)\b", re.IGNORECASE)
 _SPEAKER_START = re.compile(r"^(?:i|we|let'?s|let us)\b", re.IGNORECASE)
 
 
@@ -1392,6 +1404,10 @@ def open_statement(clause: str) -> str | None:
     speaker feels right now is small talk (``_TRANSIENT_STATE``)."""
     text = _clean(clause)
     if not text or refused(text) or _TRANSIENT_STATE.match(text):
+        return None
+    reaction = _REACTION_LEAD.match(text)
+    if reaction and (_SHOWN.match(reaction.group("rest")) or not _FIRST_PERSON.search(
+            reaction.group("rest"))):
         return None
     after_time = _GATE_TIME_LEAD.sub("", text, count=1) or text
     if (_OTHER_PERSON.match(after_time) or _NAMED_OTHER.match(after_time)
