@@ -143,3 +143,10 @@ def test_english_reactions_and_bare_questions_never_reach_the_stage(text):
 
 def test_english_a_reaction_lead_before_the_speakers_own_words_stays_open():
     assert extract_en.open_statement("I'm dead, I go to the gym every morning") is not None
+
+
+@pytest.mark.parametrize("text", [
+    "my grandma turned 88 last month", "my son turns seven next week",
+])
+def test_english_an_age_with_a_time_after_it_stays_a_fact(text):
+    assert kinds(text) == {"fact"}

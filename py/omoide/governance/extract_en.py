@@ -303,7 +303,7 @@ _FACTS = _rules([
     ("rel_age", "fact", None,
      rf"^my (?P<r>{REL})(?:'s| is| just turned| turned| turns| is turning|'s turning| will turn)"
      rf"\s+(?P<v>{AGE})\b(?! (?:minutes?|hours?|times?|pages?|miles?|km|laps?|of|more|who|"
-     rf"that|thing|way|step|in a|day|last|big)\b)"),
+     rf"that|thing|way|step|in a|last time|big)\b)"),
     ("rel_home", "fact", None,
      rf"^my (?P<r>{REL}) (?:still )?(?:lives|lived|is living|live|are living)\s+"),
     ("rel_origin", "fact", None, rf"^my (?P<r>{REL})(?:'s| is) (?:originally )?from\s+"),
