@@ -45,6 +45,7 @@ ADV = (r"(?:(?:really|just|absolutely|kind of|kinda|quite|so|soo|totally|definit
        r"definately|honestly|still|actually|also|genuinely|seriously|truly|do|much|"
        r"pretty much|always|now|secretly|low ?key|lowkey)\s+)*")
 REL = (r"(?:(?:older|younger|big|little|baby|twin|best|eldest|oldest|youngest|new)\s+)?"
+       r"(?:(?:half|step)-?(?=(?:sister|brother|sis|bro)s?\b))?"
        r"(?:sister|brother|mother|mom|mum|father|dad|husband|wife|partner|boyfriend|"
        r"girlfriend|son|daughter|kid|kids|child|children|friend|boss|grandma|grandmother|"
        r"grandpa|grandfather|grandparent|in-laws|stepmom|stepdad|stepmother|stepfather|aunt|uncle|cousin|roommate|flatmate|neighbou?r|cat|dog|puppy|"
@@ -81,6 +82,19 @@ _TIME_LEAD = re.compile(
 )
 # After a time lead, how it went is a report, not a plan ("today was looong", "this week
 # has been a lot"): the lead alone makes no decision of it.
+# "after much back and forth, …": a deliberation ended, what follows is the decision (read
+# before a time lead: it is no time of a habit)
+_DELIBERATION_LEAD = re.compile(
+    r"^after (?:much|a lot of|lots of|weeks of|months of|days of|years of|some|long|endless) "
+    r"(?:back and forth|deliberation|deliberating|thought|thinking|debate|debating|agoni[sz]ing|"
+    r"dithering|soul[- ]searching|consideration|going back and forth|umming and a+h+ing),?\s+",
+    re.IGNORECASE,
+)
+_DECISION_TAIL = re.compile(
+    r"(?:,|\s-|\s–|\s—)?\s+(?:and )?(?:that'?s final|it'?s final|final answer|end of story|"
+    r"(?:and )?that'?s that|no going back|decision made)[.!]*$",
+    re.IGNORECASE,
+)
 _PAST_REPORT = re.compile(r"^(?:was|were|has been|had been|have been|felt|went|turned out)\b",
                           re.IGNORECASE)
 _DECISION_LEAD = re.compile(
@@ -88,7 +102,9 @@ _DECISION_LEAD = re.compile(
     r"this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
     r"june|july|august|september|october|november|december|\d+\w*)|as of (?:today|now|"
     r"this \w+)|from (?:today|tomorrow|next \w+)|this year|next year|this month|next month|"
-    r"this week|next week|today|tomorrow|tonight|in the new year),?\s+",
+    r"this week|next week|today|tomorrow|tonight|in the new year|from here on(?: out)?|"
+    # "it's final: …": what follows is the decision
+    r"(?:it'?s|that'?s) final|final decision|decision made),?:?\s+",
     re.IGNORECASE,
 )
 
@@ -100,7 +116,7 @@ _QUESTION = re.compile(
     r"has|had|may|might|am|what|what's|whats|who|who's|where|when'?s|when(?=\s+(?:do|does|did|"
     r"is|are|was|were|will|would|can|could|should|shall|has|have|had|am|you|u|r)\b|\s*$)|why|"
     r"how|which|whose|any|"
-    r"wanna|want to|know any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
+    r"wanna|want to|know any|got any|ever|can'?t (?:you|we|they|he|she|it|u)|cant (?:you|we|u))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -230,6 +246,17 @@ def _leading_noun_phrase(clause: str) -> str | None:
 
 # -- rules ------------------------------------------------------------------------------------
 
+# a subject that is someone else's or a pointer, never a thing of the speaker's
+_NOT_MINE = (r"(?:i|we|i'm|we're|he|she|they|his|her|their|your|you|it|its|that|this|those|"
+             r"these|there|people|everyone|everybody|someone|somebody|nobody|the (?:city|"
+             r"council|government|company|shop|store|restaurant|bank|office|school|weather|"
+             r"train|trains|bus|buses|flight|news))")
+# a time ahead: what is done then is a plan
+_FUTURE = (rf"(?:tonight|tomorrow|this (?:weekend|week|month|year|summer|spring|autumn|fall|"
+           rf"winter|evening|afternoon|{WEEKDAY})|next (?:week|weekend|month|year|{WEEKDAY})|"
+           rf"on {WEEKDAY}|later today|by (?:the end of \w+|{WEEKDAY}|tonight|tomorrow)|"
+           rf"(?:after|in|before|from) (?:january|february|march|april|may|june|july|august|"
+           rf"september|october|november|december))")
 _JOB_NAMES = (
     r"nurse|chef|cook|doctor|student|pilot|lawyer|artist|engineer|"
     r"teacher|designer|developer|writer|freelancer|consultant|clerk|barista|vet|dentist|"
@@ -238,11 +265,21 @@ _JOB_NAMES = (
     r"musician|athlete|coach|manager|accountant|analyst|editor|baker|butcher|driver|"
     r"mechanic|pharmacist|therapist|surgeon|paramedic|soldier|priest|monk|journalist|"
     r"photographer|illustrator|animator|streamer|housewife|homemaker|retiree")
+# what a person runs or owns for a living ("we run a bakery", "my dad owns a bike shop")
+_BUSINESS = (r"(?:business|shop|store|bakery|cafe|café|restaurant|company|bar|studio|salon|farm|"
+             r"startup|laundromat|laundrette|diner|pub|deli|garage|clinic|practice|hotel|motel|"
+             r"b&b|guesthouse|bookshop|bookstore|nursery|daycare|food truck|stall|workshop|agency|"
+             r"firm|vineyard|winery|brewery|kiosk|boutique|pharmacy|pizzeria|takeaway|inn|hostel|"
+             r"ranch|orchard|dairy|florist|butcher'?s|bakeshop|corner shop|dojo|gym)")
 _JOB_WORDS = re.compile(rf"(?:er|or|ist|ian|ant|ent|{_JOB_NAMES})$", re.IGNORECASE)
 # A person of the user's named by a job only by a job's own name: "my daughter is a teenager"
 # or "… a vegetarian" is no job (the suffixes above would say so), and a wrong "job" key
 # lets the next job statement supersede it.
 _JOB_TITLE = re.compile(rf"\b(?:{_JOB_NAMES})s?$", re.IGNORECASE)
+# an age in digits or in words ("thirty-five", "forty one")
+AGE = (r"(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|"
+       r"three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six|seven|eight|nine|ten|"
+       r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|a hundred)")
 _AGE_VALUE = re.compile(r"^(?:\d{1,3}|[a-z]+(?:[- ][a-z]+)?) (?:years?|months?|weeks?) old\b",
                         re.IGNORECASE)
 
@@ -263,7 +300,10 @@ _FACTS = _rules([
     ("rel_name", "fact", None,
      r"^my (?P<r>[a-z][\w -]{1,30}?)(?:'s|s'|s)? name(?:'s| is)\s+(?P<v>.+)"),
     ("rel_name", "fact", None, rf"^my (?P<r>{REL})(?:'s| is)\s+(?:called|named)\s+(?P<v>.+)"),
-    ("rel_age", "fact", None, rf"^my (?P<r>{REL})(?:'s| is| just turned| turned)\s+(?P<v>\d+)\b"),
+    ("rel_age", "fact", None,
+     rf"^my (?P<r>{REL})(?:'s| is| just turned| turned| turns| is turning|'s turning| will turn)"
+     rf"\s+(?P<v>{AGE})\b(?! (?:minutes?|hours?|times?|pages?|miles?|km|laps?|of|more|who|"
+     rf"that|thing|way|step|in a|last time|big)\b)"),
     ("rel_home", "fact", None,
      rf"^my (?P<r>{REL}) (?:still )?(?:lives|lived|is living|live|are living)\s+"),
     ("rel_origin", "fact", None, rf"^my (?P<r>{REL})(?:'s| is) (?:originally )?from\s+"),
@@ -307,17 +347,26 @@ _FACTS = _rules([
     ("age", "fact", None,
      r"^(?:i )?(?:just )?turned (?P<v>\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|"
      r"eighty|ninety)(?:[- ]\w+)?)\b"),
-    ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>\d{{1,3}})\b"),
+    ("age", "fact", None, rf"^{IM} (?:about to turn|turning) (?P<v>{AGE})\b"),
     ("married", "fact", None, rf"^{I} (?:just |recently )?got (?P<x>married|engaged|divorced)\b"),
     ("height", "fact", None, rf"^{IM} .{{0,30}}?\b(?P<v>\d{{2,3}}) ?cm\b"),
     ("studies", "fact", None, r"^i (?:graduated from|went to|studied at|dropped out of)\s+"),
     ("job", "fact", None,
-     r"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?(?:business|shop|"
-     r"store|bakery|"
-     r"cafe|café|restaurant|company|bar|studio|salon|farm|startup)\b"),
+     rf"^(?:i|we) (?:own|run) (?:a|an) (?:small |little |tiny )?(?:[\w-]+ )?{_BUSINESS}\b"),
+    # "my dad runs a bike shop", "our family owns a small laundromat in Queens"
+    ("rel_job", "fact", None,
+     rf"^(?:my|our) (?P<r>{REL}) (?:runs|owns|manages|has run|has owned|took over|inherited) "
+     rf"(?:a|an|the|his|her|their|our) (?:family |small |little |tiny |local |tiny little )?"
+     rf"(?:[\w-]+ )?{_BUSINESS}\b"),
     ("age", "fact", None, rf"^{IM} (?P<v>\d{{1,3}})(?: years old| yo| y/o)?$"),
     ("height", "fact", None, rf"^{IM} (?P<v>\d+(?:\.\d+)?) ?(?:cm|m|ft|feet|foot)\b"),
     ("allergy", "fact", None, rf"^{IM} (?:very |really |super )?allergic to (?P<x>.+)"),
+    # "amoxicillin gives me hives", "latex brings me out in a rash": a reaction of the body
+    ("allergy", "fact", None,
+     r"^(?P<x>(?!(?:it|that|this|he|she|they|you|there|what|which)\b)[\w' -]{2,40}?) "
+     r"(?:gives? me|gave me|brings? me out in|brought me out in|makes? me break out in|"
+     r"made me break out in) (?:hives|a rash|rashes|an allergic reaction|allergic reactions|"
+     r"a reaction|anaphylaxis|welts|eczema)\b"),
     ("state", "fact", None,
      rf"^{IM} (?P<x>married|single|divorced|engaged|pregnant|vegetarian|vegan|pescatarian|"
      rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
@@ -344,6 +393,11 @@ _PREFERENCES = _rules([
     ("no_patience", "preference", "dislike",
      rf"^{I}\s*(?:have|'ve got|have got|got) (?:zero|no|little|0) (?:patience|tolerance|time) "
      rf"for (?P<x>.+)"),
+    # "on trains I always want to face forward": a standing want, not a habit
+    ("always_want", "preference", "like",
+     rf"^{I} (?:always|usually|generally|normally|invariably) (?:want|wanna) "
+     rf"(?!(?:to )?(?:know|ask|say|go home|cry|scream|sleep|die|quit|kill)\b)(?:to )?"
+     rf"(?P<x>.+?)(?:,? or (?:i|else|we)\b.*)?$"),
     ("pick_always", "preference", "like",
      r"^(?:i|we)'?d (?:always |still )?(?:pick|take|choose|go for) (?P<x>.+?),? (?:every "
      r"(?:single )?time|any ?time|hands down)\b"),
@@ -381,7 +435,10 @@ _PREFERENCES = _rules([
      r"my style|my jam)"),
     ("stress", "preference", "dislike",
      r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
-     r"freaks? me out|grosses? me out|makes? me sick|drives? me crazy|drains? me|"
+     r"freaks? me out|grosses? me out|makes? me sick|drains? me|"
+     r"drives? me (?:crazy|nuts|mad|insane|bonkers|bananas|batty|up the wall|up a wall|"
+     r"(?:a)?round the bend|round the twist)|makes? me (?:itch|itchy|sneeze|gag|queasy|"
+     r"nauseous|bloated|break out)|gives? me the (?:creeps|ick|heebie-jeebies|willies)|"
      r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
      r"tires? me out|wears? me out|makes? me want to (?:scream|cry|die|hurl)|"
      r"(?:tastes?|smells?|looks?|feels?) (?:weird|awful|bad|gross|terrible|"
@@ -394,7 +451,8 @@ _PREFERENCES = _rules([
     # "X > Y", not an arrow "X -> Y" (a routine's shorthand, ``_HABIT_EQUALS``)
     ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?<!-)(?:>|>>)\s*(?P<over>.+)"),
     ("over", "preference", "like",
-     r"^(?P<x>[\w .+#-]{2,30}?) over (?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
+     r"^(?P<x>[\w .+#-]{2,30}?)(?<!\bis)(?<!\bare)(?<!\bwas)(?<!\bwere)(?<!\bit's) over "
+     r"(?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
      r"time| for me|,.*)?[.!]*$"),
     ("always", "preference", "like",
      r"^(?P<x>[\w .+#-]{2,30}?),? (?:always|all the way|every time|any day|forever|for life)"
@@ -488,8 +546,37 @@ _DECISIONS_STRONG = _rules([
     ("not_now", "decision", "dislike",
      rf"^{IM} not (?P<x>[a-z]+ing\b.*\b(?:this|next) (?:week|weekend|month|year|\w+day)\b.*)"),
     ("resolve_tail", "decision", "like",
-     rf"^{I}(?:'m|'re|'ll| am| are| will)?\s+(?P<x>.+?),? (?:from now on|going forward|"
+     rf"^(?:{I}(?:'m|'re|'ll| am| are| will)?\s+|(?!{_NOT_MINE}\b))(?P<x>.+?),? (?:from now on|"
+     rf"from here on(?: out)?|from this point on|going forward|"
      rf"starting (?:today|tomorrow|tonight|now|next \w+|this \w+))\b"),
+    # "dating apps are over for me", "sugar is dead to me": a thing given up
+    ("over_for_me", "decision", "dislike",
+     rf"^(?!{_NOT_MINE}\b)(?P<x>[\w' -]{{2,40}}?) (?:is|are|'s|'re) (?:so |totally |officially |"
+     rf"well and truly |completely )?(?:over for me|over for us|dead to me|done for me|a thing "
+     rf"of the past(?: for me)?|out of my life)\b"),
+    # "sushi it is", "tram it is for the commute": a choice made
+    ("it_is", "decision", "like",
+     r"^(?!(?:so|what|that|this|there|here|as|how|where|whatever|such|who|which|if|yes|no|"
+     r"ok|okay|fine|well)\b)(?P<x>[\w' -]{2,30}?),? it is(?: then| for (?:the |my |our )?"
+     r"[\w -]{2,30}?| from (?:now|here) on| going forward)?[.!]*$"),
+    # "my gym pass won't get renewed", "the apps get uninstalled tonight", "this weekend the
+    # hallway gets a coat of yellow": what the speaker will do to a thing of theirs
+    ("thing_wont", "decision", "dislike",
+     rf"^(?!{_NOT_MINE}\b)(?P<x>[\w' -]{{2,40}}?)(?<!contract)(?<!visa)(?<!permit)(?<!lease)"
+     rf"(?<!scholarship)(?<!funding)(?<!grant) (?:won'?t|will not|isn'?t going to|is not going "
+     rf"to|aren'?t going to) (?:get|be) (?:renewed|extended|replaced|repaired|used|reinstalled|"
+     rf"reactivated|touched)\b"),
+    ("thing_gone", "decision", "dislike",
+     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?) (?:gets?|is getting|"
+     rf"are getting|'s getting|'re getting) (?:deleted|uninstalled|cancell?ed|sold|donated|"
+     rf"binned|dumped|ditched|returned|scrapped|recycled|thrown out|given away|listed)\b"
+     rf"(?(t).*|(?=.*\b{_FUTURE}))"),
+    ("thing_change", "decision", "like",
+     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?) (?:gets?|is getting|"
+     rf"are getting|'s getting|'re getting) (?:(?:a |an )?(?:fresh |new |second )?(?:coat|lick) "
+     rf"of|a makeover|a deep clean|an overhaul|a refresh|(?:re)?painted|shaved|chopped|cut|dyed|"
+     rf"replaced|upgraded|renovated)\b"
+     rf"(?(t).*|(?=.*\b{_FUTURE}))"),
     ("done_with", "decision", "dislike", rf"^{IM} {ADV}(?:done|through|finished) with\s+(?P<x>.+)"),
     ("off", "decision", "dislike",
      rf"^{IM} {ADV}off (?P<x>.+?) (?:for good|for now|from now on|forever|starting \w+)\b"),
@@ -558,7 +645,9 @@ _HABIT_EQUALS = re.compile(r"^(?P<t>[^=<>]{2,40}?)\s*(?:=|->|→)\s*(?P<x>[^=<>]
 _RECURRING_TIME = re.compile(
     r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thur|thurs|fri|"
     r"sat|sun|weekends?|weeknights?|weekdays?|mornings?|evenings?|nights?|afternoons?|commute|"
-    r"lunch ?breaks?|bedtime|every|each|daily|nightly|paydays?|pay ?days?|arvos?)\b",
+    r"lunch ?breaks?|bedtime|every|each|daily|nightly|paydays?|pay ?days?|arvos?|lights out|"
+    r"days? off|sick days?|rainy days?|road trips?|long drives?|flights?|holidays?|"
+    r"christmas|birthdays?)\b",
     re.IGNORECASE)
 _HABIT_FIRST_THING = re.compile(
     r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
@@ -571,14 +660,53 @@ _TIME_LEAD_WIDE = re.compile(
 # "when(ever) X, I Y" moved behind: the condition recurs ("when I'm stressed I bake"), unless
 # the clause tells one past time ("when I was a kid I…", "when we got there I…")
 _WHEN_LEAD = re.compile(r"^when(?:ever)?\b", re.IGNORECASE)
+# "on long drives I …", "before exams I …": a situation in the plural recurs
+_SITUATION_LEAD = re.compile(
+    r"^(?:on|during|before|after) (?!the\b|my\b|our\b|this\b|that\b|these\b|those\b)"
+    r"(?:[\w'-]+ ){0,3}?[\w'-]*[^s's]s$", re.IGNORECASE)
+_IRREGULAR_PAST = re.compile(
+    r"\b(?:kept|took|met|went|had|got|ate|drank|saw|made|bought|brought|left|found|spent|slept|"
+    r"wore|sang|ran|swam|drove|read it|felt|lost|won|sat|stood|thought|told|wrote)\b", re.I)
 _WHEN_PAST = re.compile(
     r"\b(?:was|were|had|did|got|went|came|saw|left|found|arrived|(?:i|we|it|he|she|they|you) "
     r"\w+ed)\b", re.IGNORECASE)
 _HABIT_IMPLICIT = re.compile(
-    rf"^(?P<t>(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?|afternoons?|"
+    rf"^(?P<t>(?:(?:every|each) (?:other |second |third |fourth |single |alternate )?)?"
+    rf"(?:{WEEKDAY}|weekend|weekday)s?(?: (?:nights?|mornings?|evenings?|afternoons?|"
     rf"arvos?))?|"
     rf"(?!(?:last|first|next|this|that|the|my|our|every|big|a) )(?P<a>[\w ]{{2,20}}) day) "
-    rf"(?:are|is|belong to) (?:for |on )?(?P<x>.+)", re.IGNORECASE)
+    rf"(?:are|is|belong to) (?:for |on )?"
+    # a judgement of the day is no habit ("every monday is a nightmare")
+    rf"(?!(?:a |an |the |such a |so |too |always |just )?(?:nightmare|drag|struggle|mess|worst|"
+    rf"best|hell|chaos|crazy|busy|hectic|long|rough|tough|hard|slow|awful|great|fun|boring)\b)"
+    rf"(?P<x>.+)", re.IGNORECASE)
+# "lights out for me means brown noise", "sunday means pancakes": what a recurring time holds
+_HABIT_MEANS = re.compile(
+    r"^(?P<t>[^=<>,]{2,40}?) (?:for (?:me|us) )?(?:always )?means "
+    r"(?!(?:nothing|everything|a lot|so much|the world|little)\b)(?P<x>.+)", re.IGNORECASE)
+# "the kitchen closes at nine for me", "screens go off by ten for us": a rule of one's own
+_HABIT_CLOSES = re.compile(
+    rf"^(?P<x>(?!(?:it|that|this|he|she|they|there|the (?:[\w-]+ )?{_BUSINESS}|the "
+    rf"(?:library|pool|park|office|station|mall|bar|club|museum|post office))\b)"
+    rf"[\w' -]{{2,30}}?) "
+    r"(?:closes|shuts|shuts down|"
+    r"stops|ends|goes off|go off|switches off|switch off|is off|are off|goes dark|go dark|"
+    r"goes away|go away|gets put away|get put away) (?:at|by|after|around|before) "
+    r"(?P<t>[\w:.]+(?: ?(?:am|pm|ish|sharp|o'clock))?) for (?:me|us)\b", re.IGNORECASE)
+# "inbox stays closed till mid-morning, strict policy of mine", "…, that's my rule"
+_HABIT_POLICY = re.compile(
+    r"^(?P<head>.+?),?\s+(?:(?:it'?s |that'?s )?(?:a |my |one )?(?:(?:strict|firm|personal|"
+    r"hard|golden|house|iron|unbreakable|non-negotiable|little|sacred) )*(?:policy|rule) of "
+    r"(?:mine|ours)|(?:that'?s |it'?s )?(?:my|our) (?:(?:strict|firm|personal|hard|golden|"
+    r"house|iron|one|little|sacred) )*(?:policy|rule))[.!]*$", re.IGNORECASE)
+# "I'm one of those people who reads the last page first", "I'm the kind of person who…"
+_KIND_OF_PERSON = re.compile(
+    rf"^{IM} (?:one of those|one of the|(?:the|that) (?:kind|type|sort)(?: of)?|someone|"
+    rf"somebody|a person|that person|the person)(?: (?:people|persons?|guys?|girls?|folks|"
+    rf"weirdos|types?|\w+ people))? (?:who|that) (?P<v>.+)", re.IGNORECASE)
+_STANCE_VERB = re.compile(
+    r"^(?:really |just |genuinely |honestly )*(?:likes?|loves?|hates?|prefers?|enjoys?|adores?|"
+    r"can'?t stand|dislikes?|detests?|loathes?|cannot stand)\b", re.IGNORECASE)
 
 _FACTS_LATE = _rules([
     ("have", "fact", None,
@@ -602,6 +730,12 @@ _FACTS_LATE = _rules([
     ("wear", "fact", None, r"^i (?:wear)\s+(?P<x>.+)"),
     ("home", "fact", None, r"^i (?:share|rent) (?:a|an) (?:flat|apartment|house|room)\b"),
     ("commute", "fact", None, r"^i commute\b"),
+    # "I pack orders on the graveyard shift at a depot", "I pick up shifts at a bar": a job
+    ("job", "fact", None,
+     r"^i (?!(?:did|was|had|got|took|worked|hate|love|like|dread|miss|prefer|enjoy|can'?t|"
+     r"don'?t|never|just|once)\b)(?:(?:[\w'-]+ ){1,6}?(?:on|during|for) (?:the |a |my )?"
+     r"(?:night|graveyard|early|late|day|morning|evening|overnight|swing|weekend|split|double|"
+     r"back) shifts?|(?:[\w'-]+ ){0,5}?shifts? (?:at|in) (?:a|an|the|my)\b)"),
 ])
 
 _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give up on|gave up|"
@@ -634,6 +768,8 @@ _DECISIONS_LATE = _rules([
      rf"(?P<v>(?:getting|buying|selling|moving|switching|joining|learning|taking up|leaving|"
      rf"deleting|cancell?ing|dropping|putting|booking|ordering|"
      rf"adopting|launching|starting|quitting|changing|applying|signing up|retiring|"
+     rf"keeping(?= (?:my|our|the|this|that|both|all)\b)(?! (?:my |our |the )?(?:eyes?|fingers|"
+     rf"head|options|cool|distance|mouth|word|promise|spirits|chin|hopes|fingers)\b)|"
      rf"training for|saving for|renovating|relocating|marrying|getting married)\b|"
      rf"[a-z]+ing\b(?=.*\b(?:next|tomorrow|tonight|this (?:week|weekend|month|year|spring|"
      rf"summer|fall|autumn|winter)|in (?:january|february|march|april|may|june|july|august|"
@@ -780,7 +916,8 @@ def _clean(clause: str) -> str:
 _MY_DROPPED = re.compile(
     r"^(?:(?P<kin>(?:older|younger|big|little|baby|twin|eldest|youngest|lil) (?:bro|sis|"
     r"brother|sister))|the (?P<the>wife|hubby|husband|missus|kids|boyfriend|girlfriend|"
-    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny)(?='s\b))\b",
+    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny)(?='s\b|"
+    r" (?:just )?(?:turns|turned|is turning|works|runs|owns|lives|teaches)\b))\b",
     re.IGNORECASE)
 _WITH_ME = re.compile(
     rf"^(?:(?:me|i) and (?:my|our) {REL}s?|(?:my|our) {REL}s? and (?:i|me))\b", re.IGNORECASE)
@@ -811,6 +948,7 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
                 r"|the))\b", re.I), "I "),
     (re.compile(r"^(?:really |much )?rather\b", re.I), "I'd "),
     (re.compile(r"^been (?:working|living|studying)\b", re.I), "I've "),
+    (re.compile(rf"^(?:about to turn|turning) {AGE}\b", re.I), "I'm "),
     (re.compile(r"^(?:not (?:a (?:big |huge )?fan|into|big on|keen on|a \w+ person)|(?:a )?"
                 r"(?:big |huge )?fan of|obsessed with|really into|crazy about|so into)\b",
                 re.I), "I'm "),
@@ -857,6 +995,58 @@ def _resolve(subject: str, previous: str | None) -> str | None:
     return _clean_subject("preference", np)[0] if np else None
 
 
+# "one bite of shrimp and my throat closes up", "peanuts make my lips swell": an allergy
+_SWELL = (r"(?:throat|airways?|face|lips|tongue|mouth|eyes) (?:closes? up|close up|swells? up|"
+          r"swell|swells|starts? (?:to )?(?:swell|close)|puffs? up|puff up|tightens? up|"
+          r"tighten up)")
+_REACTION_MY = re.compile(rf"^my {_SWELL}\b", re.IGNORECASE)
+_REACTION_THING = re.compile(
+    rf"^(?P<x>(?!(?:it|that|this|he|she|they|you|there)\b)[\w' -]{{2,40}}?) (?:makes?|made) "
+    rf"my {_SWELL}\b", re.IGNORECASE)
+_ONE_BITE = re.compile(
+    r"^(?:even )?(?:one|a single|a|just one|a tiny) (?:bite|sip|whiff|taste|drop|crumb|"
+    r"spoonful|mouthful|nibble|lick|trace|sniff) of (?P<x>[\w' -]+?)(?:,? and\b.*)?[.!]*$",
+    re.IGNORECASE)
+
+
+def _plain_verb(word: str) -> str:
+    """The verb of "I" for one of "someone who": "reads" -> "read", "watches" -> "watch"."""
+    low = word.lower()
+    if re.search(r"[^aeiou]ies$", low):
+        return word[:-3] + "y"
+    if re.search(r"(?:ss|sh|ch|x|z|o)es$", low):
+        return word[:-2]
+    if low.endswith("s") and not low.endswith("ss") and low not in ("is", "has", "was", "does"):
+        return word[:-1]
+    return {"is": "am", "has": "have", "does": "do"}.get(low, word)
+
+
+_ALLERGIC_TAIL = re.compile(
+    r"^(?P<x>(?!(?:it|that|this|he|she|they|you|there)\b)[\w' -]{2,40}?) (?:makes?|made|gives?|"
+    r"gave) me .{2,40}?,\s*(?:i'?m |i am )?(?:(?:super|very|really|badly|mildly|deathly|so|"
+    r"seriously) )?allergic(?: to (?:them|it|those))?[.!]*$", re.IGNORECASE)
+
+
+def _reaction(text: str, previous: str | None) -> Found | None:
+    thing = _REACTION_THING.match(text) or _ALLERGIC_TAIL.match(text)
+    if thing:
+        return "fact", None, "allergy " + _clean_subject("fact", thing.group("x"))[0], {}
+    if not _REACTION_MY.match(text):
+        return None
+    bite = _ONE_BITE.match(_clean(previous)) if previous else None
+    if not bite:
+        return None
+    return "fact", None, "allergy " + _clean_subject("fact", bite.group("x"))[0], {}
+
+
+# "I grab the mic for Total Eclipse of the Heart, it's my karaoke anthem": what the speaker
+# does, then a stance on it after the comma (a favourite, not a habit)
+_STANCE_TAIL = re.compile(
+    r"^(?P<head>(?:i|we)\b[^,]+?),\s*(?:it'?s|that'?s|this is|they'?re|those are) (?:\w+ ){0,2}?"
+    r"my (?:[\w-]+ ){0,2}?(?:anthem|jam|song|tune|go-to|favou?rite|fave|fav|guilty pleasure|"
+    r"comfort food)\b", re.IGNORECASE)
+
+
 def english(clause: str, previous: str | None = None) -> Found | None:
     """What one English clause states about the user, if anything (see the module doc)."""
     text = _clean(clause)
@@ -873,19 +1063,29 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     if refused(text):
         return None
     text = _pro_drop(text)
+    deliberation = _DELIBERATION_LEAD.match(text)
+    if deliberation:
+        text = _pro_drop(text[deliberation.end():])
     time_lead = _TIME_LEAD.match(text) or _TIME_LEAD_WIDE.match(text)
     future_lead = habitual = False
     if time_lead:
         lead, rest = time_lead.group("t"), time_lead.group("rest")
         # "Next year I'm putting 10% of every paycheck aside": a plan, whatever recurs in it
         future_lead = re.match(r"(?:next|this coming)\b", lead, re.I) is not None
-        habitual = bool(_WHEN_LEAD.match(lead)) and not _WHEN_PAST.search(
-            f"{lead} {' '.join(rest.split()[:3])}")
+        habitual = not _WHEN_PAST.search(f"{lead} {' '.join(rest.split()[:3])}") and bool(
+            _WHEN_LEAD.match(lead) or _SITUATION_LEAD.match(lead) and not _IRREGULAR_PAST.search(
+                " ".join(rest.split()[:3])))
         text = rest if future_lead else f"{rest} {lead}"
-    decision_lead = _DECISION_LEAD.match(text)
-    if decision_lead:
+    decision_lead = _DECISION_LEAD.match(text) or deliberation
+    if decision_lead and not deliberation:
         text = text[decision_lead.end():]
+    decision_tail = _DECISION_TAIL.search(text)
+    if decision_tail and decision_tail.start() > 0:
+        text = text[:decision_tail.start()]
 
+    reaction = _reaction(text, previous)
+    if reaction:
+        return reaction
     for name, kind, polarity, pattern in _FACTS:
         match = pattern.match(text)
         if match and not (name == "attribute" and _NOT_ATTRIBUTE.search(match.group(0))):
@@ -894,6 +1094,28 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, _fact_subject(name, match), {}
     if about_someone_else(text):  # their stance or plan: at most a fact about them
         return _late_fact(text)
+    kind_of = _KIND_OF_PERSON.match(text)
+    if kind_of:
+        verb = kind_of.group("v")
+        first, _, rest = verb.partition(" ")
+        clause = f"I {_plain_verb(first)} {rest}".strip()
+        if _STANCE_VERB.match(verb):
+            found = english(clause)
+            if found and found[0] == "preference":
+                return found
+        polarity = "dislike" if _HABIT_NEGATIVE.search(verb) else "like"
+        raw = re.sub(r"^(?:(?:don'?t|doesn'?t|do not|does not|never|always|rarely|can'?t)\s+)+",
+                     "", verb, flags=re.I)
+        first, _, rest = raw.partition(" ")
+        subject = _clean_subject("pattern", f"{_plain_verb(first)} {rest}".strip())[0]
+        if subject:
+            return "pattern", polarity, subject, {}
+    stance_tail = _STANCE_TAIL.match(text)
+    if stance_tail:
+        subject = _clean_subject("preference", _HABIT_SUBJECT.sub(
+            r"\g<x>", _HABIT_ADVERBS.sub("", stance_tail.group("head"))))[0]
+        if subject and not _DEICTIC_SUBJECT.match(subject):
+            return "preference", "like", subject, {}
     for name, kind, polarity, pattern in _PREFERENCES:
         match = pattern.match(text)
         if not match:
@@ -931,11 +1153,15 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             subject = _strip_start_stop(subject) or ("job" if name == "bare_quit" else "")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, "dislike" if negative else "like", subject, meta
-    if (decision_lead or future_lead) and not _PAST_REPORT.match(text):
+    if (decision_lead or future_lead or decision_tail) and not _PAST_REPORT.match(text):
         subject, meta = _clean_subject("decision", _HABIT_SUBJECT.sub(r"\g<x>", text),
                                        decision=True)
         if subject:
-            return "decision", "like", _strip_start_stop(subject), meta
+            # "it's final: my gym pass won't get renewed", "no lending money anymore, that's
+            # final": a no
+            polarity = "dislike" if (decision_lead or decision_tail) and (
+                negated(text) or re.match(r"no\b", text, re.I)) else "like"
+            return "decision", polarity, _strip_start_stop(subject), meta
     habit = None if future_lead else _habit(text, habitual)
     if habit:
         return habit
@@ -990,6 +1216,22 @@ _HABIT_NO_AFTER = re.compile(
 
 
 def _habit(text: str, habitual: bool = False) -> Found | None:
+    means = _HABIT_MEANS.match(text)
+    if means and _RECURRING_TIME.search(means.group("t")) and not _OTHER_PERSON.match(
+            means.group("t")):
+        subject = _clean_subject("pattern", f"{means.group('x')} {means.group('t')}")[0]
+        if subject:
+            return "pattern", "like", subject, {}
+    closes = _HABIT_CLOSES.match(text)
+    if closes:
+        subject = _clean_subject("pattern", closes.group(0))[0]
+        return ("pattern", "like", subject, {}) if subject else None
+    policy = _HABIT_POLICY.match(text)
+    if policy and not _OTHER_PERSON.match(policy.group("head")):
+        head = policy.group("head")
+        polarity = "dislike" if negated(head) or re.match(r"no\b", head, re.I) else "like"
+        subject = _clean_subject("pattern", _HABIT_SUBJECT.sub(r"\g<x>", head))[0]
+        return ("pattern", polarity, subject, {}) if subject else None
     usual = _HABIT_MY_USUAL.match(text)
     if usual:
         subject = _clean_subject("pattern", usual.group("x"))[0]
@@ -1113,7 +1355,8 @@ _GATE_TIME_LEAD = re.compile(
 # rn"): small talk, not a lasting fact or preference. Only the whole clause, with no
 # frequency word ("I'm always tired after lunch" is a habit the stage may read).
 _TRANSIENT_STATE = re.compile(
-    r"^(?:(?:ugh+|uh+|man|omg|oh|ah+|lol|wow|welp|well|ok|okay|so|yeah|phew|meh),?\s+)*"
+    r"^(?:(?:ugh+|uh+|man|omg|oh|ah+|lol+|lmf?ao+|haha+|ha|wow|welp|well|ok|okay|so|yeah|phew|"
+    r"meh|bro|dude),?\s+)*"
     r"(?:i'm|i am|im|feeling|i feel|i'm feeling|i am feeling)\s+"
     r"(?:(?:so+|a bit|a little|a little bit|really|kinda|kind of|sort of|super|pretty|very|"
     r"totally|literally|just|too|quite|bit|getting|now|finally|still)\s+)*"
@@ -1125,6 +1368,17 @@ _TRANSIENT_STATE = re.compile(
     r"[\s.!~]*$", re.IGNORECASE)
 
 
+# "im crying, that meme is too good", "dead 💀 this video": a reaction to something shown,
+# no statement about the speaker
+_REACTION_LEAD = re.compile(
+    r"^(?:(?:omg|lol|lmao|haha|ok|okay|bro|literally|actually)[,!.]*\s+)*(?:i'?m |im |i am )?"
+    r"(?:so |literally |actually |lowkey |deadass )*(?:crying|dying|dead|screaming|wheezing|"
+    r"howling|cackling|deceased|in tears|weak|losing it)(?:\s+(?:lol|lmao|haha|rn|omg))*"
+    r"[,.!:]+\s*(?P<rest>.+)$", re.IGNORECASE)
+_SHOWN = re.compile(
+    r"^(?:that|this|the|ur|your|these|those) (?:meme|memes|video|vid|clip|tweet|post|pic|photo|"
+    r"gif|joke|episode|ep|scene|ending|reel|tiktok|thread|comment|edit|trailer|caption|reply|"
+    r"cat|dog|song|bit|line|story)\b", re.IGNORECASE)
 _SPEAKER_START = re.compile(r"^(?:i|we|let'?s|let us)\b", re.IGNORECASE)
 
 
@@ -1150,6 +1404,10 @@ def open_statement(clause: str) -> str | None:
     speaker feels right now is small talk (``_TRANSIENT_STATE``)."""
     text = _clean(clause)
     if not text or refused(text) or _TRANSIENT_STATE.match(text):
+        return None
+    reaction = _REACTION_LEAD.match(text)
+    if reaction and (_SHOWN.match(reaction.group("rest")) or not _FIRST_PERSON.search(
+            reaction.group("rest"))):
         return None
     after_time = _GATE_TIME_LEAD.sub("", text, count=1) or text
     if (_OTHER_PERSON.match(after_time) or _NAMED_OTHER.match(after_time)
