@@ -27,10 +27,11 @@ def classifier(request, e5):
 
 
 HABIT_PARAPHRASE = "Sundays mean pancakes in my house"
-# Round 11's e5 weights read the paraphrase as pattern 0.71, none 0.28, and the English rule
-# they chose (1 - p(none) >= 0.8) refuses it: a known miss, kept as a strict xfail (as in
-# round 10's pass (a)) so that weights storing it again turn the test back on.
-HABIT_REFUSED = ("round 11's e5 weights: pattern 0.71 / none 0.28 under the English statement "
+# Round 13's e5 weights (round 11's before them: 0.71 / 0.28) read the paraphrase as pattern
+# 0.68, none 0.29, and the English rule they chose (1 - p(none) >= 0.8) refuses it: a known
+# miss, kept as a strict xfail (as in round 10's pass (a)) so that weights storing it again
+# turn the test back on.
+HABIT_REFUSED = ("round 13's e5 weights: pattern 0.68 / none 0.29 under the English statement "
                  "rule at 0.8")
 
 
