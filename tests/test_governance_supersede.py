@@ -831,3 +831,37 @@ def test_a_habit_moved_to_another_time_retires_the_old_time(before, after):
 def test_a_habit_added_at_another_time_retires_nothing(before, after):
     e, first, _ = said_after(before, after)
     assert first.memory_id in {m.id for m in e.memories("a")}
+
+
+# -- life changes of a one-value slot -------------------------------------------------------
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm single.", "I got married in June."),
+    ("I'm married.", "I got divorced last year."),
+    ("I got engaged!", "We got married last weekend, I'm married now."),
+    ("独身です。", "6月に結婚しました。"),
+    ("結婚しています。", "去年離婚しました。"),
+    # a job given up: the job is no longer held
+    ("I work as a nurse.", "I quit my job last week."),
+    ("I work at Google.", "I resigned last month."),
+    ("看護師として働いています。", "仕事を辞めました。"),
+])
+def test_a_life_change_supersedes_the_state_it_ends(before, after):
+    """"I'm single" (fact:single), then "I got married in June" (fact:married): two keys,
+    both live, recall gave the user as single and married. "I work as a nurse" (fact:job),
+    then "I quit my job" (decision:job): the job stayed the user's. One slot, the newer
+    statement the truth and the old its history."""
+    e, first, items = said_after(before, after)
+    assert [i.action for i in items if i.supersedes == first.memory_id] == ["superseded"], items
+    assert first.memory_id in trashed(e)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I work as a nurse.", "I quit smoking."),
+    ("I work as a nurse.", "My sister quit her job."),
+    ("I'm single.", "My sister got married in June."),
+    ("I'm married.", "I'm vegetarian."),
+])
+def test_another_change_leaves_the_state(before, after):
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)

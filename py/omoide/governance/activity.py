@@ -49,8 +49,9 @@ _JA_LIGHT = frozenset("行 飲 食 し 勉強 練習".split())
 
 _ENDS = re.compile(
     r"\b(?:quit|quitting|stopped|gave up|given up|giving up|no longer|any ?more|used to|"
-    r"dropped|ditched|cut out)\b|(?:やめ|辞め|止め)(?:た|ました|て|ちゃ)|もう.*(?:ない|ません)|"
-    r"なくなった|なくなりました", re.IGNORECASE)
+    r"dropped|ditched|cut out|resigned|resigning|left)\b|"
+    r"(?:やめ|辞め|止め)(?:た|ました|て|ちゃ)|もう.*(?:ない|ません)|なくなった|なくなりました",
+    re.IGNORECASE)
 
 # A habit said as changed ("These days I run in the evening instead", 「最近は夜に…」), not
 # added to ("too", "also", 「夜も」).
@@ -61,6 +62,14 @@ _ADDED = re.compile(
     r"\b(?:too|also|as well|additionally)\b|(?:朝|夜|晩|昼|週末|平日|曜日?|日)も", re.IGNORECASE)
 
 KINDS = frozenset(("pattern", "decision"))  # what is done; a liking is no activity
+
+# A job given up ("I quit my job", 「仕事を辞めました」: decision:job, decision:仕事) ends the
+# job the user held: the job slot's facts.
+ENDED_SLOTS: dict[str, tuple[str, ...]] = {
+    "decision:job": ("fact:job", "fact:employer"),
+    "decision:仕事": ("fact:仕事", "fact:勤務先"),
+    "decision:会社": ("fact:仕事", "fact:勤務先"),
+}
 
 
 def _words(key: str) -> list[str]:

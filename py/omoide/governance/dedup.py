@@ -253,6 +253,24 @@ class DedupIndex:
                     out.append((self.store.records[i], cos))
         return out
 
+    def _holders(self, key: str) -> list[str]:
+        """The live memories keyed ``key``: planned ones first, then the store's."""
+        ids = [i for i, (m, _) in self.planned.items()
+               if m.key == key and i not in self.retired and i not in self.aside]
+        if self.store is not None:
+            ids += [i for i in self.store.ids_with_key(key)
+                    if i not in self.planned and i not in self.retired]
+        return ids
+
+    def ended_slot(self, key: str, polarity: str | None, text: str) -> str | None:
+        """The live fact a slot-ending decision ends ("I work as a nurse", then "I quit my
+        job"; ``activity.ENDED_SLOTS``): looked up by key. The newest, else None."""
+        slots = activity.ENDED_SLOTS.get(key, ())
+        if polarity != "dislike" or not slots or not activity.ends(text, key, key):
+            return None
+        ids = [i for slot in slots for i in self._holders(slot)]
+        return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
+
     def reversed_comparison(self, kind: str, key: str, over: str,
                             polarity: str | None) -> str | None:
         """The live comparison the candidate reverses with the same stance ("I prefer cats
@@ -263,12 +281,7 @@ class DedupIndex:
         rival = make_key(kind, over)
         if rival is None or rival == key:
             return None
-        ids = [i for i, (m, _) in self.planned.items()
-               if m.key == rival and i not in self.retired and i not in self.aside]
-        if self.store is not None:
-            ids += [i for i in self.store.ids_with_key(rival)
-                    if i not in self.planned and i not in self.retired]
-        ids = [i for i in ids if (m := self.current(i)).kind == kind
+        ids = [i for i in self._holders(rival) if (m := self.current(i)).kind == kind
                and rival_key(kind, m) == key
                and (polarity is None or polarity_of(m) == polarity)]
         return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
@@ -316,29 +329,28 @@ class DedupIndex:
               over: str | None = None) -> Match | None:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
         candidate's rival, ``reversed_comparison``), else same key (any kind, any polarity:
-        the caller merges or supersedes), else a habit or plan it ends or takes up again
-        under another key (``ended_activity``) or moves to another time (``moved_habit``),
-        else a neighbour of the same kind with the
-        same words
-        as ``text`` under another key ("same words": a memory keyed by an earlier version
-        of the key rules), else a keyless neighbour of one sentence whose text has that key
-        as its only subject ("same subject"), else a near-identical memory of the same
-        kind, the same key or none on both sides, and the same polarity (``polarity``
-        None: no polarity guard)."""
+        the caller merges or supersedes), else the job fact a job given up ends
+        (``ended_slot``), else a habit or plan it ends or takes up again under another key
+        (``ended_activity``) or moves to another time (``moved_habit``), else a neighbour of
+        the same kind with the same words as ``text`` under another key ("same words": a
+        memory keyed by an earlier version of the key rules), else a keyless neighbour of one
+        sentence whose text has that key as its only subject ("same subject"), else a
+        near-identical memory of the same kind, the same key or none on both sides, and the
+        same polarity (``polarity`` None: no polarity guard)."""
         row = as_float_list(vector)
         if key is not None and over:
             flipped = self.reversed_comparison(kind, key, over, polarity)
             if flipped is not None:
                 return Match(flipped, "reversed comparison", None)
         if key is not None:
-            ids = [i for i, (m, _) in self.planned.items()
-                   if m.key == key and i not in self.retired and i not in self.aside]
-            if self.store is not None:
-                ids += [i for i in self.store.ids_with_key(key)
-                        if i not in self.planned and i not in self.retired]
+            ids = self._holders(key)
             if ids:
                 best = max(ids, key=lambda i: (self.current(i).updated_at, i))
                 return Match(best, "same key", None)
+            if text is not None:
+                ended = self.ended_slot(key, polarity, text)
+                if ended is not None:
+                    return Match(ended, "slot ended", None)
         near = self._near(row)
         if key is not None and text is not None:
             ended = (self.ended_activity(kind, key, polarity, text, near)

@@ -368,7 +368,8 @@ _FACTS = _rules([
      r"made me break out in) (?:hives|a rash|rashes|an allergic reaction|allergic reactions|"
      r"a reaction|anaphylaxis|welts|eczema)\b"),
     ("state", "fact", None,
-     rf"^{IM} (?P<x>married|single|divorced|engaged|pregnant|vegetarian|vegan|pescatarian|"
+     rf"^{IM} (?:now )?(?P<x>married|single|divorced|engaged|widowed|separated|pregnant|"
+     rf"vegetarian|vegan|pescatarian|"
      rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
      rf"left[- ]handed|right[- ]handed|retired|unemployed|self[- ]employed|a twin|twins|"
      rf"an only child|diabetic|colou?r ?blind|deaf|blind)\b"),
@@ -595,7 +596,9 @@ _DECISIONS_STRONG = _rules([
      rf"(?:on the market|up for sale|up for adoption)\b"),
     ("bare_quit", "decision", "dislike",
      rf"^(?:{I}|{IM}) (?:just |finally |officially )?(?:quit|quitting|resigned|resigning)"
-     rf"(?P<x>)[!.]*$"),
+     # "I resigned last month": when, not what
+     rf"(?P<x>)(?:,? (?:last|this|yesterday|today|recently|earlier|on) [\w ]{{0,20}}|"
+     rf",? (?:a|an|one|two|three|\d+) (?:days?|weeks?|months?|years?) ago)?[!.]*$"),
     ("lets", "decision", "like", rf"^let'?s {_DECISION_VERBS}\s+(?P<x>.+)"),
     ("going_with", "decision", "like",
      rf"^(?:{IM} )?(?:going|goin'?) (?:with|for)\s+(?P<x>.+)"),
@@ -799,6 +802,7 @@ _NOT_ATTRIBUTE = re.compile(
 # (it superseded "I live in Osaka"). "I've been living in" is the present, and so is the
 # perfect with a span ("I've lived in Sapporo for ten years", "... since 2019").
 _SLOT_RULES = frozenset({"home", "job", "employer", "rel_home", "rel_job"})
+_MARITAL = frozenset({"married", "single", "divorced", "engaged", "widowed", "separated"})
 _PAST_SLOT = re.compile(
     r"\b(?:lived|worked|taught|used to|(?:was|were) (?:living|working|teaching))\b", re.I)
 _PERFECT_SPAN = re.compile(
@@ -823,8 +827,8 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
     if name in ("home", "hometown", "job", "employer", "age", "height", "commute", "siblings",
                 "languages"):
         return name
-    if name == "married":
-        return groups["x"].lower()
+    if name == "married" or (name == "state" and groups["x"].lower() in _MARITAL):
+        return "marital status"  # one slot: single, engaged, married, divorced
     if name == "allergy":
         return "allergy " + _clean_subject("fact", groups["x"])[0]
     if name in ("state", "speak", "car", "instrument", "studies", "wear"):

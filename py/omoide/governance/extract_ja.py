@@ -232,7 +232,7 @@ _JOB_SUFFIX = re.compile(
     r"イラストレーター|保育士|美容師|ヘルパー|ケアマネ|薬剤師|大工|先生)(?:さん)?$")
 _COPULA_END = re.compile(r"(?:だった|でした|です|だ|なんだ|なんです|なの)$")
 _IDENTITY = re.compile(
-    r"(?:左利き|右利き|独身|既婚|ベジタリアン|ヴィーガン|ビーガン|双子|一人っ子|長男|長女|"
+    r"(?:左利き|右利き|独身|既婚|未婚|ベジタリアン|ヴィーガン|ビーガン|双子|一人っ子|長男|長女|"
     r"次男|次女|末っ子|不耐症|体質|夜型|朝型|色弱|色盲|真ん中|ペスカタリアン)$")
 _ATTRIBUTE = (r"(?:誕生日|血液型|身長|体重|出身|星座|職業|仕事|住まい|住所|年齢|専攻|国籍|本名|"
               r"職場|勤務先|実家|地元|最寄り駅|最寄り)")
@@ -349,6 +349,12 @@ _PAST_SLOT = re.compile(
     r"(?:頃|ころ|時|とき)(?:は|に)")
 
 
+def _identity_slot(word: str) -> str:
+    """The subject of an identity word: 独身 / 既婚 are values of the marriage slot (結婚,
+    what 「結婚しました」 states), the others their own."""
+    return "結婚" if word in ("独身", "既婚", "未婚") else word
+
+
 def _fact(body: str, other: str | None) -> Found | None:
     for name, pattern in _FACTS:
         match = pattern.match(body)
@@ -370,12 +376,12 @@ def _fact(body: str, other: str | None) -> Found | None:
                 return "fact", None, "星座", {}
             identity = _IDENTITY.search(value)
             if identity:
-                return "fact", None, identity.group(0), {}
+                return "fact", None, _identity_slot(identity.group(0)), {}
             continue
         if name == "identity_reason":
             identity = _IDENTITY.search((groups["v"] or "").strip())
             if identity:
-                return "fact", None, identity.group(0), {}
+                return "fact", None, _identity_slot(identity.group(0)), {}
             continue
         if name == "measure":
             return "fact", None, groups["a"], {}
