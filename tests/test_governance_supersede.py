@@ -865,3 +865,24 @@ def test_a_life_change_supersedes_the_state_it_ends(before, after):
 def test_another_change_leaves_the_state(before, after):
     e, first, _ = said_after(before, after)
     assert_still_live(e, first)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I work as a nurse.", "I'm going to quit my job next month."),
+    ("I work as a nurse.", "I want to quit my job."),
+    ("I drink coffee every day.", "I'm going to quit coffee."),
+    ("I go to the gym every Monday.", "I'll stop going to the gym soon."),
+    ("看護師として働いています。", "来月仕事を辞めるつもりです。"),
+    ("毎朝コーヒーを飲んでいます。", "コーヒーをやめようかな。"),
+])
+def test_an_ending_ahead_or_wished_retires_nothing_yet(before, after):
+    """"I'm going to quit my job next month" superseded "I work as a nurse": the job went to
+    the trash while the user still held it. An ending ahead, wished or weighed ends nothing
+    until it is done."""
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)
+
+
+def test_an_ending_in_may_is_done():
+    e, first, [item] = said_after("I drink coffee every day.", "I quit coffee in May.")
+    assert item.supersedes == first.memory_id, item

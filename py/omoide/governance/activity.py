@@ -15,8 +15,10 @@ value; said without a change, both times may hold.
 ``ends(text, key, of)``: a statement that stops the activity of ``of`` as a whole: a stop
 word (quit, stopped, gave up, no longer, anymore, used to; やめた, もう〜ない, なくなった)
 and no recurring time of its own in the key, or the same times as ``of`` ("I don't go to
-the gym on Mondays anymore" ends "I go to the gym every Monday"). "I don't run on weekends
-anymore" ends a part of "I run every morning", not all of it, so it ends nothing here.
+the gym on Mondays anymore" ends "I go to the gym every Monday"), done: an ending ahead,
+wished or weighed ("I'm going to quit my job", "I want to quit coffee", 「やめようかな」)
+ends nothing yet. "I don't run on weekends anymore" ends a part of "I run every morning",
+not all of it, so it ends nothing here.
 
 Plain word sets and regular expressions: the same code under Pyodide and CPython.
 """
@@ -61,6 +63,19 @@ _CHANGED = re.compile(
 _ADDED = re.compile(
     r"\b(?:too|also|as well|additionally)\b|(?:朝|夜|晩|昼|週末|平日|曜日?|日)も", re.IGNORECASE)
 
+# An ending ahead, wished or weighed ("I'm going to quit my job next month", "I want to quit
+# coffee", 「辞めるつもり」「やめようかな」): the activity goes on until it is done.
+_NOT_YET = re.compile(
+    r"\b(?:(?:'m|am|'re|are|is|'s) going to (?!(?:the|a|an|my|our|his|her|their|bed|work|"
+    r"school|church|class|gym|office)\b)|gonna|will|'ll|want to|wanna|plan(?:ning)? to|"
+    r"thinking (?:about|of)|"
+    r"might|(?<!in )(?<!since )(?<!of )may|should|could|would like to|'d like to|hope to|"
+    r"hoping to|trying to|try to|"
+    r"about to|considering|tomorrow|next (?:week|month|year|\w+day)|soon|someday|one day)\b|"
+    r"つもり|予定|(?<=[ぁ-ゖ])たい(?!てい|へん|せつ)|(?:よう|ろう|おう)(?:かな|と思|と考え)|明日|"
+    r"来週|来月|来年|そのうち|いつか",
+    re.IGNORECASE)
+
 KINDS = frozenset(("pattern", "decision"))  # what is done; a liking is no activity
 
 # A job given up ("I quit my job", 「仕事を辞めました」: decision:job, decision:仕事) ends the
@@ -91,7 +106,7 @@ def activity(key: str) -> frozenset[str]:
 def ends(text: str, key: str, of: str) -> bool:
     """Whether the statement ``text`` (keyed ``key``) stops the activity of the memory keyed
     ``of`` as a whole: a stop word, and no recurring time of its own, or the same times."""
-    if _ENDS.search(text) is None:
+    if _ENDS.search(text) is None or _NOT_YET.search(text) is not None:
         return False
     when = times(key)
     return not when or when == times(of)
