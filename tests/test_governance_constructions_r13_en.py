@@ -114,6 +114,7 @@ def test_english_a_kind_of_person_with_a_stance_is_a_preference(text, kind):
     "my sister is one of those people who reads the ending first", "my boss runs a tight ship",
     "I'm keeping an eye on it", "I'm keeping my options open", "so it is",
     "on long drives I kept snacks in the car", "on this trip I met a guy", "it gives me hives",
+    "it is what it is", "it's as good as it is",
 ])
 def test_english_near_misses_state_nothing_of_the_speakers_own(text):
     assert not kinds(text) & {"preference", "decision", "pattern"}

@@ -558,7 +558,9 @@ _DECISIONS_STRONG = _rules([
     # "sushi it is", "tram it is for the commute": a choice made
     ("it_is", "decision", "like",
      r"^(?!(?:so|what|that|this|there|here|as|how|where|whatever|such|who|which|if|yes|no|"
-     r"ok|okay|fine|well)\b)(?P<x>[\w' -]{2,30}?),? it is(?: then| for (?:the |my |our )?"
+     # "it is what it is", "as good as it is": a saying, no choice
+     r"ok|okay|fine|well|it|it's)\b)(?!.*\b(?:what|as|how)\s+it is\b)"
+     r"(?P<x>[\w' -]{2,30}?),? it is(?: then| for (?:the |my |our )?"
      r"[\w -]{2,30}?| from (?:now|here) on| going forward)?[.!]*$"),
     # "my gym pass won't get renewed", "the apps get uninstalled tonight", "this weekend the
     # hallway gets a coat of yellow": what the speaker will do to a thing of theirs
