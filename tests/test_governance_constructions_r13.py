@@ -109,3 +109,19 @@ def test_japanese_what_stays_as_it_was(text, absent):
 def test_japanese_the_speakers_own_stays_theirs(text, kind):
     got = kinds(text)
     assert kind in got if kind else got <= {"fact"}
+
+
+@pytest.mark.parametrize("text, key", [
+    ("紅茶派になりました", "preference:紅茶"),
+    ("最近はすっかりインドア派になった", "preference:インドア"),
+    ("ついにアナログ派に転向した", "preference:アナログ"),
+])
+def test_a_camp_come_to_is_a_liking(text, key):
+    """「紅茶派になりました」 extracted nothing: a camp the speaker has come to is theirs now."""
+    found, _ = extract([text], roles=("user",))
+    assert [(c.kind, c.key, c.polarity) for c in found] == [("preference", key, "like")]
+
+
+def test_someone_elses_camp_come_to_is_not_the_users():
+    found, _ = extract(["兄は紅茶派になった"], roles=("user",))
+    assert all(c.kind != "preference" for c in found)
