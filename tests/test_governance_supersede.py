@@ -886,3 +886,30 @@ def test_an_ending_ahead_or_wished_retires_nothing_yet(before, after):
 def test_an_ending_in_may_is_done():
     e, first, [item] = said_after("I drink coffee every day.", "I quit coffee in May.")
     assert item.supersedes == first.memory_id, item
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I have a dog named Max.", "My dog Max passed away last month."),
+    ("I have a cat called Luna.", "our cat Luna was put down last week"),
+    ("犬のポチを飼っています。", "ポチが亡くなりました。"),
+    ("猫のミケを飼ってる", "うちの猫のミケが死んじゃった"),
+])
+def test_a_pet_or_person_who_died_is_no_longer_had(before, after):
+    """"I have a dog named Max", then "My dog Max passed away": the death extracted nothing,
+    and the character went on asking after Max. The death is a fact of its own and the live
+    fact naming Max becomes its history, restorable."""
+    e, first, [item] = said_after(before, after)
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I have a dog named Max.", "My cat Luna died."),  # another pet
+    ("I have a dog named Max.", "My phone died."),  # no being
+    ("犬のポチを飼っています。", "スマホが死んだ"),
+    ("犬のポチを飼っています。", "祖母が亡くなりました。"),
+])
+def test_another_death_leaves_the_fact(before, after):
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)

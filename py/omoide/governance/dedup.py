@@ -324,14 +324,28 @@ class DedupIndex:
         memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
         return Match(memory.id, "habit moved", round(cos, 4))
 
+    def died(self, name: str, near: list[tuple[Memory, float]]) -> Match | None:
+        """The live fact naming the pet or person the candidate says died ("I have a dog
+        named Max", then "my dog Max passed away"; 「犬のポチを飼っています」, then 「ポチが
+        亡くなりました」): no longer so, it becomes history. Among the neighbours, by the
+        name among the key's words; the newest, else None."""
+        found = [(m, cos) for m, cos in near
+                 if m.kind == "fact" and m.key is not None and "died" not in m.meta
+                 and name in m.key.partition(":")[2].casefold().split("_")]
+        if not found:
+            return None
+        memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
+        return Match(memory.id, "died", round(cos, 4))
+
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
-              over: str | None = None) -> Match | None:
+              over: str | None = None, died: str | None = None) -> Match | None:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
         candidate's rival, ``reversed_comparison``), else same key (any kind, any polarity:
         the caller merges or supersedes), else the job fact a job given up ends
         (``ended_slot``), else a habit or plan it ends or takes up again under another key
-        (``ended_activity``) or moves to another time (``moved_habit``), else a neighbour of
+        (``ended_activity``) or moves to another time (``moved_habit``), or the fact naming a
+        pet or person it says died (``died``), else a neighbour of
         the same kind with the same words as ``text`` under another key ("same words": a
         memory keyed by an earlier version of the key rules), else a keyless neighbour of one
         sentence whose text has that key as its only subject ("same subject"), else a
@@ -352,6 +366,10 @@ class DedupIndex:
                 if ended is not None:
                     return Match(ended, "slot ended", None)
         near = self._near(row)
+        if kind == "fact" and died:
+            gone = self.died(died.casefold(), near)
+            if gone is not None:
+                return gone
         if key is not None and text is not None:
             ended = (self.ended_activity(kind, key, polarity, text, near)
                      or self.moved_habit(kind, key, polarity, text, near))

@@ -300,6 +300,12 @@ _FACTS = _rules([
     ("rel_name", "fact", None,
      r"^my (?P<r>[a-z][\w -]{1,30}?)(?:'s|s'|s)? name(?:'s| is)\s+(?P<v>.+)"),
     ("rel_name", "fact", None, rf"^my (?P<r>{REL})(?:'s| is)\s+(?:called|named)\s+(?P<v>.+)"),
+    # "my dog Max passed away", "our cat Luna was put down last week": one of the user's
+    # people or pets died (``dedup``: the live facts naming them become history)
+    ("died", "fact", None,
+     rf"^(?:my|our) (?P<r>{REL})(?:,? (?P<n>[A-Z][a-z]+),?)? (?:just |sadly |finally )?"
+     r"(?:passed away|passed on|died|was put down|was put to sleep|had to be put down|"
+     r"crossed the rainbow bridge)\b"),
     ("rel_age", "fact", None,
      rf"^my (?P<r>{REL})(?:'s| is| just turned| turned| turns| is turning|'s turning| will turn)"
      rf"\s+(?P<v>{AGE})\b(?! (?:minutes?|hours?|times?|pages?|miles?|km|laps?|of|more|who|"
@@ -1097,6 +1103,10 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         if match and not (name == "attribute" and _NOT_ATTRIBUTE.search(match.group(0))):
             if name in _SLOT_RULES and _past_slot(text, match.group(0)):
                 return kind, polarity, _clean_subject("fact", text)[0], {}
+            if name == "died":
+                who = match.group("n") or ""
+                return (kind, polarity, f"{match.group('r')} {who} died".replace("  ", " "),
+                        {"died": who.casefold()} if who else {})
             return kind, polarity, _fact_subject(name, match), {}
     if about_someone_else(text):  # their stance or plan: at most a fact about them
         return _late_fact(text)

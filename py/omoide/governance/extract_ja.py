@@ -245,6 +245,10 @@ _REL_TOPIC = rf"(?P<r>{REL}|{PET})(?:は|が|って|も)[、,]?\s*"
 _DOING = r"(?:して|やって)(?:る|ます|います|いる|おります)?$"
 
 # (name, pattern); ``r`` a relation, ``x`` the subject, ``v`` a value kept in the text.
+# died, said of a being (亡くなる, 天国に行く, 虹の橋を渡る) or plainly (死んだ: of a phone too,
+# so a bare name needs a pet, a relation or うちの before it)
+_DIED = (r"亡くなり|亡くなっ|死んだ|死んじゃ|死にまし|天国に行っ|虹の橋を渡[っり]|旅立っ|"
+         r"息を引き取っ")
 _FACTS: list[tuple[str, re.Pattern[str]]] = [
     (name, re.compile(body)) for name, body in [
         ("rel_name", rf"^(?:{_SELF}の|うちの)?(?P<r>{REL}|{PET}|.+?)の名前は(?P<v>.+)"),
@@ -277,6 +281,13 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
         ("hometown", r"^(?P<v>.+?)の出(?:身)?(?:です|だ|なんよ|なんです|なんだ|やねん|やで|$)"),
         ("studies", r"^(?P<v>.+?(?:大学|高校|学校|大学院|専門学校))を(?:卒業|中退)"),
         ("rel_partner", r"^(?P<r>.+?)(?:と|とは)付き合って"),
+        # one of the user's pets or people died (「ポチが亡くなりました」「うちの猫のミケが
+        # 死んじゃった」): the live facts naming them become history (``dedup``)
+        ("died", rf"^(?:{_TIME_LEAD})?(?P<lead>うちの|{_SELF}の|飼ってた|飼っていた)?"
+                 rf"(?:(?P<r>{PET}|{REL})の)?(?P<n>[ァ-ヴー]{{2,8}}|[ぁ-ゖ]{{2,4}})(?:が|は)[、,]?"
+                 rf"(?:[^、,]{{0,6}}?[、,]?)?(?P<v>{_DIED})"),
+        ("died", rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の|飼ってた|飼っていた)?"
+                 rf"(?P<r>{PET}|{REL})(?:が|は)[、,]?(?:[^、,]{{0,6}}?[、,]?)?(?P<v>{_DIED})"),
         ("own", r"^(?P<x>.+?)(?:は|を)持って(?:いません|ない|ません|います|ます|る|いる)$"),
         ("rel_home", rf"^{_REL_TOPIC}(?P<v>.+?)(?:に住んで|で暮らして|に暮らして|住み(?:です|だ|$)|"
                      r"在住|で一人暮らし)"),
@@ -362,8 +373,13 @@ def _fact(body: str, other: str | None) -> Found | None:
             continue
         groups = match.groupdict()
         rel = groups.get("r")
-        if other and not rel and name not in ("rel_name", "have", "rel_partner"):
+        if other and not rel and name not in ("rel_name", "have", "rel_partner", "died"):
             continue  # about someone else: only the rules that name them
+        if name == "died":
+            who, whose = groups.get("n") or "", groups.get("r") or ""
+            if who and not whose and not groups.get("lead") and groups["v"].startswith("死"):
+                continue  # 「スマホが死んだ」: a thing
+            return "fact", None, f"{who or whose} 死去", {"died": who} if who else {}
         if name in _SLOT_RULES and _PAST_SLOT.search(body):
             return "fact", None, body, {}
         if name == "identity":

@@ -441,9 +441,10 @@ def ingest(
             report.items.append(item)  # nothing written: not in the audit log
             continue
         polarity = candidate_polarity(candidate)
-        over = candidate.meta.get("over")
+        over, died = candidate.meta.get("over"), candidate.meta.get("died")
         found = index.match(candidate.kind, candidate.key, vector, polarity,
-                            text=candidate.text, over=over if isinstance(over, str) else None)
+                            text=candidate.text, over=over if isinstance(over, str) else None,
+                            died=died if isinstance(died, str) else None)
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = fitted({**extra_meta, **candidate.meta, "via": candidate.via,
@@ -463,7 +464,8 @@ def ingest(
         contradiction = old_polarity != polarity
         # a comparison reversed is a new value of the choice between the two, a habit moved
         # to another time the habit's
-        renewed = not contradiction and (found.reason in ("reversed comparison", "habit moved")
+        renewed = not contradiction and (found.reason in ("reversed comparison", "habit moved",
+                                                          "died")
                                          or gives_a_new_value(existing, candidate))
         if contradiction or renewed:  # the candidate as a memory of its own
             # the user's pin is on the slot: the new value keeps it (and the hot tier)
