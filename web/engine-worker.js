@@ -337,16 +337,18 @@ function keepRecalls(rows) { // a write that failed: kept for the next try
 }
 
 // One additive transaction on the recalls table (with the journals of pages gone since); no
-// generation moves, no tab is told. The caller holds the engine lock.
+// generation moves, no tab is told. The caller holds the engine lock. Returns the characters
+// whose counts it wrote.
 async function flushRecalls() {
   clearTimeout(recallTimer);
   recallTimer = null;
   const rows = [...recallCounts.values()];
   recallCounts.clear();
   try {
-    await store.addRecalls(db, rows);
+    return await store.addRecalls(db, rows);
   } catch (err) {
     keepRecalls(rows);
+    return new Set();
   }
 }
 
@@ -525,9 +527,12 @@ async function applyStoredSettings(values) {
 // ``ahead``: boot's read ahead (``readAhead``); a character's read is used only when its
 // generation and the global one are still those read with it (else it is read again).
 async function loadEverything(ahead = null) {
-  await flushRecalls(); // this worker's counts and the journals of pages gone: read below
+  // this worker's counts and the journals of pages gone, read below; a character whose
+  // counts they changed is read again (the read ahead was made before them, and a recall
+  // count moves no generation: a tab closed with counts pending showed them one load late)
+  const counted = await flushRecalls();
   known = await store.generations(db);
-  const current = (character) => ahead
+  const current = (character) => ahead && !counted.has(character)
     && (ahead.generations.get(store.GLOBAL) ?? 0) === (known.get(store.GLOBAL) ?? 0)
     && (ahead.generations.get(character) ?? 0) === (known.get(character) ?? 0);
   const selected = await store.getSetting(db, "model", DEFAULT_MODEL);

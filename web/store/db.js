@@ -127,7 +127,8 @@ export function journalRecalls(db, key, counts) {
 // (``journalRecalls``), which it deletes. The caller holds the engine lock.
 export async function addRecalls(db, counts) {
   const journal = () => db.settings.where("key").startsWith(RECALL_JOURNAL);
-  if (!counts.length && !(await journal().count())) return;
+  const touched = new Set();
+  if (!counts.length && !(await journal().count())) return touched;
   await db.transaction("rw", db.recalls, db.memories, db.record_packs, db.settings, async () => {
     const journals = await journal().toArray();
     const journaled = journals.flatMap((j) => (Array.isArray(j.value) ? j.value : []))
@@ -162,7 +163,9 @@ export async function addRecalls(db, counts) {
     await db.recalls.bulkPut(counts.flatMap((c, i) => (stored(c, i) ? [{
       character: c.character, id: c.id, count: (rows[i]?.count ?? 0) + c.count,
       last: Math.max(rows[i]?.last ?? 0, c.last) }] : [])));
+    counts.forEach((c, i) => { if (stored(c, i)) touched.add(c.character); });
   });
+  return touched;
 }
 
 export function segmentChecksum(ids, data, dimension) {
