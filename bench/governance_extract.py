@@ -119,7 +119,8 @@ third-person reports, requests and other non-statements). Each row carries a fix
   the AI and about habits, other people by bare name, counterfactuals, wishes, requests.
   Below 0.37 on the overlap checker (56 + 2 drafts rewritten; three rows of the training
   split train13, written at the same time, were rewritten where they met it). Scored once,
-  with the extractor before train13 was trained on, then with it.
+  with the extractor before train13 was trained on, then with it. From round 14 on, blind12
+  and blind13 are training splits.
 - ``train13``: a training split by a new author of round 13 (never measured as unseen):
   128 statements (32 per kind) + 70 negatives per language, written for breadth of
   phrasing (indirect dislikes, decisions as states of things, habits through their
@@ -145,8 +146,8 @@ Scores per language and split:
 
 ``--learned`` also runs the learned second stage (``omoide.governance.clause_model``: the
 weights ``bench/governance_train.py`` trained on dev .. dev3 and, from round 10 on, blind ..
-blind8 (from round 11 blind9 too, from round 13 blind10, blind11 and train13), which are
-then no longer unseen for it; blind12, blind13 and heldout are) and times
+blind8 (from round 11 blind9 too, from round 13 blind10, blind11 and train13, from round 14
+blind12 and blind13), which are then no longer unseen for it; blind14 and heldout are) and times
 ``extract`` per message with and without it.
 
 ``--prototypes`` also runs the prototype stage (``omoide.governance.prototypes``: clauses no
@@ -179,7 +180,7 @@ KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
 SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
           "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13",
-          "train13", "calib")
+          "train13", "blind14", "calib")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 
