@@ -893,6 +893,10 @@ def test_an_ending_in_may_is_done():
     ("I have a cat called Luna.", "our cat Luna was put down last week"),
     ("犬のポチを飼っています。", "ポチが亡くなりました。"),
     ("猫のミケを飼ってる", "うちの猫のミケが死んじゃった"),
+    # a bare name, as 「ポチが亡くなりました」 already was
+    ("I have a dog named Max.", "Max passed away last night."),
+    ("We have a cat called Luna.", "Luna was put to sleep this morning"),
+    ("My grandpa lives in Osaka.", "Grandpa passed away in March."),
 ])
 def test_a_pet_or_person_who_died_is_no_longer_had(before, after):
     """"I have a dog named Max", then "My dog Max passed away": the death extracted nothing,
@@ -909,6 +913,10 @@ def test_a_pet_or_person_who_died_is_no_longer_had(before, after):
     ("I have a dog named Max.", "My phone died."),  # no being
     ("犬のポチを飼っています。", "スマホが死んだ"),
     ("犬のポチを飼っています。", "祖母が亡くなりました。"),
+    ("I have a dog named Max.", "Luna passed away."),  # another name
+    ("I have a dog named Max.", "He passed away last year."),  # no name
+    ("I have a dog named Max.", "max passed away"),  # no capital: not read as a name
+    ("I have a cat called Spotify.", "Spotify died again"),  # a bare "died": apps die too
 ])
 def test_another_death_leaves_the_fact(before, after):
     e, first, _ = said_after(before, after)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from omoide.governance.keys import base_verb, singular
+from omoide.governance.keys import base_verb, normalize_subject, singular
 from omoide.governance.polarity import USED_TO, negated
 
 Found = tuple[str, str | None, str, dict[str, str]]
@@ -294,6 +294,10 @@ def _rules(specs: list[tuple[str, str, str | None, str]]) -> list[Rule]:
     return [(name, kind, pol, re.compile(body, re.IGNORECASE)) for name, kind, pol, body in specs]
 
 
+# capitalised words that start a sentence but name nobody ("He passed away", "Everyone...")
+_NOT_A_NAME = frozenset({"he", "she", "it", "they", "someone", "somebody", "everyone",
+                         "everybody", "nobody", "who", "this", "that", "one", "i", "we", "you"})
+
 _FACTS = _rules([
     ("name", "fact", None, r"^(?:my|the) name(?:'s| is)\s+(?P<v>.+)"),
     ("name", "fact", None, r"^(?:call me|people call me|(?:i'?m|i am) called)\s+(?P<v>\w+)"),
@@ -306,6 +310,11 @@ _FACTS = _rules([
      rf"^(?:my|our) (?P<r>{REL})(?:,? (?P<n>[A-Z][a-z]+),?)? (?:just |sadly |finally )?"
      r"(?:passed away|passed on|died|was put down|was put to sleep|had to be put down|"
      r"crossed the rainbow bridge)\b"),
+    # "Max passed away": a bare name, capitalised (checked in ``_fact``: the rules ignore
+    # case); only a being can pass away, and a bare "X died" is also said of apps and cars
+    ("died_name", "fact", None,
+     r"^(?P<n>[a-z]+),? (?:just |sadly |finally )?(?:passed away|passed on|was put down|"
+     r"was put to sleep|had to be put down|crossed the rainbow bridge)\b"),
     ("rel_age", "fact", None,
      rf"^my (?P<r>{REL})(?:'s| is| just turned| turned| turns| is turning|'s turning| will turn)"
      rf"\s+(?P<v>{AGE})\b(?! (?:minutes?|hours?|times?|pages?|miles?|km|laps?|of|more|who|"
@@ -1106,7 +1115,13 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             if name == "died":
                 who = match.group("n") or ""
                 return (kind, polarity, f"{match.group('r')} {who} died".replace("  ", " "),
-                        {"died": who.casefold()} if who else {})
+                        {"died": normalize_subject(who)} if who else {})
+            if name == "died_name":
+                who = match.group("n")
+                if not who[0].isupper() or who.casefold() in _NOT_A_NAME:
+                    continue
+                # the key's form of the word ("Grandpa" is the ``grandfather`` of keys)
+                return kind, polarity, f"{who} died", {"died": normalize_subject(who)}
             return kind, polarity, _fact_subject(name, match), {}
     if about_someone_else(text):  # their stance or plan: at most a fact about them
         return _late_fact(text)
