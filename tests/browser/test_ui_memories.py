@@ -128,6 +128,31 @@ def test_keyboard_focus_stays_in_the_list_after_rename_delete_and_forget(page: P
     assert page.evaluate(FOCUSED)[0] == "H2"  # the list's heading, the list being empty
 
 
+def test_keyboard_focus_stays_on_its_row_when_a_change_redraws_the_lists(page: Page) -> None:
+    """Every change (a remember in this tab or another, the change event of a forget) draws
+    the lists again with new rows: focus on a row's button fell to the page body, and a forget
+    whose own redraw lost the race to the change event's lost its focus too (the keyboard test
+    above failed now and then). The same button of the same row keeps it."""
+    cid = create_character(page, "Tsubaki")
+    add_memory(page, "Tsubaki keeps a garden")
+    add_memory(page, "Tsubaki hums when she reads")
+    items = page.locator("#memory-list li.memory")
+    target = items.last.get_attribute("data-id")
+    items.last.get_by_role("button", name="Edit").focus()
+    engine_call(page, "remember", {"character": cid, "text": "Tsubaki collects old maps"})
+    expect(items).to_have_count(3)
+    assert page.evaluate(FOCUSED) == ["BUTTON", "Edit", target]
+
+    tab(page, "characters")
+    card = page.locator(f"#character-list li[data-id='{cid}']")
+    card.get_by_role("button", name="Rename Tsubaki").focus()
+    cards = page.locator("#character-list li.card")
+    before = cards.count()
+    engine_call(page, "create_character", {"name": "Sazanka"})
+    expect(cards).to_have_count(before + 1)
+    assert page.evaluate(FOCUSED) == ["BUTTON", "Rename", cid]
+
+
 def test_two_characters_with_one_name_are_told_apart(page: Page) -> None:
     """Two characters named alike were two identical lines in the picker and the list:
     which one a memory went to could not be seen. The id is shown beside a shared name."""

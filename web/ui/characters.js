@@ -1,5 +1,5 @@
 // Characters: list with counts, create, rename, delete (to trash) and restore.
-import { clear, field, focusNear, h, reconcile, tx } from "./dom.js";
+import { clear, field, focusNear, h, keepingFocus, reconcile, tx } from "./dom.js";
 
 export function mountCharacters(panel, ctx) {
   const t = (...args) => ctx.t(...args);
@@ -111,8 +111,9 @@ export function mountCharacters(panel, ctx) {
     // change in another tab, a language switch)
     const renaming = new Map([...list.querySelectorAll("li.card")]
       .filter((li) => li.querySelector("form.rename")).map((li) => [li.dataset.id, li]));
-    reconcile(list, live.length ? live.map((c) => renaming.get(c.id) ?? row(c))
-      : [h("li", { class: "empty" }, t("characters.none"))]);
+    keepingFocus(list, name, () => reconcile(list, live.length
+      ? live.map((c) => renaming.get(c.id) ?? row(c))
+      : [h("li", { class: "empty" }, t("characters.none"))]));
     trashedBox.hidden = gone.length === 0;
     clear(trashed, gone.map((character) => {
       const button = h("button", { type: "button",

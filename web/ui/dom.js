@@ -72,6 +72,28 @@ export function focusNear(list, index, fallback) {
   (target ?? fallback)?.focus();
 }
 
+const CONTROLS = "button, input, select, textarea, a[href]";
+
+// Drawing a list again makes its rows anew (``render``): keyboard focus on a row's control fell
+// to the page body whenever a change (this tab's or another's) redrew the list. The same
+// control of the same row (by ``data-id``) gets it back; a row gone hands it to the row now at
+// its place (``focusNear``). Rows kept as they are (one being edited) keep their focus.
+export function keepingFocus(list, fallback, render) {
+  const active = document.activeElement;
+  const row = active && list.contains(active) ? active.closest("li") : null;
+  if (!row || row.parentElement !== list) return render();
+  const { id } = row.dataset;
+  const which = [...row.querySelectorAll(CONTROLS)].indexOf(active);
+  const at = [...list.children].indexOf(row);
+  const out = render();
+  if (document.activeElement && document.activeElement !== document.body) return out;
+  const again = id && [...list.children].find((li) => li.dataset.id === id);
+  const target = again?.querySelectorAll(CONTROLS)[which];
+  if (target) target.focus();
+  else focusNear(list, at, fallback);
+  return out;
+}
+
 // A labelled form control: returns {row, input}. The label text follows language switches.
 export function field(t, key, control, { hint } = {}) {
   control.id ||= nextId("f");

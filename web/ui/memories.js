@@ -1,7 +1,7 @@
 // Memories: the selected character's memories with kind, tier, importance, age and model
 // stamp; filters; add, edit, forget; "paste a conversation" with an ingest preview first.
-import { clear, field, focusNear, formatAge, formatDate, formatNumber, h, options, reconcile,
-  tx } from "./dom.js";
+import { clear, field, focusNear, formatAge, formatDate, formatNumber, h, keepingFocus, options,
+  reconcile, tx } from "./dom.js";
 import { progressLine } from "./progress.js";
 
 export const KINDS = ["preference", "pattern", "fact", "decision", "diary", "summary"];
@@ -242,8 +242,9 @@ export function mountMemories(panel, ctx) {
       .filter((li) => li.querySelector("form.edit") && li.dataset.character === loadedFor)
       .map((li) => [li.dataset.id, li]));
     const shown = new Set(page.items.map((memory) => memory.id));
-    reconcile(list, [...[...editing].filter(([id]) => !shown.has(id)).map(([, li]) => li),
-      ...page.items.map((memory) => editing.get(memory.id) ?? item(memory))]);
+    keepingFocus(list, heading, () => reconcile(list, [
+      ...[...editing].filter(([id]) => !shown.has(id)).map(([, li]) => li),
+      ...page.items.map((memory) => editing.get(memory.id) ?? item(memory))]));
   }
 
   function item(memory) {
