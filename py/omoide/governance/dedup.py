@@ -301,10 +301,7 @@ class DedupIndex:
                  and polarity_of(m) != polarity and activity.activity(m.key) == doing
                  and (activity.ends(text, key, m.key) if polarity == "dislike"
                       else activity.ends(m.text, m.key, key))]
-        if not found:
-            return None
-        memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
-        return Match(memory.id, "same activity", round(cos, 4))
+        return _newest(found, "same activity")
 
     def moved_habit(self, kind: str, key: str, polarity: str | None, text: str,
                     near: list[tuple[Memory, float]]) -> Match | None:
@@ -319,10 +316,7 @@ class DedupIndex:
                  if m.kind == "pattern" and m.key is not None and m.key != key
                  and polarity_of(m) == polarity and activity.activity(m.key) == doing
                  and activity.times(m.key) and activity.times(m.key) != when]
-        if not found:
-            return None
-        memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
-        return Match(memory.id, "habit moved", round(cos, 4))
+        return _newest(found, "habit moved")
 
     def died(self, name: str, near: list[tuple[Memory, float]]) -> Match | None:
         """The live fact naming the pet or person the candidate says died ("I have a dog
@@ -332,10 +326,7 @@ class DedupIndex:
         found = [(m, cos) for m, cos in near
                  if m.kind == "fact" and m.key is not None and "died" not in m.meta
                  and name in m.key.partition(":")[2].casefold().split("_")]
-        if not found:
-            return None
-        memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
-        return Match(memory.id, "died", round(cos, 4))
+        return _newest(found, "died")
 
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
@@ -454,3 +445,12 @@ def duplicate_pairs(
             pair = tuple(sorted((memory.id, other_id)))
             pairs.setdefault(pair, ("near-identical", round(cos, 4)))  # type: ignore[arg-type]
     return [(a, b, reason, cos) for (a, b), (reason, cos) in sorted(pairs.items())][:limit]
+
+
+def _newest(found: list[tuple[Memory, float]], reason: str) -> Match | None:
+    """The most recently changed of ``found`` (neighbours with their cosine) as the match,
+    else None."""
+    if not found:
+        return None
+    memory, cos = max(found, key=lambda pair: (pair[0].updated_at, pair[0].id))
+    return Match(memory.id, reason, round(cos, 4))

@@ -462,11 +462,11 @@ def ingest(
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
-        # a comparison reversed is a new value of the choice between the two, a habit moved
-        # to another time the habit's
-        renewed = not contradiction and (found.reason in ("reversed comparison", "habit moved",
-                                                          "died")
-                                         or gives_a_new_value(existing, candidate))
+        # a new value of what the live memory holds: a comparison reversed, a habit moved to
+        # another time, a death of the one it names, or a new value of its key
+        renewed = not contradiction and (
+            found.reason in ("reversed comparison", "habit moved", "died")
+            or gives_a_new_value(existing, candidate))
         if contradiction or renewed:  # the candidate as a memory of its own
             # the user's pin is on the slot: the new value keeps it (and the hot tier)
             pinned = {"pinned": True, "tier": "hot"} if existing.meta.get("pinned") is True \
