@@ -921,3 +921,25 @@ def test_a_pet_or_person_who_died_is_no_longer_had(before, after):
 def test_another_death_leaves_the_fact(before, after):
     e, first, _ = said_after(before, after)
     assert_still_live(e, first)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I live with my parents.", "I finally moved out of my parents' place last month."),
+    ("I live alone in a tiny flat.", "I moved in with my girlfriend in March."),
+    ("I live in Sapporo.", "I moved back home to Osaka."),
+])
+def test_a_move_out_or_in_is_the_homes_new_value(before, after):
+    """"I live with my parents", then "I moved out": the move extracted nothing and the
+    character still believed the user lived with their parents. A move done (to, out, in with,
+    back) is the home's new value, as "I moved to Tokyo" already was; the old one is history."""
+    e, first, [item] = said_after(before, after)
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert trashed(e)[first.memory_id].text == before
+
+
+@pytest.mark.parametrize("after", ["I'm moving out next month.", "I want to move out.",
+                                   "My sister moved out.", "I moved out of the way."])
+def test_a_move_ahead_wished_or_of_someone_else_leaves_the_home(after):
+    e, first, _ = said_after("I live with my parents.", after)
+    assert_still_live(e, first)
+

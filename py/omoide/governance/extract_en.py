@@ -327,7 +327,11 @@ _FACTS = _rules([
      rf"^my (?P<r>{REL})(?:'s| is) (?:a|an) (?P<v>[\w -]+?)(?: at [\w ]+)?[.!]*$"),
     ("home", "fact", None,
      rf"^{I} (?:currently |still |now )?(?:live|'m living|am living|are living|'re living)\b"),
-    ("home", "fact", None, rf"^{I} (?:just |recently )?(?:moved|relocated) (?:to|into)\b"),
+    # a move done is the home's new value: moved to / into / out (of the parents' place) / in
+    # with someone / back home ("I'm moving out next month" is still ahead: no match)
+    ("home", "fact", None,
+     rf"^{I} (?:just |recently |finally |already )?(?:moved|relocated) "
+     r"(?:to|into|out\b(?! of the way)|in with|back (?:home|in with|to)\b)"),
     ("hometown", "fact", None,
      rf"^{I} (?:grew up|was born|were born)(?: and raised)? (?:in|near|on|at)\b"),
     ("rel_partner", "fact", None,
