@@ -765,6 +765,28 @@ _HABIT_TAIL = re.compile(
 _NEGATIVE_END = re.compile(r"(?:ない|ません|ず|ないように.*|ないこと.*)$")
 
 
+# Western Japanese says the progressive with おる (「住んどる」「乗っとるんよ」「勤めとった」)
+# and being with おる (「金魚が5匹おるんよ」); read as the standard forms the rules know. Only
+# after a te-form's last sound, so 「メモとる」「写真とる」 (取る) stay as they are.
+_DIALECT_PROGRESSIVE = re.compile(
+    r"(?:(?<=[っしいめべれせね])と|(?<=[んい])ど)(る|った|ります|りました|らん)(?![ぁ-ゖ])|"
+    r"(?:(?<=[っしいめべれせね])と|(?<=[んい])ど)(る|った)(?=(?:ん|よ|ね|わ|けど|けん|から)+$)")
+_STANDARD_TAIL = {"る": "いる", "った": "いた", "ります": "います", "りました": "いました",
+                  "らん": "いない"}
+_DIALECT_BEING = re.compile(r"(?<=[がも匹人羽頭])おる(?=(?:ん|よ|ね|わ|けど|けん|から)*$)")
+# 「二十八歳っす」: the casual です
+_CASUAL_DESU = re.compile(r"(?<![安高寒暑熱早遅痛])っす(?=(?:よ|ね|わ)*$)")
+
+
+def _standard(text: str) -> str:
+    """Dialect and casual forms of the progressive, of being and of です, as the standard."""
+    def progressive(match: re.Match[str]) -> str:
+        te = "て" if match.group(0).startswith("と") else "で"
+        return te + _STANDARD_TAIL[match.group(1) or match.group(2)]
+    text = _DIALECT_PROGRESSIVE.sub(progressive, text)
+    return _CASUAL_DESU.sub("です", _DIALECT_BEING.sub("いる", text))
+
+
 def _clean(clause: str) -> str:
     text = unicodedata.normalize("NFKC", clause).strip()
     stripped = _QUOTED.sub("", text)
@@ -772,7 +794,7 @@ def _clean(clause: str) -> str:
         text = stripped
     text = text.rstrip("。.!！~〜ー ")
     text = re.sub(r"(?:笑|w+|ｗ+)$", "", text).rstrip("。.!！ ")
-    return _LEAD.sub("", text).strip(" 、,")
+    return _LEAD.sub("", _standard(text)).strip(" 、,")
 
 
 def refused(text: str) -> bool:
@@ -937,6 +959,8 @@ def _past(body: str, past: re.Match[str], previous: str | None) -> Found | None:
 
 
 def _decision(body: str) -> Found | None:
+    if _weekly_progressive(body):
+        return None  # 「金曜にジムに行っています」: each week, a habit
     future = _FUTURE_LEAD.match(body)
     rest = body[future.end():] if future else body
     for name, polarity, pattern in _DECISIONS:
@@ -1000,6 +1024,34 @@ _PRESENT_END = re.compile(
 _CLOCK = re.compile(r"[0-9一二三四五六七八九十]+時(?:半)?(?:には|までには)")
 
 
+# A weekday (or several: 「火曜と木曜に」「月・水・金に」) or a time of the week, maybe with a
+# time of day, and a present progressive (「金曜にジムに行っています」「今は土曜の朝にバイト
+# してる」): what the speaker does on that day each week. A progressive, not a plain verb
+# (「金曜に友達と会う」 is a plan) nor a past (「金曜にジム行った」) nor 〜てくる (one errand);
+# a day of one week (今週の, 来週の, 今度の) never leads.
+_WEEKDAY = r"(?:[月火水木金土日]曜(?:日)?|土日|平日|週末)"
+_WEEKDAYS = (rf"(?:{_WEEKDAY}|[月火水木金土日](?:曜(?:日)?)?(?:(?:と|・|、)[月火水木金土日]"
+             r"(?:曜(?:日)?)?)+)")
+_NOW_LEAD = r"(?:(?:今|いま|最近|現在|この頃|ここ最近)は?[、,]?\s*)"
+_WEEKLY_TIME = re.compile(
+    rf"^{_NOW_LEAD}?{_WEEKDAYS}(?:の(?:朝|夜|晩|夕方|昼|午前中?|午後|早朝|深夜))?(?:は|に|も|には)"
+    r"[、,]?")
+_PROGRESSIVE_END = re.compile(
+    r"[てで](?:い)?(?:る|ます)(?:んだ|んです|んよ|よ|ね|よね|わ)*$")
+
+
+# A progressive of the mind is about one coming day (「週末に髪切ろうと思ってる」「金曜の
+# ライブを楽しみにしてる」): intending, looking forward, waiting, weighing
+_MIND_PROGRESSIVE = re.compile(r"(?:思っ|考え|楽しみにし|期待し|待っ|迷っ|悩ん|予定し|計画し)"
+                               r"[てで](?:い)?(?:る|ます)")
+
+
+def _weekly_progressive(body: str) -> bool:
+    """「今は金曜にジムに行っています」: a weekly day and an ongoing present."""
+    return (_WEEKLY_TIME.match(body) is not None and _PROGRESSIVE_END.search(body) is not None
+            and _MIND_PROGRESSIVE.search(body) is None)
+
+
 def _recurring(body: str) -> bool:
     return (_FUTURE_LEAD.match(body) is None and _PRESENT_END.search(body) is not None
             and (_WHENEVER.search(body) is not None or _CLOCK.search(body) is not None))
@@ -1012,6 +1064,9 @@ def _habit(body: str, habitual: bool = False) -> Found | None:
         not _VOLITIONAL_END.search(remark))
     if routine:
         habitual = True
+    if _weekly_progressive(body):
+        habitual = True
+        body = re.sub(rf"^{_NOW_LEAD}", "", body)  # 「今は」 is no part of the habit
     if not (habitual or _HABIT_CUE.search(body) or _recurring(body)) or (
             _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body) and not routine) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
