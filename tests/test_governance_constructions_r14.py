@@ -8,7 +8,11 @@ this round on), each with the statements around it that must stay as they were.
   〜てくる, a day of one week (今週の金曜) and a progressive of the mind (〜と思ってる,
   楽しみにしてる) stay as they were. Western Japanese progressive and being with おる
   (住んどる, 勤めとります, 飼っとる, 金魚が5匹おるんよ) and the casual っす read as the standard
-  forms; 取る (メモとる) is not a progressive.
+  forms; 取る (メモとる) is not a progressive. The short forms of once a month / week / year
+  (月1で, 月イチ, 週イチ, 年1で) are a frequency; 〜だけは (絶対) + a negative potential
+  (見られない, 乗れない, 食べられへん) is the one thing the speaker cannot bear (a time topic,
+  「今日だけは休めない」, is not); 再開 of something the speaker dropped is a decision (a
+  subject with が, 「工事が再開した」, is something else going on again).
 """
 
 import pytest
@@ -71,4 +75,31 @@ def test_western_progressive_and_being_read_as_standard(text, key):
 @pytest.mark.parametrize("text", ["会議のメモとる", "あとで写真とるよ", "姉は広島に住んどる"])
 def test_take_and_someone_elses_home_stay_as_they_were(text):
     assert "fact:住まい" not in keys(text)
+    assert kinds(text) <= {"fact"}
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("月1で歯のクリーニングに通ってる", "pattern"),
+    ("週イチで近所の銭湯に行ってます", "pattern"),
+    ("年1で人間ドックを受けてる", "pattern"),
+    ("虫だけは絶対触れない", "preference"),
+    ("観覧車だけはどうしても乗れない", "preference"),
+    ("お化け屋敷だけは入れへん", "preference"),
+    ("しばらくサボってた筋トレ、また再開しました", "decision"),
+    ("ブログをぼちぼち再開します", "decision"),
+])
+def test_short_frequencies_only_cannot_and_resume(text, kind):
+    assert kind in kinds(text)
+
+
+def test_only_cannot_is_a_dislike():
+    assert [(c.kind, c.polarity) for c in extract("虫だけは絶対触れない")[0]] == [
+        ("preference", "dislike")]
+
+
+@pytest.mark.parametrize("text", [
+    "今日だけは休めない", "工事が再開した", "連載が再開しました", "兄が筋トレ再開した",
+    "月1回の定例会議がある",
+])
+def test_a_time_something_else_resuming_and_a_meeting_stay_as_they_were(text):
     assert kinds(text) <= {"fact"}

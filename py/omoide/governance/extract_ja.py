@@ -505,6 +505,11 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|駄目|"
          r"最悪|最低|"
          r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
+        # 「Xだけは(絶対)見られない / 乗れない」: the one thing the speaker cannot bear
+        ("only_cannot", "dislike",
+         rf"^{_X}だけは[、,]?(?:絶対(?:に)?|どうしても|ほんとに|本当に|マジで|まじで)?"
+         r"[^、,]{0,4}?(?:られない|れない|[けせてねめべげ]ない|られへん|れへん)(?:んだ|んです|です|"
+         r"よ|ね|わ)*$"),
         ("cannot", "dislike",
          rf"^{_X}(?:は|が)?(?:食べられない|食べられません|食べれない|食べれません|飲めない|"
          r"飲めません|飲まない派|食べない派|食べられへん|食べれへん|飲めへん)"),
@@ -600,7 +605,7 @@ def _preference(body: str, previous: str | None) -> Found | None:
                 meta["over"] = _rival(over)
                 break
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
-        if name in ("hard", "sickens") and (_FEELING_TIME.match(raw) or re.search(
+        if name in ("hard", "sickens", "only_cannot") and (_FEELING_TIME.match(raw) or re.search(
                 r"(?:日|時|とき|頃|季節|天気|雨|気圧)$", raw)):
             continue  # 「今日はしんどい」: how the day feels
         if name == "camp" and _HABIT_CUE.search(raw) and re.search(
@@ -674,6 +679,11 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
         ("start", "like",
          r"^(?P<x>.+?)(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
          r"はじめた|はじめました|はじめます|始まります|始まる|スタートした|スタートします)"),
+        # what the speaker dropped and takes up again (「韓国語、また再開します」); a subject
+        # with が is something else going on again (「工事が再開した」)
+        ("resume", "like",
+         r"^(?P<x>[^、,が]+?)(?:を|も)?[、,]?(?:また|再び|ぼちぼち|そろそろ|ようやく|やっと)?"
+         r"再開(?:します|しました|した|する$|しよう|することにした)"),
         ("act", "like",
          r"^(?P<x>.+?)(?:を|に)(?:[^、。をに]{0,5}?)(?:予約しました|予約した|買いました|買った|注文しました|"
          r"注文した|申し込みました|申し込んだ|エントリーした|エントリーしました|登録した|"
@@ -721,6 +731,8 @@ _HABIT_CUE = re.compile(
     r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
     r"普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ毎|ほとんど|決して|絶対|"
     r"週に?[一二三四五六七0-9]+回?|週一|週二|週三|月に?[一二三0-9]+(?:回|度)|一日おき|"
+    # 「月1で実家に帰ってる」「週イチでジム」: the short form of once a month / week / year
+    r"(?:月|週|年)(?:1|一|イチ|いち)(?:で|は|くらい|ぐらい)|月イチ|週イチ|"
     r"年に?[一二三四五六七八九十0-9]+(?:回|度)|"
     r"(?:ふた|[一二三四五六七八九十0-9]+)(?:月|ヶ月|か月|カ月|週間|日)に(?:[一二三0-9]+(?:回|度)|"
     r"いっぺん)|朝イチ|朝いち|朝一(?:で|に|は)|給料日(?:は|には|に)|"
