@@ -505,6 +505,11 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|駄目|"
          r"最悪|最低|"
          r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
+        # 「Xだけは(絶対)見られない / 乗れない」: the one thing the speaker cannot bear
+        ("only_cannot", "dislike",
+         rf"^{_X}だけは[、,]?(?:絶対(?:に)?|どうしても|ほんとに|本当に|マジで|まじで)?"
+         r"[^、,]{0,4}?(?:られない|れない|[けせてねめべげ]ない|られへん|れへん)(?:んだ|んです|です|"
+         r"よ|ね|わ)*$"),
         ("cannot", "dislike",
          rf"^{_X}(?:は|が)?(?:食べられない|食べられません|食べれない|食べれません|飲めない|"
          r"飲めません|飲まない派|食べない派|食べられへん|食べれへん|飲めへん)"),
@@ -600,7 +605,7 @@ def _preference(body: str, previous: str | None) -> Found | None:
                 meta["over"] = _rival(over)
                 break
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
-        if name in ("hard", "sickens") and (_FEELING_TIME.match(raw) or re.search(
+        if name in ("hard", "sickens", "only_cannot") and (_FEELING_TIME.match(raw) or re.search(
                 r"(?:日|時|とき|頃|季節|天気|雨|気圧)$", raw)):
             continue  # 「今日はしんどい」: how the day feels
         if name == "camp" and _HABIT_CUE.search(raw) and re.search(
@@ -674,6 +679,11 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
         ("start", "like",
          r"^(?P<x>.+?)(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
          r"はじめた|はじめました|はじめます|始まります|始まる|スタートした|スタートします)"),
+        # what the speaker dropped and takes up again (「韓国語、また再開します」); a subject
+        # with が is something else going on again (「工事が再開した」)
+        ("resume", "like",
+         r"^(?P<x>[^、,が]+?)(?:を|も)?[、,]?(?:また|再び|ぼちぼち|そろそろ|ようやく|やっと)?"
+         r"再開(?:します|しました|した|する$|しよう|することにした)"),
         ("act", "like",
          r"^(?P<x>.+?)(?:を|に)(?:[^、。をに]{0,5}?)(?:予約しました|予約した|買いました|買った|注文しました|"
          r"注文した|申し込みました|申し込んだ|エントリーした|エントリーしました|登録した|"
@@ -721,6 +731,8 @@ _HABIT_CUE = re.compile(
     r"毎朝|毎晩|毎日|毎週|毎月|毎年|毎回|毎食|毎夜|まいあさ|まいにち|まいばん|いつも|必ず|常に|"
     r"普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ毎|ほとんど|決して|絶対|"
     r"週に?[一二三四五六七0-9]+回?|週一|週二|週三|月に?[一二三0-9]+(?:回|度)|一日おき|"
+    # 「月1で実家に帰ってる」「週イチでジム」: the short form of once a month / week / year
+    r"(?:月|週|年)(?:1|一|イチ|いち)(?:で|は|くらい|ぐらい)|月イチ|週イチ|"
     r"年に?[一二三四五六七八九十0-9]+(?:回|度)|"
     r"(?:ふた|[一二三四五六七八九十0-9]+)(?:月|ヶ月|か月|カ月|週間|日)に(?:[一二三0-9]+(?:回|度)|"
     r"いっぺん)|朝イチ|朝いち|朝一(?:で|に|は)|給料日(?:は|には|に)|"
@@ -765,6 +777,28 @@ _HABIT_TAIL = re.compile(
 _NEGATIVE_END = re.compile(r"(?:ない|ません|ず|ないように.*|ないこと.*)$")
 
 
+# Western Japanese says the progressive with おる (「住んどる」「乗っとるんよ」「勤めとった」)
+# and being with おる (「金魚が5匹おるんよ」); read as the standard forms the rules know. Only
+# after a te-form's last sound, so 「メモとる」「写真とる」 (取る) stay as they are.
+_DIALECT_PROGRESSIVE = re.compile(
+    r"(?:(?<=[っしいめべれせね])と|(?<=[んい])ど)(る|った|ります|りました|らん)(?![ぁ-ゖ])|"
+    r"(?:(?<=[っしいめべれせね])と|(?<=[んい])ど)(る|った)(?=(?:ん|よ|ね|わ|けど|けん|から)+$)")
+_STANDARD_TAIL = {"る": "いる", "った": "いた", "ります": "います", "りました": "いました",
+                  "らん": "いない"}
+_DIALECT_BEING = re.compile(r"(?<=[がも匹人羽頭])おる(?=(?:ん|よ|ね|わ|けど|けん|から)*$)")
+# 「二十八歳っす」: the casual です
+_CASUAL_DESU = re.compile(r"(?<![安高寒暑熱早遅痛])っす(?=(?:よ|ね|わ)*$)")
+
+
+def _standard(text: str) -> str:
+    """Dialect and casual forms of the progressive, of being and of です, as the standard."""
+    def progressive(match: re.Match[str]) -> str:
+        te = "て" if match.group(0).startswith("と") else "で"
+        return te + _STANDARD_TAIL[match.group(1) or match.group(2)]
+    text = _DIALECT_PROGRESSIVE.sub(progressive, text)
+    return _CASUAL_DESU.sub("です", _DIALECT_BEING.sub("いる", text))
+
+
 def _clean(clause: str) -> str:
     text = unicodedata.normalize("NFKC", clause).strip()
     stripped = _QUOTED.sub("", text)
@@ -772,7 +806,7 @@ def _clean(clause: str) -> str:
         text = stripped
     text = text.rstrip("。.!！~〜ー ")
     text = re.sub(r"(?:笑|w+|ｗ+)$", "", text).rstrip("。.!！ ")
-    return _LEAD.sub("", text).strip(" 、,")
+    return _LEAD.sub("", _standard(text)).strip(" 、,")
 
 
 def refused(text: str) -> bool:
@@ -937,6 +971,8 @@ def _past(body: str, past: re.Match[str], previous: str | None) -> Found | None:
 
 
 def _decision(body: str) -> Found | None:
+    if _weekly_progressive(body):
+        return None  # 「金曜にジムに行っています」: each week, a habit
     future = _FUTURE_LEAD.match(body)
     rest = body[future.end():] if future else body
     for name, polarity, pattern in _DECISIONS:
@@ -1000,6 +1036,34 @@ _PRESENT_END = re.compile(
 _CLOCK = re.compile(r"[0-9一二三四五六七八九十]+時(?:半)?(?:には|までには)")
 
 
+# A weekday (or several: 「火曜と木曜に」「月・水・金に」) or a time of the week, maybe with a
+# time of day, and a present progressive (「金曜にジムに行っています」「今は土曜の朝にバイト
+# してる」): what the speaker does on that day each week. A progressive, not a plain verb
+# (「金曜に友達と会う」 is a plan) nor a past (「金曜にジム行った」) nor 〜てくる (one errand);
+# a day of one week (今週の, 来週の, 今度の) never leads.
+_WEEKDAY = r"(?:[月火水木金土日]曜(?:日)?|土日|平日|週末)"
+_WEEKDAYS = (rf"(?:{_WEEKDAY}|[月火水木金土日](?:曜(?:日)?)?(?:(?:と|・|、)[月火水木金土日]"
+             r"(?:曜(?:日)?)?)+)")
+_NOW_LEAD = r"(?:(?:今|いま|最近|現在|この頃|ここ最近)は?[、,]?\s*)"
+_WEEKLY_TIME = re.compile(
+    rf"^{_NOW_LEAD}?{_WEEKDAYS}(?:の(?:朝|夜|晩|夕方|昼|午前中?|午後|早朝|深夜))?(?:は|に|も|には)"
+    r"[、,]?")
+_PROGRESSIVE_END = re.compile(
+    r"[てで](?:い)?(?:る|ます)(?:んだ|んです|んよ|よ|ね|よね|わ)*$")
+
+
+# A progressive of the mind is about one coming day (「週末に髪切ろうと思ってる」「金曜の
+# ライブを楽しみにしてる」): intending, looking forward, waiting, weighing
+_MIND_PROGRESSIVE = re.compile(r"(?:思っ|考え|楽しみにし|期待し|待っ|迷っ|悩ん|予定し|計画し)"
+                               r"[てで](?:い)?(?:る|ます)")
+
+
+def _weekly_progressive(body: str) -> bool:
+    """「今は金曜にジムに行っています」: a weekly day and an ongoing present."""
+    return (_WEEKLY_TIME.match(body) is not None and _PROGRESSIVE_END.search(body) is not None
+            and _MIND_PROGRESSIVE.search(body) is None)
+
+
 def _recurring(body: str) -> bool:
     return (_FUTURE_LEAD.match(body) is None and _PRESENT_END.search(body) is not None
             and (_WHENEVER.search(body) is not None or _CLOCK.search(body) is not None))
@@ -1012,6 +1076,9 @@ def _habit(body: str, habitual: bool = False) -> Found | None:
         not _VOLITIONAL_END.search(remark))
     if routine:
         habitual = True
+    if _weekly_progressive(body):
+        habitual = True
+        body = re.sub(rf"^{_NOW_LEAD}", "", body)  # 「今は」 is no part of the habit
     if not (habitual or _HABIT_CUE.search(body) or _recurring(body)) or (
             _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body) and not routine) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
