@@ -67,6 +67,7 @@ _LEAD = re.compile(
     r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
     r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
     r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what|"
+    r"i reckon|i suppose|i'?d say|i bet|"
     r"now|nowadays|these days|lately|currently)"
     r"[,!:.]*\s+)*",
     re.IGNORECASE,
@@ -103,6 +104,11 @@ _DECISION_LEAD = re.compile(
     r"june|july|august|september|october|november|december|\d+\w*)|as of (?:today|now|"
     r"this \w+)|from (?:today|tomorrow|next \w+)|this year|next year|this month|next month|"
     r"this week|next week|today|tomorrow|tonight|in the new year|from here on(?: out)?|"
+    r"come (?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|spring|summer|autumn|fall|winter|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"the new year|next \w+)|this is (?:the|my) (?:year|month|summer|week)(?: that| when)?"
+    # ("this is the year I ran my first marathon" tells what was)
+    r"(?= (?:i|we)\b(?! (?:\w+ed|ran|did|went|made|got|had|was|were|took|won|met|became)\b))|"
     # "it's final: …": what follows is the decision
     r"(?:it'?s|that'?s) final|final decision|decision made),?:?\s+",
     re.IGNORECASE,
@@ -130,7 +136,11 @@ _REQUEST = re.compile(
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|someday|some day|maybe|perhaps|who knows|might)\b|"
+    # "maybe once a year": an estimate of how often, not a maybe
+    r"\b(?:if|would|wish|someday|some day|(?:maybe|perhaps)(?! (?:once|twice|\w+ times|\d+ ?x?)"
+    r" (?:a|per|every)\b)|who knows|might)\b|"
+    # "say I won the lottery, …", "suppose we moved abroad": a supposition
+    r"^(?:say|suppose|supposing|imagine|assuming|what if|let'?s say|picture this,?) (?:i|we)\b|"
     r"\b(?:i|we)'d have (?:been|\w+ed|\w+en)\b|^(?:i'?d|we'?d) "
     r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\b(?:over|every (?:single )?"
     r"time|any ?time|hands down)\b)",
@@ -139,7 +149,7 @@ _HYPOTHETICAL = re.compile(
 _REPORTED = re.compile(
     r"\b(?:said(?! (?:yes|no)\b)|(?<!\bi )said|says|(?:people|they|everyone|he|she|you) say|"
     r"told me|tells me|apparently|"
-    r"heard|read that|according to|"
+    r"heard|read that|according to|word is|the word is|rumou?r (?:is|has it)|"
     r"claims?|reckons)\b",
     re.IGNORECASE,
 )
@@ -201,6 +211,13 @@ _DECISION_VERBS = (
 _RIVAL = r"over|rather than|instead of|(?:(?:much|way|far|a lot) )?(?:more|better) than|than"
 _PREFER_SPLIT = re.compile(rf"\s+(?:{_RIVAL})\s+", re.I)
 _PREFER_SPLIT_TO = re.compile(rf"\s+(?:{_RIVAL}|to)\s+", re.I)
+# "a sucker for anything with peanut butter in it", "count me out of anything involving
+# karaoke": the stance is on what is named after "anything with"
+_ANYTHING_WITH = re.compile(
+    r"^(?:anything|everything|any|all) (?:with|involving|containing|to do with|made with|"
+    r"that (?:has|involves|contains))\s+(?=\w)|(?<=\w) in (?:it|them)$", re.IGNORECASE)
+
+
 def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None = None,
                    decision: bool = False) -> tuple[str, dict[str, str]]:
     meta: dict[str, str] = {}
@@ -223,6 +240,7 @@ def _clean_subject(kind: str, raw: str, *, rival_split: re.Pattern[str] | None =
             rival = _TAIL_FILLER.sub("", _TAIL_CUT.sub("", parts[1].strip()))
             x, meta["over"] = parts[0], rival.strip(" .!?;:~*,")
     x = _LEAD_WORDS.sub("", x.strip())
+    x = _ANYTHING_WITH.sub("", x)
     x = _TAIL_FILLER.sub("", x).strip(" ,.!")
     if x:
         first, _, rest = x.partition(" ")
@@ -276,6 +294,10 @@ _JOB_WORDS = re.compile(rf"(?:er|or|ist|ian|ant|ent|{_JOB_NAMES})$", re.IGNORECA
 # or "… a vegetarian" is no job (the suffixes above would say so), and a wrong "job" key
 # lets the next job statement supersede it.
 _JOB_TITLE = re.compile(rf"\b(?:{_JOB_NAMES})s?$", re.IGNORECASE)
+# where one lives: a dwelling, a settlement
+_DWELLING = (r"(?:flat|apartment|house|room|studio|bedroom|bed|bedsit|condo|cottage|loft|"
+             r"bungalow|maisonette|townhouse|duplex|terrace|houseboat|narrowboat|caravan)")
+_SETTLEMENT = r"(?:village|town|city|hamlet|suburb|island|farm|croft|estate)"
 # an age in digits or in words ("thirty-five", "forty one")
 AGE = (r"(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|"
        r"three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -378,6 +400,27 @@ _FACTS = _rules([
      rf"(?:a|an|the|his|her|their|our) (?:family |small |little |tiny |local |tiny little )?"
      rf"(?:[\w-]+ )?{_BUSINESS}\b"),
     ("age", "fact", None, rf"^{IM} (?P<v>\d{{1,3}})(?: years old| yo| y/o)?$"),
+    # "I'm 34, born on Christmas Day": an age, then more about it after the comma
+    ("age", "fact", None, r"^(?:i'?m|i am) (?P<v>\d{1,3})(?: years old| yo| y/o)?,"),
+    # "I'm 6'5", "I'm only 5'2 so…": a height in feet and inches
+    ("height", "fact", None,
+     rf"^{IM} (?:only |just |about |nearly |almost |like )?(?P<v>[4-7]'\s?\d{{1,2}})(?![\w'])"),
+    # "I rent a 1-bedroom above a shop", "we're renting a tiny cottage": where one lives
+    ("home", "fact", None,
+     rf"^{I}(?: share| rent|'m renting|'re renting| am renting| are renting) (?:a|an) "
+     rf"(?:[\w-]+ ){{0,2}}?(?:\w+-)?{_DWELLING}\b"),
+    # "home is a wee village near Perth", "home's a little flat above a bakery"
+    ("home", "fact", None,
+     rf"^home(?: for (?:me|us)| these days| now)?(?:'s| is) (?:a|an) (?:[\w'-]+ ){{0,3}}?"
+     rf"(?:{_DWELLING}|{_SETTLEMENT})\b"),
+    # "I'm doing a part-time masters in…", "slogging through year three of my law degree"
+    ("studies", "fact", None,
+     r"^(?:(?:i'?m|i am|we'?re) )?(?:currently |now |still )?(?:doing|studying for|working "
+     r"(?:on|towards)|halfway through|in the middle of|slogging through|in|on) (?:a |an |my )?"
+     r"(?:(?:first|second|third|fourth|final|last) year of (?:a |an |my )?|year (?:one|two|"
+     r"three|four|five|\d) of (?:a |an |my )?)?(?:part[- ]time |full[- ]time |distance |"
+     r"online |evening )?(?:[\w'-]+ ){0,3}?(?:masters?|master's|phd|degree|diploma|"
+     r"bachelor'?s|mba|msc|bsc|apprenticeship|doctorate|pgce)\b"),
     ("height", "fact", None, rf"^{IM} (?P<v>\d+(?:\.\d+)?) ?(?:cm|m|ft|feet|foot)\b"),
     ("allergy", "fact", None, rf"^{IM} (?:very |really |super )?allergic to (?P<x>.+)"),
     # "amoxicillin gives me hives", "latex brings me out in a rash": a reaction of the body
@@ -393,7 +436,8 @@ _FACTS = _rules([
      rf"left[- ]handed|right[- ]handed|retired|unemployed|self[- ]employed|a twin|twins|"
      rf"an only child|diabetic|colou?r ?blind|deaf|blind)\b"),
     ("attribute", "fact", None,
-     r"^(?:my|our) (?!favou?rite\b|fav\b|fave\b|plan\b|goal\b|resolution\b|new\b|rule\b|"
+     r"^(?:my|our) (?!(?:absolute |all[- ]time |very |most |number one )?(?:favou?rite|fav|fave)\b|"
+     r"plan\b|goal\b|resolution\b|new\b|rule\b|"
      r"new year)(?P<a>[a-z][\w -]{1,30}?)(?:'s| is| are)\s+(?P<v>.+)"),
 ])
 
@@ -457,7 +501,9 @@ _PREFERENCES = _rules([
      r"^(?P<x>(?!i\b|we\b).+?) (?:stress(?:es)? me out|annoys? me|bores? me|scares? me|"
      r"freaks? me out|grosses? me out|makes? me sick|drains? me|"
      r"drives? me (?:crazy|nuts|mad|insane|bonkers|bananas|batty|up the wall|up a wall|"
-     r"(?:a)?round the bend|round the twist)|makes? me (?:itch|itchy|sneeze|gag|queasy|"
+     r"(?:a)?round the bend|round the twist)|makes? my (?:skin crawl|blood boil|teeth itch)|"
+     r"sets? my teeth on edge|makes? me see red|"
+     r"makes? me (?:itch|itchy|sneeze|gag|queasy|"
      r"nauseous|bloated|break out)|gives? me the (?:creeps|ick|heebie-jeebies|willies)|"
      r"gets? on my nerves|bugs? me|irritates? me|makes? me (?:feel )?(?:sick|ill|bad|awful)|"
      r"tires? me out|wears? me out|makes? me want to (?:scream|cry|die|hurl)|"
@@ -505,6 +551,21 @@ _PREFERENCES = _rules([
     ("dont_like", "preference", "dislike",
      rf"^{I} {ADV}(?:don'?t|do not|never|didn'?t ever|no longer) {ADV}(?:like|love|enjoy|"
      rf"care for|dig|fancy)\s+(?P<x>.+)"),
+    # "I've never been able to get into jazz", "I just can't get into podcasts"
+    ("cant_get_into", "preference", "dislike",
+     rf"^{I}\s*(?:'ve|have)? {ADV}(?:never been able to|could never|can never|never could|"
+     rf"can'?t|cannot) {ADV}(?:get into|warm to|get on with|get behind)\s+(?P<x>.+)"),
+    # "count me out of anything involving karaoke": a standing no to a kind of thing
+    ("count_out", "preference", "dislike",
+     r"^count (?:me|us) out (?:of|for|on|when it comes to) (?P<x>(?:anything|everything|"
+     r"any|all)\b.+)"),
+    # "the sound of someone chewing = pure rage", "a hot bath after a run = bliss"
+    ("equals_bad", "preference", "dislike",
+     r"^(?P<x>[^=<>]{2,60}?)\s*=\s*(?:pure |absolute |actual |literal |instant )?(?:rage|"
+     r"torture|hell|misery|agony|nightmare fuel|my nightmare|my kryptonite)\b"),
+    ("equals_good", "preference", "like",
+     r"^(?P<x>[^=<>]{2,60}?)\s*=\s*(?:pure |absolute |actual |literal |instant )?(?:bliss|"
+     r"heaven|joy|happiness|perfection|my happy place)\b"),
     ("hate", "preference", "dislike",
      rf"^{I} {ADV}(?:hate|dislike|detest|loathe|despise|can'?t stand|cannot stand|refuse to|"
      rf"can'?t handle|can'?t bear|can'?t tolerate|can'?t eat|can'?t drink|can'?t do|"
@@ -589,13 +650,15 @@ _DECISIONS_STRONG = _rules([
      rf"to|aren'?t going to) (?:get|be) (?:renewed|extended|replaced|repaired|used|reinstalled|"
      rf"reactivated|touched)\b"),
     ("thing_gone", "decision", "dislike",
-     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?) (?:gets?|is getting|"
-     rf"are getting|'s getting|'re getting) (?:deleted|uninstalled|cancell?ed|sold|donated|"
+     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?)"
+     rf"(?: gets?| get| is getting| are getting|'s getting|'re getting| 's getting) "
+     rf"(?:deleted|uninstalled|cancell?ed|sold|donated|"
      rf"binned|dumped|ditched|returned|scrapped|recycled|thrown out|given away|listed)\b"
      rf"(?(t).*|(?=.*\b{_FUTURE}))"),
     ("thing_change", "decision", "like",
-     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?) (?:gets?|is getting|"
-     rf"are getting|'s getting|'re getting) (?:(?:a |an )?(?:fresh |new |second )?(?:coat|lick) "
+     rf"^(?:(?P<t>{_FUTURE}),? )?(?P<x>(?!{_NOT_MINE}\b)[\w' -]{{2,40}}?)"
+     rf"(?: gets?| get| is getting| are getting|'s getting|'re getting| 's getting) "
+     rf"(?:(?:a |an )?(?:fresh |new |second )?(?:coat|lick) "
      rf"of|a makeover|a deep clean|an overhaul|a refresh|(?:re)?painted|shaved|chopped|cut|dyed|"
      rf"replaced|upgraded|renovated)\b"
      rf"(?(t).*|(?=.*\b{_FUTURE}))"),
@@ -610,11 +673,21 @@ _DECISIONS_STRONG = _rules([
      r"^(?P<x>(?!it\b|that\b|this\b|his\b|her\b|their\b|your\b)[\w -]{2,40}?) (?:is|are|'s|'re) "
      r"(?:getting|being) (?:deleted|cancell?ed|sold|dumped|uninstalled|ditched|binned)\b"),
     ("booked", "decision", "like",
-     r"^(?P<x>(?!it\b|that\b|this\b).+?) (?:is|are|'s) (?:all |finally |now )?(?:booked|"
+     r"^(?P<x>(?!it\b|that\b|this\b|i\b|we\b).+?) (?:is|are|'s) (?:all |finally |now )?"
+     r"(?:booked|bought|"
+     r"purchased|"
      r"scheduled|planned|set|confirmed|arranged|ordered|paid for|sorted|happening)\b"),
     ("put_up", "decision", "dislike",
      rf"^{I} (?:just |finally )?(?:put|are putting|'re putting|'m putting) (?P<x>.+?) "
      rf"(?:on the market|up for sale|up for adoption)\b"),
+    # "my resignation's in", "notice is officially in": a job left
+    ("bare_quit", "decision", "dislike",
+     r"^(?:my|our) (?:resignation|notice)(?:'s| is) (?:officially |finally |now )?in\b(?P<x>)"),
+    # "the flat's on the market as of today", "my car is up for sale": a thing of one's own
+    # to be sold
+    ("on_market", "decision", "dislike",
+     rf"^(?:my|our|the) (?P<x>{_DWELLING}|home|place|car|bike|van|motorbike|boat)(?:'s| is) "
+     r"(?:now |officially |finally )?(?:on the market|up for sale)\b"),
     ("bare_quit", "decision", "dislike",
      rf"^(?:{I}|{IM}) (?:just |finally |officially )?(?:quit|quitting|resigned|resigning)"
      # "I resigned last month": when, not what
@@ -673,12 +746,17 @@ _RECURRING_TIME = re.compile(
     r"days? off|sick days?|rainy days?|road trips?|long drives?|flights?|holidays?|"
     r"christmas|birthdays?)\b",
     re.IGNORECASE)
+_DAY_SHORT = rf"(?:{WEEKDAY}s?|mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)"
+_DAY_LIST = re.compile(rf"(?:{_DAY_SHORT}(?:,? (?:and |& |\+ )?|/)){{1,6}}{_DAY_SHORT}",
+                       re.IGNORECASE)
 _HABIT_FIRST_THING = re.compile(
     r"^(?:the )?(?:first|last) thing (?:i|we) do (?:every|each|in the|on) [\w ]{2,20}? is "
     r"(?:to )?(?P<x>.+)", re.IGNORECASE)
 _TIME_LEAD_WIDE = re.compile(
     r"^(?P<t>(?:(?:every|each|most|on|after|before|during|around|when|whenever) (?:[\w']+ ){0,4}?"
-    r"[\w']+)|(?:once|twice|\w+ times|\d+ ?x) (?:a|per|every) \w+|"
+    r"[\w']+)|"
+    # "mon wed fri I …", "tues/thurs we …": a list of weekdays
+    rf"{_DAY_LIST.pattern}|(?:once|twice|\w+ times|\d+ ?x) (?:a|per|every) \w+|"
     r"\w+ (?:times|nights|days|mornings) out of \w+),?\s+"
     r"(?P<rest>(?:i|we)\b.*)$", re.IGNORECASE)
 # "when(ever) X, I Y" moved behind: the condition recurs ("when I'm stressed I bake"), unless
@@ -763,6 +841,7 @@ _FACTS_LATE = _rules([
 ])
 
 _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give up on|gave up|"
+         r"pulled the plug on|pulling the plug on|pull the plug on|"
          r"giving up|give up|dropped|dropping|"
          r"cancell?ed|cancell?ing|cancel|cut out|cutting out|cut back on|cutting back on|"
          r"cut down on|cutting down on|ditched|ditching|deleted|deleting|unsubscribed from|"
@@ -814,7 +893,14 @@ _NOT_ATTRIBUTE = re.compile(
     r"my favou?rite|my go-to|overrated|"
     r"the \w+est (?:\w+ )?(?:i'?ve|i|we) (?:ever )?(?:own|owned|bought|had|tried)|"
     r"(?:all |finally |officially |now )?(?:secured|locked in|booked|confirmed|submitted|"
-    r"reserved|paid for|sorted))\b)",
+    r"reserved|paid for|sorted))\b|"
+    # a notice handed in, a home put on the market: decisions (``_DECISIONS_STRONG``)
+    r"(?:resignation|notice)(?:'s| is) (?:officially |finally |now )?in\b|"
+    r"[\w -]{1,30}?(?:'s| is) (?:now |officially |finally )?(?:on the market|up for sale)\b|"
+    # "my head's a bit sore today", "my back is killing me right now": how it is today, not
+    # a lasting attribute
+    r"[\w -]{1,30}?(?:'s| is| are) .*\b(?:today|tonight|right now|rn|atm|at the moment|"
+    r"this (?:morning|afternoon|evening))[.!]*$)",
     re.IGNORECASE)
 
 
@@ -941,7 +1027,8 @@ def _clean(clause: str) -> str:
 _MY_DROPPED = re.compile(
     r"^(?:(?P<kin>(?:older|younger|big|little|baby|twin|eldest|youngest|lil) (?:bro|sis|"
     r"brother|sister))|the (?P<the>wife|hubby|husband|missus|kids|boyfriend|girlfriend|"
-    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny)(?='s\b|"
+    r"in-laws)|(?P<parent>mum|mom|dad|mama|papa|grandma|grandpa|nan|gran|granny|hubby|wifey|"
+    r"husband|wife|missus)(?='s\b|"
     r" (?:just )?(?:turns|turned|is turning|works|runs|owns|lives|teaches)\b))\b",
     re.IGNORECASE)
 _WITH_ME = re.compile(
@@ -963,6 +1050,7 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(?:just |finally |also |already )?(?:ordered|bought|booked|signed up|"
                 r"started|stopped|quit|switched|joined|entered|registered|cancell?ed|deleted|"
                 r"adopted|picked|chose|decided|moved|applied|enrolled|sold|gave up|pulled|"
+                r"unsubscribed|"
                 r"took|went for)\b", re.I),
      "I "),
     (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
@@ -972,6 +1060,7 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(?:could (?:eat|drink|watch|listen to|live on|live off)|put (?:down|in) (?:a|an"
                 r"|the))\b", re.I), "I "),
     (re.compile(r"^(?:really |much )?rather\b", re.I), "I'd "),
+    (re.compile(r"^(?:can'?t|cannot) (?:[\w'-]+ ){1,4}?without\b", re.I), "I "),
     (re.compile(r"^been (?:working|living|studying)\b", re.I), "I've "),
     (re.compile(rf"^(?:about to turn|turning) {AGE}\b", re.I), "I'm "),
     (re.compile(r"^(?:not (?:a (?:big |huge )?fan|into|big on|keen on|a \w+ person)|(?:a )?"
@@ -983,7 +1072,18 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+# "usually I'll batch-cook on Sundays", "I'll normally walk": the will of a habit, no plan
+_HABITUAL_WILL = re.compile(
+    r"^(?:(?P<a>usually|normally|generally|typically|often|sometimes),? (?P<i>i|we)(?:'ll| will)"
+    r"|(?P<i2>i|we)(?:'ll| will) (?P<a2>usually|normally|generally|typically|often|sometimes))"
+    r"\b", re.IGNORECASE)
+
+
 def _pro_drop(text: str) -> str:
+    will = _HABITUAL_WILL.match(text)
+    if will:
+        return f"{will.group('i') or will.group('i2')} {will.group('a') or will.group('a2')}" + (
+            text[will.end():])
     for pattern, subject in _PRO_DROP:
         if pattern.match(text):
             return subject + text[0].lower() + text[1:]
@@ -994,6 +1094,11 @@ _STANCE_REQUEST = re.compile(r"^give me .+\b(?:over|any day|every time|anytime|a
                              re.I)
 
 
+# "quick q: roughly how many cups in a litre": a question labelled as one
+_QUESTION_LABEL = re.compile(r"^(?:quick |random |silly |dumb |stupid |small |serious )?"
+                             r"(?:q|qn|question)\s*:", re.IGNORECASE)
+
+
 def refused(text: str) -> bool:
     """Questions, requests, wishes, hypotheticals and reported speech state nothing about
     the speaker ("give me X over Y" is a stance, not a request)."""
@@ -1001,14 +1106,20 @@ def refused(text: str) -> bool:
         return False
     return bool(
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
+        or _QUESTION_LABEL.match(text)
         or _HYPOTHETICAL.search(text) or _REPORTED.search(text) or _QUESTION_TAIL.search(text)
     )
 
 
 # "brown rice vs quinoa, which has more protein": the question after a comma
+# (", which is rubbish for presents" after a statement is a remark on it: "which is/are"
+# asks only with a comparison after it)
 _QUESTION_TAIL = re.compile(
-    r",\s*(?:which|what|who|how|where|why|when)(?:'s)? (?:is|are|has|have|do|does|did|one|"
-    r"should|would|can|could|of|gives?|makes?)\b", re.IGNORECASE)
+    r",\s*(?:(?:which|what)(?:'s| is| are) (?:the )?(?:better|best|worse|worst|more|less|"
+    r"most|least|\w+er|\w+est|right|correct|healthier|cheaper|preferable)\b|"
+    r"(?:which|what|who|how|where|why|when)(?:'s)? (?:has|have|do|does|did|one|"
+    r"should|would|can|could|of|gives?|makes?)\b|(?:who|how|where|why|when)(?:'s)? (?:is|are)\b)",
+    re.IGNORECASE)
 
 
 def _resolve(subject: str, previous: str | None) -> str | None:
@@ -1100,6 +1211,8 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         habitual = not _WHEN_PAST.search(f"{lead} {' '.join(rest.split()[:3])}") and bool(
             _WHEN_LEAD.match(lead) or _SITUATION_LEAD.match(lead) and not _IRREGULAR_PAST.search(
                 " ".join(rest.split()[:3])))
+        habitual = habitual or bool(re.match(r"(?:most|every|each)\b", lead, re.I) and (
+            _RECURRING_TIME.search(lead))) or bool(_DAY_LIST.fullmatch(lead))
         text = rest if future_lead else f"{rest} {lead}"
     decision_lead = _DECISION_LEAD.match(text) or deliberation
     if decision_lead and not deliberation:
@@ -1250,7 +1363,30 @@ _HABIT_NO_AFTER = re.compile(
     re.IGNORECASE)
 
 
+# "can't leave the house without checking the hob", "I can't sleep without a fan on": what
+# the speaker always does or needs for it
+_CANT_WITHOUT = re.compile(
+    r"^(?:i|we) (?:can'?t|cannot|could never|can never) (?!(?:believe|imagine|wait|think|"
+    r"understand|say|tell|do (?:it|this|that))\b)(?:[\w'-]+ ){1,4}?without (?P<x>.+)",
+    re.IGNORECASE)
+# "my rule: no screens at the table", "house rule: shoes off at the door"
+_HABIT_RULE_LEAD = re.compile(
+    r"^(?:my|our|house|golden|one|family) (?:(?:golden|house|one|little|strict|personal|"
+    r"iron|number one) )?rule\s*:\s*(?P<head>.+)", re.IGNORECASE)
+
+
 def _habit(text: str, habitual: bool = False) -> Found | None:
+    without = _CANT_WITHOUT.match(text)
+    if without:
+        subject = _clean_subject("pattern", without.group("x"))[0]
+        if subject and not _DEICTIC_SUBJECT.match(subject):
+            return "pattern", "like", subject, {}
+    rule = _HABIT_RULE_LEAD.match(text)
+    if rule:
+        head = rule.group("head")
+        polarity = "dislike" if negated(head) or re.match(r"no\b", head, re.I) else "like"
+        subject = _clean_subject("pattern", head)[0]
+        return ("pattern", polarity, subject, {}) if subject else None
     means = _HABIT_MEANS.match(text)
     if means and _RECURRING_TIME.search(means.group("t")) and not _OTHER_PERSON.match(
             means.group("t")):
