@@ -157,3 +157,23 @@ def test_english_refusals_never_reach_the_stage(text):
 ])
 def test_english_no_plan_of_the_speakers_in_a_past_or_someone_elses_change(text):
     assert "decision" not in kinds(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I unsubscribed from every mailing list this morning",
+    "I deleted every game off my laptop yesterday",
+    "we returned every gift last night",
+])
+def test_every_one_of_some_things_done_once_is_no_habit(text):
+    """"every newsletter" is every one of them, not a recurring time: with a time that
+    happened once the clause reports an event ("I walk every morning" stays a habit)."""
+    assert "pattern" not in kinds(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I walk every morning",
+    "I read every review before I buy anything",
+    "I cycle to work every day, but today I took the bus",
+])
+def test_every_recurring_time_stays_a_habit(text):
+    assert "pattern" in kinds(text)

@@ -700,6 +700,14 @@ _DECISIONS_STRONG = _rules([
      rf"^(?:{I}(?:'ve| have)?\s+)?(?:decided|settled|landed) on\s+(?P<x>.+)"),
 ])
 
+# "every app", "every page": every one of some things, not a recurring time; with a time
+# that happened once ("yesterday", "this morning") the clause reports an event
+_EVERY_THING = re.compile(
+    r"ev(?:e)?ry (?!(?:day|night|morning|evening|afternoon|week|weekend|month|year|time|"
+    r"single|other|\w+day|\w+days)\b)\w+", re.I)
+_ONCE = re.compile(r"\b(?:yesterday|last night|this (?:morning|afternoon|evening)|today|"
+                   r"tonight|just now|earlier)\b", re.I)
+
 _HABIT_CUE = re.compile(
     rf"\b(?:usually|always|often|normally|generally|typically|regularly|habitually|"
     rf"frequently|constantly|daily|nightly|weekly|monthly|every ?day|ev(?:e)?ry \w+|"
@@ -1441,6 +1449,9 @@ def _habit(text: str, habitual: bool = False) -> Found | None:
     match = _HABIT_SUBJECT.match(text)
     if not match or not (habitual or _HABIT_CUE.search(text) or _HABIT_ENDED.match(text)):
         return None
+    if not habitual and _ONCE.search(text) and not any(
+            not _EVERY_THING.fullmatch(cue.group(0)) for cue in _HABIT_CUE.finditer(text)):
+        return None  # "I deleted every app yesterday": done once, to every one of them
     polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
     raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "
                  r"point of not|no longer|not|used to)\s+)+", "",
