@@ -706,9 +706,9 @@ def main() -> None:
     name = args.name or f"governance_train_{args.model.split('/')[-1]}"
     # each setting's rates, not its per-split counts: with them a full sweep's file was
     # 10 MB (1,120 settings x 15 splits), the rates are what the table and the choice use
-    rates = [{k: v for k, v in row.items() if k != "counts"} for row in sweep]
+    swept = [{k: v for k, v in row.items() if k != "counts"} for row in sweep]
     write_results(name, {"benchmark": "governance_train", "machine": machine_info(),
-                         **summary, "sweep": rates, "veto_sweep": veto_sweep,
+                         **summary, "sweep": swept, "veto_sweep": veto_sweep,
                          "seconds": round(seconds, 2)}, markdown)
 
 
