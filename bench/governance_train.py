@@ -3,8 +3,8 @@
 Training data: the training splits of the labelled extraction set ONLY (``dev``, ``dev2``,
 ``dev3`` and, from round 10 on, the earlier blind splits ``blind`` .. ``blind8``, from round
 11 on ``blind9`` too, from round 13 on ``blind10``, ``blind11`` and ``train13``, from round 14
-on ``blind12`` and ``blind13``, both languages; never ``heldout``, ``calib`` or ``blind14``,
-the unseen measure), plus
+on ``blind12``, ``blind13``, ``train14a`` and ``train14b``, both languages; never
+``heldout``, ``calib``, ``blind14`` or ``blind15``, the unseen measure), plus
 the prototype
 phrases (``prototypes.json``) and the training-only phrases of
 ``bench/data/clause_training_phrases.json``. Each message is cut into clauses as ``extract``
@@ -86,11 +86,12 @@ LABELS = (*KINDS, NONE)
 # round 10). Round 13 adds blind10 and blind11 (the unseen measure of rounds 11-12) and
 # train13 (a new author's round written as training data, 128 statements + 70 negatives per
 # language; the e5 weights trained on it were not shipped: they gained nothing on the unseen
-# splits, BENCHMARKS round 13). Round 14 adds blind12 and blind13: blind14 and heldout are
-# the unseen measure now.
+# splits, BENCHMARKS round 13). Round 14 adds blind12 and blind13, then train14a and
+# train14b (two new authors' training splits): blind14, blind15 and heldout are the unseen
+# measure now.
 TRAIN_SPLITS = ("dev", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
                 "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "train13",
-                "blind12", "blind13")
+                "blind12", "blind13", "train14a", "train14b")
 # Written to choose the acceptance threshold only (round 9): never an example, its
 # probabilities come from the model trained on every dev round (``calibration_probabilities``)
 CALIB_SPLITS = ("calib",)
