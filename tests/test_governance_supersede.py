@@ -943,3 +943,31 @@ def test_a_move_ahead_wished_or_of_someone_else_leaves_the_home(after):
     e, first, _ = said_after("I live with my parents.", after)
     assert_still_live(e, first)
 
+
+
+@pytest.mark.parametrize("before, after", [
+    ("コーヒー派です。", "コーヒー派から紅茶派になりました。"),
+    ("犬派です", "最近、犬派をやめて猫派に転向した"),
+    ("I'm a cat person.", "I went from a cat person to a dog person."),
+    ("I'm a cat person.", "I used to be a cat person but now I'm a dog person."),
+    ("I'm a morning person.", "I'm no longer a morning person."),
+])
+def test_a_camp_left_for_another_is_history(before, after):
+    """「コーヒー派です」, then 「コーヒー派から紅茶派になりました」: the new camp was keyed
+    `preference:コーヒー派_紅茶` and both stayed live, so the character offered coffee. A camp
+    the user says they left (both named) is now history, restorable."""
+    e, first, items = said_after(before, after)
+    assert [i.supersedes for i in items if i.supersedes] == [first.memory_id], items
+    assert trashed(e)[first.memory_id].text == before
+
+
+@pytest.mark.parametrize("before, after", [
+    ("コーヒー派です。", "今は紅茶派です。"),  # no camp named as left: which camps compete is
+    ("I'm a cat person.", "I'm a dog person now."),  # not guessed
+    ("犬派です", "コーヒー派から紅茶派になりました。"),  # another camp left
+    ("I'm a cat person.", "My sister went from a cat person to a dog person."),
+    ("I'm a cat person.", "I used to be a cat person and I still am."),
+])
+def test_a_camp_not_said_as_left_stays(before, after):
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)

@@ -286,6 +286,18 @@ class DedupIndex:
                and (polarity is None or polarity_of(m) == polarity)]
         return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
 
+    def left_camp(self, kind: str, key: str, was: str) -> str | None:
+        """The live liking of the camp the candidate says the user left for its own
+        (「コーヒー派から紅茶派になった」, "I went from a cat person to a dog person"): keyed by
+        ``was``, of the same kind. The newest, else None. Both camps are named by the user,
+        so no guess is made about which camps compete (a bare 「今は紅茶派」 retires nothing)."""
+        old = make_key(kind, was)
+        if old is None or old == key:
+            return None
+        ids = [i for i in self._holders(old) if (m := self.current(i)).kind == kind
+               and polarity_of(m) == "like"]
+        return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
+
     def ended_activity(self, kind: str, key: str, polarity: str | None, text: str,
                        near: list[tuple[Memory, float]]) -> Match | None:
         """The live habit or plan of the same activity under another key that the candidate
@@ -330,9 +342,11 @@ class DedupIndex:
 
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
-              over: str | None = None, died: str | None = None) -> Match | None:
+              over: str | None = None, died: str | None = None,
+              was: str | None = None) -> Match | None:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
-        candidate's rival, ``reversed_comparison``), else same key (any kind, any polarity:
+        candidate's rival, ``reversed_comparison``), else the camp it left (``was``,
+        ``left_camp``), else same key (any kind, any polarity:
         the caller merges or supersedes), else the job fact a job given up ends
         (``ended_slot``), else a habit or plan it ends or takes up again under another key
         (``ended_activity``) or moves to another time (``moved_habit``), or the fact naming a
@@ -347,6 +361,10 @@ class DedupIndex:
             flipped = self.reversed_comparison(kind, key, over, polarity)
             if flipped is not None:
                 return Match(flipped, "reversed comparison", None)
+        if key is not None and was:
+            left = self.left_camp(kind, key, was)
+            if left is not None:
+                return Match(left, "camp left", None)
         if key is not None:
             ids = self._holders(key)
             if ids:

@@ -548,6 +548,16 @@ _PREFERENCES = _rules([
     ("used_to", "preference", "dislike",
      rf"^{I} {ADV}used to {ADV}(?:like|love|enjoy|adore|be (?:really |so )?(?:into|a (?:big |"
      rf"huge )?fan of|obsessed with))\s+(?!.*\b(?:still|too)\b)(?P<x>.+)"),
+    # a camp left: "I used to be a cat person", "I'm no longer a morning person" (the live
+    # "I'm a cat person" becomes its history)
+    ("used_to_person", "preference", "dislike",
+     rf"^(?:{I} {ADV}used to be|{IM} no longer) (?:a |an )(?P<x>[\w-]+(?: [\w-]+)?) "
+     r"(?:person|people|lover|fan|kind of (?:guy|girl|person))\b(?!.*\b(?:still|too)\b)"),
+    # "I went from a cat person to a dog person": the camp now, and the one left (``was``)
+    ("camp_switch", "preference", "like",
+     rf"^{I} {ADV}(?:went|switched|converted|turned|changed) from (?:being )?(?:a |an )"
+     r"(?P<was>[\w-]+(?: [\w-]+)?) (?:person|lover|fan) (?:to|into) (?:being )?(?:a |an )"
+     r"(?P<x>[\w-]+(?: [\w-]+)?) (?:person|lover|fan)\b"),
     ("dont_like", "preference", "dislike",
      rf"^{I} {ADV}(?:don'?t|do not|never|didn'?t ever|no longer) {ADV}(?:like|love|enjoy|"
      rf"care for|dig|fancy)\s+(?P<x>.+)"),
@@ -1286,7 +1296,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, subject, {"value": (groups.get("v") or groups["x"]).strip()}
         raw = groups["x"]
         if name not in ("prefer", "dont_like", "hate", "grown_to", "fan", "not_fan",
-                        "rather", "person", "not_person") and (
+                        "rather", "person", "not_person", "used_to_person", "camp_switch") and (
                 _OTHER_PERSON.match(raw) or re.match(rf"(?:{I}|{IM}|i'\w+)\b", raw, re.I)):
             continue  # a stance predicate on a thing, not on a person or a clause
         prefer = name == "prefer" and re.search(r"\bprefer\b", text, re.I)
@@ -1297,6 +1307,8 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         subject, meta = _clean_subject(kind, raw, rival_split=splitter)
         if groups.get("over"):
             meta["over"] = _clean_subject(kind, groups["over"])[0]
+        if groups.get("was"):
+            meta["was"] = _clean_subject(kind, groups["was"])[0]
         subject = _resolve(subject, previous) if subject else None
         if subject:
             return kind, polarity, subject, meta

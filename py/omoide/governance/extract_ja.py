@@ -527,6 +527,12 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"(?!(?:では|じゃ|くない|くありません|(?:って|という|な)(?:わけ|訳)|(?:わけ|訳)"
          r"(?:では|じゃ)))"),
         ("prefer", "like", rf"^{_X}(?:が|は|を)?(?:好み|好む|好んで)(?!焼)"),  # not お好み焼き
+        # 「コーヒー派から紅茶派になった」「犬派をやめて猫派に転向」: a camp left for another
+        # (``was``: the live camp it retires, ``DedupIndex.left_camp``)
+        ("camp_switch", "like",
+         r"^(?:(?:最近|今|ついに|とうとう|すっかり)は?、?)?(?P<was>[^、。はが]+?)派?"
+         r"(?:から|をやめて|を卒業して)(?P<x>[^、。]+?)派(?:に|へ)"
+         r"(?:なった|なりました|なってきた|変わった|変わりました|転向|鞍替え|移った|移りました)"),
         # 「紅茶派になりました」「すっかりインドア派になった」: a camp the speaker has come to
         ("camp", "like", rf"^{_X}派(?:です|だ|なんです|かな|になりました|になった|になってきた|"
                          r"になりつつある|に転向(?:した|しました)|$)"),
@@ -599,6 +605,8 @@ def _preference(body: str, previous: str | None) -> Found | None:
             # (a kind of thing as the topic, 「紅茶はアールグレイ一筋」, stays the user's)
             raw = f"{ja_subject(topic)}_{ja_subject(raw)}"
         meta: dict[str, str] = {"over": _rival(groups["over"])} if groups.get("over") else {}
+        if groups.get("was"):
+            meta["was"] = _rival(groups["was"])
         for sep in ("よりも", "より"):  # the longer first: 「猫よりも犬派」 is 犬, not も犬
             if sep in raw:
                 over, _, raw = raw.rpartition(sep)

@@ -441,10 +441,11 @@ def ingest(
             report.items.append(item)  # nothing written: not in the audit log
             continue
         polarity = candidate_polarity(candidate)
-        over, died = candidate.meta.get("over"), candidate.meta.get("died")
+        over, died, was = (candidate.meta.get(name) for name in ("over", "died", "was"))
         found = index.match(candidate.kind, candidate.key, vector, polarity,
                             text=candidate.text, over=over if isinstance(over, str) else None,
-                            died=died if isinstance(died, str) else None)
+                            died=died if isinstance(died, str) else None,
+                            was=was if isinstance(was, str) else None)
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = fitted({**extra_meta, **candidate.meta, "via": candidate.via,
@@ -462,10 +463,10 @@ def ingest(
         how = found.reason + (f" (cosine {found.cosine})" if found.cosine is not None else "")
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
-        # a new value of what the live memory holds: a comparison reversed, a habit moved to
-        # another time, a death of the one it names, or a new value of its key
+        # a new value of what the live memory holds: a comparison reversed, a camp left, a
+        # habit moved to another time, a death of the one it names, or a new value of its key
         renewed = not contradiction and (
-            found.reason in ("reversed comparison", "habit moved", "died")
+            found.reason in ("reversed comparison", "camp left", "habit moved", "died")
             or gives_a_new_value(existing, candidate))
         if contradiction or renewed:  # the candidate as a memory of its own
             # the user's pin is on the slot: the new value keeps it (and the hot tier)
