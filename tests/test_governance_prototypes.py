@@ -28,11 +28,11 @@ def classifier(request, e5):
 
 HABIT_PARAPHRASE = "Sundays mean pancakes in my house"
 # Round 14's e5 weights (round 13's: pattern 0.68 / none 0.29; round 11's: 0.71 / 0.28) read
-# the paraphrase as pattern 0.42, none 0.56, and the English rule they chose (1 - p(none) >=
-# 0.8) refuses it: a known miss, kept as a strict xfail (as in round 10's pass (a)) so that
+# the paraphrase as pattern 0.59, none 0.38, and the English rule they chose (1 - p(none) >=
+# 0.9) refuses it: a known miss, kept as a strict xfail (as in round 10's pass (a)) so that
 # weights storing it again turn the test back on.
-HABIT_REFUSED = ("round 14's e5 weights: pattern 0.42 / none 0.56 under the English statement "
-                 "rule at 0.8")
+HABIT_REFUSED = ("round 14's e5 weights: pattern 0.59 / none 0.38 under the English statement "
+                 "rule at 0.9")
 
 
 @pytest.mark.parametrize(("text", "kind"), [
@@ -59,17 +59,8 @@ def test_the_learned_stage_reads_a_habit_by_its_recurrence(e5):
     vector = unit_vectors(e5, [HABIT_PARAPHRASE])[0]
     with_cue = stage.weights.probabilities(vector, HABIT_PARAPHRASE)
     without = stage.weights.probabilities(vector, "")  # the same vector, no cue in the text
-    assert with_cue["pattern"] > 2 * without["pattern"]  # round 14: 0.42 against 0.11
-    assert with_cue["pattern"] == max(p for label, p in with_cue.items() if label != "none")
-
-
-@pytest.mark.xfail(strict=True, reason=HABIT_REFUSED)
-def test_the_learned_stage_reads_the_habit_paraphrase_as_a_habit_first(e5):
-    from omoide.governance.prototypes import unit_vectors
-
-    vector = unit_vectors(e5, [HABIT_PARAPHRASE])[0]
-    probs = classifier_for(e5).weights.probabilities(vector, HABIT_PARAPHRASE)
-    assert max(probs, key=probs.get) == "pattern"
+    assert with_cue["pattern"] > 2 * without["pattern"]  # round 14: 0.59 against 0.18
+    assert max(with_cue, key=with_cue.get) == "pattern"
 
 
 @pytest.mark.xfail(strict=True, reason=HABIT_REFUSED)
