@@ -188,7 +188,7 @@ KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
 SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
           "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13",
-          "train13", "blind14", "train14a", "train14b", "blind15", "calib")
+          "train13", "blind14", "train14a", "train14b", "blind15", "blind16", "calib")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 
 
