@@ -129,6 +129,21 @@ third-person reports, requests and other non-statements). Each row carries a fix
   the used-up topics (coffee, tea, gym, cats, dogs, ramen, sushi, running, Spanish);
   negatives as near-misses. Below 0.37 on the overlap checker (56 first drafts rewritten,
   5 twice); scored with the extractor of the round's start as the baseline, then only scored.
+- ``train14a`` and ``train14b``: training splits by two new authors of round 14 (128
+  statements + 70 negatives per language each): diary-style reflective notes of adults in
+  mid-life and older (indirect statements in subordinate clauses; です/ます and だ/である), and
+  fast chat of teens and students (slang, abbreviations, emoji; ネットスラング, 〜しか勝たん,
+  western dialect). One train14b row met a blind15 row (0.43) and was rewritten.
+- ``blind15``: 64 statements + 35 negatives per language, written by a helper of round 14
+  before reading the rules or other splits' rows beyond the format (8 rows), while train14a
+  and train14b were written: messages to an AI assistant or agent the user works with daily
+  (tool and workflow preferences, project and life decisions, work and study habits, facts
+  about the user's setup and life; statements inside instructions to the assistant). Below
+  0.37 on the overlap checker (37 drafts rewritten). Scored with the extractor before
+  train14a/b were trained on, then with it.
+- ``blind16``: the round's last unseen split, a broad everyday mix written after every rule
+  and weight of the round, scored once with them (and at the commits before, for
+  comparison).
 - ``train13``: a training split by a new author of round 13 (never measured as unseen):
   128 statements (32 per kind) + 70 negatives per language, written for breadth of
   phrasing (indirect dislikes, decisions as states of things, habits through their
