@@ -68,6 +68,9 @@ _LEAD = re.compile(
     r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
     r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what|"
     r"i reckon|i suppose|i'?d say|i bet|"
+    # "be honest, should I …" is still a question; "I'll admit (that) …" still a statement
+    r"be honest|be real|real talk|i'?ll admit(?: that)?|i (?:must|have to|gotta) admit(?: that)?|"
+    r"i'?ll confess(?: that)?|admittedly|truth be told|"
     r"now|nowadays|these days|lately|currently)"
     r"[,!:.]*\s+)*",
     re.IGNORECASE,
@@ -361,7 +364,8 @@ _FACTS = _rules([
     ("hometown", "fact", None, rf"^{IM} (?:originally )?from\s+"),
     ("job", "fact", None,
      r"^i(?: work|'m working| am working| currently work)(?: remotely| full[- ]time| "
-     r"part[- ]time| freelance| from home)? (?:as|in)\b"),
+     r"part[- ]time| freelance| from home| nights| days| weekends| evenings| mornings)? "
+     r"(?:as|in)\b"),
     ("job", "fact", None, r"^i work (?:night|day|early|late|double)? ?shifts?\b"),
     ("job", "fact", None,
      r"^i (?:do|work|pull) (?:the )?(?:night|graveyard|early|late|day|double|morning|evening) "
@@ -457,6 +461,11 @@ _PREFERENCES = _rules([
     ("no_patience", "preference", "dislike",
      rf"^{I}\s*(?:have|'ve got|have got|got) (?:zero|no|little|0) (?:patience|tolerance|time) "
      rf"for (?P<x>.+)"),
+    # "I've never had much patience for X", "I don't have any time for X"
+    ("no_patience", "preference", "dislike",
+     rf"^{I}\s*(?:'ve never had|have never had|never had|'ve never got|don'?t have|do not "
+     rf"have|haven'?t got|'ve not got|'ve never been one with) (?:much|any|a lot of|the) "
+     rf"(?:patience|tolerance|time) for (?P<x>.+)"),
     # "on trains I always want to face forward": a standing want, not a habit
     ("always_want", "preference", "like",
      rf"^{I} (?:always|usually|generally|normally|invariably) (?:want|wanna) "
@@ -471,6 +480,22 @@ _PREFERENCES = _rules([
     ("favorite_of", "preference", "like",
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?my (?:absolute |all[- ]time |very |most |"
      r"number one |#1 )?(?:favou?rite|fav|fave|favs|go-to)(?: (?P<a>[\w -]+?))?\s*[!.]*$"),
+    # "a long bath with a book is my idea of heaven", "X = my idea of torture": the speaker's
+    # own idea (not "his idea of fun"), so a stance on X, no habit
+    ("idea_of_good", "preference", "like",
+     r"^(?P<x>(?!(?:i|we|it|that|this)\b).+?)\s*(?:is|are|'s|=) (?:my|our) (?:personal |own )?"
+     r"idea of (?:heaven|bliss|paradise|perfection|fun|a (?:good|great|perfect|fun) "
+     r"(?:time|day|night|evening|weekend|afternoon|morning))[.!]*$"),
+    ("idea_of_bad", "preference", "dislike",
+     r"^(?P<x>(?!(?:i|we|it|that|this)\b).+?)\s*(?:is|are|'s|=) (?:my|our) (?:personal |own )?"
+     r"idea of (?:hell|torture|a nightmare|misery|purgatory)[.!]*$"),
+    # "there's nothing I hate more than X", "there's no smell I love more than X"
+    ("nothing_more_bad", "preference", "dislike",
+     r"^there(?:'s| is) no(?:thing| [\w-]+(?: on earth| in the world)?) (?:that )?(?:i|we) "
+     r"(?:hate|loathe|detest|dread|dislike|can'?t stand) more than (?P<x>.+)"),
+    ("nothing_more_good", "preference", "like",
+     r"^there(?:'s| is) no(?:thing| [\w-]+(?: on earth| in the world)?) (?:that )?(?:i|we) "
+     r"(?:love|enjoy|like|adore|relish) (?:more|better) than (?P<x>.+)"),
     ("thing", "preference", "like",
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?(?:my (?:\w+ )?(?:jam|thing|comfort food|"
      r"guilty pleasure|weakness|happy place|everything|obsession)|the best|the greatest|"
@@ -618,6 +643,11 @@ _DECISIONS_STRONG = _rules([
      rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally |officially )?(?:decided|made up (?:my|our) "
      rf"minds?|made the (?:call|decision)|resolved|vowed|promised myself)[:,]?\s+(?:that\s+)?"
      rf"(?:to\s+|on\s+)?(?P<x>.+)"),
+    # "that was the last pack of crisps I'll ever buy": the speaker is done with it
+    ("last_ever", "decision", "dislike",
+     r"^(?:that|this|it)(?: was|'s| is| will be|'ll be) (?:the|my) (?:very )?last (?P<x>.+?) "
+     r"(?:i|we)(?:'ll| will) ever (?:buy|smoke|drink|eat|order|book|wear|play|watch|use|do|"
+     r"attend|go to|run|take)\b"),
     ("wont", "decision", "dislike",
      rf"^{I}\s*(?:won'?t|will not|shan'?t|are not going to|aren'?t going to|am not going to|"
      rf"'m not going to|'re not going to|'m not gonna|'re not gonna|am not gonna|don'?t plan "
@@ -1395,7 +1425,33 @@ _HABIT_RULE_LEAD = re.compile(
     r"iron|number one) )?rule\s*:\s*(?P<head>.+)", re.IGNORECASE)
 
 
+# "most evenings you'll find me in the shed", "you'll usually find me at the allotment": where
+# the speaker can be found at a recurring time, or as a rule, is a habit ("this morning you'll
+# find me …" or a bare "you'll find me at the bar" is one occasion)
+_FIND_ME = re.compile(
+    r"^(?:(?P<t>[\w ]{3,30}?),? )?you(?:'ll| will| can) (?P<adv>(?:usually|always|normally|"
+    r"generally|often|mostly|invariably) )?find (?:me|us) (?P<x>.+)", re.IGNORECASE)
+_ONE_TIME_LEAD = re.compile(r"^(?:this|next|tomorrow|today|tonight|on the)\b", re.IGNORECASE)
+
+
+def _found_at_a_recurring_time(text: str) -> str | None:
+    """The place or doing of "… you'll find me X", when the time recurs."""
+    found_me = _FIND_ME.match(text)
+    if not found_me:
+        return None
+    time = found_me.group("t") or ""
+    recurring = bool(time) and _RECURRING_TIME.search(time) and not _ONE_TIME_LEAD.match(time)
+    if not (recurring or (found_me.group("adv") and not time)):
+        return None
+    return f"{found_me.group('x')} {time}".strip()
+
+
 def _habit(text: str, habitual: bool = False) -> Found | None:
+    found_at = _found_at_a_recurring_time(text)
+    if found_at:
+        subject = _clean_subject("pattern", found_at)[0]
+        if subject:
+            return "pattern", "like", subject, {}
     without = _CANT_WITHOUT.match(text)
     if without:
         subject = _clean_subject("pattern", without.group("x"))[0]
@@ -1556,7 +1612,8 @@ _TRANSIENT_STATE = re.compile(
     r"totally|literally|just|too|quite|bit|getting|now|finally|still)\s+)*"
     r"(?:tired|sleepy|bored|hungry|starving|exhausted|stressed(?: out)?|full|stuffed|cold|"
     r"freezing|hot|sweaty|sore|home|back|late|excited|nervous|sad|happy|confused|lost|"
-    r"annoyed|wiped(?: out)?|beat|knackered|drained|grumpy|cranky|sick|ill|fine|good|great|"
+    r"annoyed|wiped(?: out)?|beat|knackered|drained|done in|shattered|worn out|pooped|zonked|"
+    r"grumpy|cranky|sick|ill|fine|good|great|"
     r"ok|okay|alright|awake|up|ready|busy|free|done|crying|dying|dead|screaming|wheezing)"
     r"(?:\s+(?:today|tonight|now|rn|right now|atm|at the moment|lol|haha|again|already))*"
     r"[\s.!~]*$", re.IGNORECASE)
