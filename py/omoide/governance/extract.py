@@ -173,13 +173,15 @@ _JA_CONJUNCTION_END = re.compile(
 # 「…し、」 (each side states its own thing: 「甘いの好きだし、毎日ケーキ食べてる」), before
 # 「、そして」, after a te-form 「…て、」「…で、」 (but not the topic 「…では、」), and after a
 # polite end 「…ません、」「…ます、」 (「肉は食べません、ヴィーガンなので」: two statements);
-# not before 「今も」「まだ」 (「昔は好きだったけど今も好き」 takes back its past).
+# not before 「今も」「まだ」 (「昔は好きだったけど今も好き」 takes back its past), nor after a
+# topic with って (「…始めるのって、」「…人って、」): the topic and what is said of it are one
+# clause (a question about it is asked of both).
 _JA_CLAUSE_SPLIT = re.compile(
     r"(?<=[すたいだ]が)、|(?<=けど)(?!、?(?:今も|今でも|いまも|いまでも|まだ))、?|"
     r"(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
     rf"(?<={_JA_PREDICATE_END}から)、|(?<=ので)、|"
     rf"(?<={_JA_PREDICATE_END}し){_JA_NOT_SPEAKER}、|"
-    r"(?<=[^は][てで])、|(?<=ません)、|(?<=ます)、"
+    r"(?<=[^は][てで])(?<!のって)(?<!人って)、|(?<=ません)、|(?<=ます)、"
 )
 
 

@@ -1,0 +1,93 @@
+"""Constructions the Japanese rules read since round 14's second part, found on the
+out-of-fold errors of train14a (reflective notes of older speakers) and train14b (student
+chat with slang and western Japanese), each with the statements around it that must stay.
+
+- Someone else: a child by birth order (長男は), a club's teacher (顧問が), a surname with a
+  title (山本部長は), kin before a katakana thing with the particle dropped (「彼女サンリオ
+  好き」), a bare kana name doing something (「みさきがバイト辞めた」), and a person as the
+  topic of a te-form clause carried into the next one (「妹は家を売って、…と決めました」; a
+  reason with が is not carried).
+- Not a statement: a topic with って and its question kept as one clause (「…始めるのって、
+  遅いかな」), weighing what to do (〜べきかな, 〜ほうがいいのかな), a question word with a
+  wondering end (〜でしょうね), 仮に, western 〜るん with a question word, what someone tells
+  the speaker (〜と言われる).
+- One time: a day as the lead (今日は一日中…), a volitional end (〜としよう) and a coming
+  time (来月) are no whenever-habit; a feeling about a coming time (明日は不安, 今夜は冷える
+  なあ) is no plan.
+"""
+
+import pytest
+
+from omoide.governance.extract import extract
+from omoide.governance.extract_ja import open_statement
+
+
+def kinds(text: str) -> set[str]:
+    return {c.kind for c in extract(text)[0]}
+
+
+@pytest.mark.parametrize("text", [
+    "次女は毎朝六時に起きてランニングしている",
+    "顧問がいつも練習を延長する",
+    "田中課長は朝の会議を絶対に入れない",
+    "兄貴ラーメン大好きなんよ",
+    "彼氏ホラーゲーム無理らしくて困る",
+    "ゆいがサークル辞めた",
+    "そうたが毎週末バイトしとる",
+    "かなが来年東京に引っ越す",
+    "弟は仕事を辞めて、海外に移ると決めた",
+])
+def test_someone_elses_deed_or_taste_is_not_the_users(text):
+    assert kinds(text) <= {"fact"}
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("母が入院して、実家に戻ることにした", "decision"),
+    ("兄は反対したけど、私は留学することにした", "decision"),
+    ("みかんが大好き", "preference"),
+    ("チームスポーツが好き", "preference"),
+    ("のどが渇いたらいつもまず水を飲む", "pattern"),
+])
+def test_a_reason_the_speaker_or_a_thing_stays_the_users(text, kind):
+    assert kind in kinds(text)
+
+
+@pytest.mark.parametrize("text", [
+    "五十から水泳を始めるのって、遅いですかね",
+    "夜中にラーメン食べる人って、多いんでしょうか",
+    "部活辞めるべきかな",
+    "ジム通い始めるべきなのかな",
+    "毎朝走るべきかな",
+    "ジム辞めた方がいいかな",
+    "会社を辞めたら、貯金はどのくらい持つんでしょうね",
+    "仮に部活を辞めたら",
+    "もっと野菜を食べろ、と毎回言われる",
+    "早く寝なさいって母によく言われる",
+])
+def test_questions_weighing_and_words_said_to_the_speaker_are_nothing(text):
+    assert kinds(text) == set()
+
+
+@pytest.mark.parametrize("text", [
+    "今日は一日中ゲームしてた",
+    "そろそろ風呂に入るとしよう",
+    "明日の面接が正直かなり不安です",
+    "今夜は蒸し暑いなあ",
+    "明日休みだ、うれし",
+])
+def test_one_day_and_a_feeling_about_it_are_no_habit_or_plan(text):
+    assert kinds(text) == set()
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("明日から毎朝走る", "decision"),
+    ("今年はお酒を飲まない", "decision"),
+    ("ストレスたまるとカラオケ行く", "pattern"),
+    ("毎朝コーヒーを飲む", "pattern"),
+])
+def test_plans_and_habits_stay(text, kind):
+    assert kind in kinds(text)
+
+
+def test_a_western_question_in_n_is_kept_from_the_learned_stage():
+    assert open_statement("レポートってどうやって書くん") is None
