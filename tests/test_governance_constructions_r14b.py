@@ -14,6 +14,9 @@ chat with slang and western Japanese), each with the statements around it that m
 - One time: a day as the lead (今日は一日中…), a volitional end (〜としよう) and a coming
   time (来月) are no whenever-habit; a feeling about a coming time (明日は不安, 今夜は冷える
   なあ) is no plan.
+- The best or worst of all: 「Xほど、…ものは(ほかに)ない / 見当たらない」 (a dislike with
+  うんざり, 退屈 and the like), 「Xのが、…何よりの楽しみ / 唯一の救い / 一番の贅沢」 and
+  「Xが楽しくて仕方がない」 are preferences keyed on X.
 """
 
 import pytest
@@ -91,3 +94,28 @@ def test_plans_and_habits_stay(text, kind):
 
 def test_a_western_question_in_n_is_kept_from_the_learned_stage():
     assert open_statement("レポートってどうやって書くん") is None
+
+
+@pytest.mark.parametrize("text,polarity", [
+    ("朝いちばんに飲むほうじ茶ほど、ほっとするものは、ほかにありません", "like"),
+    ("満員電車の乗り換えほど、うんざりするものはない", "dislike"),
+    ("庭の草むしりほど、退屈なことは他に見当たらない", "dislike"),
+    ("週末に孫と公園へ行くのが、今の私には何よりの楽しみです", "like"),
+    ("夜に一人で聴くジャズが、唯一の癒しになっている", "like"),
+    ("古い切手を整理する作業が、面白くて仕方がない", "like"),
+])
+def test_the_best_or_worst_of_all_is_a_preference(text, polarity):
+    assert [(c.kind, c.polarity) for c in extract(text)[0]] == [("preference", polarity)]
+
+
+@pytest.mark.parametrize("text", [
+    "姉は、夜に一人で聴くジャズが唯一の癒しらしい",
+    "娘は昔から虫ほど怖いものはないと言う",
+])
+def test_someone_elses_best_thing_stays_theirs(text):
+    assert kinds(text) <= {"fact"}
+
+
+def test_the_best_thing_is_keyed_on_the_thing_not_on_the_joy():
+    (found,) = extract("週末に孫と公園へ行くのが、今の私には何よりの楽しみです")[0]
+    assert "孫" in found.key and "楽しみ" not in found.key
