@@ -17,6 +17,8 @@ chat with slang and western Japanese), each with the statements around it that m
 - The best or worst of all: 「Xほど、…ものは(ほかに)ない / 見当たらない」 (a dislike with
   うんざり, 退屈 and the like), 「Xのが、…何よりの楽しみ / 唯一の救い / 一番の贅沢」 and
   「Xが楽しくて仕方がない」 are preferences keyed on X.
+- Decisions in the humble form (〜ことにいたしました / 致します) and a resolve kept in the heart
+  (〜と心に決めている, 固く決めている); a standing rule (「…って決めてる」) stays a habit.
 """
 
 import pytest
@@ -119,3 +121,25 @@ def test_someone_elses_best_thing_stays_theirs(text):
 def test_the_best_thing_is_keyed_on_the_thing_not_on_the_joy():
     (found,) = extract("週末に孫と公園へ行くのが、今の私には何よりの楽しみです")[0]
     assert "孫" in found.key and "楽しみ" not in found.key
+
+
+@pytest.mark.parametrize("text", [
+    "引っ越しの手伝いをすることに致します",
+    "もう二度と徹夜はしないと固く決めている",
+    "今年こそ禁煙しようと心に決めています",
+])
+def test_humble_decisions_and_a_resolve_are_decisions(text):
+    assert kinds(text) == {"decision"}
+
+
+def test_the_humble_ending_is_no_part_of_the_key():
+    (found,) = extract("来年で役員を降りることにいたしました")[0]
+    assert "いた" not in found.key
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("寝る前はスマホを見ないって決めてる", {"pattern"}),
+    ("息子は留学すると心に決めている", set()),
+])
+def test_a_standing_rule_and_someone_elses_resolve_stay(text, expected):
+    assert kinds(text) == expected
