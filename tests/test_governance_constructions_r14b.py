@@ -143,3 +143,12 @@ def test_the_humble_ending_is_no_part_of_the_key():
 ])
 def test_a_standing_rule_and_someone_elses_resolve_stay(text, expected):
     assert kinds(text) == expected
+
+
+def test_a_carried_topic_reaches_the_learned_stage_as_theirs():
+    # the stage may read it as a fact about the sister only (``extract``: person clauses)
+    from omoide.governance.extract_ja import carried_person
+
+    assert carried_person("沖縄に移ると決めた", "弟は仕事を辞めて") == "沖縄に移ると決めた"
+    assert carried_person("実家に戻ることにした", "母が入院して") is None
+    assert carried_person("私は残ることにした", "弟は仕事を辞めて") is None

@@ -1234,6 +1234,17 @@ def open_person(clause: str) -> str | None:
     return body
 
 
+def carried_person(clause: str, previous: str) -> str | None:
+    """The cleaned clause when the te-form clause before it had another person as its topic
+    (「妹は家を売って、」 -> 「沖縄に移ると決めた」) and no rule refuses it, else None: like
+    ``open_person``, the embedding stage may read it as a fact about them only."""
+    body = _clean(clause)
+    raw = unicodedata.normalize("NFKC", clause).strip()
+    if not body or refused(body) or _topic_carried(previous, raw) is None:
+        return None
+    return body
+
+
 def open_subject(kind: str, body: str) -> str:
     """A key subject for a clause the embedding stage classified: the clause itself, its
     habit adverbs and endings off (the key rule does the rest)."""
