@@ -173,13 +173,15 @@ _JA_CONJUNCTION_END = re.compile(
 # 「…し、」 (each side states its own thing: 「甘いの好きだし、毎日ケーキ食べてる」), before
 # 「、そして」, after a te-form 「…て、」「…で、」 (but not the topic 「…では、」), and after a
 # polite end 「…ません、」「…ます、」 (「肉は食べません、ヴィーガンなので」: two statements);
-# not before 「今も」「まだ」 (「昔は好きだったけど今も好き」 takes back its past).
+# not before 「今も」「まだ」 (「昔は好きだったけど今も好き」 takes back its past), nor after a
+# topic with って (「…始めるのって、」「…人って、」): the topic and what is said of it are one
+# clause (a question about it is asked of both).
 _JA_CLAUSE_SPLIT = re.compile(
     r"(?<=[すたいだ]が)、|(?<=けど)(?!、?(?:今も|今でも|いまも|いまでも|まだ))、?|"
     r"(?<=けれども)、?|(?<=けれど)、|、(?=そして)|"
     rf"(?<={_JA_PREDICATE_END}から)、|(?<=ので)、|"
     rf"(?<={_JA_PREDICATE_END}し){_JA_NOT_SPEAKER}、|"
-    r"(?<=[^は][てで])、|(?<=ません)、|(?<=ます)、"
+    r"(?<=[^は][てで])(?<!のって)(?<!人って)、|(?<=ません)、|(?<=ます)、"
 )
 
 
@@ -352,6 +354,10 @@ def extract(
                 # who the clause is about comes first: "my grandparents run a ryokan" has no
                 # verb the open-statement gate knows as someone else's
                 person = module.open_person(part)
+                carried = getattr(module, "carried_person", None)  # Japanese only
+                if person is None and carried is not None and i:
+                    # 「妹は家を売って、沖縄に移ると決めた」: the sister's, as 「妹は…」 would be
+                    person = carried(part, parts[i - 1])
                 opened = person or module.open_statement(part)
                 if opened:
                     pending.append((index, i, part, opened, person is not None))

@@ -51,6 +51,10 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
        r"彼ら|奥さん|社長|店長|兄貴|姉貴|親父|おやじ|お袋|おふくろ|母さん|父さん|じいちゃん|"
        r"ばあちゃん|甥っ子|姪っ子|甥|姪|孫|義母|義父|義兄|義姉|嫁さん|お向かいさん|お隣さん|"
        r"ご近所さん|近所の人|向かいの人|婚約者|フィアンセ|恋人|パートナー|"
+       # the children by their order (長男は…), the teachers and coaches of a club, and a
+       # surname with a title (山本部長, 田中先生): people, never the speaker
+       r"長男|長女|次男|次女|三男|三女|顧問|担任|監督|コーチ|"
+       r"[\u4e00-\u9fff]{1,3}(?:部長|課長|係長|社長|店長|先生|先輩|教授|監督)|"
        r"[\u4e00-\u9fff]{1,2}長|[ァ-ヴー]{2,}(?:さん|くん|ちゃん)|"
        r"お?[\u4e00-\u9fff]{1,3}さん|[\u4e00-\u9fff]{1,3}(?:くん|ちゃん|君)|"
        r"[ぁ-ゖ]{2,4}(?:さん|くん|ちゃん))")
@@ -82,7 +86,9 @@ _GUESS_TAIL = re.compile(
     r"だろう(?:な|なあ|なぁ|ね|ねえ)?$|(?:たら|ったら|れば|なら)[^、,]*(?:でしょう)(?:な|ね)?$|"
     r"かも(?:な|なあ|なぁ|しれないな|しれないなあ|しれんな|しれん)$")
 _QUESTION_SOFT_END = re.compile(
-    r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい)$")
+    r"(?:かな|の|っけ|だっけ|かなあ|の\?|ばいい|ばいいの|たらいい|といい|"
+    # western Japanese asks with ん after a verb (「どうやって計算するん」「どこ住んどるん」)
+    r"(?<=[るたうくすいつむぶぐ])ん)$")
 _REQUEST_END = re.compile(
     r"(?:ください|下さい|くださいな|(?<!で)して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
@@ -91,7 +97,7 @@ _REQUEST_END = re.compile(
     r"直して|数えて)$"
 )
 _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
-                   r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^もし|"
+                   r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^(?:もし|仮に)|"
                    r"(?:たら|れば|なら).*(?:けど|けどな|のに|のにな)$|"
                    r"(?:たら|れば)(?:なあ|なぁ|な|ねえ|ねぇ)$|"
                    r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
@@ -109,6 +115,17 @@ _HEARSAY = re.compile(
 _QUOTE_SAID = re.compile(
     r"(?:[」』]|^|^[^、,]{1,10}?[はが])(?:って|と)(?!(?:言|い)う(?:か|より))(?:よく|みんな)?"
     r"(?:言|いっ|い[いうわ])")
+# What someone says to the speaker (「趣味を持て、とよく言われる」「早く寝ろって母に言われた」):
+# their words, not the speaker's stance, habit or plan.
+_TOLD = re.compile(r"(?:って|と)[^、,]{0,10}?(?:言われ|いわれ)(?:る|た|て|ます|ました|てる|ている|"
+                   r"ています|ちゃった)(?:んだ|んです|よ|ね|わ)*$")
+# Weighing what to do (「バイト辞めるべきかな」「転職したほうがいいのかな」): asked of oneself, no
+# decision yet.
+_DELIBERATION = re.compile(r"(?:べき|方がいい|ほうがいい)(?:なの|なん)?(?:かな|かなあ|かなー|かね|"
+                           r"のかな|のか|だろうか|やろか)$")
+# A question word, then a wondering end (「年金はどのくらい減るんでしょうね」「いつ終わるん
+# だろうね」): asked, not stated.
+_WONDER_END = re.compile(r"(?:でしょう|でしょ|だろう|だろ|やろ)(?:ね|な|なあ|ねえ|か)?$")
 # A polite or explanatory end states (「どこでも寝られます」 is covered by the lookahead above;
 # 「誰とも話さないです」): a question word before one of these is not asked.
 _STATEMENT_END = re.compile(r"(?:です|ます|ました|でした|ません|んです|のです)$")
@@ -134,6 +151,10 @@ _BELONGS = r"(?:[^、,。はがをにでとも]{1,6}の){1,2}"
 # Chat drops the particle after the person (「隣の人いつも夜中に洗濯してる」): a frequency word
 # right after a person word still makes them the one who does it.
 _FREQUENCY_NEXT = r"(?=いつも|毎|よく|しょっちゅう|たまに|たいてい)"
+# A close person then a katakana thing without a particle (「彼女サンリオ好き」「親友ホラー
+# 映画無理なんよ」): their stance. Only kin and partners, whose words form no compound with a
+# katakana noun (チーム does: 「チームスポーツが好き」).
+_KIN_BARE = r"(?:母親|父親|兄貴|姉貴|彼氏|彼女|親友|旦那|息子|姉|兄|妹|弟|母|父|夫|妻|嫁|娘)"
 _PERSON_LEAD = re.compile(rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の)?")
 # A relation, then their bare name in kana (「親友のアンナは」「末っ子のいねが」): the clause is
 # about that person. Read for their facts and kept from the stage; a kanji or a kana noun
@@ -189,9 +210,10 @@ _NOT_A_NAME = (r"(?:来年|去年|昨年|今年|毎年|毎月|毎週|先月|来�
 _PERSONAL = frozenset(("住まい", "年齢", "出身", "仕事", "勤務先", "言語", "学歴", "身長",
                        "結婚", "名前"))
 _OTHER_TOPIC = re.compile(
-    rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の|あの|その|もう一人の|もうひとりの|{_BELONGS})?"
+    rf"^(?:{_TIME_LEAD})?(?:(?:うちの|{_SELF}の)?(?P<k>{_KIN_BARE})(?=[ァ-ヴ][ァ-ヴー])|(?:"
+    rf"(?:うちの|{_SELF}の|あの|その|もう一人の|もうひとりの|{_BELONGS})?"
     rf"(?P<r>{REL})(?:たち)?|"
-    rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、|{_FREQUENCY_NEXT})")
+    rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、|{_FREQUENCY_NEXT}))")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
@@ -209,12 +231,20 @@ _KANA_NAME_DOING = re.compile(
     r"^(?P<n>(?![おご])[ぁ-ゖ]{2,4})(?:は|って)[、,]?(?=[^、,]*?(?:行って|行く|行きます|通って|通う|"
     r"来て|遊んで|走って|泳いで|出かけて|出掛けて|習って|働いて|頑張って|がんばって)"
     r"(?:る|ます|います|いる)?(?:んだ|んです|よ|ね|よね)*$)")
+# A bare kana name as the subject of a deed (「みさきがバイト辞めた」「はるとが来月引っ越す」
+# 「れんが毎晩配信しとる」): the one who acts; a thing in kana with が is rarely the one who
+# quits, moves or streams, and a stance (「みかんが好き」) is read as the speaker's.
+_KANA_NAME_ACTING = re.compile(
+    r"^(?P<n>(?![おご])[ぁ-ゖ]{2,4})が(?![^、,]*(?:好き|すき|嫌い|きらい|苦手|無理|最高|大事))"
+    r"[^、,]*(?:[うくすつぬむぶぐる]|た|だ|[てで](?:い)?る|[てで](?:い)?ます|ました|ない|ん)"
+    r"(?:んだ|んです|んよ|よ|ね|わ|って)*$")
 _KANA_NOT_A_NAME = (r"ここ|そこ|あそこ|どこ|いま|きょう|あした|あす|きのう|あさ|よる|ひる|"
                     r"まえ|あと|これ|それ|あれ|うち|しごと|がっこう|かいしゃ|やすみ|さいきん|むかし|ふだん|"
                     r"まいにち|まいあさ|まいばん|ほんと|じつ|たまに|ときどき|いつも|こんど|つぎ|"
                     r"こっち|そっち|あっち|わたし|ぼく|おれ|あたし|じぶん|みんな|ひとり|ふたり|"
                     r"しゅうまつ|へいじつ|なつ|ふゆ|はる|あき|いつか|いっしょ|きほん|じむ|ぷーる|"
-                    r"えき|みせ|やま|うみ|かわ|まち|てら|にわ")
+                    r"えき|みせ|やま|うみ|かわ|まち|てら|にわ|のど|あたま|からだ|かぜ|ねつ|せき|"
+                    r"あせ|なみだ|ねむけ|やるき|つかれ|めまい|あめ|ゆき|かみなり")
 _TIME_TOPIC = re.compile(
     r"^(?:朝|夜|昼|夕方|週末|休日|平日|毎日|今日|最近|冬|夏|春|秋|家|仕事|職場|会社|"
     r"この|今回|今|昔|以前|かつて|前$|普段|休み|.*曜|.*日|.*プロジェクト|エディタ|飲み物|食べ物|音楽|"
@@ -538,8 +568,15 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
                          r"になりつつある|に転向(?:した|しました)|$)"),
         ("weakness", "like", rf"^{_X}(?:に|には)(?:目がな|弱い|弱くて|勝てない|惹かれる|"
                                  r"心惹かれる|ときめく)"),
+        # 「Xほど退屈なものはない」: the worst of all, a dislike (before the like below)
+        ("unmatched_worst", "dislike",
+         r"^(?P<x>[^、,]+?)ほど[、,]?(?:[^、。]{0,14}?)(?:うんざり|イライラ|いらいら|腹が立|"
+         r"嫌な|いやな|面倒な|めんどくさい|退屈な|つまらない|苦痛な|憂鬱な)[^、。]{0,4}?"
+         r"(?:もの|こと)は[、,]?(?:ほかに|他に)?(?:ない|ありません|見当たらない|見当たりません)"),
+        # 「Xほど、心が落ち着くものは、ほかに見当たりません」: nothing is better
         ("unmatched", "like",
-         r"^(?P<x>.+?)ほど(?:[^、。]{0,12}?)(?:もの|こと)は(?:ない|ありません)"),
+         r"^(?P<x>[^、,]+?)ほど[、,]?(?:[^、。]{0,14}?)(?:もの|こと)は[、,]?(?:ほかに|他に)?"
+         r"(?:ない|ありません|見当たらない|見当たりません)"),
         ("context_best", "like",
          r"^(?:.+?)なら(?:やっぱり|やっぱ|断然|絶対|もちろん)(?P<x>[^、。]+?)(?:が|は)?(?:いちばん|一番|"
          r"最高|最強)?(?:一択|でしょ|だね|かな|です|!)*$"),
@@ -548,6 +585,15 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          rf"^{_X}(?:が|は|って)(?:一日で|人生で|一週間で|一年で)?(?:一番|いちばん)の?(?:楽しみ|幸せ|"
          r"落ち着く|楽しい|"
          r"好き)"),
+        # 「Xのが、今の私には何よりの楽しみ」「Xが唯一の救い」「Xことが一番の贅沢」: the best
+        # thing in the speaker's life, whatever stands between
+        ("dearest", "like",
+         rf"^{_X}(?:が|は|って)[、,]?(?:[^、,]{{0,12}}?[、,]?)?(?:何より|なにより|一番|いちばん|唯一|"
+         r"最大)の(?:楽しみ|幸せ|贅沢|救い|癒し|息抜き|生きがい|生き甲斐|喜び)"),
+        # 「Xが楽しくて仕方がない」: enjoyed past bearing
+        ("cannot_stop", "like",
+         rf"^{_X}(?:が|は|って)[、,]?(?:楽しくて|面白くて|おもしろくて)(?:仕方|しかた|しょうが)"
+         r"(?:が)?(?:ない|ありません)"),
         ("hooked", "like",
          rf"^{_X}(?:に|には|にも)?(?:ハマって|はまって|ハマった|はまった|夢中|凝って|ドハマり|"
          r"どハマり|どはまり|ハマると|はまると)"),
@@ -657,7 +703,11 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
         ("decided", "like",
          r"^(?P<x>.+?)(?:ことにした|ことにしました|ことにします|ことにする|ことに決めた|"
          r"ことに決めました|ことになった|ことになりました|って決めた|って決めました|と決めた|"
-         r"と決めました|ことにしよう)"),
+         r"と決めました|ことにしよう|"
+         # the humble forms (「手術を受けることにいたしました」) and a resolve kept in the heart
+         # (「今回は断ろうと心に決めている」)
+         r"ことに(?:いたし|致し)(?:ました|ます)|(?:と|って)(?:心に|固く)決めて(?:いる|います|"
+         r"おります|る|ます)$)"),
         ("chose", "like",
          r"^(?P<x>.+?)(?:に|を)(?:決めた|決めました|決定しました|決定した|決まりました|決まった|"
          r"選びました|選んだ|採用しました|採用した|採用します|落ち着いた|落ち着きました)"),
@@ -728,6 +778,12 @@ _FUTURE_LEAD = re.compile(
     r"(?:今年|来年|今月|来月|今週|来週|今週末|来週末)(?:は|こそ)?|明日|明後日|今夜|今晩|"
     r"この(?:夏|冬|春|秋)(?:こそ|は)?|今度|次は|次回は)[、,]?\s*"
 )
+# How the speaker feels about a coming time (「明日の検査が不安です」「今夜は冷えるなあ」「明日
+# 休みや、うれし」): a feeling or a remark, no plan. Not ない (「今年は飲まない」 is one).
+_FEELING_END = re.compile(
+    r"(?:不安|心配|楽しみ|憂鬱|ゆううつ|緊張|ドキドキ|どきどき|ワクワク|わくわく|うれし|嬉し|"
+    r"さみし|寂し|だる|ダル|(?<!な)い)(?:です|だ|や|やな|やわ|ね|よ|な|なあ|わ)*$|"
+    r"(?:なあ|なぁ|なー|ねえ|ねぇ|ねー)$")
 # How it went after a time word is a report, not a plan (「今週しんどかったね」「今日は雨だった」):
 # an adjective's or the copula's past ends no decision.
 _PAST_STATE_END = re.compile(r"(?:かった|だった|でした|かったです)$")
@@ -767,7 +823,8 @@ _ROUTINE = re.compile(
     r"(?:たら|だら)[、,]?\s*(?:まず|すぐ|すぐに|真っ先に|その場で|とりあえず|決まって)|"
     r"(?:イライラ|ムカムカ|モヤモヤ|ムシャクシャ|ストレス|疲れ|落ち込|緊張|眠れな|寂し|さみし|"
     r"不安に|嫌なこと|凹|へこ|煮詰ま|行き詰ま|気が滅入)[^、,]{0,6}?(?:たら|だら)")
-_HYPOTHETICAL = re.compile(r"もし|宝くじ|ジャンボ|一等|生まれ変わ|億円|当たったら|タイムマシン")
+_HYPOTHETICAL = re.compile(r"もし|仮に|宝くじ|ジャンボ|一等|生まれ変わ|億円|当たったら|"
+                           r"タイムマシン")
 _VOLITIONAL_END = re.compile(r"(?:[おこごそとのぼもろよ]う|ましょう|よう)(?:か|ね|よ|な)*$")
 _HABIT_ADVERB = re.compile(
     r"いつも|必ず|常に|普段は|普段|ふだん|たいてい|大抵|だいたい|大体|よく|しょっちゅう|ほぼ|"
@@ -827,6 +884,9 @@ def refused(text: str) -> bool:
         return True
     if _ASKING_END.search(text) or _QUESTION_WORD_END.search(text) or _GUESS_TAIL.search(text):
         return True
+    if _DELIBERATION.search(text) or _TOLD.search(_REMARK_END.sub("", text)) or (
+            _WONDER_END.search(text) and _QUESTION_WORD.search(text)):
+        return True
     if _SPARE_ME.search(text):
         return False  # 「徹夜だけは勘弁してほしい」: a dislike, not a request
     # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
@@ -834,10 +894,29 @@ def refused(text: str) -> bool:
                 or _HEARSAY.search(_REMARK_END.sub("", text)) or _QUOTE_SAID.search(text))
 
 
+# A person as the topic (は) of a te-form clause is the topic of the clause after it too
+# (「妹は家を売って、沖縄に移ると決めた」: the sister decided); a subject with が is often a
+# reason (「母が倒れて、実家に戻ることにした」: the speaker decided), and a clause naming
+# the speaker (「…て、私は残ることにした」) is theirs.
+_TE_FORM_END = re.compile(r"[てで]$")
+_OWN_TOPIC = re.compile(rf"^[^、,]{{0,8}}?{_SELF}(?:は|が|も|って)")
+
+
+def _topic_carried(previous: str | None, raw: str) -> str | None:
+    """The person a te-form clause before this one was about, when this one names nobody."""
+    if not previous or _OWN_TOPIC.match(raw):
+        return None
+    before = _clean(previous)
+    topic = _OTHER_TOPIC.match(before) if _TE_FORM_END.search(before) else None
+    if topic is None or not topic.group(0).endswith("は"):
+        return None
+    return topic.group("r") or topic.group("p")
+
+
 def _other_person(body: str) -> str | None:
     topic = _OTHER_TOPIC.match(body)
     if topic:
-        return topic.group("r") or topic.group("p")
+        return topic.group("r") or topic.group("p") or topic.group("k")
     possessor = _OTHER_POSSESSOR.match(body)
     if possessor and len(possessor.group("r")) <= 10:
         return possessor.group("r")
@@ -845,7 +924,7 @@ def _other_person(body: str) -> str | None:
     if double and not _TIME_TOPIC.match(double.group("a")) and not (
             double.group("camp") and not _CAN_BE_NAMED.fullmatch(double.group("a"))):
         return double.group("a")
-    kana = _KANA_NAME_DOING.match(body)
+    kana = _KANA_NAME_DOING.match(body) or _KANA_NAME_ACTING.match(body)
     if kana and not re.fullmatch(_KANA_NOT_A_NAME, kana.group("n")):
         return kana.group("n")
     return None
@@ -862,7 +941,7 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
         return "fact", None, "名前", {}
     if refused(body) or refused(raw.rstrip("。.! ")) or _PEOPLE_IN_GENERAL.search(body):
         return None
-    other = _other_person(body)
+    other = _other_person(body) or _topic_carried(previous, raw)
     if other:
         # the facts' rules name the person first (「姉は…に住んでいます」): the time word
         # and the speaker's possessive in front of them go (「最近、私の姉は…」)
@@ -1020,7 +1099,7 @@ def _decision(body: str) -> Found | None:
     past = _PAST_STATE_END.search(_REMARK_END.sub("", rest)) or (
         one_day and re.search(r"(?:た|だ)$", rest))
     if future and ja_subject(rest) and (starting or not _HABIT_CUE.search(rest)) and (
-            not _GUESS_END.search(rest)) and not past:
+            not _GUESS_END.search(rest)) and not past and not _FEELING_END.search(rest):
         return "decision", "like", rest, {}
     return None
 
@@ -1072,8 +1151,18 @@ def _weekly_progressive(body: str) -> bool:
             and _MIND_PROGRESSIVE.search(body) is None)
 
 
+# One day or one coming time (「今日は一日中雨で」「来月引っ越すと」): what happens once, never
+# a habit, whatever cue word follows.
+_ONE_TIME = re.compile(r"^(?:今日|きょう|昨日|きのう|今朝|昨夜|昨晩|今夜|今晩|明日|あした|"
+                       r"さっき|先ほど|この前|この間)(?:は|も|、|,)|"
+                       r"来月|来週|来年|明後日|今度の|今週末")
+
+
 def _recurring(body: str) -> bool:
+    # 「早めに休むとしよう」: a volitional end is one intention, not whenever
     return (_FUTURE_LEAD.match(body) is None and _PRESENT_END.search(body) is not None
+            and _VOLITIONAL_END.search(_REMARK_END.sub("", body)) is None
+            and _ONE_TIME.search(body) is None
             and (_WHENEVER.search(body) is not None or _CLOCK.search(body) is not None))
 
 
@@ -1087,6 +1176,8 @@ def _habit(body: str, habitual: bool = False) -> Found | None:
     if _weekly_progressive(body):
         habitual = True
         body = re.sub(rf"^{_NOW_LEAD}", "", body)  # 「今は」 is no part of the habit
+    if _ONE_TIME.match(body) and not habitual:
+        return None  # 「今日は一日中雨で」「昨日もよく寝た」: that day
     if not (habitual or _HABIT_CUE.search(body) or _recurring(body)) or (
             _NOT_HABIT_END.search(remark) and not _HABIT_TAIL.search(body) and not routine) or (
             _NOT_OWN_HABIT.search(remark) and not _HABIT_TAIL.search(body)):
@@ -1138,7 +1229,18 @@ def open_person(clause: str) -> str | None:
             or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)):
         return None
     topic = _OTHER_TOPIC.match(_named(body) or body)
-    if topic is None or (topic.group("r") or topic.group("p")) in _ANYONE:
+    if topic is None or (topic.group("r") or topic.group("p") or topic.group("k")) in _ANYONE:
+        return None
+    return body
+
+
+def carried_person(clause: str, previous: str) -> str | None:
+    """The cleaned clause when the te-form clause before it had another person as its topic
+    (「妹は家を売って、」 -> 「沖縄に移ると決めた」) and no rule refuses it, else None: like
+    ``open_person``, the embedding stage may read it as a fact about them only."""
+    body = _clean(clause)
+    raw = unicodedata.normalize("NFKC", clause).strip()
+    if not body or refused(body) or _topic_carried(previous, raw) is None:
         return None
     return body
 
