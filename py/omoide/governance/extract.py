@@ -354,10 +354,9 @@ def extract(
                 # who the clause is about comes first: "my grandparents run a ryokan" has no
                 # verb the open-statement gate knows as someone else's
                 person = module.open_person(part)
-                carried = getattr(module, "carried_person", None)  # Japanese only
-                if person is None and carried is not None and i:
+                if person is None and i:
                     # 「妹は家を売って、沖縄に移ると決めた」: the sister's, as 「妹は…」 would be
-                    person = carried(part, parts[i - 1])
+                    person = module.carried_person(part, parts[i - 1])
                 opened = person or module.open_statement(part)
                 if opened:
                     pending.append((index, i, part, opened, person is not None))

@@ -1674,6 +1674,13 @@ def open_statement(clause: str) -> str | None:
 _OWN_PERSON = re.compile(rf"^(?:my|our) {REL}s?\b(?!,? and (?:i|me|we)\b)", re.IGNORECASE)
 
 
+def carried_person(clause: str, previous: str) -> str | None:
+    """None: an English clause names its own subject ("my sister sold the house and moved to
+    Okinawa" is one clause), so no person is carried over from the clause before
+    (``extract_ja.carried_person`` is the Japanese one)."""
+    return None
+
+
 def open_person(clause: str) -> str | None:
     """The cleaned clause when it is about one of the user's people or pets ("my wife works
     at a hospital", "our dog is scared of thunder") and no rule refuses it, else None. The
