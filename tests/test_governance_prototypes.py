@@ -110,3 +110,22 @@ def test_ingest_uses_the_stage_of_the_engines_model(e5):
         ("stored", "preference", "learned")]
     plain = ingest(MemoryEngine(HashingEmbedder(64)), "a", [text])
     assert [i.action for i in plain.items] == ["skipped"]
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I've come to loathe those automated phone menus at the bank.",
+     "I love automated phone menus at the bank."),
+    ("I find I genuinely dislike the smell of hand sanitiser.",
+     "I love the smell of hand sanitiser."),
+])
+def test_a_preference_the_stage_read_keys_on_its_thing_not_its_stance(e5, before, after):
+    """The stage's key for "I've come to loathe those phone menus" was
+    ``preference:come_to_loathe_those_...``: the stance words led it, so the user's later
+    "I love phone menus" met no key and both stayed live. The key is the thing now, and the
+    contradiction supersedes it."""
+    engine = MemoryEngine(e5)
+    [first] = ingest(engine, "a", [before]).items
+    assert first.via == "learned" and first.key.startswith("preference:")
+    assert not first.key.partition(":")[2].startswith(("come_to", "find", "loathe"))
+    [second] = ingest(engine, "a", [after]).items
+    assert second.action == "superseded" and second.supersedes == first.memory_id

@@ -1587,6 +1587,15 @@ _WEATHER = re.compile(
     r"pouring|sunny|cloudy|overcast|windy|foggy|snowy|snowing|humid|muggy|chilly|freezing|"
     r"scorching|boiling)\b.*\b(?:out|outside|today|tonight|this morning|again|all day|all week|"
     r"lately|rn)\b", re.IGNORECASE)
+# A stance at the head of a clause the embedding stage read as a preference: what it is a
+# stance on follows ("come to loathe", "find (that) I genuinely dislike", "can't bear").
+_OPEN_STANCE = re.compile(
+    rf"^(?:(?:find|found)(?: that)? (?:i|we)(?:'ve| have)? {ADV})?"
+    rf"(?:(?:come|grown|learned|learnt|started|begun|got) to {ADV})?{ADV}"
+    r"(?:loathe|hate|detest|despise|dislike|love|adore|like|enjoy|prefer|appreciate|"
+    r"can'?t stand|cannot stand|can'?t bear|cannot bear|can'?t abide|treasure|relish)\s+"
+    r"(?:it (?=when|if|whenever)|(?:those|these|that|this|the) )?", re.IGNORECASE)
+
 _FIRST_PERSON_LEAD = re.compile(
     r"^(?:i|we)(?:'m|'ve|'ll|'d|'re| am| are| have| will| just| also| really)*\s+", re.I)
 
@@ -1705,4 +1714,10 @@ def open_subject(kind: str, text: str) -> str:
         phrase = _leading_noun_phrase(text)
         if phrase:
             return _clean_subject(kind, phrase)[0]
-    return _clean_subject(kind, _FIRST_PERSON_LEAD.sub("", text), decision=kind == "decision")[0]
+    rest = _FIRST_PERSON_LEAD.sub("", text)
+    if kind == "preference":
+        # "I've come to loathe those phone menus", "I find I genuinely dislike the smell of
+        # X": the stance the stage read is not the subject (it keyed come_to_loathe_...,
+        # find_i_genuinely_dislike_..., so a later contradiction met no key)
+        rest = _OPEN_STANCE.sub("", rest)
+    return _clean_subject(kind, rest, decision=kind == "decision")[0]
