@@ -269,7 +269,7 @@ class DedupIndex:
         if polarity != "dislike" or not slots or not activity.ends(text, key, key):
             return None
         ids = [i for slot in slots for i in self._holders(slot)]
-        return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
+        return self._newest_id(ids)
 
     def reversed_comparison(self, kind: str, key: str, over: str,
                             polarity: str | None) -> str | None:
@@ -284,6 +284,10 @@ class DedupIndex:
         ids = [i for i in self._holders(rival) if (m := self.current(i)).kind == kind
                and rival_key(kind, m) == key
                and (polarity is None or polarity_of(m) == polarity)]
+        return self._newest_id(ids)
+
+    def _newest_id(self, ids: Iterable[str]) -> str | None:
+        """The most recently changed of the live memories ``ids``, else None."""
         return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
 
     def left_camp(self, kind: str, key: str, was: str) -> str | None:
@@ -296,7 +300,7 @@ class DedupIndex:
             return None
         ids = [i for i in self._holders(old) if (m := self.current(i)).kind == kind
                and polarity_of(m) == "like"]
-        return max(ids, key=lambda i: (self.current(i).updated_at, i), default=None)
+        return self._newest_id(ids)
 
     def ended_activity(self, kind: str, key: str, polarity: str | None, text: str,
                        near: list[tuple[Memory, float]]) -> Match | None:
@@ -368,7 +372,7 @@ class DedupIndex:
         if key is not None:
             ids = self._holders(key)
             if ids:
-                best = max(ids, key=lambda i: (self.current(i).updated_at, i))
+                best = self._newest_id(ids)
                 return Match(best, "same key", None)
             if text is not None:
                 ended = self.ended_slot(key, polarity, text)

@@ -441,11 +441,10 @@ def ingest(
             report.items.append(item)  # nothing written: not in the audit log
             continue
         polarity = candidate_polarity(candidate)
-        over, died, was = (candidate.meta.get(name) for name in ("over", "died", "was"))
         found = index.match(candidate.kind, candidate.key, vector, polarity,
-                            text=candidate.text, over=over if isinstance(over, str) else None,
-                            died=died if isinstance(died, str) else None,
-                            was=was if isinstance(was, str) else None)
+                            text=candidate.text,
+                            **{name: meta_fields.text_field(candidate.meta, name)
+                               for name in ("over", "died", "was")})
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = fitted({**extra_meta, **candidate.meta, "via": candidate.via,
