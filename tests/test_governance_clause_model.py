@@ -40,8 +40,14 @@ def test_the_shipped_weights_are_trained_on_training_splits_only(model):
     unseen = {"heldout", "blind14", "blind15", "blind16", "calib"}
     assert not set(entry["trained_on"]) & unseen
     assert entry["labels"] == [*KINDS, NONE]
-    # the vector's 384 components, then the wording cues the trainer chose (clause_cues)
-    assert [len(row) for row in entry["weights"]] == [384 + len(entry.get("cues", []))] * 5
+    # the vector's 384 components, then the wording cues the trainer chose (clause_cues),
+    # scored directly or through a hidden layer of rectified units
+    features = 384 + len(entry.get("cues", []))
+    hidden = entry.get("hidden")
+    if hidden is not None:
+        assert [len(row) for row in hidden["weights"]] == [features] * len(hidden["bias"])
+        features = len(hidden["bias"])
+    assert [len(row) for row in entry["weights"]] == [features] * 5
     assert len(entry["bias"]) == 5
     assert set(entry["threshold"]) == {"en", "ja"}
     # a threshold >= 1 turns the stage off for a language the model does not know
@@ -49,6 +55,7 @@ def test_the_shipped_weights_are_trained_on_training_splits_only(model):
     assert all(0.0 < t < 1.0 for t in entry["veto"].values())
     trained = weights_for(model)
     assert trained is not None and trained.thresholds == entry["threshold"]
+    assert trained.dimension == 384 and len(trained.hidden) == len((hidden or {}).get("bias", []))
     assert trained.vetoes == entry["veto"]
 
 

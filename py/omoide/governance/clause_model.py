@@ -1,18 +1,19 @@
-"""Second extraction stage, learned: a small softmax classifier over the embedding model's
-clause vectors, so that a phrasing nobody wrote a pattern for ("a good bowl of ramen fixes
+"""Second extraction stage, learned: a small classifier over the embedding model's clause
+vectors, so that a phrasing nobody wrote a pattern for ("a good bowl of ramen fixes
 everything", 「カラオケは拷問」) can still be caught.
 
-The weights (``clause_weights.json``, a few KB per model) were trained by
-``bench/governance_train.py`` on the development splits of the labelled extraction set only
-(``dev``, ``dev2``, ``dev3``) plus the prototype phrases of ``prototypes.py``: five classes
-(preference, decision, pattern, fact, none), one weight row and bias per class, the
-acceptance threshold chosen by cross-validation on those splits. A clause is accepted as the
-most probable kind when the quantity the trainer chose for the clause's language
-(``accepted``: that kind's probability, which must also beat ``none``, or the probability of
-any statement, 1 - p(none)) reaches that language's threshold. Where the trainer chose them,
-a few 0/1 wording cues (``clause_cues``: a recurrence, a plan, a stance, an attribute) are
-appended to the vector and weighed like its components. The thresholds are chosen with a
-calibration round of negatives that reach the stage (``calib``, never trained on).
+The weights (``clause_weights.json``) were trained by ``bench/governance_train.py`` on the
+training splits of the labelled extraction set only plus the prototype phrases of
+``prototypes.py``: five classes (preference, decision, pattern, fact, none), one weight row
+and bias per class, over the features directly (a softmax regression) or, where grouped
+cross-validation chose it (round 15, e5), over one hidden layer of rectified units (a small
+network: ``hidden``). A clause is accepted as the most probable kind when the quantity the
+trainer chose for the clause's language (``accepted``: that kind's probability, which must
+also beat ``none``, or the probability of any statement, 1 - p(none)) reaches that
+language's threshold. Where the trainer chose them, a few 0/1 wording cues (``clause_cues``:
+a recurrence, a plan, a stance, an attribute) are appended to the vector and weighed like its
+components. The thresholds are chosen with a calibration round of negatives that reach the
+stage (``calib``, never trained on).
 
 The same probabilities can also veto a pattern-rule extraction: a clause a rule matched whose
 ``none`` probability reaches the language's veto level is dropped, since the rules were
@@ -22,11 +23,10 @@ matched clauses are not embedded at all (most of the stage's cost).
 
 Only clauses the pattern stage left open reach it (``extract_en.open_statement`` /
 ``extract_ja.open_statement`` refuse questions, requests, wishes, hearsay and clauses about
-someone else first). Scoring is pure Python (a 5 x d dot product per clause), so it runs in
-Pyodide as under CPython. A model without trained weights falls back to the prototype stage
-(``classifier_for``).
+someone else first). Scoring is pure Python (a few dot products of d numbers per clause:
+5, or the hidden layer's 64 and 5), so it runs in Pyodide as under CPython. A model without
+trained weights falls back to the prototype stage (``classifier_for``).
 """
-
 from __future__ import annotations
 
 import json
@@ -34,6 +34,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from operator import mul
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +63,27 @@ class ClauseWeights:
     # what the threshold bounds (``ACCEPT_RULES``): one rule, or one per language
     accept: str | Mapping[str, str] = "kind"
     cues: tuple[str, ...] = ()  # wording cues after the vector's components, in this order
+    # a hidden layer of rectified units between the features and ``weights`` (empty: the
+    # weights score the features directly, a softmax regression)
+    hidden: tuple[tuple[float, ...], ...] = ()
+    hidden_bias: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        # scoring multiplies rows by features without a length check per row (``_dot``):
+        # every row of a layer is as long as the layer's input, checked once here
+        inputs = len(self.hidden[0]) if self.hidden else None
+        if self.hidden and (len(self.hidden_bias) != len(self.hidden)
+                            or any(len(row) != inputs for row in self.hidden)
+                            or any(len(row) != len(self.hidden) for row in self.weights)):
+            raise ValueError(f"{self.model_id}: the hidden layer's shapes do not agree")
+        if not self.hidden and len({len(row) for row in self.weights}) > 1:
+            raise ValueError(f"{self.model_id}: weight rows of different lengths")
 
     @property
     def dimension(self) -> int:
         """The embedding dimension the weights expect (without the cues)."""
-        return len(self.weights[0]) - len(self.cues)
+        first = self.hidden or self.weights
+        return len(first[0]) - len(self.cues)
 
     def accept_in(self, lang: str) -> str:
         return self.accept if isinstance(self.accept, str) else self.accept.get(lang, "kind")
@@ -77,13 +94,24 @@ class ClauseWeights:
     def probabilities(self, vector: Sequence[float], clause: str = "") -> dict[str, float]:
         """Class probabilities of a clause from its unit vector (and, for weights with cues,
         its text)."""
-        features = [*vector, *cue_values(self.cues, clause)] if self.cues else vector
-        logits = [b + sum(w * x for w, x in zip(row, features, strict=True))
-                  for row, b in zip(self.weights, self.bias, strict=True)]
+        features = [*vector, *cue_values(self.cues, clause)] if self.cues else list(vector)
+        if len(features) != self.dimension + len(self.cues):
+            raise ValueError(f"{len(features)} features for weights of "
+                             f"{self.dimension + len(self.cues)}")
+        if self.hidden:
+            features = [max(0.0, b + _dot(row, features))
+                        for row, b in zip(self.hidden, self.hidden_bias, strict=True)]
+        logits = [b + _dot(row, features) for row, b in zip(self.weights, self.bias, strict=True)]
         top = max(logits)
         exps = [math.exp(v - top) for v in logits]
         total = sum(exps)
         return {label: e / total for label, e in zip(self.labels, exps, strict=True)}
+
+
+def _dot(row: Sequence[float], features: Sequence[float]) -> float:
+    # lengths agree (``ClauseWeights.__post_init__`` and the feature count in
+    # ``probabilities``); ``map(mul)`` runs the products in C, a hidden layer is 64 rows
+    return sum(map(mul, row, features))
 
 
 # What the acceptance threshold is compared with (``accepted``):
@@ -118,7 +146,9 @@ def _all_weights() -> dict[str, ClauseWeights]:
             bias=tuple(entry["bias"]),
             thresholds={lang: float(t) for lang, t in entry["threshold"].items()},
             vetoes={lang: float(t) for lang, t in entry.get("veto", {}).items()},
-            accept=entry.get("accept", "kind"), cues=tuple(entry.get("cues", ())))
+            accept=entry.get("accept", "kind"), cues=tuple(entry.get("cues", ())),
+            hidden=tuple(tuple(row) for row in entry.get("hidden", {}).get("weights", ())),
+            hidden_bias=tuple(entry.get("hidden", {}).get("bias", ())))
         for model_id, entry in data["models"].items()
     }
 
