@@ -65,10 +65,10 @@ def main() -> None:
     folds = np.array([gt.fold_of(g, split_of) for g, _, _ in data])
     oof: dict[str, np.ndarray] = {}
     for f in range(len(gt.TRAIN_SPLITS)):
-        w, b = gt.fit(x[folds != f], y[folds != f], shipped["l2"], shipped["balanced"],
-                      free=len(cues))
+        layers = gt.fit_network(x[folds != f], y[folds != f], len(shipped.get("hidden", {}).get(
+            "bias", ())), shipped["l2"], shipped["balanced"], free=len(cues))
         for text, p in zip(np.array(texts, dtype=object)[folds == f],
-                           gt.probabilities(x[folds == f], w, b), strict=True):
+                           gt.probabilities(x[folds == f], layers), strict=True):
             oof.setdefault(text, p)
     lookup = PerLanguage(oof, shipped["threshold"], shipped.get("veto") or {},
                        shipped["accept"])

@@ -27,11 +27,11 @@ def classifier(request, e5):
 
 
 HABIT_PARAPHRASE = "Sundays mean pancakes in my house"
-# Round 14's e5 weights (round 13's: pattern 0.68 / none 0.29; round 11's: 0.71 / 0.28) read
-# the paraphrase as pattern 0.59, none 0.38, and the English rule they chose (1 - p(none) >=
-# 0.9) refuses it: a known miss, kept as a strict xfail (as in round 10's pass (a)) so that
-# weights storing it again turn the test back on.
-HABIT_REFUSED = ("round 14's e5 weights: pattern 0.59 / none 0.38 under the English statement "
+# Round 15's e5 network (round 14's regression: pattern 0.59 / none 0.38; round 13's: 0.68 /
+# 0.29; round 11's: 0.71 / 0.28) reads the paraphrase as pattern 0.56, none 0.38, and the
+# English rule it chose (1 - p(none) >= 0.9) refuses it: a known miss, kept as a strict xfail
+# (as in round 10's pass (a)) so that weights storing it again turn the test back on.
+HABIT_REFUSED = ("round 15's e5 weights: pattern 0.56 / none 0.38 under the English statement "
                  "rule at 0.9")
 
 
