@@ -533,3 +533,21 @@ def test_japanese_negated_likes_and_dislikes_read_as_they_say(text, polarity):
     [candidate], _ = extract([text])
     assert candidate.polarity == polarity and candidate.key == "preference:" + (
         "辛いラーメン" if "辛い" in text else "ラーメン")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("I'm a nurse.", "fact:job"), ("I'm 34.", "fact:age"), ("I'm a nurse!", "fact:job"),
+    ("I'm a nurse...", "fact:job"), ("I'm a vegetarian.", "fact:vegetarian"),
+    ("I am a teacher.", "fact:job"),
+])
+def test_a_closing_stop_does_not_hide_a_fact(text, key):
+    """"I'm a nurse" was the user's job and "I'm a nurse." nothing: the rules anchored at the
+    clause's end never met the full stop most typed sentences close with."""
+    found, _ = extract([text], roles=("user",))
+    assert [(c.kind, c.key) for c in found] == [("fact", key)]
+
+
+@pytest.mark.parametrize("text", ["Am I a nurse?", "I'm a nurse?"])
+def test_a_question_mark_still_refuses(text):
+    found, _ = extract([text], roles=("user",))
+    assert found == []

@@ -971,3 +971,30 @@ def test_a_camp_left_for_another_is_history(before, after):
 def test_a_camp_not_said_as_left_stays(before, after):
     e, first, _ = said_after(before, after)
     assert_still_live(e, first)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm a vegetarian.", "I'm a nurse."),
+    ("I'm a smoker.", "I'm a teacher now."),
+    ("I'm a Christian.", "I'm a student."),
+    ("I'm a perfectionist.", "I'm a software engineer."),
+    ("I'm a dog owner.", "I'm an accountant."),
+])
+def test_what_i_am_that_is_no_job_is_not_retired_by_a_job(before, after):
+    """"I'm a vegetarian" was keyed fact:job (its -ian read as a job's suffix), so the next
+    "I'm a nurse" superseded it: the diet went to the trash as the old job. A diet, a faith,
+    a habit or a standing is keyed by its own noun; only a job takes the job's slot."""
+    e, first, items = said_after(before, after)
+    assert first.key != "fact:job", first
+    assert_still_live(e, first)
+    assert [i.action for i in items] == ["stored"], items
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm a nurse.", "I'm a teacher now."),
+    ("I'm a librarian.", "I'm a baker these days."),
+])
+def test_a_new_job_still_takes_the_jobs_slot(before, after):
+    e, first, items = said_after(before, after)
+    assert first.key == "fact:job"
+    assert [i.supersedes for i in items] == [first.memory_id], items

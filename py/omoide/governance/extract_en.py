@@ -293,6 +293,22 @@ _BUSINESS = (r"(?:business|shop|store|bakery|cafe|café|restaurant|company|bar|s
              r"firm|vineyard|winery|brewery|kiosk|boutique|pharmacy|pizzeria|takeaway|inn|hostel|"
              r"ranch|orchard|dairy|florist|butcher'?s|bakeshop|corner shop|dojo|gym)")
 _JOB_WORDS = re.compile(rf"(?:er|or|ist|ian|ant|ent|{_JOB_NAMES})$", re.IGNORECASE)
+# What "I'm a X" says with a job's suffix but is no job: a diet, a faith or outlook, a habit,
+# a hobby, a standing. Keyed "job", "I'm a vegetarian" was retired by the next "I'm a nurse"
+# (one job slot); keyed by its own noun, each stays. A job's own name wins ("a baker").
+_NOT_JOBS = re.compile(
+    r"(?:(?:vege|pesca|flexi|fruit)tarian|christian|buddhist|atheist|agnostic|"
+    r"(?:opt|pess|perfection|minimal|real|ideal|femin|environmental|activ|pacif|nudist|"
+    r"natur|hedon|stoic|cycl|hobby)ist|"
+    r"(?:non-?)?smoker|drinker|vaper|gamer|runner|jogger|swimmer|climber|hiker|walker|"
+    r"reader|knitter|dreamer|believer|worrier|(?:over)?thinker|procrastinator|beginner|"
+    r"foreigner|stranger|newcomer|survivor|patient|resident|parent|immigrant|migrant|"
+    r"emigrant|descendant|dependent|tenant|renter|(?:home|dog|cat|pet|car)\s?owner|voter|"
+    r"supporter|subscriber|member|learner|speaker|collector|lover|admirer|"
+    r"introvert|extrovert|ambivert|left-?hander|right-?hander|early riser|sleeper|snorer|"
+    r"insomniac|sufferer|diabetic|celiac|coeliac|vegan|carnivore|omnivore|teetotaler|"
+    r"teetotaller|libertarian|vegetarian|civilian|veteran|grandparent|stepparent)$",
+    re.IGNORECASE)
 # A person of the user's named by a job only by a job's own name: "my daughter is a teenager"
 # or "… a vegetarian" is no job (the suffixes above would say so), and a wrong "job" key
 # lets the next job statement supersede it.
@@ -997,7 +1013,9 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
     if name == "i_am":
         noun = _clean_subject("fact", groups["x"])[0]
         last = noun.split()[-1] if noun.split() else noun
-        return "job" if _JOB_WORDS.search(last) else noun
+        is_job = _JOB_TITLE.search(last) or (_JOB_WORDS.search(last)
+                                              and not _NOT_JOBS.search(noun))
+        return "job" if is_job else noun
     if name == "have":
         named = re.search(r"\b(?:named|called) ([\w'-]+)", groups["x"], re.IGNORECASE)
         x = re.split(r"\s+(?:named|called|who|that|which|and|in|at|from|with|on|,)\b|,",
@@ -1065,7 +1083,13 @@ def _clean(clause: str) -> str:
     stripped = _QUOTED.sub(" ", text)
     text = " ".join(stripped.split()) if stripped.strip() else text
     text = _LEAD.sub("", text.strip())
+    # a statement's closing stop: the rules anchored at the clause's end ("I'm a nurse",
+    # "I'm 34") read "I'm a nurse." as nothing; a question mark stays (it refuses)
+    text = _CLOSING_STOP.sub("", text)
     return _own_people(text.strip())
+
+
+_CLOSING_STOP = re.compile(r"(?<=\w)\s*[.!…]+$")
 
 
 # Chat names the user's people without "my" ("older sis is a vet", "the wife drives trams",
