@@ -18,8 +18,8 @@ or (round 15) the same softmax over one hidden layer of rectified units (``fit_n
 standardized for training and folded back into the first layer's weights, so scoring
 needs the raw unit vector only (followed by the wording cues of ``clause_cues``, where a cue
 set is chosen). Chosen by grouped cross-validation on the same splits (``fold_of``): the L2
-strength, class weighting, cue set and hidden units (none, 32, 64), then per language the acceptance rule and threshold,
-by running the whole extractor
+strength, class weighting, cue set and hidden units (none, 32, 64), then per language the
+acceptance rule and threshold, by running the whole extractor
 (patterns, then the stage with out-of-fold probabilities) and taking the best out-of-fold
 recall of the stage whose false positives stay within ``--max-fp`` (the goal, 0.05) at 95 %
 confidence: the one-sided Wilson upper bound of the out-of-fold false-positive count over
