@@ -998,3 +998,41 @@ def test_a_new_job_still_takes_the_jobs_slot(before, after):
     e, first, items = said_after(before, after)
     assert first.key == "fact:job"
     assert [i.supersedes for i in items] == [first.memory_id], items
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I have a guitar.", "I sold my guitar last week."),
+    ("I own a Honda Civic.", "I sold my Honda last month."),
+    ("I drive a Prius.", "I finally got rid of my old Prius."),
+    ("I have a bike.", "My bike got stolen."),
+    ("I have a cat named Tama.", "We gave our cat Tama away to my aunt."),
+    ("ギターを持っています。", "ギターを売りました。"),
+    ("車を持っています。", "先月、車を手放しました。"),
+    ("自転車を持ってる", "自転車を盗まれた"),
+])
+def test_a_thing_parted_with_is_no_longer_had(before, after):
+    """"I have a guitar", then "I sold my guitar": the sale was a decision keyed
+    decision:guitar beside the live fact, and the character went on asking about the
+    guitar. The sale is a fact of its own (``meta.parted``) and the live fact that the user
+    has the thing becomes its history, restorable."""
+    e, first, [item] = said_after(before, after)
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item
+    assert [m.text for m in e.memories("a")] == [after]
+    assert trashed(e)[first.memory_id].text == before
+    e.restore("a", first.memory_id)
+    assert first.memory_id in {m.id for m in e.memories("a")}
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I have a guitar.", "I sold my piano."),  # another thing
+    ("I have a guitar.", "I want to sell my guitar."),  # not done
+    ("I have a guitar.", "I'm selling my guitar next week."),
+    ("I have a guitar.", "My sister sold her guitar."),  # someone else's
+    ("I play the guitar.", "I sold my guitar."),  # a habit of playing is no possession
+    ("I live in a house in Kobe.", "I sold my house last year."),  # the home is its own slot
+    ("ギターを持っています。", "ギターを売りたい。"),
+    ("ギターを持っています。", "姉がギターを売った。"),
+])
+def test_a_thing_not_parted_with_stays(before, after):
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)

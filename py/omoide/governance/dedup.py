@@ -32,7 +32,7 @@ from omoide.engine.sentences import split_sentences
 from omoide.engine.store import CharacterStore, as_float_list
 from omoide.governance import activity, meta_fields
 from omoide.governance.extract import Candidate, extract
-from omoide.governance.keys import make_key
+from omoide.governance.keys import has_japanese, make_key, singular
 from omoide.governance.polarity import stance
 
 DEFAULT_THRESHOLD = 0.92
@@ -344,17 +344,33 @@ class DedupIndex:
                  and name in m.key.partition(":")[2].casefold().split("_")]
         return _newest(found, "died")
 
+    def parted(self, thing: str, near: list[tuple[Memory, float]]) -> Match | None:
+        """The live fact that the user has the thing the candidate says they parted with
+        ("I have a guitar", then "I sold my guitar"; "I drive a Prius", then "I got rid of
+        my old Prius"; 「ギターを持っています」, then 「ギターを売りました」): no longer so, it
+        becomes history. Among the neighbours: a fact saying the user has, owns or drives
+        something (``_HAS``), whose key or words name the thing's last word. The newest, else
+        None."""
+        head = thing.casefold().split("_")[-1]
+        found = [(m, cos) for m, cos in near
+                 if m.kind == "fact" and m.key is not None and "parted" not in m.meta
+                 and "died" not in m.meta and _HAS.search(m.text)
+                 and (head in m.key.partition(":")[2].casefold().split("_")
+                      or head in _words(m.text) or (has_japanese(head) and head in m.text))]
+        return _newest(found, "parted with")
+
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
               over: str | None = None, died: str | None = None,
-              was: str | None = None) -> Match | None:
+              was: str | None = None, parted: str | None = None) -> Match | None:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
         candidate's rival, ``reversed_comparison``), else the camp it left (``was``,
         ``left_camp``), else same key (any kind, any polarity:
         the caller merges or supersedes), else the job fact a job given up ends
         (``ended_slot``), else a habit or plan it ends or takes up again under another key
         (``ended_activity``) or moves to another time (``moved_habit``), or the fact naming a
-        pet or person it says died (``died``), else a neighbour of
+        pet or person it says died (``died``) or the thing it says the user parted with
+        (``parted``), else a neighbour of
         the same kind with the same words as ``text`` under another key ("same words": a
         memory keyed by an earlier version of the key rules), else a keyless neighbour of one
         sentence whose text has that key as its only subject ("same subject"), else a
@@ -381,6 +397,10 @@ class DedupIndex:
         near = self._near(row)
         if kind == "fact" and died:
             gone = self.died(died.casefold(), near)
+            if gone is not None:
+                return gone
+        if kind == "fact" and parted:
+            gone = self.parted(parted, near)
             if gone is not None:
                 return gone
         if key is not None and text is not None:
@@ -421,6 +441,15 @@ class DedupIndex:
         if best_id is not None and best_cos >= self.threshold:
             return Match(best_id, "near-identical", round(best_cos, 4))
         return None
+
+
+# a fact that the user has something: have, own, drive, ride; 持って, 飼って, 乗って
+_HAS = re.compile(r"\b(?:have|has|had|'ve got|own|owns|drive|drives|ride|rides|got)\b|"
+                  r"持って|飼って|乗って", re.IGNORECASE)
+
+
+def _words(text: str) -> set[str]:
+    return {singular(w) for w in re.findall(r"[\w'-]+", text.casefold())}
 
 
 def rival_key(kind: str, memory: Memory) -> str | None:

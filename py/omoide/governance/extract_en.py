@@ -356,6 +356,19 @@ _FACTS = _rules([
     ("died_name", "fact", None,
      r"^(?P<n>[a-z]+),? (?:just |sadly |finally )?(?:passed away|passed on|was put down|"
      r"was put to sleep|had to be put down|crossed the rainbow bridge)\b"),
+    # "I sold my guitar", "my bike got stolen": a thing of the user's is no longer theirs
+    # (``dedup``: the live fact that they have it becomes history)
+    ("parted", "fact", None,
+     rf"^{I} (?:just |finally |recently |eventually |had to |ended up )?(?:sold|got rid of|"
+     r"gave away|donated|traded in|scrapped) (?:my|our) (?P<x>[\w' -]+?)"
+     r"(?= (?:last|yesterday|today|this|on|to|for|at|in|after|because|since|and|but|so)\b|"
+     r",|$)"),
+    ("parted", "fact", None,
+     rf"^{I} (?:just |finally |recently |eventually |had to |ended up )?gave (?:my|our) "
+     r"(?P<x>[\w' -]+?) away\b"),
+    ("parted", "fact", None,
+     r"^(?:my|our) (?P<x>[\w' -]+?) (?:got|was) (?:stolen|nicked|written off)\b"),
+    ("parted", "fact", None, r"^(?:someone|somebody) stole (?:my|our) (?P<x>[\w' -]+?)(?= |,|$)"),
     ("rel_age", "fact", None,
      rf"^my (?P<r>{REL})(?:'s| is| just turned| turned| turns| is turning|'s turning| will turn)"
      rf"\s+(?P<v>{AGE})\b(?! (?:minutes?|hours?|times?|pages?|miles?|km|laps?|of|more|who|"
@@ -1305,6 +1318,11 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                 who = match.group("n") or ""
                 return (kind, polarity, f"{match.group('r')} {who} died".replace("  ", " "),
                         {"died": normalize_subject(who)} if who else {})
+            if name == "parted":
+                thing = _clean_subject("fact", match.group("x"))[0]
+                if not thing or thing.casefold() in ("soul", "time", "life", "self"):
+                    continue
+                return kind, polarity, f"{thing} gone", {"parted": normalize_subject(thing)}
             if name == "died_name":
                 who = match.group("n")
                 if not who[0].isupper() or who.casefold() in _NOT_A_NAME:

@@ -318,6 +318,11 @@ _FACTS: list[tuple[str, re.Pattern[str]]] = [
                  rf"(?:[^、,]{{0,6}}?[、,]?)?(?P<v>{_DIED})"),
         ("died", rf"^(?:{_TIME_LEAD})?(?:うちの|{_SELF}の|飼ってた|飼っていた)?"
                  rf"(?P<r>{PET}|{REL})(?:が|は)[、,]?(?:[^、,]{{0,6}}?[、,]?)?(?P<v>{_DIED})"),
+        # a thing of the user's sold, given away or stolen (「ギターを売りました」「自転車を
+        # 盗まれた」): the live fact that they have it becomes history (``dedup``)
+        ("parted", rf"^(?:{_TIME_LEAD})?(?:{_SELF}の|うちの)?(?P<x>[^、,。をはが]{{1,16}}?)"
+                   r"(?:を|は)(?:売っ|売りまし|売っちゃっ|手放し|譲っ|譲りまし|処分し|盗まれ|"
+                   r"盗まれちゃっ)(?:た|ました|てしまった|てしまいました|ちゃった)?$"),
         ("own", r"^(?P<x>.+?)(?:は|を)持って(?:いません|ない|ません|います|ます|る|いる)$"),
         ("rel_home", rf"^{_REL_TOPIC}(?P<v>.+?)(?:に住んで|で暮らして|に暮らして|住み(?:です|だ|$)|"
                      r"在住|で一人暮らし)"),
@@ -410,6 +415,9 @@ def _fact(body: str, other: str | None) -> Found | None:
             if who and not whose and not groups.get("lead") and groups["v"].startswith("死"):
                 continue  # 「スマホが死んだ」: a thing
             return "fact", None, f"{who or whose} 死去", {"died": who} if who else {}
+        if name == "parted":
+            thing = groups["x"].strip()
+            return "fact", None, f"{thing} 手放し", {"parted": thing}
         if name in _SLOT_RULES and _PAST_SLOT.search(body):
             return "fact", None, body, {}
         if name == "identity":

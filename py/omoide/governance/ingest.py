@@ -444,7 +444,7 @@ def ingest(
         found = index.match(candidate.kind, candidate.key, vector, polarity,
                             text=candidate.text,
                             **{name: meta_fields.text_field(candidate.meta, name)
-                               for name in ("over", "died", "was")})
+                               for name in ("over", "died", "was", "parted")})
         if found is None:
             tier = initial_tier(candidate.kind, candidate.importance, policy)
             memory_meta = fitted({**extra_meta, **candidate.meta, "via": candidate.via,
@@ -463,9 +463,11 @@ def ingest(
         old_polarity = polarity_of(existing)
         contradiction = old_polarity != polarity
         # a new value of what the live memory holds: a comparison reversed, a camp left, a
-        # habit moved to another time, a death of the one it names, or a new value of its key
+        # habit moved to another time, a death of the one it names, a thing parted with, or a
+        # new value of its key
         renewed = not contradiction and (
-            found.reason in ("reversed comparison", "camp left", "habit moved", "died")
+            found.reason in ("reversed comparison", "camp left", "habit moved", "died",
+                             "parted with")
             or gives_a_new_value(existing, candidate))
         if contradiction or renewed:  # the candidate as a memory of its own
             # the user's pin is on the slot: the new value keeps it (and the hot tier)
