@@ -1036,3 +1036,37 @@ def test_a_thing_parted_with_is_no_longer_had(before, after):
 def test_a_thing_not_parted_with_stays(before, after):
     e, first, _ = said_after(before, after)
     assert_still_live(e, first)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm vegan.", "I quit being vegan."),
+    ("I'm a vegetarian.", "I stopped being vegetarian last year."),
+    ("私はベジタリアンです。", "ベジタリアンをやめました。"),
+    ("I have a girlfriend.", "I broke up with my girlfriend."),
+    ("I have a boyfriend.", "I split up with my boyfriend."),
+    ("彼女がいます。", "彼女と別れました。"),
+])
+def test_an_ending_of_what_the_user_is_or_has_retires_that_fact(before, after):
+    """"I'm vegan" (fact:vegan), then "I quit being vegan" (decision:being_vegan): two kinds
+    under one subject, both live, and the character went on cooking vegan. "I have a
+    girlfriend", then "I broke up with my girlfriend" (decision:girlfriend) the same, and
+    「彼女と別れました」 extracted nothing at all. The ending supersedes the fact of its own
+    subject (looked up by key), restorable."""
+    e, first, items = said_after(before, after)
+    assert [i.action for i in items if i.supersedes == first.memory_id] == ["superseded"], items
+    assert trashed(e)[first.memory_id].text == before
+    e.restore("a", first.memory_id)
+    assert first.memory_id in {m.id for m in e.memories("a")}
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm vegan.", "I'm going to quit being vegan."),  # ahead
+    ("I have a girlfriend.", "My sister broke up with her girlfriend."),  # someone else
+    ("I have a girlfriend.", "I want to break up with my girlfriend."),  # wished
+    ("I have a dog.", "I quit dog sitting."),  # another subject
+    ("彼女がいます。", "姉が彼氏と別れた。"),
+    ("彼女がいます。", "彼女と別れたい。"),
+])
+def test_an_ending_ahead_wished_or_of_something_else_leaves_the_fact(before, after):
+    e, first, _ = said_after(before, after)
+    assert_still_live(e, first)

@@ -51,8 +51,8 @@ _JA_LIGHT = frozenset("行 飲 食 し 勉強 練習".split())
 
 _ENDS = re.compile(
     r"\b(?:quit|quitting|stopped|gave up|given up|giving up|no longer|any ?more|used to|"
-    r"dropped|ditched|cut out|resigned|resigning|left)\b|"
-    r"(?:やめ|辞め|止め)(?:た|ました|て|ちゃ)|もう.*(?:ない|ません)|なくなった|なくなりました",
+    r"dropped|ditched|cut out|resigned|resigning|left|broke up|split up)\b|"
+    r"(?:やめ|辞め|止め|別れ)(?:た|ました|て|ちゃ)|もう.*(?:ない|ません)|なくなった|なくなりました",
     re.IGNORECASE)
 
 # A habit said as changed ("These days I run in the evening instead", 「最近は夜に…」), not
@@ -85,6 +85,15 @@ ENDED_SLOTS: dict[str, tuple[str, ...]] = {
     "decision:仕事": ("fact:仕事", "fact:勤務先"),
     "decision:会社": ("fact:仕事", "fact:勤務先"),
 }
+
+
+def ended_fact(key: str) -> str | None:
+    """The key of the fact an ending decision keyed ``key`` ends, by its subject: "quit
+    being vegan" (``decision:being_vegan``) ends ``fact:vegan``, 「ベジタリアンをやめました」
+    (``decision:ベジタリアン``) ``fact:ベジタリアン``."""
+    kind, _, subject = key.partition(":")
+    subject = subject.removeprefix("being_")
+    return f"fact:{subject}" if kind == "decision" and subject else None
 
 
 def _words(key: str) -> list[str]:

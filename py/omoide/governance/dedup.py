@@ -263,12 +263,17 @@ class DedupIndex:
         return ids
 
     def ended_slot(self, key: str, polarity: str | None, text: str) -> str | None:
-        """The live fact a slot-ending decision ends ("I work as a nurse", then "I quit my
-        job"; ``activity.ENDED_SLOTS``): looked up by key. The newest, else None."""
-        slots = activity.ENDED_SLOTS.get(key, ())
-        if polarity != "dislike" or not slots or not activity.ends(text, key, key):
+        """The live fact a slot-ending decision ends: the slots of ``activity.ENDED_SLOTS``
+        ("I work as a nurse", then "I quit my job"), else the fact of the decision's own
+        subject ("I'm vegan", then "I quit being vegan"; "I have a girlfriend", then "I broke
+        up with my girlfriend"; 「ベジタリアンです」, then 「ベジタリアンをやめました」; both were
+        left live, two kinds under one subject). Looked up by key (no scan). The newest,
+        else None."""
+        if polarity != "dislike" or not key.startswith("decision:") \
+                or not activity.ends(text, key, key):
             return None
-        ids = [i for slot in slots for i in self._holders(slot)]
+        slots = activity.ENDED_SLOTS.get(key) or (activity.ended_fact(key),)
+        ids = [i for slot in slots if slot for i in self._holders(slot)]
         return self._newest_id(ids)
 
     def reversed_comparison(self, kind: str, key: str, over: str,

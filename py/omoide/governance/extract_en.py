@@ -922,7 +922,8 @@ _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give u
          r"giving up|give up|dropped|dropping|"
          r"cancell?ed|cancell?ing|cancel|cut out|cutting out|cut back on|cutting back on|"
          r"cut down on|cutting down on|ditched|ditching|deleted|deleting|unsubscribed from|"
-         r"sold|selling|left|leaving|retired from|broke up with|resigned from|resigned|"
+         r"sold|selling|left|leaving|retired from|broke up with|split up with|resigned from|"
+         r"resigned|"
          r"handed in (?:my )?(?:notice|resignation)|cutting|cut)")
 _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked up|joined|"
           r"joining|signed up for|signing up for|signed|enrolled in|enrolling in|registered "
