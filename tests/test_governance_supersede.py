@@ -1013,8 +1013,8 @@ def test_a_new_job_still_takes_the_jobs_slot(before, after):
 def test_a_thing_parted_with_is_no_longer_had(before, after):
     """"I have a guitar", then "I sold my guitar": the sale was a decision keyed
     decision:guitar beside the live fact, and the character went on asking about the
-    guitar. The sale is a fact of its own (``meta.parted``) and the live fact that the user
-    has the thing becomes its history, restorable."""
+    guitar. The sale (a decision; a theft a fact) carries ``meta.parted`` and the live fact
+    that the user has the thing becomes its history, restorable."""
     e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
     assert [m.text for m in e.memories("a")] == [after]
@@ -1070,3 +1070,30 @@ def test_an_ending_of_what_the_user_is_or_has_retires_that_fact(before, after):
 def test_an_ending_ahead_wished_or_of_something_else_leaves_the_fact(before, after):
     e, first, _ = said_after(before, after)
     assert_still_live(e, first)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("I'm a huge Arsenal fan", "preference:arsenal"),
+    ("I'm a big coffee drinker.", "preference:coffee"),
+    ("I'm a total coffee snob", "preference:coffee"),
+    ("I'm a big Marvel fan", "preference:marvel"),
+    ("I'm a huge nerd about trains", "preference:train"),
+    ("I'm a big reader", "preference:reader"),
+    ("I'm a true crime fan", "preference:true_crime"),  # a genre, not an intensifier
+    ("I'm a dog lover", "preference:dog"),
+])
+def test_an_intensifier_is_no_part_of_the_subject(text, key):
+    """"I'm a huge Arsenal fan" was keyed preference:huge_arsenal and "I'm a big reader"
+    preference:big, so a later "I can't stand Arsenal anymore" met no key and both stayed
+    live as the user's stance."""
+    found, _ = extract([text], roles=("user",))
+    assert [(c.kind, c.key) for c in found] == [("preference", key)]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm a huge Arsenal fan.", "I can't stand Arsenal anymore."),
+    ("I'm a big coffee drinker.", "I don't like coffee anymore."),
+])
+def test_a_stance_said_with_an_intensifier_is_superseded_by_its_reversal(before, after):
+    e, first, [item] = said_after(before, after)
+    assert item.action == "superseded" and item.supersedes == first.memory_id, item

@@ -404,7 +404,7 @@ class DedupIndex:
             gone = self.died(died.casefold(), near)
             if gone is not None:
                 return gone
-        if kind == "fact" and parted:
+        if parted:
             gone = self.parted(parted, near)
             if gone is not None:
                 return gone

@@ -339,6 +339,10 @@ def _rules(specs: list[tuple[str, str, str | None, str]]) -> list[Rule]:
 _NOT_A_NAME = frozenset({"he", "she", "it", "they", "someone", "somebody", "everyone",
                          "everybody", "nobody", "who", "this", "that", "one", "i", "we", "you"})
 
+# what makes a liking stronger, never a part of its subject ("a huge Arsenal fan")
+_INTENSIFIER = (r"(?:big|huge|massive|great|total|die-?hard|major|absolute|complete|"
+                r"serious|hardcore|avid|proper|giant|enormous|crazy|mega)")
+
 _FACTS = _rules([
     ("name", "fact", None, r"^(?:my|the) name(?:'s| is)\s+(?P<v>.+)"),
     ("name", "fact", None, r"^(?:call me|people call me|(?:i'?m|i am) called)\s+(?P<v>\w+)"),
@@ -357,13 +361,14 @@ _FACTS = _rules([
      r"^(?P<n>[a-z]+),? (?:just |sadly |finally )?(?:passed away|passed on|was put down|"
      r"was put to sleep|had to be put down|crossed the rainbow bridge)\b"),
     # "I sold my guitar", "my bike got stolen": a thing of the user's is no longer theirs
-    # (``dedup``: the live fact that they have it becomes history)
-    ("parted", "fact", None,
+    # (``dedup``: the live fact that they have it becomes history). A sale, a riddance or a
+    # gift is a decision made (as "sold my motorbike" was before), a theft a fact.
+    ("parted", "decision", "dislike",
      rf"^{I} (?:just |finally |recently |eventually |had to |ended up )?(?:sold|got rid of|"
      r"gave away|donated|traded in|scrapped) (?:my|our) (?P<x>[\w' -]+?)"
      r"(?= (?:last|yesterday|today|this|on|to|for|at|in|after|because|since|and|but|so)\b|"
      r",|$)"),
-    ("parted", "fact", None,
+    ("parted", "decision", "dislike",
      rf"^{I} (?:just |finally |recently |eventually |had to |ended up )?gave (?:my|our) "
      r"(?P<x>[\w' -]+?) away\b"),
     ("parted", "fact", None,
@@ -653,15 +658,23 @@ _PREFERENCES = _rules([
     ("fan", "preference", "like",
      rf"^{IM} {ADV}(?:a |an )?(?:big |huge |massive |great |total |die-?hard |major )?"
      rf"(?:fans? of|into|obsessed with|addicted to|hooked on|fond of|crazy about|nuts about|"
+     rf"(?:nerd|geek|snob|freak|fanatic) (?:about|for|when it comes to)|"
      rf"passionate about|a sucker for|weak for|in love with|all about|drawn to|partial to|"
      rf"attracted "
      rf"to)\s+(?P<x>.+)"),
+    # "I'm a huge Arsenal fan", "a big coffee drinker": the intensifier is no part of the
+    # subject (preference:huge_arsenal met no later "I can't stand Arsenal"); "a big reader"
+    # names no thing, only the activity's doer
     ("person", "preference", "like",
      rf"^{IM} (?:more of |definitely |totally |such |really |kind of |kinda |sort of |a bit of "
-     rf"|a little bit of |bit of )?(?:a |an )(?P<x>[\w-]+"
+     rf"|a little bit of |bit of )?(?:a |an )(?:{_INTENSIFIER} )?(?!{_INTENSIFIER} )"
+     rf"(?P<x>[\w-]+"
      rf"(?: [\w-]+)?) (?:person|lover|fan|addict|nerd|geek|junkie|enthusiast|fanatic|snob|"
      rf"aficionado|buff|head|drinker|eater|reader|watcher|guy|girl|kind of (?:guy|girl|"
      rf"person))\b"),
+    ("doer", "preference", "like",
+     rf"^{IM} (?:such |really )?(?:a |an )(?:{_INTENSIFIER}) (?P<x>reader|eater|drinker|"
+     r"walker|sleeper|talker|cook|traveller|traveler|gamer|napper|snacker|shopper)$"),
 ])
 
 _DECISIONS_STRONG = _rules([
@@ -1323,7 +1336,8 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                 thing = _clean_subject("fact", match.group("x"))[0]
                 if not thing or thing.casefold() in ("soul", "time", "life", "self"):
                     continue
-                return kind, polarity, f"{thing} gone", {"parted": normalize_subject(thing)}
+                said = thing if kind == "decision" else f"{thing} gone"
+                return kind, polarity, said, {"parted": normalize_subject(thing)}
             if name == "died_name":
                 who = match.group("n")
                 if not who[0].isupper() or who.casefold() in _NOT_A_NAME:

@@ -415,9 +415,11 @@ def _fact(body: str, other: str | None) -> Found | None:
             if who and not whose and not groups.get("lead") and groups["v"].startswith("死"):
                 continue  # 「スマホが死んだ」: a thing
             return "fact", None, f"{who or whose} 死去", {"died": who} if who else {}
-        if name == "parted":
+        if name == "parted":  # a sale or a gift is a decision made, a theft a fact
             thing = groups["x"].strip()
-            return "fact", None, f"{thing} 手放し", {"parted": thing}
+            if "盗" in body[match.end("x"):]:
+                return "fact", None, f"{thing} 盗難", {"parted": thing}
+            return "decision", "dislike", thing, {"parted": thing}
         if name in _SLOT_RULES and _PAST_SLOT.search(body):
             return "fact", None, body, {}
         if name == "identity":
