@@ -197,19 +197,26 @@ def fold_of(group: str, split_of: dict[str, str],
     return rounds.index(split_of[group])
 
 
+def _standardized(x: np.ndarray, y: np.ndarray, balanced: bool) -> tuple[np.ndarray, ...]:
+    """What both fits start from: the features' mean and spread, the standardized features,
+    the labels one-hot, and each example's weight (``balanced``: each class the same total,
+    ``none`` being the rarest)."""
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    n, k = len(y), len(LABELS)
+    counts = np.bincount(y, minlength=k)
+    sample = (n / (k * counts[y]))[:, None] if balanced else np.ones((n, 1))
+    return mean, std, (x - mean) / std, np.eye(k)[y], sample
+
+
 def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = False,
         steps: int = 400, free: int = 0) -> tuple[np.ndarray, ...]:
     """Softmax regression on standardized features; returns (W, b) for the RAW features.
     The last ``free`` columns (the wording cues) are not penalized, like the bias: the L2
     tames 384 correlated vector components, and a cue's handful of weights is what the cue
     is there to learn."""
-    mean, std = x.mean(0), x.std(0) + 1e-6
-    z = (x - mean) / std
+    mean, std, z, onehot, sample = _standardized(x, y, balanced)
     n, d = z.shape
     k = len(LABELS)
-    onehot = np.eye(k)[y]
-    counts = np.bincount(y, minlength=k)
-    sample = (n / (k * counts[y]))[:, None] if balanced else np.ones((n, 1))
     w = np.zeros((d, k))
     b = np.zeros(k)
     penalized = np.ones((d, 1))
@@ -249,13 +256,9 @@ def fit_network(x: np.ndarray, y: np.ndarray, hidden: int, l2: float, balanced: 
     if hidden == 0:
         return [fit(x, y, l2, balanced, free=free)]
     rng = np.random.default_rng(seed)
-    mean, std = x.mean(0), x.std(0) + 1e-6
-    z = (x - mean) / std
+    mean, std, z, onehot, sample = _standardized(x, y, balanced)
     n, d = z.shape
     k = len(LABELS)
-    onehot = np.eye(k)[y]
-    counts = np.bincount(y, minlength=k)
-    sample = (n / (k * counts[y]))[:, None] if balanced else np.ones((n, 1))
     params = {"w1": rng.normal(0.0, (2.0 / d) ** 0.5, (d, hidden)), "b1": np.zeros(hidden),
               "w2": rng.normal(0.0, (2.0 / hidden) ** 0.5, (hidden, k)), "b2": np.zeros(k)}
     first = {key: np.zeros_like(v) for key, v in params.items()}
