@@ -298,7 +298,7 @@ _JOB_WORDS = re.compile(rf"(?:er|or|ist|ian|ant|ent|{_JOB_NAMES})$", re.IGNORECA
 # (one job slot); keyed by its own noun, each stays. A job's own name wins ("a baker").
 _NOT_JOBS = re.compile(
     r"(?:(?:vege|pesca|flexi|fruit)tarian|christian|buddhist|atheist|agnostic|"
-    r"(?:opt|pess|perfection|minimal|real|ideal|femin|environmental|activ|pacif|nudist|"
+    r"(?:opt|pess|perfection|minimal|real|ideal|femin|environmental|activ|pacif|nud|"
     r"natur|hedon|stoic|cycl|hobby)ist|"
     r"(?:non-?)?smoker|drinker|vaper|gamer|runner|jogger|swimmer|climber|hiker|walker|"
     r"reader|knitter|dreamer|believer|worrier|(?:over)?thinker|procrastinator|beginner|"
