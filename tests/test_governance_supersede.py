@@ -1097,3 +1097,25 @@ def test_an_intensifier_is_no_part_of_the_subject(text, key):
 def test_a_stance_said_with_an_intensifier_is_superseded_by_its_reversal(before, after):
     e, first, [item] = said_after(before, after)
     assert item.action == "superseded" and item.supersedes == first.memory_id, item
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm vegetarian.", "I'm not vegetarian anymore."),
+    ("I'm vegan.", "I'm no longer vegan."),
+    ("I'm a smoker.", "I'm not a smoker anymore."),
+    ("I'm a nurse.", "I'm no longer a nurse."),
+])
+def test_an_identity_said_to_be_over_retires_it(before, after):
+    """"I'm not vegetarian anymore" extracted nothing, so "I'm vegetarian" stayed the user's
+    diet. What the user was, said as over, ends the fact as "I quit being vegetarian" does;
+    a mood said as over ("I'm not tired anymore") is no memory at all."""
+    e, first, items = said_after(before, after)
+    assert [i.action for i in items if i.supersedes == first.memory_id] == ["superseded"], items
+    assert trashed(e)[first.memory_id].text == before
+
+
+@pytest.mark.parametrize("text", ["I'm not tired anymore", "I'm not a kid anymore",
+                                  "I'm no longer sure", "I'm not hungry anymore."])
+def test_a_mood_or_state_said_to_be_over_is_no_memory(text):
+    found, _ = extract([text], roles=("user",))
+    assert found == []

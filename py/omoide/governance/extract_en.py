@@ -678,6 +678,12 @@ _PREFERENCES = _rules([
 ])
 
 _DECISIONS_STRONG = _rules([
+    # "I'm not vegetarian anymore", "I'm no longer a nurse": what the user was, ended (a
+    # diet, a faith, a habit or a job: ``_ended_identity``; "I'm not tired anymore" is none)
+    ("no_longer_am", "decision", "dislike",
+     rf"^{IM} not (?:a |an )?(?P<x>[\w-]+(?: [\w-]+)?) any ?more$"),
+    ("no_longer_am", "decision", "dislike",
+     rf"^{IM} no longer (?:a |an )?(?P<x>[\w-]+(?: [\w-]+)?)$"),
     ("decided_not", "decision", "dislike",
      rf"^(?:{I}(?:'ve| have)?\s+)?{ADV}(?:finally )?(?:decided|chose|resolved|vowed|promised "
      rf"myself|made up (?:my|our) minds?) not to\s+(?P<x>.+)"),
@@ -1401,6 +1407,11 @@ def english(clause: str, previous: str | None = None) -> Found | None:
             return kind, polarity, subject, meta
     for name, kind, polarity, pattern in _DECISIONS_STRONG:
         match = pattern.match(text)
+        if match and name == "no_longer_am":
+            ended = _ended_identity(match.group("x"))
+            if ended:
+                return kind, polarity, ended, {}
+            continue
         if match:
             negative = polarity == "dislike" or bool(
                 re.match(r"(?:not|stop|quit|give up|cut|drop|cancel)\b", match.group("x"), re.I))
@@ -1436,6 +1447,20 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                 subject, meta["over"] = from_to.group("b"), from_to.group("a")
             if subject and not _DEICTIC_SUBJECT.match(subject):
                 return kind, polarity, subject, meta
+    return None
+
+
+def _ended_identity(noun: str) -> str | None:
+    """The subject of an identity the user says is over: the job slot for a job ("I'm no
+    longer a nurse"), "being X" for a diet, a faith, a habit ("I'm not vegan anymore": the
+    key ``decision:being_vegan`` ends ``fact:vegan``, as "I quit being vegan" does), else
+    None (a mood or a state: "I'm not tired anymore")."""
+    noun = noun.strip().casefold()
+    last = noun.split()[-1] if noun.split() else noun
+    if _NOT_JOBS.search(noun):
+        return f"being {noun}"
+    if _JOB_TITLE.search(last) or _JOB_WORDS.search(last):
+        return "job"
     return None
 
 
