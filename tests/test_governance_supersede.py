@@ -1119,3 +1119,21 @@ def test_an_identity_said_to_be_over_retires_it(before, after):
 def test_a_mood_or_state_said_to_be_over_is_no_memory(text):
     found, _ = extract([text], roles=("user",))
     assert found == []
+
+
+@pytest.mark.parametrize("before, after", [
+    ("私はベジタリアンです。", "もうベジタリアンじゃない。"),
+    ("看護師です。", "もう看護師じゃないです。"),
+    ("看護師として働いています。", "もう看護師じゃない"),
+])
+def test_an_identity_said_to_be_over_retires_it_in_japanese(before, after):
+    """「もうベジタリアンじゃない」 extracted nothing: the diet stayed the user's."""
+    e, first, items = said_after(before, after)
+    assert [i.action for i in items if i.supersedes == first.memory_id] == ["superseded"], items
+
+
+@pytest.mark.parametrize("text", ["もう子供じゃない", "もう眠くない", "看護師ではありません",
+                                  "もう大丈夫じゃない"])
+def test_a_japanese_state_said_to_be_over_or_a_plain_no_is_no_ending(text):
+    found, _ = extract([text], roles=("user",))
+    assert [c for c in found if c.kind == "decision"] == []

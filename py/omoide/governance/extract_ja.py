@@ -253,6 +253,10 @@ _TIME_TOPIC = re.compile(
 # -- facts ----------------------------------------------------------------------------------
 
 _NUM = r"(?:[0-9]+|[一二三四五六七八九十]+)"
+# what the user is and may stop being, outside the job slot: a diet, a habit, a standing
+_ENDABLE_IDENTITY = (r"(?:ベジタリアン|ヴィーガン|ビーガン|菜食主義者?|喫煙者|スモーカー|愛煙家|"
+                     r"会員|メンバー|ファン)")
+_ENDABLE_JOB = r"[^、,をがにでは]{0,8}?(?:師|士|員|教師|講師|医|記者|作家|学生|院生)"
 _JOB_SUFFIX = re.compile(
     r"(?:師|士|員|者|家|医|官|学生|大学生|院生|生徒|(?<![苦下上])手|デザイナー|エンジニア|シェフ|パイロット|"
     r"プログラマー|ライター|トレーナー|マネージャー|アーティスト|フリーランス|教師|主婦|主夫|"
@@ -727,6 +731,14 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
         ("use", "like",
          r"^(?P<x>.+?)を(?:使い|使う|使用し|使用する|採用し|採用する)(?:ます|ました)|"
          r"^(?P<y>.+?)を(?:使おう|使っていく|使っていきます)"),
+        # 「もうベジタリアンじゃない」「もう看護師ではなくなりました」: what the user was, over
+        # (a diet, a habit, a standing or a job; 「もう子供じゃない」 says nothing of the sort)
+        ("no_longer_am", "dislike",
+         rf"^(?:{_SELF}は)?(?:もう|既に|すでに)[、,]?(?P<x>{_ENDABLE_IDENTITY}|{_ENDABLE_JOB})"
+         r"(?:じゃ|では)(?:ない|ありません|なくなった|なくなりました|ないです)(?:です|よ|ね)?$"),
+        ("no_longer_am", "dislike",
+         rf"^(?:{_SELF}は)?(?P<x>{_ENDABLE_IDENTITY}|{_ENDABLE_JOB})(?:じゃ|では)"
+         r"(?:なくなった|なくなりました)(?:よ|ね)?$"),
         # 「彼女と別れました」: a partner left (``dedup``: the live fact of having one ends)
         ("stop", "dislike",
          rf"^(?:{_SELF}は)?(?P<x>彼女|彼氏|恋人|パートナー|婚約者|カノジョ|カレシ)と別れ"
@@ -1101,7 +1113,8 @@ def _decision(body: str) -> Found | None:
         if "から" in x and name in ("act", "chose"):
             over, _, x = x.partition("から")
             meta["over"] = _rival(over)
-        if name == "bare_quit":
+        if name == "bare_quit" or (name == "no_longer_am"
+                                   and not re.fullmatch(_ENDABLE_IDENTITY, x)):
             x = "仕事"
         if ja_subject(x):
             return "decision", "dislike" if negative else "like", x, meta
