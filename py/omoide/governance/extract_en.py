@@ -1045,10 +1045,7 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
         return "nationality"
     if name == "i_am":
         noun = _clean_subject("fact", groups["x"])[0]
-        last = noun.split()[-1] if noun.split() else noun
-        is_job = _JOB_TITLE.search(last) or (_JOB_WORDS.search(last)
-                                              and not _NOT_JOBS.search(noun))
-        return "job" if is_job else noun
+        return "job" if _is_job(noun) else noun
     if name == "have":
         named = re.search(r"\b(?:named|called) ([\w'-]+)", groups["x"], re.IGNORECASE)
         x = re.split(r"\s+(?:named|called|who|that|which|and|in|at|from|with|on|,)\b|,",
@@ -1456,12 +1453,19 @@ def _ended_identity(noun: str) -> str | None:
     key ``decision:being_vegan`` ends ``fact:vegan``, as "I quit being vegan" does), else
     None (a mood or a state: "I'm not tired anymore")."""
     noun = noun.strip().casefold()
-    last = noun.split()[-1] if noun.split() else noun
+    if _is_job(noun):
+        return "job"
     if _NOT_JOBS.search(noun):
         return f"being {noun}"
-    if _JOB_TITLE.search(last) or _JOB_WORDS.search(last):
-        return "job"
     return None
+
+
+def _is_job(noun: str) -> bool:
+    """Whether "I'm a X" names a job: a job's own name ("a baker"), or a job's suffix on a
+    noun that is not a diet, faith, habit or standing (``_NOT_JOBS``: "a vegetarian")."""
+    last = noun.split()[-1] if noun.split() else noun
+    return bool(_JOB_TITLE.search(last)
+                or (_JOB_WORDS.search(last) and not _NOT_JOBS.search(noun)))
 
 
 def _late_fact(text: str) -> Found | None:
