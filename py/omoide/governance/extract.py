@@ -199,10 +199,13 @@ _ABBREVIATION = re.compile(
 
 def _with_me(parts: list[str]) -> list[str]:
     """"me and my sister facetime…": a lone "me" / "I" cut off before "and my …" is the
-    speaker with them, one clause."""
+    speaker with them, one clause; so is "my partner" cut off before "and I …"."""
     out: list[str] = []
     for part in parts:
-        if out and re.fullmatch(r"(?:me|i)", out[-1], re.IGNORECASE):
+        if out and (re.fullmatch(r"(?:me|i)", out[-1], re.IGNORECASE) or (
+                re.fullmatch(r"(?:my|our) [\w-]+(?: [\w-]+)?", out[-1], re.IGNORECASE)
+                and re.match(r"(?:i|we)\b", part, re.IGNORECASE))):
+            # "my twin bro and i are fraternal": the two of them, one clause too
             out[-1] = f"{out[-1]} and {part}"
         else:
             out.append(part)
@@ -226,6 +229,8 @@ def clauses(text: str) -> list[str]:
             # 「好きですが、」: the conjunction belongs to the split, not to the memory
             parts = [p for p in (_JA_CONJUNCTION_END.sub("", p) for p in parts) if p]
         out.extend(parts)
+    if len(out) > 1:
+        out = rules_for(has_japanese(text)).with_verdicts(out)
     return out
 
 

@@ -1201,6 +1201,14 @@ _QUESTION_LABEL = re.compile(r"^(?:quick |random |silly |dumb |stupid |small |se
                              r"(?:q|qn|question)\s*:", re.IGNORECASE)
 
 
+# "Crocs are hideous and I will die on this hill": a stance on what the clause before says,
+# nothing by itself (it was the decision ``die_on_this_hill``: every such opinion merged)
+_STANCE_ECHO = re.compile(
+    rf"^(?:and |but )?{I}\s*(?:'ll|will|would)? (?:die on (?:this|that) hill|fight "
+    r"(?:anyone|you|everyone|people) (?:on|over) (?:this|it|that)|defend (?:this|it|that) to "
+    r"(?:the|my) death|stand by (?:this|it|that))\b[\s.!]*$", re.IGNORECASE)
+
+
 def refused(text: str) -> bool:
     """Questions, requests, wishes, hypotheticals and reported speech state nothing about
     the speaker ("give me X over Y" is a stance, not a request)."""
@@ -1208,6 +1216,7 @@ def refused(text: str) -> bool:
         return False
     return bool(
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
+        or _STANCE_ECHO.match(text)
         or _QUESTION_LABEL.match(text)
         or _HYPOTHETICAL.search(text) or _REPORTED.search(text) or _QUESTION_TAIL.search(text)
     )
@@ -1285,6 +1294,74 @@ _STANCE_TAIL = re.compile(
     r"comfort food)\b", re.IGNORECASE)
 
 
+# "horror movies? hard pass", "mushy peas. absolutely not.", "mango? yes please": a thing
+# named alone, then a verdict on it. Cut apart, the verdict was a memory of its own ("hard
+# pass", keyed ``preference:hard_pass``: every later "X? hard pass" merged into it) and the
+# thing was lost; ``with_verdicts`` keeps them one clause, ``english`` reads it.
+_VERDICT_DISLIKE = (
+    r"(?:(?:a |an )?(?:hard|big|firm) (?:pass|no)|pass|nope+|nah+|no thanks?(?: you)?|"
+    r"not for me|not my (?:thing|jam|vibe|scene|cup of tea)|absolutely not|hell no|heck no|"
+    r"never again|no way|not a chance|not happening|ew+|yuck|gross|not a fan|"
+    r"can'?t stand (?:it|them|em)|hate (?:it|them|em)|"
+    r"(?:an? )?(?:absolute |total |pure |actual )?(?:hell|nightmare|torture)(?: for me)?)")
+_VERDICT_LIKE = (
+    r"(?:yes+ please|hell yes|heck yes|love (?:it|them|em)|always|every (?:single )?time|"
+    r"obsessed|can'?t get enough|(?:absolute |pure )?(?:heaven|bliss)|count me in|"
+    r"all day(?:,? every day)?|any day|yum+|big yes|sign me up|always a yes)")
+_VERDICT_TAIL = (r"(?:[,.!~ ]+(?:for me|thanks?|thank you|lol|haha|honestly|tbh|ngl|though|"
+                 r"tho|seriously|lmao|sorry|at all|any ?more|really|either|whatsoever|"
+                 r"personally))*[.!~ ]*")
+_VERDICT = re.compile(rf"^(?:{_VERDICT_DISLIKE}|{_VERDICT_LIKE}){_VERDICT_TAIL}$", re.I)
+_VERDICT_IS_LIKE = re.compile(rf"^{_VERDICT_LIKE}\b", re.I)
+# a thing named alone: no question word, no person, a few words, closed by "?" (or by "."
+# when shorter still)
+_TOPIC = re.compile(
+    r"^(?!(?:what|which|who|whom|whose|where|when|why|how|do|does|did|is|are|was|were|can|"
+    r"could|would|will|should|shall|have|has|had|any|anyone|anybody|you|u|ur|your|i|i'm|im|"
+    r"we|my|our|it|that|this|so|and|but|or|ok|okay|lol|hey|hi|hello|wait|really|right|"
+    r"yeah|yes|no|he|she|they|his|her|their)\b)"
+    # "tired? nope", "ready? yes please": the listener's question on how the user is, echoed
+    r"(?!(?:ready|tired|hungry|sleepy|bored|busy|free|done|sure|serious|awake|home|there|"
+    r"back|finished|coming|in|alright|good|fine|same|again|now|today|tonight)\s*[?.]+$)"
+    r"(?:(?P<q>[\w'&+-]+(?: [\w'&+-]+){0,7}\s*\?+)|[\w'&+-]+(?: [\w'&+-]+){0,3}\s*\.)$",
+    re.IGNORECASE)
+_TOPIC_VERDICT = re.compile(r"^(?P<topic>[^?.]+?)\s*[?.]+\s+(?P<verdict>.+)$")
+
+
+def with_verdicts(parts: list[str]) -> list[str]:
+    """The clauses of a message with each verdict kept on the thing named before it
+    ("horror movies?", "nope.", "not for me." -> one clause)."""
+    out: list[str] = []
+    joinable = False
+    for part in parts:
+        if out and re.fullmatch(r"[?!.]+", part):
+            out[-1] += part  # "voice notes longer than 30 secs??" was cut at each mark
+            continue
+        if out and (joinable or (_TOPIC.match(out[-1]) and not _VERDICT.match(out[-1]))) and (
+                _VERDICT.match(part)):
+            out[-1] = f"{out[-1]} {part}"
+            joinable = True
+        else:
+            out.append(part)
+            joinable = False
+    return out
+
+
+def _topic_verdict(text: str) -> Found | None:
+    """A thing, then a verdict on it (``with_verdicts``): the user's preference."""
+    match = _TOPIC_VERDICT.match(text)
+    if not match or not _TOPIC.match(text[:match.start("verdict")].strip()) or not (
+            _VERDICT.match(re.split(r"(?<=[.!?])\s+", match.group("verdict"))[0])):
+        return None
+    # "me and okra? not happening": the user faced with the thing
+    topic = re.sub(r"^me (?:and|&|vs\.?|versus) ", "", match.group("topic"), flags=re.I)
+    subject = _clean_subject("preference", topic)[0]
+    if not subject:
+        return None
+    polarity = "like" if _VERDICT_IS_LIKE.match(match.group("verdict")) else "dislike"
+    return "preference", polarity, subject, {}
+
+
 def english(clause: str, previous: str | None = None) -> Found | None:
     """What one English clause states about the user, if anything (see the module doc)."""
     text = _clean(clause)
@@ -1294,6 +1371,9 @@ def english(clause: str, previous: str | None = None) -> Found | None:
     for _, kind, polarity, pattern in _FACTS[:2]:
         if pattern.match(text):
             return kind, polarity, "name", {}
+    verdict = _topic_verdict(text)
+    if verdict:
+        return verdict
     if previous and re.match(r"^(?:no|nope|nah),? thanks?(?: you)?\b", text, re.I) and (
             previous.rstrip().endswith("?")):
         subject = _clean_subject("preference", previous.rstrip(" ?"))[0]
@@ -1787,23 +1867,93 @@ def open_person(clause: str) -> str | None:
     return text
 
 
+# What a clause the stage classified may say before its subject: assent or a filler ("fine,
+# teal curtains then"), a condition ("whenever I can choose, it's thai food"), a frame ("the
+# plan is to repaint the kitchen", "first thing I do when I wake up is check my email"), a
+# time that is not the subject ("Mondays and Fridays are gym days"). Keyed on them, every
+# "the plan is to X" was one key: the next plan superseded the first as its new value.
+_OPEN_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|right|fine|so|well|yeah|yep|yup|anyway|anyways|honestly|"
+    r"ugh|welp|lol|haha|oh|hmm+|ngl|tbh|look|listen)\b[,!.:]*\s+)+", re.IGNORECASE)
+_OPEN_CONDITION = re.compile(
+    r"^(?:whenever|when|if|once|as soon as|after|before|every time|any ?time)\b[^,]{1,60},"
+    r"\s*(?:it'?s |it is |that'?s |then )?(?P<rest>.+)$", re.IGNORECASE)
+_OPEN_FRAME = re.compile(
+    r"^(?:(?:the|my|our) )?(?:plan|idea|goal|aim)(?: for [\w ]{1,20}?)? (?:is|'s|=) "
+    r"(?:to )?(?P<a>.+)$|"
+    r"^(?:the )?first thing\b[^,]*?\b(?:is|=)\s+(?:to )?(?P<b>.+)$|"
+    r"^(?:the )?first thing\b[^,]*,\s*(?P<c>.+)$", re.IGNORECASE)
+_OPEN_TIME_SUBJECT = re.compile(
+    rf"^(?:(?:{WEEKDAY}|weekend|weekday|morning|evening|night|lunch ?break|lunchtime|"
+    rf"bedtime)s?(?:,? (?:and|&) |, |/)?)+ (?:is|are) (?:(?:for|my|the|when) )*(?P<x>.+)$",
+    re.IGNORECASE)
+# Words that name nothing on their own: a key made of them alone ("hard_pass", "plan",
+# "made_up_mind", "it") holds no subject, and every later clause of the same words would
+# merge into it or replace it.
+_NAMES_NOTHING = frozenset((
+    "a an the it its this that these those them they i me my mine we us our you your to of "
+    "for in on at by with from up out off is are was were be been being am do does did done "
+    "doing have has had will would can could should shall not no nope nah yes yeah yep ok "
+    "okay alright fine so just really very too absolutely totally definitely hard pass "
+    "thanks thank please way thing things stuff one mind made make making decided decide "
+    "decision plan plans final happening again now then here there today tonight tomorrow "
+    "hell never always ever sure course what which who how all any some more most also "
+    "still even only well right good great deal idea go going gonna get got time").split())
+
+
+_ONLY_A_PERSON = re.compile(rf"^(?:my|our) {REL}s?[\s.!]*$", re.IGNORECASE)
+
+
+def names_something(subject: str) -> bool:
+    """Whether a key subject holds a word that names something (``_NAMES_NOTHING``)."""
+    return any(word not in _NAMES_NOTHING for word in re.findall(r"[\w']+", subject.casefold()))
+
+
 def open_subject(kind: str, text: str) -> str:
-    """A key subject for a clause the embedding stage classified: for a clause about a thing,
-    its leading noun phrase ("pho on a rainy evening makes me happy" -> "pho on a rainy
-    evening"); else the clause without its first-person lead, cleaned like a pattern
-    subject. A clause about one of the user's people keys on all it says ("our dog gets
-    scared of thunder" -> ``dog_get_scared_of_thunder``, not ``dog``): two facts about the
-    same person are two memories, not a new value replacing the old."""
-    if _OWN_PERSON.match(text):
-        return _clean_subject(kind, re.sub(r"^(?:my|our)\s+", "", text, flags=re.I))[0]
+    """A key subject for a clause the embedding stage classified, or "" when the clause
+    names nothing on its own ("hard pass", "I've made up my mind": it stores nothing). Its
+    lead (``_OPEN_FILLER``, ``_OPEN_CONDITION``, ``_OPEN_FRAME``, ``_OPEN_TIME_SUBJECT``) is
+    cut first. A fact keys on all it says ("our youngest, Ines, starts kindergarten" ->
+    ``youngest_ine_start_kindergarten``, not ``youngest``): the stage knows no slot, and two
+    facts of one key are a new value replacing the old. A clause about a thing keys on its
+    leading noun phrase ("pho on a rainy evening makes me happy" -> "pho on a rainy
+    evening"); else on the clause without its first-person lead, cleaned like a pattern
+    subject."""
+    text = _OPEN_FILLER.sub("", text) or text
+    for lead in (_OPEN_CONDITION, _OPEN_FRAME, _OPEN_TIME_SUBJECT):
+        match = lead.match(text)
+        if match:
+            text = next(group for group in match.groups() if group)
+    if _OWN_PERSON.match(text) or kind == "fact":
+        if _ONLY_A_PERSON.match(text):
+            return ""  # "my partner" cut off before "and I …": the person, nothing said
+        said = _FIRST_PERSON_LEAD.sub("", re.sub(r"^(?:my|our)\s+", "", text, flags=re.I))
+        if len(said.partition(",")[0].split()) == 1:
+            said = said.replace(",", " ")  # "our youngest, Ines, starts …": one fact
+        subject = _clean_subject(kind, said)[0]
+        return subject if names_something(subject) else ""
+    subject = _open_subject(kind, text)
+    if not names_something(subject) and "," in text:
+        # "ok I'm doing it, entering the half marathon in april": what it is comes after
+        subject = _open_subject(kind, text.partition(",")[2].strip())
+    return subject if names_something(subject) else ""
+
+
+def _open_subject(kind: str, text: str) -> str:
+    subject = None
+    if not text:
+        return ""
     if not _FIRST_PERSON_LEAD.match(text):
         phrase = _leading_noun_phrase(text)
         if phrase:
-            return _clean_subject(kind, phrase)[0]
-    rest = _FIRST_PERSON_LEAD.sub("", text)
-    if kind == "preference":
-        # "I've come to loathe those phone menus", "I find I genuinely dislike the smell of
-        # X": the stance the stage read is not the subject (it keyed come_to_loathe_...,
-        # find_i_genuinely_dislike_..., so a later contradiction met no key)
-        rest = _OPEN_STANCE.sub("", rest)
-    return _clean_subject(kind, rest, decision=kind == "decision")[0]
+            subject = _clean_subject(kind, phrase)[0]
+    if subject is None:
+        rest = _FIRST_PERSON_LEAD.sub("", text)
+        if kind == "preference":
+            # "I've come to loathe those phone menus", "I find I genuinely dislike the smell
+            # of X": the stance the stage read is not the subject (it keyed
+            # come_to_loathe_..., find_i_genuinely_dislike_..., so a later contradiction met
+            # no key)
+            rest = _OPEN_STANCE.sub("", rest)
+        subject = _clean_subject(kind, rest, decision=kind == "decision")[0]
+    return subject

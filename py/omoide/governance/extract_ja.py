@@ -956,9 +956,58 @@ def _other_person(body: str) -> str | None:
     return None
 
 
+# 「ホラー映画？絶対ムリ」「納豆？大好き！」: a thing named alone, then a verdict on it. Cut
+# apart, the verdict alone was keyed on what it says (``preference:絶対``: every later
+# 「X？絶対ムリ」 merged into it) and the thing was lost; ``with_verdicts`` keeps them one
+# clause, ``japanese`` reads it.
+_VERDICT_DISLIKE = (r"(?:無理|ムリ|むり|パス|ナシ|なし|ないわ|勘弁(?:して)?|嫌い|きらい|キライ|"
+                    r"苦手|いらない|いらん|遠慮(?:します|しとく|しておきます)|結構です|ノーサンキュー)")
+_VERDICT_LIKE = r"(?:大好き|大好物|好き|すき|スキ|最高|アリ|あり|神|優勝|正義|大歓迎)"
+_VERDICT = re.compile(
+    rf"^(?:(?:絶対|ぜったい|まじ|マジ|ほんと|本当に|普通に|ちょっと|断然|もう)(?:に)?)?"
+    rf"(?:{_VERDICT_DISLIKE}|{_VERDICT_LIKE})"
+    r"(?:です|だ|だわ|かな|かも|すぎる|過ぎる|[!！。〜ーｗw笑…])*$")
+_VERDICT_IS_LIKE = re.compile(
+    rf"^(?:(?:絶対|ぜったい|まじ|マジ|ほんと|本当に|普通に|ちょっと|断然|もう)(?:に)?)?"
+    rf"{_VERDICT_LIKE}")
+# a thing named alone: no question word, no question ending, no verb or adjective asked
+# (「行く？」), a few characters
+_TOPIC = re.compile(
+    r"^(?!.*(?:何|なに|なん|どう|いつ|どこ|誰|だれ|なぜ|どれ|どっち|どちら|いかが|"
+    r"か[?？]|の[?？]|[うくすつぬむぶぐるたいだ][?？]|です|ます))[^?？。、!！]{1,20}[?？]+$")
+
+
+def with_verdicts(parts: list[str]) -> list[str]:
+    """The clauses of a message with each verdict kept on the thing named before it
+    (「ホラー映画？」「絶対ムリ」 -> 「ホラー映画？絶対ムリ」)."""
+    out: list[str] = []
+    for part in parts:
+        folded = unicodedata.normalize("NFKC", part).strip()
+        if out and _TOPIC.match(unicodedata.normalize("NFKC", out[-1]).strip()) and (
+                _VERDICT.match(folded)):
+            out[-1] = f"{out[-1]}{part}"
+        else:
+            out.append(part)
+    return out
+
+
+def _topic_verdict(raw: str) -> Found | None:
+    """A thing, then a verdict on it (``with_verdicts``): the user's preference."""
+    topic, mark, verdict = raw.partition("?")
+    if not mark or not _TOPIC.match(topic + "?") or not _VERDICT.match(verdict.lstrip("?")):
+        return None
+    polarity = "like" if _VERDICT_IS_LIKE.match(verdict.lstrip("?")) else "dislike"
+    # 「辛いの好き？大好き！」: the question echoed is on the thing
+    thing = re.sub(r"(?:は|が|って|とか)?(?:好き|すき|嫌い|きらい|苦手)$", "", topic.strip())
+    return ("preference", polarity, thing, {}) if thing else None
+
+
 def japanese(clause: str, previous: str | None = None) -> Found | None:
     """What one Japanese clause states about the user, if anything (see the module doc)."""
     raw = unicodedata.normalize("NFKC", clause).strip()
+    verdict = _topic_verdict(raw)
+    if verdict:
+        return verdict
     body = _clean(clause)
     if not body:
         return None
@@ -1272,7 +1321,23 @@ def carried_person(clause: str, previous: str) -> str | None:
     return body
 
 
+# What a clause the stage classified may say before its subject, or all it says: a decision
+# made (「もう決めました、車を売ります」 was keyed ``決めました_車_売``), assent, a verdict
+# alone. Keyed on them, every 「決めた。」 was one memory, every 「絶対ムリ」 one key.
+_OPEN_LEAD = re.compile(
+    r"^(?:(?:よし|よっしゃ|うん|はい|じゃあ|やっぱ|やっぱり|もう|ついに|とうとう)[、,!！]?)*"
+    r"(?:決めた|決めました|決めたよ|決めたわ|決定|決まり|決まった|決まりました)[。、,!！]*")
+_NAMES_NOTHING = re.compile(
+    rf"^(?:(?:よし|よっしゃ|うん|はい|じゃあ|やっぱ|やっぱり|もう|絶対|まじ|マジ)[、,!！]?)*"
+    rf"(?:そうする|そうします|やる|やります|やるわ|それで|それな|これで|{_VERDICT_DISLIKE}|"
+    rf"{_VERDICT_LIKE})?[。!！ｗw笑]*$")
+
+
 def open_subject(kind: str, body: str) -> str:
     """A key subject for a clause the embedding stage classified: the clause itself, its
-    habit adverbs and endings off (the key rule does the rest)."""
+    lead (``_OPEN_LEAD``), habit adverbs and endings off (the key rule does the rest); ""
+    when it names nothing on its own (``_NAMES_NOTHING``: it stores nothing)."""
+    body = _OPEN_LEAD.sub("", body) or body
+    if _NAMES_NOTHING.match(body) or _OPEN_LEAD.fullmatch(body):
+        return ""
     return _HABIT_ADVERB.sub("", _HABIT_TAIL.sub("", body)) or body
