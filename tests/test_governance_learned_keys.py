@@ -10,6 +10,7 @@ import itertools
 import pytest
 
 from omoide.engine import MemoryEngine
+from omoide.governance import extract_en
 from omoide.governance.clause_model import KINDS, NONE, LearnedClauseClassifier
 from omoide.governance.extract import clauses, extract
 from omoide.governance.extract_en import names_something, open_subject
@@ -166,4 +167,22 @@ def test_two_statements_about_different_things_both_stay_live(monkeypatch, kind,
     assert {i.action for i in items} <= {"stored"}, [(i.action, i.reason) for i in items]
     live = " | ".join(m.text for m in engine.memories("a"))
     assert first.split(",")[0].split("?")[0].split("。")[-1] in live or "made up my mind" in first
+    assert engine.trash("a") == []
+
+
+def test_a_key_the_stage_made_merges_only_the_same_statement(monkeypatch):
+    """A learned key that still names the lead (a rule's miss, made here by keying every
+    clause alike) is no identity on its own: another statement under it is a memory of its
+    own, the same statement again merges, the opposite polarity supersedes."""
+    monkeypatch.setattr(ingest_module, "classifier_for", lambda embedder: stage("pattern"))
+    monkeypatch.setattr(extract_en, "open_subject", lambda kind, text: "saturday morning")
+    counter = itertools.count()
+    engine = MemoryEngine(HashingEmbedder(64), clock=lambda: 1_700_000_000.0 + next(counter))
+    first = "Saturday mornings the allotment gets my full attention"
+    ingest(engine, "a", [first])
+    other = ingest(engine, "a", ["Saturday mornings the dog park with Rex and a flask"]).items
+    assert [i.action for i in other] == ["stored"]
+    again = ingest(engine, "a", [first]).items
+    assert [i.action for i in again] in (["merged"], ["skipped"])
+    assert sorted(m.key for m in engine.memories("a")) == ["pattern:saturday_morning"] * 2
     assert engine.trash("a") == []

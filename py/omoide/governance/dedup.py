@@ -200,6 +200,10 @@ def subject_keys(memory: Memory) -> frozenset[str]:
     return frozenset(c.key for c in found if c.key is not None)
 
 
+# how a candidate whose key the learned stage made from its words arrived (``Candidate.via``)
+GUESSED = frozenset(("learned", "prototype"))
+
+
 class DedupIndex:
     """Matches candidates against a character's store plus the writes planned in this batch
     (so a batch that repeats itself also collapses, and a dry run sees what a real run would).
@@ -252,6 +256,20 @@ class DedupIndex:
                 if i not in self.planned and i not in self.retired:
                     out.append((self.store.records[i], cos))
         return out
+
+    def _same_key_holds(self, holder: str, guessed: bool, polarity: str | None,
+                        text: str | None) -> bool:
+        """Whether the live memory of a candidate's key is the candidate's subject. A key
+        the rules made names its subject; one the learned stage made from a clause's words
+        (``GUESSED``) may be shared by statements about different things (a rule's miss: its
+        lead, a frame), so under it only a text that says the same thing merges, and an
+        opposite polarity supersedes; any other text is a memory of its own."""
+        memory = self.current(holder)
+        if text is None or not (guessed or memory.meta.get("via") in GUESSED):
+            return True
+        if polarity is not None and polarity_of(memory) != polarity:
+            return True
+        return foldable(text, memory.text) or foldable(memory.text, text)
 
     def _holders(self, key: str) -> list[str]:
         """The live memories keyed ``key``: planned ones first, then the store's."""
@@ -367,7 +385,8 @@ class DedupIndex:
     def match(self, kind: str, key: str | None, vector: Sequence[float],
               polarity: str | None = None, text: str | None = None,
               over: str | None = None, died: str | None = None,
-              was: str | None = None, parted: str | None = None) -> Match | None:
+              was: str | None = None, parted: str | None = None,
+              guessed: bool = False) -> Match | None:
         """The live memory the candidate is about: a comparison it reverses (``over``: the
         candidate's rival, ``reversed_comparison``), else the camp it left (``was``,
         ``left_camp``), else same key (any kind, any polarity:
@@ -380,7 +399,9 @@ class DedupIndex:
         memory keyed by an earlier version of the key rules), else a keyless neighbour of one
         sentence whose text has that key as its only subject ("same subject"), else a
         near-identical memory of the same kind, the same key or none on both sides, and the
-        same polarity (``polarity`` None: no polarity guard)."""
+        same polarity (``polarity`` None: no polarity guard). A key the learned stage made
+        (``guessed``, or the holder's ``meta["via"]``) is matched as the same key only when
+        the two texts say the same thing or oppose each other (``_same_key_holds``)."""
         row = as_float_list(vector)
         if key is not None and over:
             flipped = self.reversed_comparison(kind, key, over, polarity)
@@ -392,10 +413,10 @@ class DedupIndex:
                 return Match(left, "camp left", None)
         if key is not None:
             ids = self._holders(key)
-            if ids:
-                best = self._newest_id(ids)
+            best = self._newest_id(ids) if ids else None
+            if best is not None and self._same_key_holds(best, guessed, polarity, text):
                 return Match(best, "same key", None)
-            if text is not None:
+            if best is None and text is not None:
                 ended = self.ended_slot(key, polarity, text)
                 if ended is not None:
                     return Match(ended, "slot ended", None)

@@ -1884,9 +1884,10 @@ _OPEN_FRAME = re.compile(
     r"^(?:the )?first thing\b[^,]*?\b(?:is|=)\s+(?:to )?(?P<b>.+)$|"
     r"^(?:the )?first thing\b[^,]*,\s*(?P<c>.+)$", re.IGNORECASE)
 _OPEN_TIME_SUBJECT = re.compile(
-    rf"^(?:(?:{WEEKDAY}|weekend|weekday|morning|evening|night|lunch ?break|lunchtime|"
-    rf"bedtime)s?(?:,? (?:and|&) |, |/)?)+ (?:is|are) (?:(?:for|my|the|when) )*(?P<x>.+)$",
-    re.IGNORECASE)
+    rf"^(?:(?:on |every |most |some )?(?:(?:{WEEKDAY}|weekend|weekday|saturday|sunday)s? )?"
+    rf"(?:{WEEKDAY}|weekend|weekday|morning|afternoon|evening|night|lunch ?break|lunchtime|"
+    rf"bedtime)s?(?:,? (?:and|&) |, |/)?)+(?: (?:is|are) (?:(?:for|my|the|when) )*|, )"
+    rf"(?P<x>.+)$", re.IGNORECASE)
 # Words that name nothing on their own: a key made of them alone ("hard_pass", "plan",
 # "made_up_mind", "it") holds no subject, and every later clause of the same words would
 # merge into it or replace it.

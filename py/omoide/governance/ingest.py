@@ -40,6 +40,7 @@ from omoide.governance import meta_fields
 from omoide.governance.clause_model import classifier_for
 from omoide.governance.dedup import (
     DEFAULT_THRESHOLD,
+    GUESSED,
     NEIGHBOURS,
     DedupIndex,
     candidate_polarity,
@@ -442,7 +443,7 @@ def ingest(
             continue
         polarity = candidate_polarity(candidate)
         found = index.match(candidate.kind, candidate.key, vector, polarity,
-                            text=candidate.text,
+                            text=candidate.text, guessed=candidate.via in GUESSED,
                             **{name: meta_fields.text_field(candidate.meta, name)
                                for name in ("over", "died", "was", "parted")})
         if found is None:
