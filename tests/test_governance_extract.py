@@ -346,6 +346,29 @@ def test_questions_small_talk_and_other_people_give_nothing(text):
 
 
 @pytest.mark.parametrize("text", [
+    "関節リウマチでも楽しめる趣味って、何がありますか",
+    "繰上げ返済と老後資金の積み立て、どちらを優先すべきだと思う？",
+    "ホラー映画って、おすすめある？", "好きな人へのLINE一緒に考えて",
+])
+def test_what_a_japanese_question_or_request_is_about_is_no_statement(text):
+    """A clause cut off before the question that asks about it was read as the user's
+    preference or decision by the learned stage."""
+    from tests.test_governance_learned_keys import stage
+
+    for kind in ("preference", "decision"):
+        assert extract([text], classifier=stage(kind))[0] == []
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("納豆が苦手で、どうしたら食べられるかな", "preference:納豆"),
+    ("猫を飼い始めたんだけど、名前どうしよう", "decision:猫_飼"),
+    ("猫が大好きなんだけど、君は？", "preference:猫"),
+])
+def test_a_japanese_statement_before_a_question_is_kept(text, key):
+    assert [c.key for c in extract([text])[0]] == [key]
+
+
+@pytest.mark.parametrize("text", [
     # a time word before the person, or the person named by where they belong
     "最近、姉がヨガにハマってる", "昨日母がケーキを焼くことにした",
     "この前、彼がラーメン大好きって",

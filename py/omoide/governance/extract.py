@@ -347,8 +347,10 @@ def extract(
         found[index] = []
         parts = clauses(text)
         for i, part in enumerate(parts):
-            candidate = extract_clause(part, index, previous=parts[i - 1] if i else None)
             module = rules_for(has_japanese(part))
+            if i + 1 < len(parts) and module.asked_about(part, parts[i + 1]):
+                continue  # what the question after it asks about
+            candidate = extract_clause(part, index, previous=parts[i - 1] if i else None)
             if candidate:
                 found[index].append((i, candidate))
                 # a fact about someone else (the gate refuses the clause) is never vetoed

@@ -1849,6 +1849,13 @@ def open_statement(clause: str) -> str | None:
 _OWN_PERSON = re.compile(rf"^(?:my|our) {REL}s?\b(?!,? and (?:i|me|we)\b)", re.IGNORECASE)
 
 
+def asked_about(clause: str, following: str) -> bool:
+    """False: an English question keeps what it asks about in its own clause ("brown rice
+    vs quinoa, which has more protein": ``_QUESTION_TAIL``); ``extract_ja.asked_about`` is the
+    Japanese one."""
+    return False
+
+
 def carried_person(clause: str, previous: str) -> str | None:
     """None: an English clause names its own subject ("my sister sold the house and moved to
     Okinawa" is one clause), so no person is carried over from the clause before

@@ -94,7 +94,7 @@ _REQUEST_END = re.compile(
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
     r"話して|書いて|要約して|リマインドして|考えさせて|[てで](?:ね|よ|な|ね〜|ねー)|"
     r"しといて|といて|ておいて|でおいて|まとめて|作って|調べて|送って|探して|選んで|比べて|"
-    r"直して|数えて)$"
+    r"直して|数えて|考えて|決めて)$"
 )
 _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
                    r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^(?:もし|仮に)|"
@@ -918,6 +918,28 @@ def refused(text: str) -> bool:
     # 「ってよく言うよね」: the endings a remark adds come off before the hearsay ends are read
     return bool(_REQUEST_END.search(text) or _WISH.search(text) or _HEARSAY.search(text)
                 or _HEARSAY.search(_REMARK_END.sub("", text)) or _QUOTE_SAID.search(text))
+
+
+_ASKED_TOPIC_END = re.compile(r"(?:って|とかって|については|ってさ)$")
+_ASKING_START = re.compile(
+    r"^(?:何|なに|なん|どれ|どこ|どっち|どちら|どう|どんな|どの|いつ|誰|だれ|なぜ|いくら|"
+    r"いくつ|おすすめ|オススメ)")
+
+
+def asked_about(clause: str, following: str) -> bool:
+    """Whether a clause cut off before a question is what that question asks about
+    (「関節リウマチでも楽しめる趣味って、何がありますか」「繰上げ返済と老後資金の積み立て、
+    どちらを優先すべきだと思う？」): a topic ending (って), or a question opening with its
+    question word after a clause no rule reads as a statement. 「納豆が苦手で、どうしたら
+    食べられるかな」 and 「猫を飼い始めたんだけど、名前どうしよう」 keep their first clause."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    if not text or text[-1] in "。.!！?？":
+        return False
+    after = unicodedata.normalize("NFKC", following).strip()
+    if not (after.endswith("?") or refused(_clean(following))):
+        return False
+    return bool(_ASKED_TOPIC_END.search(text) or (
+        _ASKING_START.match(after) and japanese(clause) is None))
 
 
 # A person as the topic (は) of a te-form clause is the topic of the clause after it too
