@@ -339,6 +339,10 @@ def test_japanese_breadth(text, kind, polarity, key):
         "姉はホラー映画が大好きです。", "トムは紅茶のほうが好きだって言ってた。",
         "上司はいつも昼食後にコーヒーを飲む。", "彼の好きな食べ物は寿司です。",
         "友達はパクチーが嫌いなんだって。", "ケンジはベルリンに引っ越すことにしたらしい。",
+        # what would be after its condition, a hope, a request to message the user
+        "with a spare million I'd totally open a ramen stall",
+        "in case the power goes out we'd have candles", "fingers crossed the ferry runs on time",
+        "ping me at 6 so I don't forget the parcel",
     ],
 )
 def test_questions_small_talk_and_other_people_give_nothing(text):

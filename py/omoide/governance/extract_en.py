@@ -130,6 +130,7 @@ _QUESTION = re.compile(
 )
 _REQUEST = re.compile(
     r"^(?:please|pls|plz|tell me|remind me|let me|help me|show me|give me|teach me|translate|"
+    r"ping me|text me|message me|dm me|nudge me|wake me|"
     r"summari[sz]e|write|imagine|pretend|explain|describe|recommend|suggest|list|find|"
     r"draft|proofread|rewrite|reword|paraphrase|spell|compose|outline|brainstorm|quiz me|"
     r"convert|calculate|generate|define|set (?:a|an|me a|up a) (?:reminder|alarm|timer)|"
@@ -144,7 +145,12 @@ _HYPOTHETICAL = re.compile(
     r" (?:a|per|every)\b)|who knows|might)\b|"
     # "say I won the lottery, …", "suppose we moved abroad": a supposition
     r"^(?:say|suppose|supposing|imagine|assuming|what if|let'?s say|picture this,?) (?:i|we)\b|"
-    r"\b(?:i|we)'d have (?:been|\w+ed|\w+en)\b|^(?:i'?d|we'?d) "
+    r"\b(?:i|we)'d have (?:been|\w+ed|\w+en)\b|"
+    # "with a spare million I'd totally open a ramen stall", "in case the power goes out
+    # we'd have candles": what would be, after its condition ("I'd already eaten" had)
+    r"^(?:with|given|in case|just in case|once|when|if)\b[^,]{2,60}?,? (?:i|we)['’]d "
+    r"(?!rather\b|prefer\b|already\b|just\b|never\b|been\b|\w+ed\b|\w+en\b)|"
+    r"^fingers crossed\b|^(?:i'?d|we'?d) "
     r"(?!rather\b|(?:always |still )?(?:pick|take|choose|go for)\b.+\b(?:over|every (?:single )?"
     r"time|any ?time|hands down)\b)",
     re.IGNORECASE,
