@@ -485,6 +485,12 @@ _FACTS = _rules([
      r"new year)(?P<a>[a-z][\w -]{1,30}?)(?:'s| is| are)\s+(?P<v>.+)"),
 ])
 
+# an answer that names no favourite ("fav movie? dunno tbh")
+_NO_ANSWER = (r"(?:dunno|don'?t know|idk|no idea|not sure|unsure|hm+|um+|uh+|hard to say|"
+              r"too many|can'?t (?:choose|pick|decide)|depends|it depends|good question|"
+              r"no clue|nothing|none|no one|nobody|you|ur|your|what|which|who)\b")
+
+
 _PREFERENCES = _rules([
     # "I find open-plan offices exhausting": a lasting judgement of a thing
     ("find_bad", "preference", "dislike",
@@ -517,6 +523,11 @@ _PREFERENCES = _rules([
     ("favorite", "preference", "like",
      r"^my (?:absolute |all[- ]time |very |most )?(?:favou?rite|fav|fave|go-to) "
      r"(?P<a>[\w -]{1,40}?) (?:is|are|has to be|would be|'s)\s+(?P<v>.+)"),
+    # "fav board game?? catan, no contest", "fave snack: crisps": the favourite asked and
+    # answered by the user ("my" dropped)
+    ("favorite", "preference", "like",
+     r"^(?:my )?(?:absolute |all[- ]time |very |most )?(?:favou?rite|fav|fave|go-to) "
+     rf"(?P<a>[\w -]{{1,40}}?)\s*(?:\?+|:|=)\s*(?=\S)(?!{_NO_ANSWER})(?P<v>[^?]+)$"),
     ("favorite_of", "preference", "like",
      r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?my (?:absolute |all[- ]time |very |most |"
      r"number one |#1 )?(?:favou?rite|fav|fave|favs|go-to)(?: (?P<a>[\w -]+?))?\s*[!.]*$"),
@@ -1317,7 +1328,12 @@ _VERDICT_LIKE = (
 _VERDICT_TAIL = (r"(?:[,.!~ ]+(?:for me|thanks?|thank you|lol|haha|honestly|tbh|ngl|though|"
                  r"tho|seriously|lmao|sorry|at all|any ?more|really|either|whatsoever|"
                  r"personally))*[.!~ ]*")
-_VERDICT = re.compile(rf"^(?:{_VERDICT_DISLIKE}|{_VERDICT_LIKE}){_VERDICT_TAIL}$", re.I)
+_VERDICT = re.compile(
+    rf"^(?:{_VERDICT_DISLIKE}|{_VERDICT_LIKE}){_VERDICT_TAIL}(?:,\s+[^?]+)?$", re.I)
+# "fav board game??", then its answer
+_FAVORITE_ASKED = re.compile(
+    r"^(?:my )?(?:absolute |all[- ]time )?(?:favou?rite|fav|fave|go-to) [\w -]{1,40}\?+$",
+    re.IGNORECASE)
 _VERDICT_IS_LIKE = re.compile(rf"^{_VERDICT_LIKE}\b", re.I)
 # a thing named alone: no question word, no person, a few words, closed by "?" (or by "."
 # when shorter still)
@@ -1343,7 +1359,11 @@ def with_verdicts(parts: list[str]) -> list[str]:
         if out and re.fullmatch(r"[?!.]+", part):
             out[-1] += part  # "voice notes longer than 30 secs??" was cut at each mark
             continue
-        if out and (joinable or (_TOPIC.match(out[-1]) and not _VERDICT.match(out[-1]))) and (
+        if out and _FAVORITE_ASKED.match(out[-1]) and not joinable and not re.match(
+                _NO_ANSWER, part, re.IGNORECASE):
+            out[-1] = f"{out[-1]} {part}"
+            joinable = True
+        elif out and (joinable or (_TOPIC.match(out[-1]) and not _VERDICT.match(out[-1]))) and (
                 _VERDICT.match(part)):
             out[-1] = f"{out[-1]} {part}"
             joinable = True
