@@ -349,6 +349,20 @@ def test_questions_small_talk_and_other_people_give_nothing(text):
     assert extract([text])[0] == []
 
 
+@pytest.mark.parametrize(("text", "key", "polarity"), [
+    ("椎茸だけは勘弁してください…", "preference:椎茸", "dislike"),
+    ("梅干しの酸っぱさがたまらんっちゃん", "preference:梅干しの酸っぱさ", "like"),
+    ("銭湯のあとのコーヒー牛乳、あれがたまらん", "preference:銭湯のあとのコーヒー牛乳", "like"),
+    ("辛いもんはなんぼでもいけるで", "preference:辛いもん", "like"),
+    ("タピオカは黒糖ミルクが優勝🧋", "preference:タピオカ_黒糖ミルク", "like"),
+    # an intensifier before the stance word is not part of the subject
+    ("電話まじ苦手", "preference:電話", "dislike"),
+    ("電話ガチで苦手", "preference:電話", "dislike"),
+])
+def test_japanese_chat_stances(text, key, polarity):
+    assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
+
+
 @pytest.mark.parametrize("text", [
     "関節リウマチでも楽しめる趣味って、何がありますか",
     "繰上げ返済と老後資金の積み立て、どちらを優先すべきだと思う？",

@@ -132,8 +132,8 @@ _STATEMENT_END = re.compile(r"(?:です|ます|ました|でした|ません|ん
 # 「Xだけは勘弁してほしい」「Xはもう勘弁」: X is what the speaker cannot stand
 _SPARE_ME = re.compile(
     r"(?:は|だけは|って)[^、,]{0,20}?(?:から|ので)?[、,]?(?:もう|ほんと|本当に|マジで|まじで|正直|"
-    r"ちょっと|絶対)?勘弁(?:して(?:ほしい|欲しい|ほしいです|欲しいです)?|願いたい|だ|です|やな|"
-    r"やわ)?(?:な|わ|ね|よ|よね)*$")
+    r"ちょっと|絶対)?勘弁(?:して(?:ほしい|欲しい|ほしいです|欲しいです|ください|下さい)?|願いたい|"
+    r"だ|です|やな|やわ)?(?:な|わ|ね|よ|よね|…)*$")
 _DEICTIC = re.compile(r"^(?:そう|それ|これ|あれ|そんな|こんな|あんな|あなた|君|きみ|お前|おまえ)")
 # Thanks, greetings and feelings are not habits even after いつも/毎日 (「いつもありがとう」).
 _NOT_HABIT_END = re.compile(
@@ -564,6 +564,20 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
          r"ほんとに)?(?:しんどい|つらい|キツい|きつい|地獄|拷問|落ち着かない|むり|ムリ|"
          r"無理やわ)(?:です|だ|やな|やわ|よ|ね|よね|わ|なあ|な|んだ|んです)*$"),
         ("need", "like", rf"^{_X}(?:が|は)?ない(?:と|なんて)(?:生きて|いきて)いけない"),
+        # 「椎茸だけは勘弁してください」: spared, not a request
+        ("spare_me", "dislike",
+         rf"^{_X}(?:だけは|は|って|とか)[、,]?(?:もう|ほんと|本当に|マジで|まじで|正直|絶対)?"
+         r"勘弁(?:して(?:ください|下さい|ほしい|欲しい)?|願いたい|です)?(?:な|わ|ね|よ|…|\.)*$"),
+        # 「梅干しの酸っぱさがたまらん」「辛いもんはなんぼでもいけるで」
+        ("irresistible", "like",
+         rf"^{_X}(?:が|は|って)?(?:ほんと|マジで|まじで|まじ|マジ)?(?:たまらん|たまらない|"
+         r"たまりません|やめられない|やめられへん)"),
+        ("any_amount", "like",
+         rf"^{_X}(?:は|なら|って)(?:なんぼでも|いくらでも|何個でも|何杯でも|無限に|永遠に)"
+         r"(?:いける|いけます|いけちゃう|食べられる|食べれる|食べられます|飲める|飲めます)"),
+        # 「タピオカは黒糖ミルクが優勝」: net slang for the best of its kind
+        ("best_of", "like",
+         r"^(?:(?P<t>[^、,はが]+?)(?:は|って))?(?P<x>[^、,はが]+?)が(?:優勝|勝たん|最強)"),
         ("only", "like", r"^(?:(?P<t>.+?)(?:は|って)|.+?なら)(?P<x>[^、。]+?)(?:一択|一筋)"),
         ("like", "like",
          rf"^{_X}(?:の方|のほう)?(?:が|は|も|って)?(?:大|だい|とても|すごく|めっちゃ|めちゃくちゃ|"
@@ -647,6 +661,12 @@ _DESCRIBES_PERSON = re.compile(
     r"連中|お客|客|生徒|知り合い)")
 
 
+# an intensifier before the stance word is not the subject (「電話まじ苦手」 was 電話まじ)
+_INTENSIFIER_TAIL = re.compile(
+    r"(?:まじで|マジで|まじ|マジ|ガチで|ガチ|がちで|ほんとに|ほんと|本当に|めっちゃ|めちゃくちゃ|"
+    r"めちゃ|すごく|すっごく|超|とても|かなり|結構|けっこう|わりと|割と|普通に|正直)$")
+
+
 def _preference(body: str, previous: str | None) -> Found | None:
     for name, polarity, pattern in _PREFERENCES:
         match = pattern.match(body)
@@ -673,6 +693,8 @@ def _preference(body: str, previous: str | None) -> Found | None:
                 meta["over"] = _rival(over)
                 break
         raw = re.sub(r"(?:の方|のほう)$", "", raw)
+        raw = _INTENSIFIER_TAIL.sub("", raw) or raw  # 「電話ガチ苦手」 is about 電話
+        raw = re.sub(r"[、,]\s*(?:あれ|それ|これ)$", "", raw) or raw  # 「…牛乳、あれがたまらん」
         if name in ("hard", "sickens", "only_cannot") and (_FEELING_TIME.match(raw) or re.search(
                 r"(?:日|時|とき|頃|季節|天気|雨|気圧)$", raw)):
             continue  # 「今日はしんどい」: how the day feels
