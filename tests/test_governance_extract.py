@@ -350,6 +350,21 @@ def test_questions_small_talk_and_other_people_give_nothing(text):
 
 
 @pytest.mark.parametrize(("text", "key", "polarity"), [
+    ("leaving that discord server, way too much drama", "decision:discord_server", "dislike"),
+    ("turned down the shift lead role at work", "decision:shift_lead_role_at_work", "dislike"),
+    ("I've put a deposit down on a narrowboat", "decision:narrowboat", "like"),
+    ("I won't be going to the school reunion, whatever Karen says about it.",
+     "decision:be_going_to_school_reunion", "dislike"),
+])
+def test_english_chat_decisions(text, key, polarity):
+    assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
+
+
+def test_leaving_on_a_date_is_a_departure_not_a_decision_to_leave():
+    assert [c.polarity for c in extract(["leaving on the 14th"])[0]] in ([], ["like"])
+
+
+@pytest.mark.parametrize(("text", "key", "polarity"), [
     ("椎茸だけは勘弁してください…", "preference:椎茸", "dislike"),
     ("梅干しの酸っぱさがたまらんっちゃん", "preference:梅干しの酸っぱさ", "like"),
     ("銭湯のあとのコーヒー牛乳、あれがたまらん", "preference:銭湯のあとのコーヒー牛乳", "like"),

@@ -959,7 +959,10 @@ _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give u
          r"cancell?ed|cancell?ing|cancel|cut out|cutting out|cut back on|cutting back on|"
          r"cut down on|cutting down on|ditched|ditching|deleted|deleting|unsubscribed from|"
          r"sold|selling|left|leaving|retired from|broke up with|split up with|resigned from|"
-         r"resigned|"
+         r"broke up w/?|split up w/?|"
+         r"resigned|turned down|turning down|declined|declining|unfollowed|unfollowing|"
+         r"stepped down from|stepping down from|pulled out of|pulling out of|dropped out of|"
+         r"dropping out of|backed out of|backing out of|bowed out of|walked away from|"
          r"handed in (?:my )?(?:notice|resignation)|cutting|cut)")
 _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked up|joined|"
           r"joining|signed up for|signing up for|signed|enrolled in|enrolling in|registered "
@@ -969,7 +972,8 @@ _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked u
           r"with|going with|choosing)?|became|become|changed|set|set up|subscribed to|"
           r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled|"
           r"pulled the trigger on|pulling the trigger on|took the plunge on|went for|switched|"
-          r"changed|registering for|said yes to|put (?:down )?(?:a )?deposit on|put in an offer "
+          r"changed|registering for|said yes to|put (?:down )?(?:a )?deposit on|"
+          r"put (?:a |the )?deposit down on|put in an offer "
           r"on|made an offer on|bringing home|brought home)")
 _DECISIONS_LATE = _rules([
     ("stop", "decision", "dislike",
@@ -1169,13 +1173,18 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(?:just |finally |also |already )?(?:ordered|bought|booked|signed up|"
                 r"started|stopped|quit|switched|joined|entered|registered|cancell?ed|deleted|"
                 r"adopted|picked|chose|decided|moved|applied|enrolled|sold|gave up|pulled|"
-                r"unsubscribed|"
+                r"unsubscribed|turned down|declined|unfollowed|signed(?! up)|broke up|split up|"
+                r"stepped down|pulled out|dropped out|backed out|"
                 r"took|went for)\b", re.I),
      "I "),
     (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
                 r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting|"
                 r"registering|signing up|pulling|ordering|applying|enrolling|adopting|"
-                r"bringing)\b", re.I), "I'm "),
+                r"bringing|turning down|declining|stepping down|pulling out|dropping out|"
+                r"backing out|"
+                # "leaving that discord server"; "leaving on the 14th" is a departure
+                r"leaving(?! (?:on|at|for|in|from|tomorrow|tonight|today|next|this|soon|early|"
+                r"late|now|after|before|around|by)\b))\b", re.I), "I'm "),
     (re.compile(r"^(?:could (?:eat|drink|watch|listen to|live on|live off)|put (?:down|in) (?:a|an"
                 r"|the))\b", re.I), "I "),
     (re.compile(r"^(?:really |much )?rather\b", re.I), "I'd "),
@@ -1226,11 +1235,17 @@ _STANCE_ECHO = re.compile(
     r"(?:the|my) death|stand by (?:this|it|that))\b[\s.!]*$", re.IGNORECASE)
 
 
+_CONCESSION = re.compile(
+    r",?\s*(?:whatever|no matter what|regardless of what|despite what|even if) [^,]{1,40}? "
+    r"(?:says?|said|thinks?|thought|tells? me|told me)\b[^,]*$", re.IGNORECASE)
+
+
 def refused(text: str) -> bool:
     """Questions, requests, wishes, hypotheticals and reported speech state nothing about
     the speaker ("give me X over Y" is a stance, not a request)."""
     if _STANCE_REQUEST.match(text):
         return False
+    text = _CONCESSION.sub("", text)  # "…, whatever Karen says about it": no hearsay
     return bool(
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
         or _STANCE_ECHO.match(text)
