@@ -378,6 +378,24 @@ def test_japanese_chat_stances(text, key, polarity):
     assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
 
 
+@pytest.mark.parametrize(("text", "key", "polarity"), [
+    ("アマプラ解約するわ、全然見とらんし", "decision:アマプラ", "dislike"),
+    ("あのDiscordサーバー抜ける、ギスギスしすぎ", "decision:discordサーバー", "dislike"),
+    ("バイトリーダーの話、断った", "decision:バイトリーダー_話", "dislike"),
+    ("間食は今日から封印！", "decision:間食", "dislike"),
+    ("SNSしばらくお休みします", "decision:sns", "dislike"),
+    ("もう課金しない、財布が瀕死", "decision:課金", "dislike"),
+    ("二度とあの店には行かない", "decision:あの店", "dislike"),
+])
+def test_japanese_chat_decisions_to_stop(text, key, polarity):
+    assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
+
+
+@pytest.mark.parametrize("text", ["もう眠くない", "髪を切った", "母は電話を切った"])
+def test_japanese_no_decision_to_stop(text):
+    assert [c for c in extract([text])[0] if c.kind == "decision" and c.polarity == "dislike"] == []
+
+
 @pytest.mark.parametrize("text", [
     "関節リウマチでも楽しめる趣味って、何がありますか",
     "繰上げ返済と老後資金の積み立て、どちらを優先すべきだと思う？",
