@@ -360,6 +360,22 @@ def test_english_chat_decisions(text, key, polarity):
     assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
 
 
+@pytest.mark.parametrize(("text", "key"), [
+    ("i work part time at a boba shop", "fact:employer"),
+    ("I'm sixty-four, though most days I feel about eighty.", "fact:age"),
+    ("I've been a widow for six years now", "fact:marital_status"),
+    ("im in a kpop dance cover group", "fact:member_of_kpop_dance_cover_group"),
+    ("got my license last month", "fact:drive_licence"),
+])
+def test_english_facts_said_in_chat(text, key):
+    assert [c.key for c in extract([text])[0]] == [key]
+
+
+@pytest.mark.parametrize("text", ["I'm on the team bus", "I'm in the group chat"])
+def test_being_somewhere_with_a_group_is_no_membership(text):
+    assert extract([text])[0] == []
+
+
 def test_leaving_on_a_date_is_a_departure_not_a_decision_to_leave():
     assert [c.polarity for c in extract(["leaving on the 14th"])[0]] in ([], ["like"])
 

@@ -413,7 +413,22 @@ _FACTS = _rules([
     ("job", "fact", None,
      r"^i(?:'ve| have) been working (?:remotely |full[- ]time |part[- ]time |freelance )?"
      r"(?:as|in|at|for)\b"),
-    ("employer", "fact", None, r"^i(?: work|'m working| am working) (?:at|for)\b"),
+    ("employer", "fact", None,
+     r"^i(?: work|'m working| am working)(?: part[- ]time| full[- ]time| remotely| nights| "
+     r"weekends| evenings)? (?:at|for)\b"),
+    # "I've been a widow for six years now": a marital status
+    ("married", "fact", None,
+     rf"^{I}(?:'ve| have) been (?:a )?(?P<x>widow(?:er|ed)?|married|divorced|separated|single)\b"),
+    # "im in a kpop dance cover group", "I'm part of a community choir"
+    ("member", "fact", None,
+     rf"^{IM} (?:in|part of|a member of|on) (?:a|an|the|my|our) (?P<x>[\w' -]{{0,40}}?(?:band|"
+     r"choir|group|team|club|league|crew|society|orchestra|squad|troupe|ensemble|guild|"
+     r"union|committee|council|collective))\b(?=\s*$|[,.!;]| (?:at|in|for|with|that|since|"
+     r"called|named|and|here|now|too|as)\b)"),
+    # "got my license last month", "passed my driving test"
+    ("licence", "fact", None,
+     rf"^(?:{I} )?(?:just |finally |recently )?(?:got|passed) (?:my )?(?:driving |driver'?s |"
+     r"drivers )?(?:licen[cs]e|driving test)\b"),
     # "I teach my little brother math on Sundays" is no job
     ("job", "fact", None,
      r"^i (?:teach|taught)\s+(?!my\b|him\b|her\b|them\b|myself\b|our\b|his\b)"),
@@ -444,6 +459,10 @@ _FACTS = _rules([
      rf"(?:a|an|the|his|her|their|our) (?:family |small |little |tiny |local |tiny little )?"
      rf"(?:[\w-]+ )?{_BUSINESS}\b"),
     ("age", "fact", None, rf"^{IM} (?P<v>\d{{1,3}})(?: years old| yo| y/o)?$"),
+    # "I'm sixty-four, though most days I feel about eighty"
+    ("age", "fact", None,
+     r"^(?:i'?m|i am) (?P<v>(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+     r"(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?)(?: years old)?(?:$|,)"),
     # "I'm 34, born on Christmas Day": an age, then more about it after the comma
     ("age", "fact", None, r"^(?:i'?m|i am) (?P<v>\d{1,3})(?: years old| yo| y/o)?,"),
     # "I'm 6'5", "I'm only 5'2 so…": a height in feet and inches
@@ -1052,6 +1071,10 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
     if name in ("home", "hometown", "job", "employer", "age", "height", "commute", "siblings",
                 "languages"):
         return name
+    if name == "licence":
+        return "driving licence"
+    if name == "member":
+        return "member of " + _clean_subject("fact", groups["x"])[0]
     if name == "married" or (name == "state" and groups["x"].lower() in _MARITAL):
         return "marital status"  # one slot: single, engaged, married, divorced
     if name == "allergy":
