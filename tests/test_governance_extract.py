@@ -371,6 +371,23 @@ def test_english_facts_said_in_chat(text, key):
     assert [c.key for c in extract([text])[0]] == [key]
 
 
+@pytest.mark.parametrize(("text", "key", "polarity"), [
+    ("dark by 4pm, freezing, grey... winter and i are not friends", "preference:winter",
+     "dislike"),
+    ("winter and I do not get along", "preference:winter", "dislike"),
+    ("me and mornings don't get along", "preference:morning", "dislike"),
+    ("coffee and I are best friends", "preference:coffee", "like"),
+    ("fyi i'm hard of hearing, both ears aided since uni", "fact:hard_of_hearing", None),
+    ("turns out I'm O neg, the blood bank loves me", "fact:blood_type", None),
+])
+def test_the_user_at_odds_or_at_one_with_a_thing_and_bare_body_facts(text, key, polarity):
+    assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
+
+
+def test_someone_at_odds_with_the_user_is_no_preference():
+    assert extract(["my sister and i are not friends"])[0] == []
+
+
 @pytest.mark.parametrize("text", ["I'm on the team bus", "I'm in the group chat"])
 def test_being_somewhere_with_a_group_is_no_membership(text):
     assert extract([text])[0] == []

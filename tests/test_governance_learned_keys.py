@@ -51,6 +51,7 @@ def stage(kind: str) -> LearnedClauseClassifier:
     ("decision", "ok I'm doing it, entering the half marathon in april", "half marathon"),
     ("fact", "our youngest, Ines, starts kindergarten in april", "youngest ines"),
     ("fact", "my youngest, Hana, is in her first year at nursery", "youngest hana"),
+    ("fact", "Tomás and I have been mates since year 3", "tomás mate"),
 ])
 def test_a_learned_key_names_the_subject_after_its_lead(kind, clause, subject):
     got = open_subject(kind, clause).casefold()

@@ -204,7 +204,11 @@ def _with_me(parts: list[str]) -> list[str]:
     for part in parts:
         if out and (re.fullmatch(r"(?:me|i)", out[-1], re.IGNORECASE) or (
                 re.fullmatch(r"(?:my|our) [\w-]+(?: [\w-]+)?", out[-1], re.IGNORECASE)
-                and re.match(r"(?:i|we)\b", part, re.IGNORECASE))):
+                and re.match(r"(?:i|we)\b", part, re.IGNORECASE)) or (
+                # "coffee and I are best friends": "I are" has the thing before it too
+                re.fullmatch(r"[\w'-]+(?: [\w'-]+){0,2}", out[-1])
+                and re.match(r"(?:i|me) (?:are|r|aren'?t|have been|don'?t|do not|never)\b",
+                             part, re.IGNORECASE))):
             # "my twin bro and i are fraternal": the two of them, one clause too
             out[-1] = f"{out[-1]} and {part}"
         else:

@@ -497,7 +497,12 @@ _FACTS = _rules([
      rf"vegetarian|vegan|pescatarian|"
      rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
      rf"left[- ]handed|right[- ]handed|retired|unemployed|self[- ]employed|a twin|twins|"
-     rf"an only child|diabetic|colou?r ?blind|deaf|blind)\b"),
+     rf"an only child|diabetic|colou?r ?blind|deaf|blind|hard of hearing|partially (?:deaf|"
+     rf"sighted)|dyslexic|autistic|epileptic|asthmatic|coeliac|celiac)\b"),
+    # "turns out I'm O neg": a blood type said bare
+    ("blood_type", "fact", None,
+     rf"^(?:turns out |apparently )?{IM} (?:an? )?(?:a|b|ab|o)(?:[+-]|\s?(?:neg|pos|negative|"
+     rf"positive))(?=$|[\s,.!])"),
     ("attribute", "fact", None,
      r"^(?:my|our) (?!(?:absolute |all[- ]time |very |most |number one )?(?:favou?rite|fav|fave)\b|"
      r"plan\b|goal\b|resolution\b|new\b|rule\b|"
@@ -542,6 +547,16 @@ _PREFERENCES = _rules([
     ("favorite", "preference", "like",
      r"^my (?:absolute |all[- ]time |very |most )?(?:favou?rite|fav|fave|go-to) "
      r"(?P<a>[\w -]{1,40}?) (?:is|are|has to be|would be|'s)\s+(?P<v>.+)"),
+    # "winter and i are not friends", "me and mornings don't get along": the thing, at odds
+    # with the user (or at one with them: "coffee and I are best friends")
+    ("at_odds", "preference", "dislike",
+     r"^(?:me and (?P<x>[\w' -]{2,30}?)|(?P<y>[\w' -]{2,30}?) and (?:i|me)) (?:are|r|have) "
+     r"(?:not|never been|never gonna be|not gonna be) (?:friends|mates|a match)\b|"
+     r"^(?:me and (?P<z>[\w' -]{2,30}?)|(?P<w>[\w' -]{2,30}?) and (?:i|me)) (?:don'?t|do not|"
+     r"never) (?:get along|mix|agree)\b"),
+    ("at_one", "preference", "like",
+     r"^(?:me and (?P<x>[\w' -]{2,30}?)|(?P<y>[\w' -]{2,30}?) and (?:i|me)) (?:are|r) "
+     r"(?:best friends|besties|bffs|soulmates|inseparable)\b"),
     # "fav board game?? catan, no contest", "fave snack: crisps": the favourite asked and
     # answered by the user ("my" dropped)
     ("favorite", "preference", "like",
@@ -1073,6 +1088,8 @@ def _fact_subject(name: str, match: re.Match[str]) -> str:
         return name
     if name == "licence":
         return "driving licence"
+    if name == "blood_type":
+        return "blood type"
     if name == "member":
         return "member of " + _clean_subject("fact", groups["x"])[0]
     if name == "married" or (name == "state" and groups["x"].lower() in _MARITAL):
@@ -1528,7 +1545,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
                                   and len(groups["a"].split()) <= 3):
             subject = "favorite " + _clean_subject(kind, groups["a"])[0]
             return kind, polarity, subject, {"value": (groups.get("v") or groups["x"]).strip()}
-        raw = groups["x"]
+        raw = groups["x"] or next((groups[n] for n in "yzw" if groups.get(n)), "")
         if name not in ("prefer", "dont_like", "hate", "grown_to", "fan", "not_fan",
                         "rather", "person", "not_person", "used_to_person", "camp_switch") and (
                 _OTHER_PERSON.match(raw) or re.match(rf"(?:{I}|{IM}|i'\w+)\b", raw, re.I)):
@@ -2002,6 +2019,8 @@ def open_subject(kind: str, text: str) -> str:
         said = _FIRST_PERSON_LEAD.sub("", re.sub(r"^(?:my|our)\s+", "", text, flags=re.I))
         if len(said.partition(",")[0].split()) == 1:
             said = said.replace(",", " ")  # "our youngest, Ines, starts …": one fact
+        # "Tomás and I have been mates since year 3": all of it, not the name alone
+        said = re.sub(r"\b(and|&) i\b", r"\1 me", said, flags=re.IGNORECASE)
         subject = _clean_subject(kind, said)[0]
         return subject if names_something(subject) else ""
     subject = _open_subject(kind, text)
