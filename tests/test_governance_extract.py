@@ -443,6 +443,15 @@ def test_what_a_japanese_question_or_request_is_about_is_no_statement(text):
         assert extract([text], classifier=stage(kind))[0] == []
 
 
+@pytest.mark.parametrize("text", ["まぶたが重い…限界", "午後ずっと頭ぼーっとしてて何も手につかん",
+                                  "お腹すいたー", "今日マジ眠い"])
+def test_how_the_user_feels_right_now_never_reaches_the_japanese_stage(text):
+    from tests.test_governance_learned_keys import stage
+
+    for kind in ("preference", "pattern"):
+        assert extract([text], classifier=stage(kind))[0] == []
+
+
 @pytest.mark.parametrize(("text", "key"), [
     ("納豆が苦手で、どうしたら食べられるかな", "preference:納豆"),
     ("猫を飼い始めたんだけど、名前どうしよう", "decision:猫_飼"),

@@ -1339,12 +1339,24 @@ _PEOPLE_IN_GENERAL = re.compile(
     r"[^、,]{1,6}好き)(?:って|は|が|も)")
 
 
+# How the speaker feels right now (「まぶたが重い…限界」「午後ずっと頭ぼーっとしてて何も手に
+# つかん」): small talk, not a lasting preference or habit, for the learned stage
+_TRANSIENT_STATE = re.compile(
+    r"(?:眠い|ねむい|眠たい|ねむたい|だるい|ダルい|疲れた|つかれた|限界|しんどい|お腹(?:が)?"
+    r"(?:すいた|空いた|減った|いっぱい)|腹減った|はらへった|寒い|さむい|暑い|あつい|"
+    r"頭(?:が)?(?:痛い|いたい|重い)|まぶたが重い|ぼーっと(?:する|してる|してて)|"
+    r"手につか(?:ん|ない)|死にそう|泣きそう|眠すぎ|ねむすぎ)"
+    r"(?:[…。、!！〜ーｗw笑.]|です|だ|わ|なあ|な|よ|ね|すぎ|過ぎ|かも)*$")
+
+
 def open_statement(clause: str) -> str | None:
     """The cleaned clause when no rule refuses it and it is not about someone else, else
-    None. What the second, embedding stage may classify."""
+    None. What the second, embedding stage may classify; how the speaker feels right now
+    (``_TRANSIENT_STATE``) is small talk."""
     body = _clean(clause)
     named = _named(body) if body else None
     if (not body or refused(body) or _other_person(body) or _DEICTIC.match(body)
+            or _TRANSIENT_STATE.search(body)
             or _PEOPLE_IN_GENERAL.search(body) or _PAST_STATE.search(body) or forecast(body)
             or (named and _other_person(named))):
         return None
