@@ -424,6 +424,19 @@ def test_japanese_chat_decisions_to_stop(text, key, polarity):
     assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
 
 
+@pytest.mark.parametrize(("text", "key", "over"), [
+    ("朝の静かな時間が何より好き", "preference:朝_静かな時間", None),
+    ("猫が何より好き", "preference:猫", None),
+    ("紙の本のほうが電子書籍より好きです", "preference:紙_本", "電子書籍"),
+    ("犬より猫派", "preference:猫", "犬"),
+])
+def test_a_japanese_liking_above_all_or_over_another_keys_on_its_thing(text, key, over):
+    """「Xが何より好き」 and 「AのほうがBより好き」 were keyed ``preference:好``: every such
+    liking merged into the first one stored."""
+    found = extract([text])[0]
+    assert [(c.key, c.meta.get("over")) for c in found] == [(key, over)]
+
+
 @pytest.mark.parametrize("text", ["もう眠くない", "髪を切った", "母は電話を切った"])
 def test_japanese_no_decision_to_stop(text):
     assert [c for c in extract([text])[0] if c.kind == "decision" and c.polarity == "dislike"] == []
