@@ -437,6 +437,18 @@ def test_a_japanese_liking_above_all_or_over_another_keys_on_its_thing(text, key
     assert [(c.key, c.meta.get("over")) for c in found] == [(key, over)]
 
 
+@pytest.mark.parametrize(("text", "keys"), [
+    ("I handed in my notice today", ["decision:handed_in_notice"]),
+    ("Starting tomorrow, no phone in bed", ["decision:no_phone_in_bed"]),
+    ("生クリーム系はちょい苦手で、いつも残しちゃう",
+     ["preference:生クリーム系", "pattern:生クリーム系_残"]),
+    ("来月から始めます", ["decision:来月_始"]),
+])
+def test_a_rule_key_names_more_than_a_time_or_a_verb_stem(text, keys):
+    """Keyed decision:today, pattern:残, decision:始: every such plan or habit was one key."""
+    assert [c.key for c in extract([text])[0]] == keys
+
+
 @pytest.mark.parametrize("text", ["もう眠くない", "髪を切った", "母は電話を切った"])
 def test_japanese_no_decision_to_stop(text):
     assert [c for c in extract([text])[0] if c.kind == "decision" and c.polarity == "dislike"] == []

@@ -1966,6 +1966,10 @@ _OPEN_FILLER = re.compile(
 _OPEN_CONDITION = re.compile(
     r"^(?:whenever|when|if|once|as soon as|after|before|every time|any ?time)\b[^,]{1,60},"
     r"\s*(?:it'?s |it is |that'?s |then )?(?P<rest>.+)$", re.IGNORECASE)
+_OPEN_FROM = re.compile(
+    rf"^(?:starting|from|as of|beginning|effective) (?:today|tomorrow|tonight|now|{WEEKDAY}|"
+    r"next \w+|this \w+|the \w+ of \w+|\w+ \d{1,2}(?:st|nd|rd|th)?)\b,?\s*(?P<x>.+)$",
+    re.IGNORECASE)
 _OPEN_FRAME = re.compile(
     r"^(?:(?:the|my|our) )?(?:plan|idea|goal|aim)(?: for [\w ]{1,20}?)? (?:is|'s|=) "
     r"(?:to )?(?P<a>.+)$|"
@@ -2009,7 +2013,7 @@ def open_subject(kind: str, text: str) -> str:
     evening"); else on the clause without its first-person lead, cleaned like a pattern
     subject."""
     text = _OPEN_FILLER.sub("", text) or text
-    for lead in (_OPEN_CONDITION, _OPEN_FRAME, _OPEN_TIME_SUBJECT):
+    for lead in (_OPEN_FROM, _OPEN_CONDITION, _OPEN_FRAME, _OPEN_TIME_SUBJECT):
         match = lead.match(text)
         if match:
             text = next(group for group in match.groups() if group)

@@ -672,7 +672,7 @@ _DESCRIBES_PERSON = re.compile(
 # an intensifier before the stance word is not the subject (「電話まじ苦手」 was 電話まじ)
 _INTENSIFIER_TAIL = re.compile(
     r"(?:まじで|マジで|まじ|マジ|ガチで|ガチ|がちで|ほんとに|ほんと|本当に|めっちゃ|めちゃくちゃ|"
-    r"めちゃ|すごく|すっごく|超|とても|かなり|結構|けっこう|わりと|割と|普通に|正直)$")
+    r"めちゃ|すごく|すっごく|超|とても|かなり|結構|けっこう|わりと|割と|普通に|正直|ちょい|ちょっと)$")
 
 
 def _preference(body: str, previous: str | None) -> Found | None:
@@ -1109,7 +1109,25 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
     found = _fact(body, None) or _preference(body, previous) or _decision(body) or _habit(body)
     if found and found[0] == "preference" and found[1] == "like" and _DENIED_TAIL.search(body):
         return found[0], "dislike", found[2], found[3]
+    if found and _bare_verb(found[2], body):
+        # 「（生クリームは苦手で、）いつも残しちゃう」「来月から始めます」 were keyed 残 and 始:
+        # every such habit or plan was one key. The thing named before, or all it says.
+        thing = _previous_object(previous)
+        return found[0], found[1], f"{thing}_{found[2]}" if thing else body, found[3]
     return found
+
+
+# Verbs that say what is done with a thing, not the activity (走る is running: 「よく走って
+# います」 keys 走 as 「昔はよく走っていた」 does)
+_BARE_VERB_STEMS = frozenset("始残終続止決使買取出変回送置外")
+
+
+def _bare_verb(subject: str, body: str) -> bool:
+    """Whether a key subject is such a verb's stem alone (「残」 of 残しちゃう, 「始」 of
+    始めます)."""
+    stem = ja_subject(subject)
+    return stem in _BARE_VERB_STEMS and re.search(
+        re.escape(stem) + r"[しめけわきっんまらりれろえべみぎびう]", body) is not None
 
 
 # An attribute without its owner (「名前はポチ」「誕生日は12月なんだ」) right after a clause
