@@ -393,6 +393,17 @@ def test_being_somewhere_with_a_group_is_no_membership(text):
     assert extract([text])[0] == []
 
 
+@pytest.mark.parametrize(("text", "kind"), [
+    ("unfollowing every influencer on ig, its rotting my self esteem", "decision"),
+    ("I'm deleting every photo of him", "decision"),
+    ("I'm walking every morning now", "pattern"),
+    ("I eat every meal at my desk", "pattern"),
+])
+def test_every_one_of_them_being_done_now_is_no_habit(text, kind):
+    """"I'm unfollowing every influencer" was a habit: "every" named no recurring time."""
+    assert [c.kind for c in extract([text])[0]] == [kind]
+
+
 def test_leaving_on_a_date_is_a_departure_not_a_decision_to_leave():
     assert [c.polarity for c in extract(["leaving on the 14th"])[0]] in ([], ["like"])
 

@@ -844,6 +844,7 @@ _DECISIONS_STRONG = _rules([
 _EVERY_THING = re.compile(
     r"ev(?:e)?ry (?!(?:day|night|morning|evening|afternoon|week|weekend|month|year|time|"
     r"single|other|\w+day|\w+days)\b)\w+", re.I)
+_PROGRESSIVE = re.compile(r"^(?:i'?m|i am|we'?re|we are) (?:\w+ )?\w+ing\b", re.I)
 _ONCE = re.compile(r"\b(?:yesterday|last night|this (?:morning|afternoon|evening)|today|"
                    r"tonight|just now|earlier)\b", re.I)
 
@@ -1021,7 +1022,7 @@ _DECISIONS_LATE = _rules([
     ("progressive", "decision", "like",
      rf"^{IM} (?:also |finally |officially |now |seriously |actually )?"
      rf"(?P<v>(?:getting|buying|selling|moving|switching|joining|learning|taking up|leaving|"
-     rf"deleting|cancell?ing|dropping|putting|booking|ordering|"
+     rf"deleting|cancell?ing|dropping|putting|booking|ordering|unfollowing|unsubscribing|"
      rf"adopting|launching|starting|quitting|changing|applying|signing up|retiring|"
      rf"keeping(?= (?:my|our|the|this|that|both|all)\b)(?! (?:my |our |the )?(?:eyes?|fingers|"
      rf"head|options|cool|distance|mouth|word|promise|spirits|chin|hopes|fingers)\b)|"
@@ -1221,6 +1222,7 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
                 r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting|"
                 r"registering|signing up|pulling|ordering|applying|enrolling|adopting|"
                 r"bringing|turning down|declining|stepping down|pulling out|dropping out|"
+                r"unfollowing|"
                 r"backing out|"
                 # "leaving that discord server"; "leaving on the 14th" is a departure
                 r"leaving(?! (?:on|at|for|in|from|tomorrow|tonight|today|next|this|soon|early|"
@@ -1764,9 +1766,11 @@ def _habit(text: str, habitual: bool = False) -> Found | None:
     match = _HABIT_SUBJECT.match(text)
     if not match or not (habitual or _HABIT_CUE.search(text) or _HABIT_ENDED.match(text)):
         return None
-    if not habitual and _ONCE.search(text) and not any(
+    if not habitual and (_ONCE.search(text) or _PROGRESSIVE.match(text)) and not any(
             not _EVERY_THING.fullmatch(cue.group(0)) for cue in _HABIT_CUE.finditer(text)):
-        return None  # "I deleted every app yesterday": done once, to every one of them
+        # "I deleted every app yesterday", "I'm unfollowing every influencer": done once (or
+        # being done now) to every one of them
+        return None
     polarity = "dislike" if _HABIT_NEGATIVE.search(text) else "like"
     raw = re.sub(r"^(?:(?:don'?t|do not|never|rarely|seldom|hardly ever|try not to|make a "
                  r"point of not|no longer|not|used to)\s+)+", "",
