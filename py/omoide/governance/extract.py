@@ -282,9 +282,6 @@ def extract_clause(
     if found is None:
         return None
     kind, polarity, subject, meta = found
-    if not ja and not rules.names_something(subject):
-        # "I handed in my notice today" was keyed decision:today
-        subject = rules.open_subject(kind, clause) or subject
     when = time_words(clause) if kind == "decision" and _AGAIN.search(clause) else None
     if when:
         # "heading to Tokyo again in August": a second trip, not the first one moved (its

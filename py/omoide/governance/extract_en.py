@@ -1447,6 +1447,15 @@ def _topic_verdict(text: str) -> Found | None:
 
 def english(clause: str, previous: str | None = None) -> Found | None:
     """What one English clause states about the user, if anything (see the module doc)."""
+    found = _english(clause, previous)
+    if found is None or names_something(found[2]):
+        return found
+    # "I handed in my notice today" was keyed decision:today
+    kind, polarity, subject, meta = found
+    return kind, polarity, open_subject(kind, clause) or subject, meta
+
+
+def _english(clause: str, previous: str | None) -> Found | None:
     text = _clean(clause)
     if not text:
         return None
@@ -1519,7 +1528,7 @@ def english(clause: str, previous: str | None = None) -> Found | None:
         first, _, rest = verb.partition(" ")
         clause = f"I {_plain_verb(first)} {rest}".strip()
         if _STANCE_VERB.match(verb):
-            found = english(clause)
+            found = _english(clause, None)
             if found and found[0] == "preference":
                 return found
         polarity = "dislike" if _HABIT_NEGATIVE.search(verb) else "like"
