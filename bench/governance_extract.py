@@ -156,6 +156,17 @@ third-person reports, requests and other non-statements). Each row carries a fix
   near-misses (small talk about the moment, relatives' habits, wishes, requests, radio
   hearsay, sarcasm). Below 0.37 on the overlap checker (10 drafts rewritten; highest 0.35).
   Scored once with the extractor of the session's start (b28416b) as the baseline.
+  Trained on, and its errors read, from round 16 (session 29), as blind14 .. blind16.
+- ``blind18``: 64 statements (16 per kind) + 35 negatives per language, written by a helper
+  of session 29 (round 16) who read no rule and no other split's rows: what a user types to
+  an AI companion in a character-chat app, real-life statements mixed into banter and
+  replies to the character, out-of-character notes, and roleplay actions (``*hands you a
+  cup*``, in-story events: negatives). Below 0.37 on the overlap checker. Scored with the
+  extractor of the session's start (b7baf44) as the baseline, then once at the round's end.
+- ``blind19``: the same counts, the same protocol, another helper: longer rambling messages
+  (2-5 sentences) with the one durable statement in the middle or at the end of unrelated
+  chatter, hedged or said in passing in a subordinate clause; older and younger writers,
+  English words mixed into Japanese, British/Australian/Indian English turns of phrase.
 - ``train13``: a training split by a new author of round 13 (never measured as unseen):
   128 statements (32 per kind) + 70 negatives per language, written for breadth of
   phrasing (indirect dislikes, decisions as states of things, habits through their
@@ -215,9 +226,12 @@ KINDS = ("preference", "decision", "pattern", "fact")
 LANGS = ("en", "ja")
 SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
           "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13",
-          "train13", "blind14", "train14a", "train14b", "blind15", "blind16", "blind17", "calib")
+          "train13", "blind14", "train14a", "train14b", "blind15", "blind16", "blind17", "blind18",
+          "blind19", "calib")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
-UNSEEN = ("heldout", "blind14", "blind15", "blind16", "blind17")  # never trained on
+# never trained on, rules never written from their rows; blind14 .. blind17 were the unseen
+# measure of sessions 26-28 and are trained on from round 16 (session 29)
+UNSEEN = ("heldout", "blind18", "blind19")
 TRAINING = tuple(s for s in SPLITS if s not in (*UNSEEN, "calib"))
 
 

@@ -4,7 +4,7 @@ learned stage's probabilities come from the model trained without that round (gr
 cross-validation, as the trainer), at the model's shipped setting (L2, class weighting, cues,
 acceptance rule, thresholds, veto from ``clause_weights.json``), or at the setting given.
 Lists the statements missed and the negatives stored, with each clause's gate verdict and the
-stage's probabilities. It never reads heldout, blind14, blind15, blind16, blind17 or calib (the
+stage's probabilities. It never reads heldout, blind18, blind19 or calib (the
 unseen measure and the calibration round): it refuses them.
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=py:. .venv/bin/python bench/governance_extract_errors.py \
@@ -28,7 +28,7 @@ from bench import governance_train as gt  # noqa: E402
 from omoide.governance.clause_model import WEIGHTS_FILE  # noqa: E402
 from omoide.governance.extract import clauses, extract, has_japanese  # noqa: E402
 
-UNSEEN = ("heldout", "blind14", "blind15", "blind16", "blind17", "calib")
+UNSEEN = ("heldout", "blind18", "blind19", "calib")
 
 
 class PerLanguage(gt.Lookup):
