@@ -157,7 +157,10 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?])|\n+")
 _EN_CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|\s[-–—]\s|,?\s+(?:and|but|also|plus|so)(?=\s)|,)\s*"
     r"(?!(?:i|we) still (?:do|am|are|have|love|like|enjoy)\b)"
-    r"(?=(?:(?:now|nowadays|these days|lately),?\s+)?"
+    # an aside between the joint and the speaker ("… again and ugh i honestly cant stand …",
+    # "summarize this, and btw I'm colour-blind", "help me plan this, but first: I've …")
+    r"(?=(?:(?:now|nowadays|these days|lately|ugh+|oh|honestly|btw|fyi|tbh|ngl|by the way|"
+    r"anyway|anyways|first|actually|lol|haha)[,:!]?\s+)?"
     r"(?:i|we|let's|i'm|i've|i'll|my|no more|from now on)\b)",
     re.IGNORECASE,
 )

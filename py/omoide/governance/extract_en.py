@@ -67,7 +67,7 @@ _LEAD = re.compile(
     r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
     r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
     r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what|"
-    r"i reckon|i suppose|i'?d say|i bet|"
+    r"i reckon|i suppose|i'?d say|i would say|i bet|first(?=[,:])|"
     # "be honest, should I …" is still a question; "I'll admit (that) …" still a statement
     r"be honest|be real|real talk|i'?ll admit(?: that)?|i (?:must|have to|gotta) admit(?: that)?|"
     r"i'?ll confess(?: that)?|admittedly|truth be told|"
@@ -497,7 +497,7 @@ _FACTS = _rules([
      rf"vegetarian|vegan|pescatarian|"
      rf"lactose intolerant|gluten intolerant|intolerant to \w+|"
      rf"left[- ]handed|right[- ]handed|retired|unemployed|self[- ]employed|a twin|twins|"
-     rf"an only child|diabetic|colou?r ?blind|deaf|blind|hard of hearing|partially (?:deaf|"
+     rf"an only child|diabetic|colou?r[- ]?blind|deaf|blind|hard of hearing|partially (?:deaf|"
      rf"sighted)|dyslexic|autistic|epileptic|asthmatic|coeliac|celiac)\b"),
     # "turns out I'm O neg": a blood type said bare
     ("blood_type", "fact", None,
@@ -1171,6 +1171,7 @@ def _person_attribute(person: str, value: str) -> str:
 def _clean(clause: str) -> str:
     text = unicodedata.normalize("NFKC", clause).replace("’", "'").replace("‘", "'")
     text = re.sub(r"([a-zA-Z])\1{2,}", r"\1\1", text)
+    text = re.sub(r"\bnever,? ever\b", "never", text, flags=re.IGNORECASE)
     text = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1).lower()] or m.group(1), text)
     stripped = _QUOTED.sub(" ", text)
     text = " ".join(stripped.split()) if stripped.strip() else text
@@ -1292,8 +1293,24 @@ def refused(text: str) -> bool:
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
         or _STANCE_ECHO.match(text)
         or _QUESTION_LABEL.match(text)
-        or _HYPOTHETICAL.search(text) or _REPORTED.search(text) or _QUESTION_TAIL.search(text)
+        or _HYPOTHETICAL.search(_head(text)) or _REPORTED.search(text)
+        or _QUESTION_TAIL.search(text)
     )
+
+
+# A condition, guess or wish in a clause's tail ("I'm 34, if that matters", "I've decided to
+# decline the promotion, as the travel would not suit my family", "im a pharmacist so sorry
+# if i reply late") is not the clause's own mood: the hypothetical cues are read in its head,
+# before a subordinate tail. "I'd move there, if I could" and "If I had a garden, I'd …" keep
+# theirs in the head.
+_SUBORDINATE_TAIL = re.compile(
+    r"\s*,\s*(?:if|as|because|since|so|though|although|unless|cause|cuz|coz)\b|"
+    r"\s(?:because|since|cuz|coz)\s|\s(?:so )?sorry if\b", re.IGNORECASE)
+
+
+def _head(text: str) -> str:
+    tail = _SUBORDINATE_TAIL.search(text)
+    return text[:tail.start()] if tail and tail.start() > 0 else text
 
 
 # "brown rice vs quinoa, which has more protein": the question after a comma

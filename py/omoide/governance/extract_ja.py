@@ -996,12 +996,21 @@ _OWN_TOPIC = re.compile(rf"^[^、,]{{0,8}}?{_SELF}(?:は|が|も|って)")
 
 
 def _topic_carried(previous: str | None, raw: str) -> str | None:
-    """The person a te-form clause before this one was about, when this one names nobody."""
+    """The person a te-form clause before this one was about, when this one names nobody:
+    its topic (「妹は家を売って、」), or the one whose taste it states (「美咲は韓国ドラマが
+    好きすぎて、毎晩見とる」). A が-subject is not carried: a te-form with one is often the
+    reason for what the speaker does (「母が入院して、実家に戻ることにした」)."""
     if not previous or _OWN_TOPIC.match(raw):
         return None
     before = _clean(previous)
-    topic = _OTHER_TOPIC.match(before) if _TE_FORM_END.search(before) else None
-    if topic is None or not topic.group(0).endswith("は"):
+    if not _TE_FORM_END.search(before):
+        return None
+    topic = _OTHER_TOPIC.match(before)
+    if topic is None:
+        double = _DOUBLE_SUBJECT.match(before)
+        return _other_person(before) if double and _CAN_BE_NAMED.fullmatch(
+            double.group("a")) else None
+    if not topic.group(0).endswith("は"):
         return None
     return topic.group("r") or topic.group("p")
 

@@ -1,0 +1,87 @@
+"""Round 16 (issue 14): a clause's mood is its head's, an aside does not hide the speaker, and
+a person carried over a te-form keeps their habits theirs.
+
+- A condition, guess or apology in a clause's tail ("I'm 34, if that matters", "…, as the
+  travel would not suit my family", "so sorry if i reply late") refused the whole clause as
+  a hypothetical; the head is read for it now, and a head that is itself hypothetical ("I'd
+  move there, if I could", "If I had a garden, I'd …") still states nothing.
+- An aside between a joint and the speaker ("and ugh i honestly cant stand …", "and btw I'm
+  colour-blind", "but first: I've decided …") kept a request or a report and the statement
+  in one clause, which the request or the report refused.
+- Japanese: the one whose taste a は-clause in te-form states goes on doing what follows
+  (「美咲は韓国ドラマが好きすぎて、毎晩見とる」), as a person topic did; a が-subject does not
+  (「母が入院して、実家に戻ることにした」 is the speaker's decision).
+"""
+
+import pytest
+
+from omoide.governance.extract import clauses, extract
+
+
+def shape(text):
+    return [(c.kind, c.key) for c in extract([text])[0]]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm 34, if that matters", [("fact", "fact:age")]),
+    ("im a pharmacist, 12 hr shifts so sorry if i reply late", [("fact", "fact:job")]),
+    ("I have decided to decline the promotion, as the extra travel would not suit my family.",
+     [("decision", "decision:decline_promotion")]),
+    ("i never ever buy anything on credit, if i cant pay cash i dont get it simple as",
+     [("pattern", "pattern:buy_anything_on_credit")]),
+    ("I would say my favourite time for walking in the hills is late spring",
+     [("preference", "preference:favorite_time_for_walking_in_hill")]),
+])
+def test_a_tail_does_not_make_the_clause_hypothetical(text, expected):
+    assert shape(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "I'd move there, if I could",
+    "If I had a garden, I'd grow tomatoes",
+    "I might take up climbing, since the gym is close",
+    "maybe I'll learn the cello, because why not",
+])
+def test_a_hypothetical_head_still_states_nothing(text):
+    assert shape(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("did the self checkout at the big tesco again and ugh i honestly cant stand those "
+     "machines", [("preference", "preference:those_machine")]),
+    ("summarize this thread for me, and btw I'm colour-blind so please avoid red/green",
+     [("fact", "fact:colour-blind")]),
+    ("Help me plan this, but first: I've decided to run the half marathon in October",
+     [("decision", "decision:run_half_marathon")]),
+])
+def test_an_aside_before_the_speaker_starts_a_clause(text, expected):
+    assert len(clauses(text)) == 2
+    assert shape(text) == expected
+
+
+def test_first_thing_is_still_a_frame_not_an_aside():
+    assert clauses("First thing I do every morning is read the news") == [
+        "First thing I do every morning is read the news"]
+    assert shape("First thing I do every morning is read the news") == [
+        ("pattern", "pattern:read_news")]
+
+
+@pytest.mark.parametrize("text", [
+    "美咲は韓国ドラマが好きすぎて、毎晩見とる",
+    "ケンはサッカーが大好きで、毎週末試合に出てる",
+])
+def test_the_one_whose_taste_a_te_form_states_goes_on_doing_what_follows(text):
+    assert [kind for kind, _ in shape(text)] in ([], ["fact"])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("梅干しは甘いのより酸っぱいのが好きで、毎日食べてる", "pattern"),
+    ("母が入院して、実家に戻ることにした", "decision"),
+])
+def test_a_thing_or_a_ga_subject_carries_nobody(text, expected):
+    assert expected in [kind for kind, _ in shape(text)]
+
+
+def test_imada_ni_is_no_part_of_a_key():
+    assert shape("祖父は九十歳ですが、いまだに毎日散歩しています")[0] == ("fact", "fact:祖父_年齢")
+    assert shape("いまだに毎朝ラジオ体操してる") == [("pattern", "pattern:朝_ラジオ体操")]
