@@ -85,3 +85,29 @@ def test_a_thing_or_a_ga_subject_carries_nobody(text, expected):
 def test_imada_ni_is_no_part_of_a_key():
     assert shape("祖父は九十歳ですが、いまだに毎日散歩しています")[0] == ("fact", "fact:祖父_年齢")
     assert shape("いまだに毎朝ラジオ体操してる") == [("pattern", "pattern:朝_ラジオ体操")]
+
+
+@pytest.mark.parametrize("text", [
+    "ポモドーロって本当に効果あるのかな",
+    "血圧の薬飲んでてもロキソニンって大丈夫なんかな",
+    "夏と冬どっちが好きかな",
+    # what the radio said
+    "4月からバス代220円になるってラジオで言ってた",
+])
+def test_japanese_wondering_and_broadcast_hearsay_state_nothing(text):
+    assert shape(text) == []
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("冬が好きかな", "preference:冬"),
+    # 「どっちか」 is one of two, not "which"; the hedge is no part of the key
+    ("どっちかっていうと夏より冬のほうが好きかな", "preference:冬"),
+    ("どちらかというと紅茶派", "preference:紅茶"),
+])
+def test_a_japanese_hedge_keeps_the_statement(text, key):
+    assert [k for _, k in shape(text)] == [key]
+
+
+def test_nande_after_a_noun_is_a_reason():
+    assert clauses("猫アレルギーなんで、猫カフェは無理") == ["猫アレルギー", "猫カフェは無理"]
+    assert clauses("なんで、そんなこと言うの")[0] == "なんで"

@@ -168,8 +168,11 @@ _EN_CLAUSE_SPLIT = re.compile(
 # から after a noun is "from" (「来月から、」), し after わた/あた is the speaker (「わたし、」).
 _JA_PREDICATE_END = "[すたいだくるうつむぶぐぬ]"
 _JA_NOT_SPEAKER = "(?<!わたし)(?<!あたし)"
+# 「1型糖尿病なんで、」 (cut after its で): なんで after a noun and before more is なので (a
+# reason), not "why"
+_JA_NOUN_NANDE = "(?<=[\u4e00-\u9fffァ-ヴー])なんで"
 _JA_CONJUNCTION_END = re.compile(
-    rf"(?<=[すたいだ])(?:が|けど|けれども|けれど)$|(?:なので|ので)$|"
+    rf"(?<=[すたいだ])(?:が|けど|けれども|けれど)$|(?:なので|ので)$|{_JA_NOUN_NANDE}$|"
     rf"(?<={_JA_PREDICATE_END})から$|(?<={_JA_PREDICATE_END})し{_JA_NOT_SPEAKER}$"
 )
 # Japanese: after 「…ですが、」「…けど、」, after a reason 「…から、」「…ので、」 or a list
