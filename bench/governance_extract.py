@@ -163,6 +163,12 @@ third-person reports, requests and other non-statements). Each row carries a fix
   replies to the character, out-of-character notes, and roleplay actions (``*hands you a
   cup*``, in-story events: negatives). Below 0.37 on the overlap checker. Scored with the
   extractor of the session's start (b7baf44) as the baseline, then once at the round's end.
+- ``train16a`` and ``train16b``: training splits by two more helpers of round 16 (128
+  statements + 70 negatives per language each), written after blind18 and blind19 without
+  reading them: long catching-up messages whose negatives are chatter with nothing durable
+  (day reports, moods, other people's news), and messages to a companion character (banter,
+  OOC notes, roleplay actions as negatives). Below 0.37 on the overlap checker against
+  every split, blind18 and blind19 included.
 - ``blind19``: the same counts, the same protocol, another helper: longer rambling messages
   (2-5 sentences) with the one durable statement in the middle or at the end of unrelated
   chatter, hedged or said in passing in a subordinate clause; older and younger writers,
@@ -227,7 +233,7 @@ LANGS = ("en", "ja")
 SPLITS = ("dev", "heldout", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
           "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13",
           "train13", "blind14", "train14a", "train14b", "blind15", "blind16", "blind17", "blind18",
-          "blind19", "calib")
+          "blind19", "train16a", "train16b", "calib")
 DEV_SPLITS = ("dev", "dev2", "dev3")  # where the prototype margin may be chosen
 # never trained on, rules never written from their rows; blind14 .. blind17 were the unseen
 # measure of sessions 26-28 and are trained on from round 16 (session 29)

@@ -4,8 +4,9 @@ Training data: the training splits of the labelled extraction set ONLY (``dev``,
 ``dev3`` and, from round 10 on, the earlier blind splits ``blind`` .. ``blind8``, from round
 11 on ``blind9`` too, from round 13 on ``blind10``, ``blind11`` and ``train13``, from round 14
 on ``blind12``, ``blind13``, ``train14a`` and ``train14b``, from round 16 on ``blind14`` ..
-``blind17``, both languages; never ``heldout``, ``calib``, ``blind18`` or ``blind19``, the
-unseen measure), plus the prototype phrases (``prototypes.json``) and the training-only phrases of
+``blind17``, ``train16a`` and ``train16b``, both languages; never ``heldout``, ``calib``,
+``blind18`` or ``blind19``, the unseen measure), plus the prototype phrases
+(``prototypes.json``) and the training-only phrases of
 ``bench/data/clause_training_phrases.json``. Each message is cut into clauses as ``extract``
 cuts them;
 every clause the open-statement gate lets through (what the stage will see) is an example,
@@ -89,11 +90,12 @@ LABELS = (*KINDS, NONE)
 # splits, BENCHMARKS round 13). Round 14 adds blind12 and blind13, then train14a and
 # train14b (two new authors' training splits): blind14, blind15, blind16 and heldout are the
 # unseen measure now; session 28 adds blind17 (unseen, never trained on). Round 16 (session
-# 29) trains on blind14 .. blind17; heldout, blind18 and blind19 are the unseen measure.
+# 29) trains on blind14 .. blind17 and two new authors' train16a and train16b; heldout,
+# blind18 and blind19 are the unseen measure.
 TRAIN_SPLITS = ("dev", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5",
                 "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "train13",
                 "blind12", "blind13", "train14a", "train14b", "blind14", "blind15", "blind16",
-                "blind17")
+                "blind17", "train16a", "train16b")
 # Written to choose the acceptance threshold only (round 9): never an example, its
 # probabilities come from the model trained on every dev round (``calibration_probabilities``)
 CALIB_SPLITS = ("calib",)
