@@ -155,6 +155,17 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?])|\n+")
 # TOML"; "I don't eat mushrooms, I just don't like the texture"; "I used to love coffee, but
 # now I prefer tea"); "..., and I still do" belongs to the clause it takes back.
 _EN_CLAUSE_SPLIT = re.compile(
+    # a question asked after a statement ("Lilies have always been my favourite, how did you
+    # remember?"), and what someone else does after it ("I ring my gran every Sunday, and
+    # tonight she told me …"): clauses of their own; "X vs Y, which is better?" asks about X
+    # and Y and stays one
+    r",\s*(?=(?:(?:(?:how|why|where|when|who|what)\s+)?(?:did|do|does|can|could|have|will|"
+    r"would|are|were)\s+(?:you|u|ya)|(?:got )?any (?:recs|recommendations|ideas|tips|thoughts|"
+    r"suggestions))\b[^,.!?]*\?\s*$)|"
+    r",?\s+(?:and|but|so)\s+(?=(?:(?:then|now|today|tonight|yesterday),?\s+)?"
+    r"(?:he|she|they)\b)|"
+    # chat's laugh between two sentences ("you're right lol I'm a sucker for …")
+    r"\s+(?:lol|lmao|lmfao|haha+|hehe+)[.!,]*\s+(?=(?:i|i'm|i've|my)\b)|"
     r"\s*(?:;|\s[-–—]\s|,?\s+(?:and|but|also|plus|so)(?=\s)|,)\s*"
     r"(?!(?:i|we) still (?:do|am|are|have|love|like|enjoy)\b)"
     # an aside between the joint and the speaker ("… again and ugh i honestly cant stand …",
@@ -224,6 +235,7 @@ def _with_me(parts: list[str]) -> list[str]:
 
 def clauses(text: str) -> list[str]:
     out = []
+    text = without_roleplay(text)
     masked = _QUOTE.sub(lambda m: m.group(0).translate(_END_MARKS), text)
     masked = _ABBREVIATION.sub(lambda m: m.group(0)[:-1] + "\ue005", masked)
     for sentence in _SENTENCE_SPLIT.split(masked):
@@ -242,6 +254,47 @@ def clauses(text: str) -> list[str]:
     if len(out) > 1:
         out = rules_for(has_japanese(text)).with_verdicts(out)
     return out
+
+
+# Character chat: what the user's persona does in the story is written between asterisks
+# ("*hands you a cup of tea*", 「＊剣を抜く＊」) and states nothing about the user; a note to the
+# other player is marked out of character ("(OOC: I love slow-burn plots)",
+# 「（中の人：社会人です）」, 「【PL】…」) and is the user speaking plainly. An action goes; a
+# note's words stay, as a sentence of their own. Emphasis ("I *really* love tea", "*Dune* is
+# the best") is no action: its words stay.
+_ASTERISKED = re.compile(r"[*＊](?P<body>[^*＊\n]{1,300}?)[*＊]")
+# an English action: its first word a verb in the third person ("*sits down next to you*",
+# "*draws my sword*") or the listener in it ("*hands you a mug*"), two words at least
+_EN_ACTION = re.compile(
+    r"^(?=\S+\s+\S)(?:[a-z]+(?<!ss)s\b|.*\b(?:you|your|yours|u|ur)\b)|"
+    # an emote alone ("*sighs*", "*grin*")
+    r"^(?:sighs?|smiles?|laughs?|giggles?|nods?|grins?|blush(?:es)?|hugs?|winks?|shrugs?|"
+    r"cries|cry|sobs?|pouts?|yawns?|gasps?|coughs?|facepalms?|waves?|chuckles?|snickers?|"
+    r"smirks?|stares?|glares?|pats?|headpats?|cuddles?|kisses|kiss|bows?|stretch(?:es)?|"
+    r"blinks?|squeals?|screams?|groans?|huffs?|hums?|shivers?|beams?|exhales?|inhales?|"
+    r"sniffs?|gulps?|whispers?|mutters?|mumbles?|sips?|yells?|shouts?|wiggles?|stomps?)$",
+    re.IGNORECASE)
+_OOC_NOTE = re.compile(
+    r"[(\[（【]{1,2}\s*(?:ooc|out of character|中の人|pl|ＰＬ)\s*(?:[:：\-]\s*|[)\]）】]\s*)"
+    r"(?P<body>[^)\]）】]*)[)\]）】]{0,2}|"
+    r"(?:^|(?<=\n))\s*(?:ooc|中の人)\s*[:：]\s*(?P<bare>[^\n]*)", re.IGNORECASE)
+
+
+def without_roleplay(text: str) -> str:
+    """A character-chat message without its roleplay actions, its out-of-character notes
+    as plain sentences."""
+    if "*" not in text and "＊" not in text and not _OOC_HINT.search(text):
+        return text
+    text = _OOC_NOTE.sub(lambda m: f"\n{m.group('body') or m.group('bare') or ''}\n", text)
+
+    def action_or_emphasis(match: re.Match[str]) -> str:
+        body = match.group("body").strip()
+        return "\n" if has_japanese(body) or _EN_ACTION.match(body) else body
+
+    return _ASTERISKED.sub(action_or_emphasis, text)
+
+
+_OOC_HINT = re.compile(r"ooc|out of character|中の人|[(\[（【]\s*(?:pl|ＰＬ)\b", re.IGNORECASE)
 
 
 # -- the extractor ----------------------------------------------------------------------------

@@ -66,7 +66,8 @@ _LEAD = re.compile(
     r"^(?:(?:well|welp|ok|okay|so|actually|honestly|also|and|but|yeah|yes|yep|oh|btw|personally|"
     r"i think|i guess|i mean|to be honest|tbh|in general|generally|lol|haha|hmm|ugh|anyway|"
     r"fun fact|fyi|just so you know|for the record|oh and|ah|right|okay so|ok so|you know what|"
-    r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what|"
+    r"ngl|tbf|lowkey|low key|it'?s official|update|news|big news|guess what|fwiw|imho|heads up|"
+    r"for what it'?s worth|"
     r"i reckon|i suppose|i'?d say|i would say|i bet|first(?=[,:])|"
     # "be honest, should I …" is still a question; "I'll admit (that) …" still a statement
     r"be honest|be real|real talk|i'?ll admit(?: that)?|i (?:must|have to|gotta) admit(?: that)?|"
@@ -141,7 +142,9 @@ _REQUEST = re.compile(
 )
 _HYPOTHETICAL = re.compile(
     # "maybe once a year": an estimate of how often, not a maybe
-    r"\b(?:if|would|wish|someday|some day|(?:maybe|perhaps)(?! (?:once|twice|\w+ times|\d+ ?x?)"
+    # "would rather" is a preference, "wish me luck" a formula
+    r"\b(?:if|would(?! rather\b)|wish(?! (?:me|us) luck\b)|someday|some day|"
+    r"(?:maybe|perhaps)(?! (?:once|twice|\w+ times|\d+ ?x?)"
     r" (?:a|per|every)\b)|who knows|might)\b|"
     # "say I won the lottery, …", "suppose we moved abroad": a supposition
     r"^(?:say|suppose|supposing|imagine|assuming|what if|let'?s say|picture this,?) (?:i|we)\b|"
@@ -178,7 +181,8 @@ _DEICTIC_SUBJECT = re.compile(
 
 _TAIL_CUT = re.compile(
     r"\s*(?:,|\s-\s|\s(?:because|cuz|coz|since|as it|as they|but|though|although|"
-    r"when i can|if i can|whenever (?:i can|possible)|if possible|which|so that|so i|"
+    r"when i can|if i can|whenever (?:i can|possible)|if possible|which|so that|so i|irl|"
+    r"in real life|so sorry|sorry if|if that'?s|if (?:you|u) don'?t mind|and would|and i'?d|"
     r"especially|lol|haha|tbh|imo|in my opinion|and i|and it|and they|that's)\b).*$",
     re.IGNORECASE,
 )
@@ -563,7 +567,8 @@ _PREFERENCES = _rules([
      r"^(?:my )?(?:absolute |all[- ]time |very |most )?(?:favou?rite|fav|fave|go-to) "
      rf"(?P<a>[\w -]{{1,40}}?)\s*(?:\?+|:|=)\s*(?=\S)(?!{_NO_ANSWER})(?P<v>[^?]+)$"),
     ("favorite_of", "preference", "like",
-     r"^(?P<x>.+?) (?:is|are|'s|'re) (?:\w+ ){0,2}?my (?:absolute |all[- ]time |very |most |"
+     r"^(?P<x>.+?) (?:is|are|'s|'re|(?:has|have|'ve) (?:always |long )?been) (?:\w+ ){0,2}?"
+     r"my (?:absolute |all[- ]time |very |most |"
      r"number one |#1 )?(?:favou?rite|fav|fave|favs|go-to)(?: (?P<a>[\w -]+?))?\s*[!.]*$"),
     # "a long bath with a book is my idea of heaven", "X = my idea of torture": the speaker's
     # own idea (not "his idea of fun"), so a stance on X, no habit
@@ -626,8 +631,11 @@ _PREFERENCES = _rules([
      r"(?P<over>.+?)(?:,? (?:any ?time|every (?:single )?time|any day|hands down|tbh|lol))*$"),
     # "X > Y", not an arrow "X -> Y" (a routine's shorthand, ``_HABIT_EQUALS``)
     ("gt", "preference", "like", r"^(?P<x>[^<>]+?)\s*(?<!-)(?:>|>>)\s*(?P<over>.+)"),
+    # "spilled a latte over the keyboard": a deed in the past is no comparison ("picked tea
+    # over coffee" is a choice)
     ("over", "preference", "like",
-     r"^(?P<x>[\w .+#-]{2,30}?)(?<!\bis)(?<!\bare)(?<!\bwas)(?<!\bwere)(?<!\bit's) over "
+     r"^(?!(?!(?:preferred|picked|chose|voted|opted|favou?red)\b)[a-z]+ed\b)"
+     r"(?P<x>[\w .+#-]{2,30}?)(?<!\bis)(?<!\bare)(?<!\bwas)(?<!\bwere)(?<!\bit's) over "
      r"(?P<over>[\w .+#-]{2,30}?)(?: any day| always| every "
      r"time| for me|,.*)?[.!]*$"),
     ("always", "preference", "like",
@@ -728,6 +736,17 @@ _PREFERENCES = _rules([
      r"walker|sleeper|talker|cook|traveller|traveler|gamer|napper|snacker|shopper)$"),
 ])
 
+# What the speaker says they will do in the conversation or will undergo, not a plan: "I'll
+# let you know", "I'll keep you posted", "I'll definitely forget otherwise", "I'll see how it
+# goes"
+_NO_PLAN_WORDS = (
+    r"(?:(?:definitely|probably|just|totally|prob|def|so|for sure|deffo) )?"
+    r"(?:forget|let (?:you|u|ya) know|keep (?:you|u|ya) posted|get back to (?:you|u|ya)|"
+    r"tell (?:you|u|ya)|text (?:you|u|ya)|message (?:you|u|ya)|ping (?:you|u|ya)|"
+    r"call (?:you|u|ya)|update (?:you|u|ya)|report back|be right back|brb|"
+    r"see (?:how|what|if|about)|think about it|regret it|miss (?:you|u|ya)|die|cry|"
+    r"be late|lose it|pass out|explode|scream)\b")
+_NO_PLAN = rf"(?!{_NO_PLAN_WORDS})"
 _DECISIONS_STRONG = _rules([
     # "I'm not vegetarian anymore", "I'm no longer a nurse": what the user was, ended (a
     # diet, a faith, a habit or a job: ``_ended_identity``; "I'm not tired anymore" is none)
@@ -758,7 +777,7 @@ _DECISIONS_STRONG = _rules([
      rf"need to start|'ve got to start|'m aiming to|'m about to|am about to|'m trying to|"
      rf"am trying to|'re trying to|'m committing to|'m committed to|'ve committed to|"
      rf"commit to)|gonna|"
-     rf"going to)\s+(?P<x>.+)"),
+     rf"going to)\s+{_NO_PLAN}(?P<x>.+)"),
     ("plan", "decision", "like",
      r"^my (?:plan|goal|resolution|new year'?s resolution|new rule|new habit|rule) (?:is|"
      r"'s|for \w+(?: \w+)? is) (?:to )?(?P<x>.+)"),
@@ -963,7 +982,10 @@ _FACTS_LATE = _rules([
      rf"^{I}\s*(?:have|'ve got|have got|got|own) (?!\w+ed\b|to\b|been\b|no\b|had\b|got\b|"
      rf"(?:a|an) (?:question|quick question|problem|meeting|idea|feeling|lot|good|great|nice|"
      rf"bad|long|busy|hard|rough|tough|headache|cold|few)\b|an idea|time\b|fun\b|plans\b|"
-     rf"work\b|class\b|school\b|something\b|nothing\b|everything\b|enough\b)(?P<x>.+)"),
+     rf"work\b|class\b|school\b|something\b|nothing\b|everything\b|enough\b|"
+     # "three books overdue", "two days left", "five emails to answer": for now
+     rf"[\w -]{{0,30}}?\b(?:overdue|left|to go|due|to do|to answer|to finish|to return|"
+     rf"pending|waiting)\b)(?P<x>.+)"),
     ("i_am", "fact", None,
      rf"^{IM} (?:a|an) (?!(?:bit|little|lot|huge|big)\b)(?P<x>[\w -]+?)(?: at | in | for | "
      rf"from |,|$)"),
@@ -999,11 +1021,20 @@ _STOP = (r"(?:quit|quitting|stopped|stopping|stop|gave up on|giving up on|give u
          r"stepped down from|stepping down from|pulled out of|pulling out of|dropped out of|"
          r"dropping out of|backed out of|backing out of|bowed out of|walked away from|"
          r"handed in (?:my )?(?:notice|resignation)|cutting|cut)")
+# a treat bought or ordered once ("bought a ridiculously fancy sandwich to celebrate",
+# "ordered pizza"): no decision
+_CONSUMED = (r" (?:(?:a|an|some|the|another|two|three|us|me|myself|ourselves)\s+)*"
+             r"(?:[\w-]+\s+){0,3}?(?:sandwich|sandwiches|coffees?|lattes?|teas?|pints?|beers?|"
+             r"drinks?|snacks?|lunch|dinner|breakfast|brunch|cakes?|croissants?|donuts?|"
+             r"doughnuts?|pizzas?|burgers?|chips|fries|takeaway|takeout|ice cream|sweets|"
+             r"chocolates?|crisps|meal deal|round)\b")
 _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked up|joined|"
           r"joining|signed up for|signing up for|signed|enrolled in|enrolling in|registered "
-          r"for|applied for|applied to|booked|bought|ordered|getting|adopted|adopting|"
+          rf"for|applied for|applied to|booked|bought(?!{_CONSUMED})|ordered(?!{_CONSUMED})|"
+          r"getting|adopted|adopting|"
           r"switched to|switching to|switched from|moved to|moving to|migrating to|migrated "
-          r"to|moving|accepted|chose|picked|went with|settled on|ended up (?:buying|getting|"
+          r"to|moving|accepted|chose|chosen to|picked|went with|settled on|"
+          r"ended up (?:buying|getting|"
           r"with|going with|choosing)?|became|become|changed|set|set up|subscribed to|"
           r"committed to|reserved|installed|upgraded to|hired|rented|entered|enrolled|"
           r"pulled the trigger on|pulling the trigger on|took the plunge on|went for|switched|"
@@ -1040,6 +1071,15 @@ _DECISIONS_LATE = _rules([
 # "my X is Y" is no attribute fact when X is a go-to, a usual or a ritual ("my go-to comfort
 # food is…", "my usual lunch is…", "my sunday ritual is…": a preference, a habit) or when Y
 # is a stance ("my kettle is the best thing I ever bought")
+# "my brain is soup", "my jaw is still on the floor", "my hand's swollen like a balloon": a
+# body part as it is after something happened, not a lasting attribute ("my eyes are green",
+# "my knees are bad" stay facts)
+_BODY_STATE = (
+    r"(?:brain|head|jaw|hands?|feet|foot|back|neck|eyes?|heart|stomach|tummy|legs?|arms?|"
+    r"knees?|throat|nose|ears?|face|shoulders?|fingers?|toes?|body|mind)(?:'s| is| are) "
+    r"(?:\w+ )?(?:still|now|already|literally|officially|so|like|basically|completely|"
+    r"totally|soup|mush|fried|toast|jelly|on the floor|swollen|swelling|killing me|throbbing|"
+    r"numb|shaking|racing|pounding|spinning|melting|gone|dead|done|broken)\b")
 _NOT_ATTRIBUTE = re.compile(
     r"^(?:my|our) (?:(?:[\w-]+ ){0,3}?(?:go-to|usual|ritual|routine)\b|"
     r"[\w -]{1,30}?(?:'s| is| are) (?:\w+ ){0,2}?(?:the best|the worst|the greatest|"
@@ -1053,7 +1093,8 @@ _NOT_ATTRIBUTE = re.compile(
     # "my head's a bit sore today", "my back is killing me right now": how it is today, not
     # a lasting attribute
     r"[\w -]{1,30}?(?:'s| is| are) .*\b(?:today|tonight|right now|rn|atm|at the moment|"
-    r"this (?:morning|afternoon|evening))[.!]*$)",
+    r"this (?:morning|afternoon|evening))[.!]*$|"
+    rf"{_BODY_STATE})",
     re.IGNORECASE)
 
 
@@ -1251,6 +1292,8 @@ _HABITUAL_WILL = re.compile(
 
 
 def _pro_drop(text: str) -> str:
+    if _DECISION_LEAD.match(text):
+        return text  # "starting tomorrow I'm going to …" drops no "I'm"
     will = _HABITUAL_WILL.match(text)
     if will:
         return f"{will.group('i') or will.group('i2')} {will.group('a') or will.group('a2')}" + (
@@ -1293,7 +1336,7 @@ def refused(text: str) -> bool:
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
         or _STANCE_ECHO.match(text)
         or _QUESTION_LABEL.match(text)
-        or _HYPOTHETICAL.search(_head(text)) or _REPORTED.search(text)
+        or _HYPOTHETICAL.search(_head(text)) or _REPORTED.search(_head(text))
         or _QUESTION_TAIL.search(text)
     )
 
@@ -1304,8 +1347,11 @@ def refused(text: str) -> bool:
 # before a subordinate tail. "I'd move there, if I could" and "If I had a garden, I'd …" keep
 # theirs in the head.
 _SUBORDINATE_TAIL = re.compile(
-    r"\s*,\s*(?:if|as|because|since|so|though|although|unless|cause|cuz|coz)\b|"
-    r"\s(?:because|since|cuz|coz)\s|\s(?:so )?sorry if\b", re.IGNORECASE)
+    r"\s*,\s*(?:if|as|because|since|so|though|although|unless|cause|cuz|coz|which|"
+    r"even (?:if|though|when))\b|"
+    r"\s(?:because|since|cuz|coz|even (?:if|though|when))\s|\s(?:so )?sorry if\b|"
+    r"\s(?:if that'?s (?:ok|okay|alright|fine|cool)|if (?:you|u) don'?t mind)\b",
+    re.IGNORECASE)
 
 
 def _head(text: str) -> str:
@@ -1721,6 +1767,14 @@ def _found_at_a_recurring_time(text: str) -> str | None:
     return f"{found_me.group('x')} {time}".strip()
 
 
+# "I've never been a morning person", "I've always been partially deaf", "I've never been to
+# Japan": what the speaker is or has seen, not what they do
+_STATE_SINCE = re.compile(
+    rf"^{I}(?:'ve| have)? (?:always|never|ever|forever|long) been\b(?! (?:going|getting|"
+    rf"doing|making|trying|using|eating|drinking|taking|reading|playing|walking|running|"
+    rf"working)\b)", re.IGNORECASE)
+
+
 def _habit(text: str, habitual: bool = False) -> Found | None:
     found_at = _found_at_a_recurring_time(text)
     if found_at:
@@ -1791,6 +1845,8 @@ def _habit(text: str, habitual: bool = False) -> Found | None:
         return ("pattern", "like", subject, {}) if subject else None
     match = _HABIT_SUBJECT.match(text)
     if not match or not (habitual or _HABIT_CUE.search(text) or _HABIT_ENDED.match(text)):
+        return None
+    if _STATE_SINCE.match(text):
         return None
     if not habitual and (_ONCE.search(text) or _PROGRESSIVE.match(text)) and not any(
             not _EVERY_THING.fullmatch(cue.group(0)) for cue in _HABIT_CUE.finditer(text)):
@@ -1931,6 +1987,14 @@ def about_someone_else(text: str) -> bool:
                 or _SPEAKER_LABEL.match(after_time))
 
 
+# What the rules read as no statement, kept from the stage too: what the speaker will do in
+# the conversation ("I'll let you know"), a body part after something happened ("my brain is
+# soup")
+_NO_STATEMENT = re.compile(
+    rf"^(?:{I}\s*(?:'ll|will|'m going to|'m gonna|gonna)\s+{_NO_PLAN_WORDS}|"
+    rf"(?:my|our) {_BODY_STATE})", re.IGNORECASE)
+
+
 def open_statement(clause: str) -> str | None:
     """The cleaned clause when no rule refuses it and it is not about someone else, else
     None: what the second, embedding stage may classify. A clause without a first-person
@@ -1940,7 +2004,7 @@ def open_statement(clause: str) -> str | None:
     Who it is about is read after a leading time expression (``_GATE_TIME_LEAD``); how the
     speaker feels right now is small talk (``_TRANSIENT_STATE``)."""
     text = _clean(clause)
-    if not text or refused(text) or _TRANSIENT_STATE.match(text):
+    if not text or refused(text) or _TRANSIENT_STATE.match(text) or _NO_STATEMENT.match(text):
         return None
     reaction = _REACTION_LEAD.match(text)
     if reaction and (_SHOWN.match(reaction.group("rest")) or not _FIRST_PERSON.search(

@@ -408,6 +408,11 @@ _PAST_SLOT = re.compile(
     r"(?:頃|ころ|時|とき)(?:は|に)")
 
 
+# 「一般人です」「大人です」: a person, not a nationality (「ブラジル人です」「日本人です」)
+_NOT_NATIONALITY = re.compile(r"(?:一般|大|成|素|玄|凡|変|苦労|常識|文化|新|老|病|他|本|善|悪|"
+                              r"仕事|職|達|名|夜型|朝型|猫|犬|インドア|アウトドア)人$")
+
+
 def _identity_slot(word: str) -> str:
     """The subject of an identity word: 独身 / 既婚 are values of the marriage slot (結婚,
     what 「結婚しました」 states), the others their own."""
@@ -439,7 +444,9 @@ def _fact(body: str, other: str | None) -> Found | None:
             value = (groups["v"] or "").strip()
             if _JOB_SUFFIX.search(value):
                 return "fact", None, "仕事", {}
-            if value.endswith("人") and len(value) >= 3:
+            if value.endswith("社会人"):  # a working adult: what they do
+                return "fact", None, "仕事", {}
+            if value.endswith("人") and len(value) >= 3 and not _NOT_NATIONALITY.search(value):
                 return "fact", None, "国籍", {}
             if value.endswith("座") and len(value) >= 3:
                 return "fact", None, "星座", {}
@@ -814,8 +821,11 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
          r"(?:ます|ました|た|ておきます|とく|てみます|てみる)(?:よ|ね|わ)*$|"
          r"^(?P<y>[^、,がは]+?)(?:を|は)(?:[^、,が]{0,12}?(?:に|まで|へ))?"
          r"(?:増やす|減らす|増やそう|減らそう)(?:よ|ね|わ)*$"),
+        # 「溶け始めた」「雨が降り始めた」: something began to happen, nobody started it
         ("start", "like",
-         r"^(?P<x>.+?)(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
+         r"^(?P<x>.+?)(?<!溶け)(?<!降り)(?<!咲き)(?<!鳴り)(?<!光り)(?<!揺れ)(?<!崩れ)(?<!腫れ)"
+         r"(?<!散り)(?<!冷め)(?<!枯れ)(?<!腐り)(?<!壊れ)(?<!荒れ)(?<!痛み)(?<!曇り)"
+         r"(?:を|に|が)?(?:始めました|始めた|始めます|始める|始めてみた|始めたところ|"
          r"はじめた|はじめました|はじめます|始まります|始まる|スタートした|スタートします)"),
         # what the speaker dropped and takes up again (「韓国語、また再開します」); a subject
         # with が is something else going on again (「工事が再開した」)
@@ -958,6 +968,9 @@ def refused(text: str) -> bool:
     """Questions, requests, wishes and hearsay state nothing about the speaker."""
     if text.endswith(("?", "？")) or _QUESTION_END.search(text):
         return True
+    if _SETTING.search(text) or _PROMISE_TO_LISTENER.search(text) or (
+            _SOON_VOLITIONAL.search(text) and not _FROM_NOW_ON.search(text)):
+        return True
     if _QUESTION_SOFT_END.search(text) and _QUESTION_WORD.search(text):
         return True
     if _ASKING_WORD.search(text) and not _STATEMENT_END.search(text):
@@ -974,6 +987,19 @@ def refused(text: str) -> bool:
                 or _HEARSAY.search(_REMARK_END.sub("", text)) or _QUOTE_SAID.search(text))
 
 
+# A roleplay character's profile (「海が大嫌いって設定です」): the story's, not the user's
+_SETTING = re.compile(r"(?:って|という|っていう)設定(?:です|だ|で|なので|なんで|ね|よ|にして)?"
+                      r"[)）]?$")
+# What the speaker will tell the listener (「決まったらちゃんと話すから」「あとで連絡するね」):
+# a word for the conversation, no plan
+_PROMISE_TO_LISTENER = re.compile(
+    r"(?:話す|言う|伝える|連絡する|報告する|知らせる|教える|返事する|返信する)(?:から|ね|よ|わ)+$")
+# What the speaker means to do in a moment (「帰ったらすぐお風呂入ろう」「今度お祝いしよう」): no
+# lasting decision; 「明日から毎朝走ろう」 is one
+_SOON_VOLITIONAL = re.compile(
+    r"(?:今度|帰ったら|あとで|後で|この後|このあと|今夜|今日は|寝る前に)"
+    r"[^、,]*[ろこそとのもぼごよ]う[!！〜ー]*$")
+_FROM_NOW_ON = re.compile(r"から|毎|これから|今後|ずっと")
 _ASKED_TOPIC_END = re.compile(r"(?:って|とかって|については|ってさ)$")
 _ASKING_START = re.compile(
     r"^(?:何|なに|なん|どれ|どこ|どっち|どちら|どう|どんな|どの|いつ|誰|だれ|なぜ|いくら|"
@@ -990,6 +1016,8 @@ def asked_about(clause: str, following: str) -> bool:
     if not text or text[-1] in "。.!！?？":
         return False
     after = unicodedata.normalize("NFKC", following).strip()
+    if _SETTING.search(_clean(following)):
+        return True  # 「うちの子は港町育ちで、海が大嫌いって設定です」: all of it is the story's
     if not (after.endswith("?") or refused(_clean(following))):
         return False
     return bool(_ASKED_TOPIC_END.search(text) or (
@@ -1019,7 +1047,7 @@ def _topic_carried(previous: str | None, raw: str) -> str | None:
         double = _DOUBLE_SUBJECT.match(before)
         return _other_person(before) if double and _CAN_BE_NAMED.fullmatch(
             double.group("a")) else None
-    if not topic.group(0).endswith("は"):
+    if not topic.group(0).endswith(("は", "、")):  # 「うちの旦那、…にハマってて、」 is a topic
         return None
     return topic.group("r") or topic.group("p")
 
