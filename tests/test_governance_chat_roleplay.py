@@ -10,11 +10,8 @@ slow-burn plots)", 「（中の人：社会人です）」, 「【PL】…」). 
 
 import pytest
 
-from omoide.governance.extract import clauses, extract, without_roleplay
-
-
-def shape(text):
-    return [(c.kind, c.key) for c in extract([text])[0]]
+from omoide.governance.extract import clauses, without_roleplay
+from tests.test_governance_tails_and_asides import shape
 
 
 @pytest.mark.parametrize(("text", "expected"), [
