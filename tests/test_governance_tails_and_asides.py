@@ -111,3 +111,25 @@ def test_a_japanese_hedge_keeps_the_statement(text, key):
 def test_nande_after_a_noun_is_a_reason():
     assert clauses("猫アレルギーなんで、猫カフェは無理") == ["猫アレルギー", "猫カフェは無理"]
     assert clauses("なんで、そんなこと言うの")[0] == "なんで"
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    # いつも is "always", not いつ "when"
+    ("日曜の夜はいつも銭湯に行くの。", "pattern:日曜_夜_銭湯_行"),
+    # a list's とか asks nothing
+    ("ミステリー小説めっちゃ好き、東野圭吾とか", "preference:ミステリー小説"),
+    # の after a verb makes a thing of it: nobody's favourite
+    ("ぬいぐるみ集めるの好きなんだよね、部屋がもう埋まってる", "preference:ぬいぐるみ集"),
+    # a stance hedged is still a stance
+    ("ラジオとか音声コンテンツ、けっこう好きかも。", "preference:ラジオとか音声コンテンツ"),
+    # a decision in te-form before what was done about it
+    ("ベランダで家庭菜園やってみることにして、ミニトマトの苗買った！",
+     "decision:ベランダ_家庭菜園やってみる"),
+])
+def test_japanese_words_that_looked_like_questions_or_people(text, key):
+    assert [k for _, k in shape(text)] == [key]
+
+
+@pytest.mark.parametrize("text", ["明日は雨かも", "いつ行くの", "誰か来るの？"])
+def test_japanese_guesses_and_questions_still_state_nothing(text):
+    assert shape(text) == []

@@ -63,13 +63,15 @@ REL = (r"(?:姉|兄|妹|弟|母|父|夫|妻|彼氏|彼女|彼|友達|友人|親�
 PET = (r"(?:犬|猫|ねこ|いぬ|ネコ|イヌ|うさぎ|ハムスター|金魚|インコ|鳥|ペット|デグー|フェレット|"
        r"カメ|亀|トカゲ|ヘビ|リス|チンチラ|ハリネズミ|モルモット|文鳥|オウム|メダカ|熱帯魚)")
 
-# 「どっちかっていうと」「何か」 (one or the other, something) ask nothing; 「どっちかな」 does
+# 「どっちかっていうと」「何か」「いつも」「誰も」 (one or the other, something, always, nobody)
+# ask nothing; 「どっちかな」 does
 _QUESTION_WORD = re.compile(
     r"(?:何|なに|なん(?:で|て|の)|どこ|どう|いつ|誰|だれ|どっち|どちら|どれ|なぜ|どんな|どの|"
-    r"いくら|どのくらい|どれくらい)(?!か(?!な|ね|$))")
+    r"いくら|どのくらい|どれくらい)(?!か(?!な|ね|$)|も|でも)")
 # 「…大丈夫なんかな」「…好きなのかな」: the speaker wondering, not a hedged statement
-# (「好きかな」 is one)
-_QUESTION_END = re.compile(r"(?:か|かね|かい|でしょうか|ですか|ますか|っけ|だっけ|でしたっけ|"
+# (「好きかな」 is one); a list's 「…とか」 asks nothing
+_QUESTION_END = re.compile(r"(?:(?<!と)か|かね|かい|でしょうか|ですか|ますか|っけ|だっけ|"
+                           r"でしたっけ|"
                            r"んだろう|んだろ|のだろう|んだろうね|んだろうな|"
                            r"(?:の|ん)かな(?:あ|ぁ|ー)?)$")
 # Question words that a statement does not use without か/も/でも after them (「どこか」
@@ -98,19 +100,21 @@ _QUESTION_SOFT_END = re.compile(
     # western Japanese asks with ん after a verb (「どうやって計算するん」「どこ住んどるん」)
     r"(?<=[るたうくすいつむぶぐ])ん)$")
 _REQUEST_END = re.compile(
-    r"(?:ください|下さい|くださいな|(?<!で)して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
+    r"(?:ください|下さい|くださいな|(?<!で)(?<!ことに)して|してみて|してほしい|てほしい|ほしいんだけど|てくれる|"
     r"てくれない|てくれ|教えて|お願い|お願いします|なりきって|ふりをして|訳して|手伝って|"
     r"話して|書いて|要約して|リマインドして|考えさせて|[てで](?:ね|よ|な|ね〜|ねー)|"
     r"しといて|といて|ておいて|でおいて|まとめて|作って|調べて|送って|探して|選んで|比べて|"
     r"直して|数えて|考えて|決めて)$"
 )
-_WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|かも(?:ね|しれない)?、|"
+# a stance hedged (「けっこう好きかも」「激辛好きかも」) is still the speaker's stance
+_WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|のに)$|"
+                   r"(?<!好き)(?<!嫌い)(?<!苦手)(?<!派)(?<!合ってる)かも(?:ね|しれない)?、|"
                    r"(?:といい|ばいい|たらいい)(?:な|なあ|ね|けど|のに)$|^(?:もし|仮に)|"
                    r"(?:たら|れば|なら).*(?:けど|けどな|のに|のにな)$|"
                    r"(?:たら|れば)(?:なあ|なぁ|な|ねえ|ねぇ)$|"
                    r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
-                   r"(?:かもね|かも|かもしれない|"
-                   r"かもしれません|たいな|たいなあ|たいなー)$")
+                   r"(?<!好き)(?<!嫌い)(?<!苦手)(?<!派)(?<!合ってる)(?:かもね|かも|かもしれない|"
+                   r"かもしれません)$|(?:たいな|たいなあ|たいなー)$")
 _HEARSAY = re.compile(
     r"(?:って言ってた|と言ってた|って言ってる|と言っていた|って言っていた|って言う|と言う|"
     r"みんな言う|んだって|なんだって|だって|らしい|らしいです|らしいよ|らしいね|みたい|"
@@ -223,6 +227,8 @@ _OTHER_TOPIC = re.compile(
     rf"(?:うちの|{_SELF}の|あの|その|もう一人の|もうひとりの|{_BELONGS})?"
     rf"(?P<r>{REL})(?:たち)?|"
     rf"(?:うちの|{_SELF}の|{_BELONGS})(?P<p>{PET}))(?:は|が|って|も|、|{_FREQUENCY_NEXT}))")
+# 「ぬいぐるみ集めるの好きなんだ」: の after a verb makes a thing of it, nobody's liking
+_NOMINALIZED = re.compile(r"..[るうくすつむぶぐぬ]$")
 _OTHER_POSSESSOR = re.compile(rf"^(?!{_SELF}の)(?P<r>.+?)の(?:一番)?(?:好きな|お気に入り|推し)")
 _DOUBLE_SUBJECT = re.compile(
     r"^(?P<a>[^、,は]+?)は(?:(?P<b>[^、,]+?)(?:が|のほうが|の方が)(?:大|だい|とても|すごく|本当に|"
@@ -763,7 +769,7 @@ _DECISIONS: list[tuple[str, str, re.Pattern[str]]] = [
         ("decided", "like",
          r"^(?P<x>.+?)(?:ことにした|ことにしました|ことにします|ことにする|ことに決めた|"
          r"ことに決めました|ことになった|ことになりました|って決めた|って決めました|と決めた|"
-         r"と決めました|ことにしよう|"
+         r"と決めました|ことにしよう|ことにして$|ことに決めて$|"
          # the humble forms (「手術を受けることにいたしました」) and a resolve kept in the heart
          # (「今回は断ろうと心に決めている」)
          r"ことに(?:いたし|致し)(?:ました|ます)|(?:と|って)(?:心に|固く)決めて(?:いる|います|"
@@ -1057,7 +1063,8 @@ def _other_person(body: str) -> str | None:
     if topic:
         return topic.group("r") or topic.group("p") or topic.group("k")
     possessor = _OTHER_POSSESSOR.match(body)
-    if possessor and len(possessor.group("r")) <= 10:
+    if possessor and len(possessor.group("r")) <= 10 and not _NOMINALIZED.search(
+            possessor.group("r")):
         return possessor.group("r")
     double = _DOUBLE_SUBJECT.match(body)
     if double and not _TIME_TOPIC.match(double.group("a")) and not (
