@@ -10,7 +10,7 @@ slow-burn plots)", 「（中の人：社会人です）」, 「【PL】…」). 
 
 import pytest
 
-from omoide.governance.extract import clauses, without_roleplay
+from omoide.governance.extract import clauses, extract, without_roleplay
 from tests.test_governance_tails_and_asides import shape
 
 
@@ -122,3 +122,15 @@ def test_a_question_about_a_comparison_stays_one_clause():
         "violin vs fiddle, is there actually any difference?"]
     assert clauses("brown rice vs quinoa, which has more protein?") == [
         "brown rice vs quinoa, which has more protein?"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("not renewing my lease, the landlord raised rent again",
+     [("decision:lease", "dislike")]),
+    ("I'm not going back to that gym", [("decision:gym", "dislike")]),
+    ("I signed up to volunteer at the animal shelter",
+     [("decision:volunteer_at_animal_shelter", "like")]),
+    ("(OOC: I have ADHD so if I jump between topics that's why lol)", [("fact:adhd", None)]),
+])
+def test_a_change_declined_and_a_sign_up(text, expected):
+    assert [(c.key, c.polarity) for c in extract([text])[0]] == expected

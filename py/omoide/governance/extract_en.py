@@ -182,6 +182,7 @@ _DEICTIC_SUBJECT = re.compile(
 _TAIL_CUT = re.compile(
     r"\s*(?:,|\s-\s|\s(?:because|cuz|coz|since|as it|as they|but|though|although|"
     r"when i can|if i can|whenever (?:i can|possible)|if possible|which|so that|so i|irl|"
+    r"so if|so when|"
     r"in real life|so sorry|sorry if|if that'?s|if (?:you|u) don'?t mind|and would|and i'?d|"
     r"especially|lol|haha|tbh|imo|in my opinion|and i|and it|and they|that's)\b).*$",
     re.IGNORECASE,
@@ -782,6 +783,11 @@ _DECISIONS_STRONG = _rules([
      r"^my (?:plan|goal|resolution|new year'?s resolution|new rule|new habit|rule) (?:is|"
      r"'s|for \w+(?: \w+)? is) (?:to )?(?P<x>.+)"),
     ("no_more", "decision", "dislike", r"^no more\s+(?P<x>.+)"),
+    # "not renewing my lease", "I'm not going back to that gym": a change declined
+    ("not_renewing", "decision", "dislike",
+     rf"^{IM} not (?:renewing|extending|continuing(?: with)?|going back to|returning to|"
+     rf"re-?signing|re-?joining|re-?subscribing(?: to)?|re-?applying(?: to| for)?|"
+     rf"re-?enrolling(?: in)?|sticking with|staying (?:at|with|in|on))\s+(?P<x>.+)"),
     ("not_now", "decision", "dislike",
      rf"^{IM} not (?P<x>[a-z]+ing\b.*\b(?:this|next) (?:week|weekend|month|year|\w+day)\b.*)"),
     ("resolve_tail", "decision", "like",
@@ -1029,7 +1035,8 @@ _CONSUMED = (r" (?:(?:a|an|some|the|another|two|three|us|me|myself|ourselves)\s+
              r"doughnuts?|pizzas?|burgers?|chips|fries|takeaway|takeout|ice cream|sweets|"
              r"chocolates?|crisps|meal deal|round)\b")
 _START = (r"(?:started|starting|start|began|beginning|took up|taking up|picked up|joined|"
-          r"joining|signed up for|signing up for|signed|enrolled in|enrolling in|registered "
+          r"joining|signed up for|signing up for|signed up to|signing up to|signed|enrolled in|"
+          r"enrolling in|registered "
           rf"for|applied for|applied to|booked|bought(?!{_CONSUMED})|ordered(?!{_CONSUMED})|"
           r"getting|adopted|adopting|"
           r"switched to|switching to|switched from|moved to|moving to|migrating to|migrated "
@@ -1260,6 +1267,9 @@ _PRO_DROP: list[tuple[re.Pattern[str], str]] = [
                 r"stepped down|pulled out|dropped out|backed out|"
                 r"took|went for)\b", re.I),
      "I "),
+    (re.compile(r"^not (?:renewing|extending|continuing|going back to|returning to|"
+                r"re-?signing|re-?joining|re-?subscribing|re-?applying|re-?enrolling|"
+                r"sticking with|staying (?:at|with|in|on))\b", re.I), "I'm "),
     (re.compile(r"^(?:deleting|putting|selling|moving|switching|quitting|starting|getting|"
                 r"cancell?ing|dropping|booking|going|learning|joining|heading|cutting|"
                 r"registering|signing up|pulling|ordering|applying|enrolling|adopting|"
@@ -1350,6 +1360,7 @@ _SUBORDINATE_TAIL = re.compile(
     r"\s*,\s*(?:if|as|because|since|so|though|although|unless|cause|cuz|coz|which|"
     r"even (?:if|though|when))\b|"
     r"\s(?:because|since|cuz|coz|even (?:if|though|when))\s|\s(?:so )?sorry if\b|"
+    r"\sso (?:if|when|whenever)\b|"
     r"\s(?:if that'?s (?:ok|okay|alright|fine|cool)|if (?:you|u) don'?t mind)\b",
     re.IGNORECASE)
 
