@@ -133,3 +133,13 @@ def test_japanese_words_that_looked_like_questions_or_people(text, key):
 @pytest.mark.parametrize("text", ["明日は雨かも", "いつ行くの", "誰か来るの？"])
 def test_japanese_guesses_and_questions_still_state_nothing(text):
     assert shape(text) == []
+
+
+@pytest.mark.parametrize(("text", "key", "polarity"), [
+    ("英単語は音声で覚えるほうが性に合ってる", "preference:英単語_音声_覚", "like"),
+    ("ああいうまったりしたゲームが性に合ってる", "preference:まったりしたゲーム", "like"),
+    ("Excelでの進捗管理、正直うんざりしてる", "preference:excel_進捗管理", "dislike"),
+    ("でかい音で音楽かけとる店は好かん", "preference:でかい音_音楽かけとる店", "dislike"),
+])
+def test_japanese_stances_suits_me_fed_up_and_dialect(text, key, polarity):
+    assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
