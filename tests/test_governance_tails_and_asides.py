@@ -143,3 +143,16 @@ def test_japanese_guesses_and_questions_still_state_nothing(text):
 ])
 def test_japanese_stances_suits_me_fed_up_and_dialect(text, key, polarity):
     assert [(c.key, c.polarity) for c in extract([text])[0]] == [(key, polarity)]
+
+
+@pytest.mark.parametrize("text", [
+    "I've got tinnitus in my left ear, so there's always a faint ringing",
+    "I did marine biology at uni, though I've never used it",
+])
+def test_a_habit_word_in_a_tail_makes_no_habit(text):
+    assert "pattern" not in [kind for kind, _ in shape(text)]
+
+
+def test_a_habit_word_in_the_head_still_does():
+    assert shape("I go running every morning, because it clears my head") == [
+        ("pattern", "pattern:go_running_every_morning")]

@@ -1855,7 +1855,7 @@ def _habit(text: str, habitual: bool = False) -> Found | None:
         subject = _clean_subject("pattern", subject)[0]
         return ("pattern", "like", subject, {}) if subject else None
     match = _HABIT_SUBJECT.match(text)
-    if not match or not (habitual or _HABIT_CUE.search(text) or _HABIT_ENDED.match(text)):
+    if not match or not (habitual or _HABIT_CUE.search(_head(text)) or _HABIT_ENDED.match(text)):
         return None
     if _STATE_SINCE.match(text):
         return None
