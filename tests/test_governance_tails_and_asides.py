@@ -156,3 +156,43 @@ def test_a_habit_word_in_a_tail_makes_no_habit(text):
 def test_a_habit_word_in_the_head_still_does():
     assert shape("I go running every morning, because it clears my head") == [
         ("pattern", "pattern:go_running_every_morning")]
+
+
+def test_a_named_persons_job_never_replaces_the_users():
+    """「パートナーのジュンは高校で化学を教えてる」 was read as the user's ``fact:仕事``: the
+    partner's job superseded the user's own (data safety)."""
+    from omoide.engine import MemoryEngine
+    from omoide.governance.ingest import ingest
+    from tests.test_engine_embedder import HashingEmbedder
+
+    engine = MemoryEngine(HashingEmbedder(64))
+    [mine] = ingest(engine, "a", ["私はエンジニアです"]).items
+    assert (mine.action, mine.key) == ("stored", "fact:仕事")
+    report = ingest(engine, "a", ["パートナーのジュンは高校で化学を教えてる"])
+    assert all(item.action != "superseded" for item in report.items)
+    assert "私はエンジニアです" in [m.text for m in engine.memories("a")]
+
+
+@pytest.mark.parametrize("text", [
+    "友達のゆみが来春大阪に引っ越すことになった",
+    "父が最近スマホデビューして、毎日スタンプだけ送ってくる",
+    "母が最近韓国ドラマにどっぷりで、電話するたびにあらすじを聞かされる",
+    "私は無人島でぼーっとしたい気分",
+    "うわ、味噌汁こぼした最悪",
+])
+def test_japanese_other_peoples_doings_wishes_and_mishaps(text):
+    assert [kind for kind, _ in shape(text)] in ([], ["fact"])
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("母のおかゆが最強の癒やし飯", "preference:母のおかゆ"),
+    ("ゴキブリ最悪", "preference:ゴキブリ"),
+    ("母が入院して、実家に戻ることにした", "decision:実家_戻"),
+])
+def test_what_the_japanese_narrowing_keeps(text, key):
+    assert [k for _, k in shape(text)] == [key]
+
+
+def test_a_clause_of_punctuation_alone_is_none():
+    assert clauses("さっき火事があったみたいで、みんな無事だといいけど。") == [
+        "さっき火事があったみたいで", "みんな無事だといい"]

@@ -150,6 +150,7 @@ def wanted_roles(roles: Iterable[str]) -> set[str]:
     return {str(role).strip().lower() for role in roles}
 
 
+_PUNCTUATION = " \t\n。、．，.,!?！？…・〜ー~\u3000"
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?])|\n+")
 # English: a new clause where a new first-person statement starts ("I hate YAML, but I love
 # TOML"; "I don't eat mushrooms, I just don't like the texture"; "I used to love coffee, but
@@ -250,6 +251,8 @@ def clauses(text: str) -> list[str]:
         if splitter is _JA_CLAUSE_SPLIT and len(parts) > 1:
             # 「好きですが、」: the conjunction belongs to the split, not to the memory
             parts = [p for p in (_JA_CONJUNCTION_END.sub("", p) for p in parts) if p]
+        # a part that is only punctuation (「…といいけど。」 cut after its conjunction) is none
+        parts = [p for p in parts if p.strip(_PUNCTUATION)]
         out.extend(parts)
     if len(out) > 1:
         out = rules_for(has_japanese(text)).with_verdicts(out)

@@ -113,6 +113,8 @@ _WISH = re.compile(r"(?:たら|なら|れば).*(?:たい|たいな|たいなあ|
                    r"(?:たら|れば|なら).*(?:けど|けどな|のに|のにな)$|"
                    r"(?:たら|れば)(?:なあ|なぁ|な|ねえ|ねぇ)$|"
                    r"(?:し|り|き|べ|み|い|ち|に|び|ぎ|え|け|せ|て|め|れ)たい(?:です|な|なあ|なー)?$|"
+                   # 「無人島でぼーっとしたい気分」: a wish of the moment
+                   r"たい(?:気分|気持ち)(?:です|だ|だな|かも)?$|"
                    r"(?<!好き)(?<!嫌い)(?<!苦手)(?<!派)(?<!合ってる)(?:かもね|かも|かもしれない|"
                    r"かもしれません)$|(?:たいな|たいなあ|たいなー)$")
 _HEARSAY = re.compile(
@@ -569,7 +571,8 @@ _PREFERENCES: list[tuple[str, str, re.Pattern[str]]] = [
         ("dislike", "dislike",
          rf"^{_X}(?:は|が|も|って)?(?:ちょっと|本当に|ほんとに|ほんと|マジで|まじで|すごく|とても|"
          r"どうしても|昔から)?(?:大|だい)?(?:嫌い|きらい|キライ|苦手|にがて|無理|ムリ|だめ|ダメ|駄目|"
-         r"最悪|最低|好かん|好かない|好きやない|好きちゃう|"
+         # 「味噌汁こぼした最悪」: what just happened, no dislike of a thing
+         r"(?<![たっだ])(?<![たっだ][、,])(?:最悪|最低)|好かん|好かない|好きやない|好きちゃう|"
          r"嫌(?:だ|です|$)|受け付けない|耐えられない)"),
         # 「Excelでの進捗管理、正直うんざりしてる」: fed up with it
         ("fed_up", "dislike",
@@ -1061,9 +1064,19 @@ def _topic_carried(previous: str | None, raw: str) -> str | None:
         double = _DOUBLE_SUBJECT.match(before)
         return _other_person(before) if double and _CAN_BE_NAMED.fullmatch(
             double.group("a")) else None
-    if not topic.group(0).endswith(("は", "、")):  # 「うちの旦那、…にハマってて、」 is a topic
-        return None
-    return topic.group("r") or topic.group("p")
+    if topic.group(0).endswith(("は", "、")) or (  # 「うちの旦那、…にハマってて、」 is a topic
+            topic.group(0).endswith("が") and _TOWARD_SPEAKER.search(raw)):
+        return topic.group("r") or topic.group("p")
+    return None
+
+
+# What comes toward the speaker (「父がスマホデビューして、毎日スタンプだけ送ってくる」「母が
+# …で、電話するたびにあらすじを聞かされる」): the person before does it, so a が-subject is
+# carried to it (「母が入院して、実家に戻ることにした」 is still the speaker's)
+_TOWARD_SPEAKER = re.compile(
+    r"(?:て|で)(?:くる|くれる|きます|くれます|きた|くれた|きました|くれました)(?:んだ|んです|の|"
+    r"よ|ね|わ|し)*[。!！…]*$|(?:かされ|させられ|され)(?:る|た|ます|ました)(?:んだ|の|よ|ね|し)*"
+    r"[。!！…]*$")
 
 
 def _other_person(body: str) -> str | None:
@@ -1153,8 +1166,10 @@ def japanese(clause: str, previous: str | None = None) -> Found | None:
     if named and _other_person(named):
         relation = _other_person(named)
         found = _with_name(_fact(named, relation), relation, _name_of(body) or "")
-        if found:
-            return found
+        # 「友達のゆみが来春大阪に引っ越すことになった」「パートナーのジュンは高校で化学を教えて
+        # る」: her plan, his job, at most a fact about them, never the user's slot; a stance
+        # may still be the user's (「母のおかゆが最強」: a kana word after の is no name)
+        return found or _preference(body, previous)
     topic = _NAME_TOPIC.match(body) or _KANJI_NAME_TOPIC.match(body)
     if topic and not _TIME_TOPIC.match(topic.group("n")) and not re.fullmatch(
             rf"{_SELF}|{_NOT_A_NAME}|{_ATTRIBUTE}|{_OWNED_WORDS}", topic.group("n")):
