@@ -23,8 +23,12 @@ TEXTS = ["I prefer green tea in the morning.", "毎朝コーヒーを飲むの�
          "Mio collects old maps ✨ and Ünïcödé", "x" * 300]
 
 DIR = MODEL_FILE_DIR
+# Under the origin-wide lock the embedding worker holds while it writes or reads a model file
+# (web/embed/model-files.js `exclusive`): read without it, a tag being written again (by the
+# other embedding worker's first set-up) was seen empty, a torn read no product reader makes.
+LOCKED = "(path, job) => navigator.locks.request(`omoide-model-file:${path}`, job)"
 # The compact form's size and tag, or nulls.
-STORED = f"""async (path) => {{
+STORED = f"""async (path) => ({LOCKED})(path, async () => {{
   const {{ dir, name }} = await ({DIR})(path);
   const read = async (n) => {{
     try {{ return await (await dir.getFileHandle(n)).getFile(); }} catch {{ return null; }}
@@ -35,15 +39,15 @@ STORED = f"""async (path) => {{
   const hex = (b) => Array.from(new Uint8Array(b), (x) => x.toString(16).padStart(2, "0")).join("");
   const actual = file ? hex(await crypto.subtle.digest("SHA-256", await file.arrayBuffer())) : null;
   return {{ size: file?.size ?? null, digest, intact: digest !== null && actual === digest }};
-}}"""
+}})"""
 # Flip one byte in the middle of the file; its tag is left as it was.
-DAMAGE = f"""async (path) => {{
+DAMAGE = f"""async (path) => ({LOCKED})(path, async () => {{
   const {{ dir, name }} = await ({DIR})(path);
   const handle = await dir.getFileHandle(name);
   const bytes = new Uint8Array(await (await handle.getFile()).arrayBuffer());
   bytes[bytes.length >> 1] ^= 0xff;
   const w = await handle.createWritable(); await w.write(bytes); await w.close();
-}}"""
+}})"""
 EMBED = """async (texts) => Array.from((await window.omoide.embed(texts, { kind: "passage",
   model: "omoide/multilingual-e5-small", dtype: "q8" })).data)"""
 
