@@ -27,6 +27,9 @@ from tests.test_governance_tails_and_asides import shape
     ("I *really* love tea", ["I really love tea"]),
     ("*Dune* is the best book", ["Dune is the best book"]),
     ("I *always* do that", ["I always do that"]),
+    # markdown bold is emphasis in either language
+    ("私は**猫**が好き", ["私は猫が好き"]),
+    ("I **love** cats *sighs*", ["I love cats"]),
 ])
 def test_actions_go_and_notes_stay(text, expected):
     assert clauses(text) == expected

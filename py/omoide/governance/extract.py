@@ -265,6 +265,7 @@ def clauses(text: str) -> list[str]:
 # 「（中の人：社会人です）」, 「【PL】…」) and is the user speaking plainly. An action goes; a
 # note's words stay, as a sentence of their own. Emphasis ("I *really* love tea", "*Dune* is
 # the best") is no action: its words stay.
+_BOLD = re.compile(r"(?:\*\*|＊＊)([^*＊\n]{1,300}?)(?:\*\*|＊＊)")
 _ASTERISKED = re.compile(r"[*＊](?P<body>[^*＊\n]{1,300}?)[*＊]")
 # an English action: its first word a verb in the third person ("*sits down next to you*",
 # "*draws my sword*") or the listener in it ("*hands you a mug*"), two words at least
@@ -289,6 +290,7 @@ def without_roleplay(text: str) -> str:
     if "*" not in text and "＊" not in text and not _OOC_HINT.search(text):
         return text
     text = _OOC_NOTE.sub(lambda m: f"\n{m.group('body') or m.group('bare') or ''}\n", text)
+    text = _BOLD.sub(r"\g<1>", text)  # 「私は**猫**が好き」: bold is emphasis, never an action
 
     def action_or_emphasis(match: re.Match[str]) -> str:
         body = match.group("body").strip()
