@@ -1342,11 +1342,12 @@ def refused(text: str) -> bool:
     if _STANCE_REQUEST.match(text):
         return False
     text = _CONCESSION.sub("", text)  # "…, whatever Karen says about it": no hearsay
+    head = _head(text)
     return bool(
         text.endswith("?") or _QUESTION.match(text) or _REQUEST.match(text)
         or _STANCE_ECHO.match(text)
         or _QUESTION_LABEL.match(text)
-        or _HYPOTHETICAL.search(_head(text)) or _REPORTED.search(_head(text))
+        or _HYPOTHETICAL.search(head) or _REPORTED.search(head)
         or _QUESTION_TAIL.search(text)
     )
 
