@@ -1051,9 +1051,11 @@ _OWN_TOPIC = re.compile(rf"^[^、,]{{0,8}}?{_SELF}(?:は|が|も|って)")
 
 def _topic_carried(previous: str | None, raw: str) -> str | None:
     """The person a te-form clause before this one was about, when this one names nobody:
-    its topic (「妹は家を売って、」), or the one whose taste it states (「美咲は韓国ドラマが
-    好きすぎて、毎晩見とる」). A が-subject is not carried: a te-form with one is often the
-    reason for what the speaker does (「母が入院して、実家に戻ることにした」)."""
+    its topic (「妹は家を売って、」「うちの旦那、…ハマってて、」), the one whose taste it states
+    (「美咲は韓国ドラマが好きすぎて、毎晩見とる」), or its が-subject when what follows comes
+    toward the speaker (``_TOWARD_SPEAKER``). Any other が-subject is not carried: a te-form
+    with one is often the reason for what the speaker does (「母が入院して、実家に戻ることにし
+    た」)."""
     if not previous or _OWN_TOPIC.match(raw):
         return None
     before = _clean(previous)
