@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "py")]
 
 from omoide.browser import restore, session, text_blocks  # noqa: E402
-from omoide.engine import MemoryEngine, exchange  # noqa: E402
+from omoide.engine import MemoryEngine, exchange, validate  # noqa: E402
 from omoide.engine.analyzer import analyze  # noqa: E402
 from tests.test_engine_embedder import HashingEmbedder  # noqa: E402
 
@@ -172,7 +172,9 @@ def import_once(text: str) -> int:
     data = json.loads(text)
     ids = [m["id"] for m in data["characters"][0]["memories"]]
     pack = exchange.PackedVectors(ids, 384)
-    plan = exchange.check_import(engine, data, {CHARACTER: pack})
+    plan = exchange.check_import(  # as the browser's import_data: the text read once
+        engine, data, {CHARACTER: pack},
+        surrogate_free=validate.json_text_holds_no_lone_surrogate(text))
     return len(plan.characters[0].records)
 
 

@@ -11,9 +11,11 @@ import sqlite3
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omoide.cli import main
-from omoide.engine import validate
+from omoide.engine import MemoryEngine, exchange, validate
 from omoide.errors import OmoideError
 from omoide.workspace import open_workspace
 from tests.test_engine_embedder import HashingEmbedder
@@ -190,3 +192,80 @@ def test_a_text_no_one_can_see_is_empty(text):
         engine.remember("a", 12345)  # type: ignore[arg-type]
     assert err.value.code == "INVALID_ARGUMENT" and "text" in str(err.value)
     assert engine.remember("a", "\u200bhello").text == "\u200bhello"  # visible: kept
+
+
+# JSON values whose strings may hold anything, lone surrogates and pairs included
+_STRINGS = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, categories=None),
+                   max_size=6) | st.sampled_from([LONE, "\udfff", "a\ud83c", "\\ud800",
+                                                   "\ud83c\udf75", "お茶"])
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | _STRINGS,
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(_STRINGS, inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON, st.booleans())
+def test_a_json_text_said_free_of_lone_surrogates_decodes_to_none(value, ascii_only):
+    """The import's one pass over its JSON text never passes a file the walk would repair:
+    whatever it calls free decodes to values without any lone surrogate."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    decoded = json.loads(text)
+    if validate.json_text_holds_no_lone_surrogate(text):
+        assert validate.without_lone_surrogates(decoded)[1] == 0
+    if validate.without_lone_surrogates(decoded)[1] == 0 and "\\" not in text \
+            and (text.isascii() or not any("\ud800" <= c <= "\udfff" for c in text)):
+        assert validate.json_text_holds_no_lone_surrogate(text)  # it skips the common file
+
+
+@pytest.mark.parametrize("text, free", [
+    ('{"text": "tea"}', True),
+    ('{"text": "お茶 \\u3042"}', True),
+    ('{"text": "tea \\ud800"}', False),
+    ('{"text": "tea \\uDFFF"}', False),
+    ('{"text": "tea \\ud83c\\udf75"}', False),  # a pair by escapes: walked, then kept
+    ('{"text": "tea \\\\ud800"}', False),  # a backslash, then text: walked, nothing found
+    ('{"text": "tea \ud800"}', False),
+])
+def test_the_text_check_names_what_may_hold_one(text, free):
+    assert validate.json_text_holds_no_lone_surrogate(text) is free
+
+
+def test_the_rpc_call_tells_its_handler_what_its_own_payload_holds():
+    from omoide.browser import rpc
+
+    seen = []
+
+    @rpc.handler("_surrogate_probe")
+    def probe(text: str, inner: str | None = None) -> bool:
+        if inner is not None:  # a call run while this one waits leaves this one's answer
+            rpc.dispatch("_surrogate_probe", json.dumps({"text": inner}))
+        seen.append(rpc.payload_holds_no_lone_surrogate())
+        return seen[-1]
+
+    try:
+        for text, free in (("tea", True), (LONE, False), ("お茶", True)):
+            reply = json.loads(rpc.dispatch("_surrogate_probe", json.dumps({"text": text})))
+            assert reply["result"] is free
+        reply = json.loads(rpc.dispatch("_surrogate_probe",
+                                        json.dumps({"text": LONE, "inner": "tea"})))
+        assert reply["result"] is False and seen[-2:] == [True, False]
+        assert rpc.payload_holds_no_lone_surrogate()  # no call: nothing held
+    finally:
+        del rpc.HANDLERS["_surrogate_probe"]
+
+
+def test_an_import_that_skips_the_walk_repairs_the_same_file_as_one_that_walks(tmp_path):
+    """``surrogate_free`` comes from the file's text: a file holding one gets False and is
+    repaired; a clean one is checked to the same plan either way."""
+    text = _export_with_a_lone_surrogate(tmp_path)
+    assert not validate.json_text_holds_no_lone_surrogate(text)
+    engine = MemoryEngine(HashingEmbedder())
+    plan = exchange.check_import(engine, json.loads(text),
+                                 surrogate_free=validate.json_text_holds_no_lone_surrogate(text))
+    assert plan.characters[0].repaired == 1
+    clean = text.replace("\\ud800", "ok")
+    assert validate.json_text_holds_no_lone_surrogate(clean)
+    walked = exchange.check_import(engine, json.loads(clean))
+    skipped = exchange.check_import(engine, json.loads(clean), surrogate_free=True)
+    assert [c.records for c in walked.characters] == [c.records for c in skipped.characters]
+    assert skipped.characters[0].repaired == 0

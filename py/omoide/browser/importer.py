@@ -25,7 +25,7 @@ from ..engine.bulk import acyclic_bulk
 from ..engine.memory import Memory, TrashEntry
 from .host import host, to_js_ints, wait
 from .packed import column_lines
-from .rpc import handler
+from .rpc import handler, payload_holds_no_lone_surrogate
 from .session import session
 
 
@@ -40,7 +40,8 @@ def _import_data(data: Any, packed: dict[str, Any] | None) -> dict[str, Any]:
     engine = s.engine
     packs = {str(c): exchange.PackedVectors([str(i) for i in p["ids"]], int(p["dimension"]))
              for c, p in (packed or {}).items()}
-    plan = exchange.check_import(engine, data, packs)
+    plan = exchange.check_import(engine, data, packs,
+                                 surrogate_free=payload_holds_no_lone_surrogate())
     for c in plan.characters:
         if c.newer_rows:
             add_newer_vectors(c)

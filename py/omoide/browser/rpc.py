@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import __version__
 from .._compat import IN_PYODIDE, platform_name
+from ..engine import validate
 from ..errors import OmoideError
 from . import phases
 
@@ -25,6 +26,8 @@ HANDLERS: dict[str, Handler] = {}
 # Whether a call left something to commit (the session's listeners); the reply says so in
 # ``commit``, and the worker skips its ``flush`` call when nothing is (most recalls).
 COMMIT_CHECKS: list[Callable[[], bool]] = []
+# The JSON text of the call being dispatched (``payload_holds_no_lone_surrogate``).
+_payload = ""
 
 
 def handler(name: str) -> Callable[[Handler], Handler]:
@@ -54,6 +57,12 @@ def normalize(text: str) -> dict[str, Any]:
     return {"text": folded, "length": len(folded)}
 
 
+def payload_holds_no_lone_surrogate() -> bool:
+    """Whether the current call's parameters surely hold no lone surrogate, read off their
+    JSON text (an import then skips its walk of every record for one)."""
+    return validate.json_text_holds_no_lone_surrogate(_payload)
+
+
 def error_reply(err: OmoideError) -> dict[str, Any]:
     return {"ok": False, "error": err.to_dict()}
 
@@ -64,8 +73,10 @@ def dispatch(method: str, payload: str) -> str:
     The reply also says whether the call left changes to commit (``commit``, see
     ``COMMIT_CHECKS``) and carries ``phases``: ms spent in the verb, its JSON reply and
     whatever the verb marked on the way (``phases.phase``, e.g. the query embedding)."""
+    global _payload
     phases.reset()
     started = time.perf_counter()
+    outer, _payload = _payload, payload or ""  # a call run while another waits on JS
     try:
         fn = HANDLERS.get(method)
         if fn is None:
@@ -81,6 +92,8 @@ def dispatch(method: str, payload: str) -> str:
     except Exception as err:  # noqa: BLE001 - the page must get an answer, never a hang
         traceback.print_exc()
         reply = {"ok": False, "error": {"code": "INTERNAL", "message": repr(err), "fields": {}}}
+    finally:
+        _payload = outer
     reply["commit"] = not COMMIT_CHECKS or any(check() for check in COMMIT_CHECKS)
     phases.add("verb", (time.perf_counter() - started) * 1000)
     with phases.phase("json"):

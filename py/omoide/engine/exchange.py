@@ -201,15 +201,19 @@ def _without_tier(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_import(engine: MemoryEngine, data: Any,
-                 packed: dict[str, PackedVectors] | None = None) -> ImportPlan:
+                 packed: dict[str, PackedVectors] | None = None, *,
+                 surrogate_free: bool = False) -> ImportPlan:
     """Validate the whole file against the engine's state; nothing is written.
-    ``packed``: character id -> its ``vectors``, taken out of ``data`` as a binary block."""
+    ``packed``: character id -> its ``vectors``, taken out of ``data`` as a binary block.
+    ``surrogate_free``: the file's JSON text was found to hold no lone surrogate
+    (``validate.json_text_holds_no_lone_surrogate``), so no record is walked for one."""
     with acyclic_bulk():  # a record per row, no cycles
-        return _check_import(engine, data, packed)
+        return _check_import(engine, data, packed, surrogate_free)
 
 
 def _check_import(engine: MemoryEngine, data: Any,
-                  packed: dict[str, PackedVectors] | None) -> ImportPlan:
+                  packed: dict[str, PackedVectors] | None,
+                  surrogate_free: bool) -> ImportPlan:
     check_format(data)
     stamp, dimension = engine.embedder.stamp, engine.embedder.dimension
     seen_ids: set[str] = set()
@@ -264,8 +268,9 @@ def _check_import(engine: MemoryEngine, data: Any,
                     raise _bad(f"{at}: trashed_at: missing", "trashed_at")
                 if not trash and trashed_at is not None:
                     raise _bad(f"{at}: a live memory has a trashed_at", "trashed_at")
-                m, repaired = validate.without_lone_surrogates(m)  # see its doc
-                plan.repaired += repaired
+                if not surrogate_free:
+                    m, repaired = validate.without_lone_surrogates(m)  # see its doc
+                    plan.repaired += repaired
                 if not m.keys() <= IMPORT_FIELDS:  # in C, no set made; sorted only when any
                     unknown = sorted(str(k) for k in m.keys() - IMPORT_FIELDS)
                     raise _bad(f"{at}: unknown field(s) {', '.join(unknown)[:200]}", unknown[0])
