@@ -139,7 +139,6 @@ const host = plainErrors({
     return reply;
   },
   async persist_many(changesJson, flat, queueJson) {
-    await Promise.all(importAhead.values()); // an import's segments written ahead, on disk
     const started = performance.now();
     const changes = JSON.parse(changesJson);
     const queue = typeof queueJson === "string" ? JSON.parse(queueJson) : undefined;
@@ -236,35 +235,6 @@ function groupImported() {
   }
 }
 
-// Each character's full segments of an import's packed vectors, being written while Python
-// checks the file (store.writeAhead); the commit (``persist_many``) waits for them and adopts
-// them when they hold its rows, and whatever it did not adopt is deleted at the call's end.
-// Only for a file stamped with the character's index (or, for a new character, the selected
-// model): no other file's vectors are reused.
-const importAhead = new Map(); // character -> Promise of the write (null when it failed)
-
-async function writeImportAhead() {
-  const selected = await store.getSetting(db, "model", DEFAULT_MODEL);
-  for (const [character, pack] of importPacks) {
-    if (pack.ids.length < store.SEGMENT_ROWS || typeof pack.stamp !== "string") continue;
-    const current = (await db.stamps.get(character))?.stamp;
-    if (current !== undefined ? current !== pack.stamp
-      : !pack.stamp.startsWith(`${selected.model}@${selected.dtype}#`)) continue;
-    importAhead.set(character, store.writeAhead(db, character, pack.stamp, pack.dimension,
-      pack.ids, pack.flat).catch((err) => {
-      console.warn("import: vectors not written ahead; the commit writes them", err);
-      return null;
-    }));
-  }
-}
-
-async function dropImportAhead() {
-  const characters = [...importAhead.keys()];
-  await Promise.all(importAhead.values());
-  importAhead.clear();
-  for (const character of characters) await store.dropAhead(db, character);
-}
-
 // Take each character's vectors out of an import file into one Float32Array: packed by the
 // page (its buffer transferred: ``import-vectors.js``) or, for a file sent as it is, here.
 function packImport(data) {
@@ -277,7 +247,7 @@ function packImport(data) {
     if (importPacks.has(c.id)) return unpacked(c); // a second entry: Python names it
     const pack = receivedVectors(c) ?? packVectors(c.vectors);
     if (!pack) return c;
-    importPacks.set(c.id, { ...pack, stamp: c.stamp });
+    importPacks.set(c.id, pack);
     packed[c.id] = { ids: pack.ids, dimension: pack.dimension };
     const { vectors: _, [PACKED]: __, ...rest } = c;
     return rest;
@@ -905,15 +875,12 @@ const jsVerbs = {
     const report = await locked(() => withProgress("import_data", async () => {
       let report;
       try {
-        const packed = packImport(params.data);
-        await writeImportAhead();
-        report = await callPython("import_data", packed);
+        report = await callPython("import_data", packImport(params.data));
         if (importedPacks.length) groupImported();
       } finally {
         importPacks.clear();
         importBlocks.clear();
         importedPacks.length = 0;
-        await dropImportAhead();
       }
       scheduleTextIndexing(); // BM25 analysis of the imported texts, after the call
       // a character the user deleted (in the character trash) keeps what was imported into

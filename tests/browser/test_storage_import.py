@@ -57,7 +57,6 @@ def test_imported_vectors_come_back_exactly_and_survive_a_reload(launch, app_url
     assert exported_vectors(page) == expected
     raw = page.evaluate(RAW)
     assert len(raw["segments"]) == 2  # written directly as full segments, no second write
-    assert not ahead_keys(raw)  # written ahead of the commit, which adopted them
     assert sum('"tail":1' in row for row in raw["memories"]) == N - 512
     # the records of the full segments are packed (one row), the tail is one row per memory
     assert len(raw["memories"]) == N - 512 and len(raw["record_packs"]) == 1
@@ -70,72 +69,6 @@ def test_imported_vectors_come_back_exactly_and_survive_a_reload(launch, app_url
     hits = engine_call(page, "recall", {"character": "umi", "query": "imported note 42",
                                         "mode": "fulltext", "k": 1, "count": False})
     assert hits[0]["memory"]["id"] == "i0042"
-
-
-def ahead_keys(raw: dict) -> list[str]:
-    return [row for row in raw["settings"] if '"key":"import_ahead:' in row]
-
-
-def test_a_file_refused_after_its_vectors_were_written_ahead_leaves_none(launch, app_url,
-                                                                         tmp_path):
-    """The vectors' full segments are written while Python checks the file; a record the
-    validator refuses (the last of 600) leaves no segment and no key on disk."""
-    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
-    page.evaluate(MAKE, [N, 0, stamp, dim])
-    page.evaluate("() => { window.__file.characters[0].memories.at(-1).importance = 5; }")
-    code, message = call_error(page, "import_data",
-                               {"data": page.evaluate("() => window.__file")})
-    assert code == "MALFORMED_IMPORT" and "importance" in message
-    raw = page.evaluate(RAW)
-    assert raw["segments"] == [] and raw["memories"] == [] and not ahead_keys(raw)
-
-
-def test_a_failed_write_ahead_leaves_the_commit_to_write_the_segments(launch, app_url,
-                                                                      tmp_path):
-    """The first write to the segments is the one made ahead of the commit: when it fails,
-    the import still stores everything (the commit writes them) and leaves no key."""
-    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
-    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
-    expected = page.evaluate("() => window.__f32")
-    fail_writes(page, 1, store="segments")
-    assert page.evaluate(IMPORT)["imported"] == N
-    raw = page.evaluate(RAW)
-    assert len(raw["segments"]) == 2 and not ahead_keys(raw)
-    page.reload()
-    wait_ready(page)
-    assert exported_vectors(page) == expected
-
-
-# What a tab that died during an import leaves: its segments written ahead and their key,
-# by the app's own function, with no commit after them.
-LEFT_AHEAD = """async ([stamp, dim]) => {
-  const store = await import("./store/db.js");
-  const db = store.openDatabase();
-  await db.open();
-  const ids = Array.from({ length: 512 }, (_, i) => `gone${i}`);
-  const flat = new Float32Array(512 * dim).fill(1 / Math.sqrt(dim));
-  const ahead = await store.writeAhead(db, "umi", stamp, dim, ids, flat);
-  db.close();
-  return ahead.count;
-}"""
-
-
-def test_segments_a_dead_import_wrote_ahead_are_deleted_at_the_next_start(launch, app_url,
-                                                                          tmp_path):
-    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
-    page.evaluate(MAKE, [N, TRASHED, stamp, dim])
-    page.evaluate(IMPORT)
-    expected = page.evaluate("() => window.__f32")
-    assert page.evaluate(LEFT_AHEAD, [stamp, dim]) == 2
-    raw = page.evaluate(RAW)
-    assert len(raw["segments"]) == 4 and len(ahead_keys(raw)) == 1
-    page.reload()
-    wait_ready(page)
-    raw = page.evaluate(RAW)
-    assert len(raw["segments"]) == 2 and not ahead_keys(raw)
-    assert not any("gone0" in row for row in raw["segments"])
-    assert exported_vectors(page) == expected
-    assert len(engine_call(page, "memories", {"character": "umi"})) == N - TRASHED
 
 
 def test_a_bad_vector_is_named_and_nothing_is_written(launch, app_url, tmp_path):
@@ -157,17 +90,14 @@ def test_a_bad_vector_is_named_and_nothing_is_written(launch, app_url, tmp_path)
 
 
 def test_a_refused_commit_keeps_nothing_of_the_chunk(launch, app_url, tmp_path):
-    """The commit fails (its record pack's write): the segment written ahead of it is deleted
-    with its key at the end of the call."""
     page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
     page.evaluate(MAKE, [300, 10, stamp, dim])
-    fail_writes(page, 1, store="record_packs")
+    fail_writes(page, 1)
     code, _ = call_error(page, "import_data", {"data": page.evaluate("() => window.__file")})
     assert code == "QUOTA_EXCEEDED"
     assert engine_call(page, "memories", {"character": "umi"}) == []
     raw = page.evaluate(RAW)
     assert raw["memories"] == [] and raw["segments"] == [] and raw["record_packs"] == []
-    assert not ahead_keys(raw)
     assert page.evaluate(IMPORT)["imported"] == 300  # the next try stores it all
     page.reload()
     wait_ready(page)

@@ -24,11 +24,6 @@ export const MIRROR_QUEUE = "mirror_queue";
 // character and when; the id only, no text. A restore from any backup server skips these ids
 // and "Back up now" deletes the server's copy (omoide/browser/session.py).
 export const FORGOTTEN = "forgotten:";
-// settings key ``import_ahead:<character>``: the segments an import wrote ahead of its commit
-// (``writeAhead``), ``{stamp, seg, count, dimension, ids}``; the commit adopts or deletes them and this key in
-// its own transaction, so a key still here names segments no record owns (the call failed or
-// the tab died): they are deleted under the engine lock (``dropAhead``, ``settleCharacter``).
-export const AHEAD = "import_ahead:";
 const encoder = new TextEncoder();
 
 export function openDatabase(name = "omoide") {
@@ -420,8 +415,7 @@ async function insertRows(db, change, block) {
   const { character, stamp, model_id: modelId, dimension: d, ids, keys, kinds,
     created_at: times, lines, trashed_at: at } = change;
   await ensureStamp(db, character, stamp, modelId, d);
-  const ahead = await adoptAhead(db, change);
-  let { seg } = ahead ?? await allocateSlot(db, character, stamp);
+  let { seg } = await allocateSlot(db, character, stamp);
   const n = ids.length;
   if ([keys, kinds, times, lines, at].some((column) => column.length !== n)) {
     throw new Error(`import of ${character}: its columns differ in length`);
@@ -437,7 +431,6 @@ async function insertRows(db, change, block) {
       rows[i] = { id: ids[i], key: keys[i], kind: kinds[i], created_at: times[i],
         line: lines[i], trashed_at: at[i], slot: { seg, row } };
     }
-    if (ahead) continue; // on disk already, these very rows (``adoptAhead``)
     const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
     segments.push(seal({ character, stamp, seg, ids: ids.slice(start, start + SEGMENT_ROWS),
       data }, d));
@@ -452,71 +445,6 @@ async function insertRows(db, change, block) {
     writePacks(db, character, stamp, rows.slice(0, full), makeLinePack),
     db.memories.bulkPut(rows.slice(full))]);
   return { loose: n - full, written };
-}
-
-// The segments of an import's vectors, written before its commit (while Python checks the
-// file: the two cores work side by side), in a transaction of their own, with the ``AHEAD``
-// key that names them. Nothing reads them until a commit adopts them: no record owns a row
-// of theirs (boot places only owned rows). ``ids`` and ``flat``: the file's packed vectors,
-// whose full segments are written; a key left by an earlier call is dropped first.
-export async function writeAhead(db, character, stamp, dimension, ids, flat) {
-  const count = Math.floor(ids.length / SEGMENT_ROWS);
-  if (!count) return null;
-  const segments = [];
-  return db.transaction("rw", [db.segments, db.settings], async () => {
-    await dropAheadIn(db, character);
-    const { seg } = await allocateSlot(db, character, stamp);
-    for (let n = 0; n < count; n++) {
-      const start = n * SEGMENT_ROWS;
-      segments.push(seal({ character, stamp, seg: seg + n,
-        ids: ids.slice(start, start + SEGMENT_ROWS),
-        data: flat.slice(start * dimension, (start + SEGMENT_ROWS) * dimension) }, dimension));
-    }
-    await db.segments.bulkPut(segments);
-    const value = { stamp, seg, count, dimension, ids: ids.slice(0, count * SEGMENT_ROWS) };
-    await db.settings.put({ key: AHEAD + character, value });
-    return value;
-  });
-}
-
-// The segments a character's import wrote ahead and no commit adopted, deleted with their key.
-export async function dropAhead(db, character) {
-  return db.transaction("rw", [db.segments, db.settings], () => dropAheadIn(db, character));
-}
-
-async function dropAheadIn(db, character) {
-  const entry = await db.settings.get(AHEAD + character);
-  if (!entry) return;
-  await db.segments.bulkDelete(aheadKeys(character, entry.value));
-  await db.settings.delete(AHEAD + character);
-}
-
-const aheadKeys = (character, { stamp, seg, count }) =>
-  Array.from({ length: count }, (_, n) => [character, stamp, seg + n]);
-
-// In an import's commit: the segments written ahead become its own when they hold exactly
-// its full segments' rows (same stamp, dimension and ids, every one still on disk: keys
-// only, no vector is read back); returns where they start, else null after deleting them.
-// Either way the key goes, in the commit's transaction.
-async function adoptAhead(db, change) {
-  const { character, stamp, dimension, ids } = change;
-  const entry = await db.settings.get(AHEAD + character);
-  if (!entry) return null;
-  const ahead = entry.value;
-  const keys = aheadKeys(character, ahead);
-  const rows = ahead.count * SEGMENT_ROWS;
-  let fits = ahead.stamp === stamp && ahead.dimension === dimension
-    && ahead.count === Math.floor(ids.length / SEGMENT_ROWS)
-    && ahead.ids.length === rows && ahead.ids.every((id, n) => id === ids[n]);
-  if (fits) {
-    const held = await db.segments.where("[character+stamp+seg]")
-      .between(keys[0], keys.at(-1), true, true).primaryKeys();
-    fits = held.length === ahead.count;
-  }
-  await db.settings.delete(AHEAD + character);
-  if (fits) return { seg: ahead.seg };
-  await db.segments.bulkDelete(keys);
-  return null;
 }
 
 // Pack inline vectors into new full segments (all of them when ``force``), then the rows
@@ -637,15 +565,14 @@ export async function readCharacter(db, character) {
   const started = performance.now();
   const stamp = await db.stamps.get(character);
   if (!stamp) return null;
-  const [rows, packs, segments, recallRows, leftAhead] = await Promise.all([
+  const [rows, packs, segments, recallRows] = await Promise.all([
     db.memories.where("character").equals(character).toArray(),
     db.record_packs.where("character").equals(character).toArray(),
     db.segments.where("[character+stamp]").equals([character, stamp.stamp]).toArray(),
     db.recalls.where("character").equals(character).toArray(),
-    db.settings.get(AHEAD + character),
   ]);
   return recordsOf({ character, stamp, rows, packs, segments, recallRows,
-    left_ahead: Boolean(leftAhead), indexeddb_ms: performance.now() - started });
+    indexeddb_ms: performance.now() - started });
 }
 
 // A read's records resolved: which copy of each record wins (its override row, else the latest
@@ -674,7 +601,7 @@ export function recordsHeader(read) {
 // only while its generation (and the global one) is still the one read here.
 export async function readEverything(db) {
   const tables = [db.generations, db.characters, db.stamps, db.memories, db.record_packs,
-    db.segments, db.recalls, db.settings];
+    db.segments, db.recalls];
   return db.transaction("r", tables, async () => {
     const known = await generations(db);
     const reads = new Map();
@@ -697,13 +624,10 @@ export async function loadCharacter(db, character, createStore) {
 
 // The writes and fresh reads a placed character needs under the engine lock: its damaged
 // segments deleted (never trusted again: their memories are re-embedded from their text),
-// the segments an import wrote ahead and never committed deleted (``AHEAD``: no record owns
-// their rows; under the lock no import is running), and, when it was read ahead, its recall
-// counts read again (``recalls`` moves without a generation: another tab's flush may have
-// landed since).
+// and, when it was read ahead, its recall counts read again (``recalls`` moves without a
+// generation: another tab's flush may have landed since).
 export async function settleCharacter(db, data, { ahead = false } = {}) {
   if (data.corrupt.length) await db.segments.bulkDelete(data.corrupt);
-  if (data.left_ahead) await dropAhead(db, data.character);
   if (ahead) {
     data.recallRows = await db.recalls.where("character").equals(data.character).toArray();
   }
