@@ -5,6 +5,8 @@ a bad vector is named and nothing is written; a refused commit keeps nothing of 
 
 from __future__ import annotations
 
+import json
+
 from .conftest import engine_call, wait_ready
 from .faults import fail_writes
 from .test_storage import call_error
@@ -69,6 +71,29 @@ def test_imported_vectors_come_back_exactly_and_survive_a_reload(launch, app_url
     hits = engine_call(page, "recall", {"character": "umi", "query": "imported note 42",
                                         "mode": "fulltext", "k": 1, "count": False})
     assert hits[0]["memory"]["id"] == "i0042"
+
+
+def test_a_bulk_import_writes_segments_of_1024_rows_then_of_256(launch, app_url, tmp_path):
+    """Boot reads fewer, larger values: 1,400 rows make one segment of 1,024 rows, one of
+    256 and a tail of 120; a purge in the large one zeroes its row there and every other
+    vector comes back exactly after a reload."""
+    page, stamp, dim = open_app(launch, app_url, tmp_path / "profile")
+    page.evaluate(MAKE, [1400, 0, stamp, dim])
+    assert page.evaluate(IMPORT)["imported"] == 1400
+    expected = page.evaluate("() => window.__f32")
+    raw = page.evaluate(RAW)
+    sizes = sorted(len(json.loads(row)["ids"]) for row in raw["segments"])
+    assert sizes == [256, 1024] and len(raw["memories"]) == 120
+    engine_call(page, "forget", {"character": "umi", "id": "i0007"})
+    assert engine_call(page, "purge_trash", {"character": "umi"}) == ["i0007"]
+    del expected["i0007"]
+    big = next(json.loads(row) for row in page.evaluate(RAW)["segments"]
+               if len(json.loads(row)["ids"]) == 1024)
+    assert big["ids"][7] is None and set(bytes.fromhex(big["data"])[7 * dim * 4:8 * dim * 4]) \
+        == {0}
+    page.reload()
+    wait_ready(page)
+    assert exported_vectors(page) == expected
 
 
 def test_a_bad_vector_is_named_and_nothing_is_written(launch, app_url, tmp_path):

@@ -18,6 +18,23 @@ import { CHECKED, erasePacked, eraseStale, lineRecord, makeLinePack, makePack, p
 export { PACK_ROWS };
 
 export const SEGMENT_ROWS = 256;
+// A bulk write (an import, a re-vectorization's swap) cuts its rows into segments of this
+// many while they last, then of SEGMENT_ROWS: boot reads fewer, larger values (100,000 rows
+// of 384 floats read back in ~0.7 s instead of ~1.1 s in 256-row segments: bench/results/
+// s30_segment_read.md), and a purge's rewrite of one segment stays 1.5 MB at most.
+export const BULK_SEGMENT_ROWS = 1024;
+
+// The [start, rows] of each segment a bulk write of ``n`` rows makes; the rows past the last
+// (fewer than SEGMENT_ROWS) are left to the tail unless ``all``.
+export function bulkCuts(n, all = false) {
+  const cuts = [];
+  let start = 0;
+  for (const size of [BULK_SEGMENT_ROWS, SEGMENT_ROWS]) {
+    for (; n - start >= size; start += size) cuts.push([start, size]);
+  }
+  if (all && start < n) cuts.push([start, n - start]);
+  return cuts;
+}
 // settings key of the queue of changes waiting to be mirrored to the backup server
 export const MIRROR_QUEUE = "mirror_queue";
 // settings keys ``forgotten:<memory id>``: a memory purged here (forgotten for good), its
@@ -422,18 +439,20 @@ async function insertRows(db, change, block) {
   }
   if (block.length !== n * d) throw new Error(`import of ${character}: ${block.length} ` +
     `floats for ${n} vectors of ${d}`);
-  const full = n - (n % SEGMENT_ROWS);
+  const cuts = bulkCuts(n);
+  const full = cuts.reduce((sum, [, size]) => sum + size, 0);
   const segments = [];
   const rows = new Array(n);
-  for (let start = 0; start < full; start += SEGMENT_ROWS, seg++) {
-    for (let row = 0; row < SEGMENT_ROWS; row++) {
+  for (const [start, size] of cuts) {
+    for (let row = 0; row < size; row++) {
       const i = start + row;
       rows[i] = { id: ids[i], key: keys[i], kind: kinds[i], created_at: times[i],
         line: lines[i], trashed_at: at[i], slot: { seg, row } };
     }
-    const data = block.slice(start * d, (start + SEGMENT_ROWS) * d);
-    segments.push(seal({ character, stamp, seg, ids: ids.slice(start, start + SEGMENT_ROWS),
-      data }, d));
+    const data = block.slice(start * d, (start + size) * d);
+    segments.push(seal({ character, stamp, seg, ids: ids.slice(start, start + size), data },
+      d));
+    seg++;
   }
   for (let i = full; i < n; i++) {
     rows[i] = { character, id: ids[i], record: lineRecord(lines[i]), trashed_at: at[i], stamp,
@@ -506,8 +525,8 @@ export async function swapIndex(db, { character, stamp, model_id, dimension, ids
     const old = await db.stamps.get(character);
     const byId = await allRows(db, character, old?.dimension);
     const slots = new Map();
-    for (let start = 0, seg = 0; start < ids.length; start += SEGMENT_ROWS, seg++) {
-      const segIds = ids.slice(start, start + SEGMENT_ROWS);
+    for (const [seg, [start, size]] of bulkCuts(ids.length, true).entries()) {
+      const segIds = ids.slice(start, start + size);
       const data = vectors.slice(start * dimension, (start + segIds.length) * dimension);
       segIds.forEach((id, row) => slots.set(id, { seg, row }));
       await db.segments.put(seal({ character, stamp, seg, ids: segIds, data }, dimension));
