@@ -19,9 +19,9 @@ export { PACK_ROWS };
 
 export const SEGMENT_ROWS = 256;
 // A bulk write (an import, a re-vectorization's swap) cuts its rows into segments of this
-// many while they last, then of SEGMENT_ROWS: boot reads fewer, larger values (100,000 rows
-// of 384 floats read back in ~0.7 s instead of ~1.1 s in 256-row segments: bench/results/
-// s30_segment_read.md), and a purge's rewrite of one segment stays 1.5 MB at most.
+// many while they last, then of SEGMENT_ROWS: boot reads fewer, larger values (102,400 rows
+// of 384 floats read back in 0.64-0.73 s instead of 0.94-1.09 s in 256-row segments:
+// bench/results/s30_segment_read.md), and a purge's rewrite of one segment stays 1.5 MB.
 export const BULK_SEGMENT_ROWS = 1024;
 
 // The [start, rows] of each segment a bulk write of ``n`` rows makes; the rows past the last
